@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what the compatibility suite needs on a fresh machine:
+#  - the npm packages pinned in package-lock.json (npm ci);
+#  - Debian's chromium for the browser tests, when /usr/bin/chromium is missing.
+# Playwright never downloads a browser here (playwright-core only).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v node >/dev/null 2>&1; then
+  echo "install.sh: node (v20 or later) is required" >&2
+  exit 1
+fi
+
+npm ci --no-audit --no-fund --loglevel=error
+
+if [ ! -x /usr/bin/chromium ]; then
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+/usr/bin/chromium --version
