@@ -1,0 +1,49 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Base is the parsed public URL of latchkey's base path.
+type Base struct {
+	Origin string // scheme://host[:port], no trailing slash
+	Path   string // e.g. /api/auth, never ending in "/"
+	Secure bool   // https: cookies get __Secure- / __Host- prefixes
+}
+
+// URL returns the absolute URL of a path below the base ("/signin" → origin+base+"/signin").
+func (b Base) URL(sub string) string { return b.Origin + b.Path + sub }
+
+// ParseBase reads a SERVICE_URL the way next-auth v4's parseUrl does: a
+// missing scheme means https, and an empty path or "/" means /api/auth, so
+// the next-auth client given the same NEXTAUTH_URL agrees with us.
+func ParseBase(raw string) (Base, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return Base{}, fmt.Errorf("service URL is empty")
+	}
+	if !strings.Contains(s, "://") {
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return Base{}, fmt.Errorf("service URL %q is not a URL", raw)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return Base{}, fmt.Errorf("service URL %q must use http or https", raw)
+	}
+	if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return Base{}, fmt.Errorf("service URL %q must be scheme://host[:port][/path] with no credentials, query or fragment", raw)
+	}
+	path := strings.TrimRight(u.EscapedPath(), "/")
+	if path == "" {
+		path = "/api/auth"
+	}
+	return Base{
+		Origin: u.Scheme + "://" + u.Host,
+		Path:   path,
+		Secure: u.Scheme == "https",
+	}, nil
+}

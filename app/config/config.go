@@ -1,0 +1,146 @@
+// Package config holds latchkey's configuration: one struct, filled from
+// defaults, then a YAML file, then the environment, and validated all at once.
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is everything an operator can set. Field tags are the config.yaml keys.
+type Config struct {
+	// ServiceURL is the public URL of the base path (SERVICE_URL, AUTH_URL, NEXTAUTH_URL).
+	ServiceURL string `yaml:"service_url"`
+	// Secret signs CSRF cookies and derives JWT keys (AUTH_SECRET, NEXTAUTH_SECRET, AUTH_SECRET_FILE).
+	Secret string `yaml:"secret"`
+	// Port is the listening port (PORT).
+	Port int `yaml:"port"`
+	// DataDir holds the default SQLite file and the generated secret.
+	DataDir string `yaml:"data_dir"`
+	// DatabaseURL is a SQLite file path or sqlite:// / file: URL (DATABASE_URL).
+	DatabaseURL string `yaml:"database_url"`
+
+	Providers []Provider `yaml:"providers"`
+	Session   Session    `yaml:"session"`
+	Cookies   Cookies    `yaml:"cookies"`
+	Pages     Pages      `yaml:"pages"`
+	Callbacks Callbacks  `yaml:"callbacks"`
+	// AllowedRedirectOrigins lists extra origins (scheme://host[:port]) a callbackUrl may point to.
+	AllowedRedirectOrigins []string `yaml:"allowed_redirect_origins"`
+	// MaxBodyBytes caps request bodies; larger ones get 413.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+
+	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
+	SecretGenerated bool `yaml:"-"`
+}
+
+// Provider is one sign-in method. Type is "oauth" (a goth catalogue id, the
+// default), "oidc" (generic OpenID Connect by discovery) or "email".
+type Provider struct {
+	ID           string            `yaml:"id"`
+	Type         string            `yaml:"type"`
+	Name         string            `yaml:"name"`
+	ClientID     string            `yaml:"client_id"`
+	ClientSecret string            `yaml:"client_secret"`
+	Issuer       string            `yaml:"issuer"`
+	Scopes       []string          `yaml:"scopes"`
+	Extra        map[string]string `yaml:"extra"`
+	// AuthorizationParams are added to every authorization request (prompt, hd, ...).
+	AuthorizationParams map[string]string `yaml:"authorization_params"`
+	// AllowDangerousEmailAccountLinking links an OAuth identity to an existing user with the same e-mail.
+	AllowDangerousEmailAccountLinking bool `yaml:"allow_dangerous_email_account_linking"`
+
+	// E-mail provider settings.
+	Server    string    `yaml:"server"`
+	From      string    `yaml:"from"`
+	MaxAge    Duration  `yaml:"max_age"`
+	Confirm   bool      `yaml:"confirm"`
+	RateLimit RateLimit `yaml:"rate_limit"`
+}
+
+// RateLimit bounds e-mail sign-in requests per address and per client IP.
+type RateLimit struct {
+	Disabled   bool     `yaml:"disabled"`
+	PerAddress int      `yaml:"per_address"`
+	PerIP      int      `yaml:"per_ip"`
+	Window     Duration `yaml:"window"`
+}
+
+// Session selects where sessions live and how long they last.
+type Session struct {
+	Strategy  string   `yaml:"strategy"`
+	MaxAge    Duration `yaml:"max_age"`
+	UpdateAge Duration `yaml:"update_age"`
+}
+
+// Cookies selects cookie names: "next-auth" (v4) or "authjs" (v5, with v5 JWTs).
+type Cookies struct {
+	Style string `yaml:"style"`
+}
+
+// Pages are optional custom pages, as next-auth's `pages` option.
+type Pages struct {
+	SignIn        string `yaml:"sign_in"`
+	SignOut       string `yaml:"sign_out"`
+	Error         string `yaml:"error"`
+	VerifyRequest string `yaml:"verify_request"`
+	NewUser       string `yaml:"new_user"`
+}
+
+// Callbacks are the most requested knobs of next-auth's callbacks.
+type Callbacks struct {
+	// ExposeUserID adds user.id to the session object (off by default, as in next-auth).
+	ExposeUserID bool `yaml:"expose_user_id"`
+	// AllowedEmailDomains, when set, denies sign-in (AccessDenied) to other e-mail domains.
+	AllowedEmailDomains []string `yaml:"allowed_email_domains"`
+}
+
+// Provider types.
+const (
+	TypeOAuth = "oauth"
+	TypeOIDC  = "oidc"
+	TypeEmail = "email"
+)
+
+// Session strategies and cookie styles.
+const (
+	StrategyDatabase = "database"
+	StrategyJWT      = "jwt"
+	StyleNextAuth    = "next-auth"
+	StyleAuthJS      = "authjs"
+)
+
+// Duration is a time.Duration that reads "720h", "30m" or "30d" from YAML.
+type Duration time.Duration
+
+// UnmarshalYAML accepts Go durations plus a whole-day "d" suffix.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ParseDuration parses a Go duration or a number of days such as "30d".
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && fmt.Sprint(n) == days {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (use e.g. 720h, 30m or 30d)", s)
+	}
+	return v, nil
+}
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }

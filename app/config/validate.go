@@ -1,0 +1,154 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Catalogue answers whether an OAuth provider id exists and which extra
+// fields it needs. The goth catalogue implements it; config does not import it.
+type Catalogue func(id string) (extra []string, ok bool)
+
+// Problems is every validation failure at once, one per line.
+type Problems []string
+
+func (p Problems) Error() string { return strings.Join(p, "\n") }
+
+var providerID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// Validate checks the whole configuration and returns every problem (as
+// Problems) and warnings that do not prevent start-up.
+func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
+	var p Problems
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+
+	if _, err := ParseBase(c.ServiceURL); err != nil {
+		add("service_url: %v", err)
+	}
+	if c.Port < 1 || c.Port > 65535 {
+		add("port: %d is not a TCP port", c.Port)
+	}
+	if c.Secret != "" && len(c.Secret) < 32 {
+		add("secret: too short (%d characters); use at least 32, e.g. `openssl rand -hex 32`", len(c.Secret))
+	}
+	if c.MaxBodyBytes < 1024 {
+		add("max_body_bytes: %d is too small (minimum 1024)", c.MaxBodyBytes)
+	}
+	switch c.Session.Strategy {
+	case StrategyDatabase, StrategyJWT:
+	default:
+		add("session.strategy: %q must be %q or %q", c.Session.Strategy, StrategyDatabase, StrategyJWT)
+	}
+	if c.Session.MaxAge <= 0 {
+		add("session.max_age: must be positive")
+	}
+	if c.Session.UpdateAge < 0 || c.Session.UpdateAge > c.Session.MaxAge {
+		add("session.update_age: must be between 0 and session.max_age")
+	}
+	switch c.Cookies.Style {
+	case StyleNextAuth, StyleAuthJS:
+	default:
+		add("cookies.style: %q must be %q or %q", c.Cookies.Style, StyleNextAuth, StyleAuthJS)
+	}
+	for _, o := range c.AllowedRedirectOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			add("allowed_redirect_origins: %q is not an origin like https://app.example.com", o)
+		}
+	}
+	for name, v := range map[string]string{"sign_in": c.Pages.SignIn, "sign_out": c.Pages.SignOut, "error": c.Pages.Error, "verify_request": c.Pages.VerifyRequest, "new_user": c.Pages.NewUser} {
+		if v != "" && !strings.HasPrefix(v, "/") && !isHTTPURL(v) {
+			add("pages.%s: %q must be a path starting with / or an http(s) URL", name, v)
+		}
+	}
+	seen := map[string]bool{}
+	for i, pr := range c.Providers {
+		where := fmt.Sprintf("providers[%d]", i)
+		if pr.ID != "" {
+			where += " (" + pr.ID + ")"
+		}
+		if !providerID.MatchString(pr.ID) {
+			add("%s: id %q must be lower-case letters, digits, - or _", where, pr.ID)
+		} else if seen[pr.ID] {
+			add("%s: duplicate id", where)
+		}
+		seen[pr.ID] = true
+		warnings = append(warnings, c.validateProvider(pr, where, known, add)...)
+	}
+	if len(p) > 0 {
+		return warnings, p
+	}
+	return warnings, nil
+}
+
+func (c *Config) validateProvider(pr Provider, where string, known Catalogue, add func(string, ...any)) (warnings []string) {
+	switch pr.Type {
+	case "", TypeOAuth:
+		extra, ok := known(pr.ID)
+		if !ok {
+			add("%s: %q is not a known OAuth provider (see `latchkey providers`); for your own identity provider use type: oidc with an issuer", where, pr.ID)
+			return nil
+		}
+		for _, f := range extra {
+			if pr.Extra[f] == "" {
+				add("%s: extra.%s is required for this provider", where, f)
+			}
+		}
+		requireCredentials(pr, where, add)
+	case TypeOIDC:
+		if !isHTTPURL(pr.Issuer) {
+			add("%s: issuer %q must be an http(s) URL (the one serving /.well-known/openid-configuration)", where, pr.Issuer)
+		}
+		requireCredentials(pr, where, add)
+	case TypeEmail:
+		if pr.Server == "" {
+			warnings = append(warnings, where+": no SMTP server configured: sign-in links are written to the log (development only)")
+		} else if u, err := url.Parse(pr.Server); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
+			add("%s: server %q must be smtp://[user:pass@]host:port or smtps://...", where, redactURL(pr.Server))
+		}
+		if pr.From != "" {
+			if _, err := mail.ParseAddress(pr.From); err != nil {
+				add("%s: from %q is not an e-mail address", where, pr.From)
+			}
+		}
+		if pr.MaxAge < 0 {
+			add("%s: max_age must be positive", where)
+		}
+	default:
+		add("%s: type %q must be oauth, oidc or email", where, pr.Type)
+	}
+	return warnings
+}
+
+func requireCredentials(pr Provider, where string, add func(string, ...any)) {
+	env := "AUTH_" + strings.ToUpper(strings.NewReplacer("-", "_").Replace(pr.ID))
+	if pr.ClientID == "" {
+		add("%s: client_id is missing (set it here or in %s_ID)", where, env)
+	}
+	if pr.ClientSecret == "" {
+		add("%s: client_secret is missing (set it here or in %s_SECRET)", where, env)
+	}
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// redactURL hides the password of a URL so it never reaches a message.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparseable)"
+	}
+	return u.Redacted()
+}
+
+// IsProblems reports whether err lists validation problems.
+func IsProblems(err error) bool {
+	var p Problems
+	return errors.As(err, &p)
+}

@@ -1,0 +1,122 @@
+package app
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// page is the layout data shared by every page.
+func (a *App) page(title string) views.Page {
+	return views.Page{Title: title, StaticURL: a.base.Path + "/static"}
+}
+
+// render writes a templ component as HTML with the given status.
+func render(c echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return comp.Render(c.Request().Context(), c.Response())
+}
+
+// withQuery appends query parameters to a URL that may already have a query.
+func withQuery(u string, q url.Values) string {
+	if len(q) == 0 {
+		return u
+	}
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+	}
+	return u + sep + q.Encode()
+}
+
+// getSignIn renders the sign-in page, or redirects to pages.sign_in.
+func (a *App) getSignIn(c echo.Context, rq *request) error {
+	code := c.QueryParam("error")
+	if a.cfg.Pages.SignIn != "" {
+		q := url.Values{"callbackUrl": {rq.callbackURL}}
+		if code != "" {
+			q.Set("error", code)
+		}
+		return c.Redirect(http.StatusFound, withQuery(a.cfg.Pages.SignIn, q))
+	}
+	callback := c.QueryParam("callbackUrl")
+	if callback == "" {
+		callback = rq.callbackURL
+	} else {
+		callback = a.redirect(callback)
+	}
+	return render(c, http.StatusOK, views.SignInPage(views.SignIn{
+		Page:        a.page("Sign In"),
+		Providers:   a.providers.views,
+		CSRFToken:   rq.csrfToken,
+		CallbackURL: callback,
+		Email:       c.QueryParam("email"),
+		Error:       signinMessage(code),
+	}))
+}
+
+// getSignOut renders the sign-out confirmation, or redirects to pages.sign_out.
+func (a *App) getSignOut(c echo.Context, rq *request) error {
+	if a.cfg.Pages.SignOut != "" {
+		return c.Redirect(http.StatusFound, a.cfg.Pages.SignOut)
+	}
+	msg := ""
+	if c.QueryParam("csrf") == "true" {
+		msg = "Your sign-out request expired. Please try again."
+	}
+	return render(c, http.StatusOK, views.SignOutPage(views.SignOut{
+		Page:      a.page("Sign Out"),
+		Action:    a.base.URL("/signout"),
+		CSRFToken: rq.csrfToken,
+		Error:     msg,
+	}))
+}
+
+// getError shows the error page. Sign-in-class codes bounce to the sign-in
+// page (as v4 does) so the message appears beside the sign-in options.
+func (a *App) getError(c echo.Context, rq *request) error {
+	code := c.QueryParam("error")
+	if signinErrors[code] {
+		return c.Redirect(http.StatusFound, a.base.URL("/signin")+"?error="+url.QueryEscape(code))
+	}
+	if a.cfg.Pages.Error != "" {
+		return c.Redirect(http.StatusFound, withQuery(a.cfg.Pages.Error, url.Values{"error": {code}}))
+	}
+	ep := errorPageFor(code)
+	d := views.Error{
+		Page:     a.page("Error"),
+		Heading:  ep.heading,
+		Lines:    ep.lines,
+		HomeURL:  a.policy.Origin(),
+		HomeHost: hostOf(a.base.Origin),
+	}
+	if ep.signIn {
+		d.SignInURL = a.base.URL("/signin")
+	}
+	return render(c, ep.status, views.ErrorPage(d))
+}
+
+// getVerifyRequest shows "check your email", or redirects to pages.verify_request.
+func (a *App) getVerifyRequest(c echo.Context, rq *request) error {
+	if a.cfg.Pages.VerifyRequest != "" {
+		return c.Redirect(http.StatusFound, a.cfg.Pages.VerifyRequest)
+	}
+	return render(c, http.StatusOK, views.VerifyRequestPage(views.VerifyRequest{
+		Page:     a.page("Verify Request"),
+		HomeURL:  a.policy.Origin(),
+		HomeHost: hostOf(a.base.Origin),
+	}))
+}
+
+func hostOf(origin string) string {
+	if u, err := url.Parse(origin); err == nil {
+		return u.Host
+	}
+	return origin
+}

@@ -1,0 +1,85 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// providerInfo is one entry of GET /providers: exactly next-auth's five keys.
+type providerInfo struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	SigninURL   string `json:"signinUrl"`
+	CallbackURL string `json:"callbackUrl"`
+}
+
+// providerSet is the configured providers in config order, with the
+// /providers body rendered once at start-up.
+type providerSet struct {
+	list  []providerInfo
+	byID  map[string]config.Provider
+	body  []byte
+	views []views.Provider
+}
+
+func (a *App) buildProviders() (*providerSet, error) {
+	ps := &providerSet{byID: map[string]config.Provider{}}
+	ordered := make([]json.RawMessage, 0, len(a.cfg.Providers))
+	for _, p := range a.cfg.Providers {
+		info := providerInfo{
+			ID:          p.ID,
+			Name:        providerName(p),
+			Type:        a.wireType(p),
+			SigninURL:   a.base.URL("/signin/" + p.ID),
+			CallbackURL: a.base.URL("/callback/" + p.ID),
+		}
+		ps.list = append(ps.list, info)
+		ps.byID[p.ID] = p
+		ps.views = append(ps.views, views.Provider{ID: p.ID, Name: info.Name, Type: typeOf(p), SigninURL: info.SigninURL})
+		b, err := json.Marshal(info)
+		if err != nil {
+			return nil, fmt.Errorf("encode provider %s: %w", p.ID, err)
+		}
+		ordered = append(ordered, b)
+	}
+	// Keep config order in the JSON object (a map would sort the keys).
+	ps.body = []byte("{")
+	for i, p := range ps.list {
+		if i > 0 {
+			ps.body = append(ps.body, ',')
+		}
+		k, _ := json.Marshal(p.ID)
+		ps.body = append(append(append(ps.body, k...), ':'), ordered[i]...)
+	}
+	ps.body = append(ps.body, '}')
+	return ps, nil
+}
+
+func typeOf(p config.Provider) string {
+	if p.Type == "" {
+		return config.TypeOAuth
+	}
+	return p.Type
+}
+
+// wireType is the type next-auth reports: v4 knows only "oauth" and "email";
+// Auth.js v5 also says "oidc".
+func (a *App) wireType(p config.Provider) string {
+	t := typeOf(p)
+	if t == config.TypeOIDC && a.cfg.Cookies.Style != config.StyleAuthJS {
+		return config.TypeOAuth
+	}
+	return t
+}
+
+// getProviders serves the precomputed provider map.
+func (a *App) getProviders(c echo.Context) error {
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.providers.body)
+}

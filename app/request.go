@@ -1,0 +1,132 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/cookies"
+)
+
+// request is what next-auth's init computes on every action: the CSRF token
+// (reused from a valid cookie or freshly issued), whether this POST proved
+// it, the parsed body and the resolved callback URL.
+type request struct {
+	csrfToken    string
+	csrfVerified bool
+	form         url.Values
+	data         json.RawMessage // "data" of a JSON body (POST /session)
+	callbackURL  string
+	jsonMode     bool // answer redirects with {"url": ...}
+	returnHeader bool // v5 client: X-Auth-Return-Redirect
+}
+
+// errBodyTooLarge and errBadBody make a 413 / 400 before any handler runs.
+var (
+	errBodyTooLarge = echo.NewHTTPError(http.StatusRequestEntityTooLarge, "request body too large")
+	errBadBody      = echo.NewHTTPError(http.StatusBadRequest, "malformed request body")
+)
+
+const requestKey = "latchkey.request"
+
+// withRequest runs init before h: CSRF cookie, body, callback-url cookie.
+func (a *App) withRequest(h func(echo.Context, *request) error) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		rq, err := a.initRequest(c)
+		if err != nil {
+			return err
+		}
+		return h(c, rq)
+	}
+}
+
+func (a *App) initRequest(c echo.Context) (*request, error) {
+	r, w := c.Request(), c.Response()
+	rq := &request{form: url.Values{}}
+	if r.Method == http.MethodPost {
+		if err := a.parseBody(w, r, rq); err != nil {
+			return nil, err
+		}
+	}
+
+	if v, ok := cookies.Read(r, a.names.CSRF); ok {
+		rq.csrfToken, ok = a.csrf.Parse(v)
+		if !ok {
+			rq.csrfToken = ""
+		}
+	}
+	if rq.csrfToken == "" {
+		var value string
+		rq.csrfToken, value = a.csrf.New()
+		a.cookies.Set(w, a.names.CSRF, value, timeZero, 0)
+	} else if r.Method == http.MethodPost {
+		rq.csrfVerified = csrfVerify(rq.csrfToken, rq.form.Get("csrfToken"))
+	}
+
+	rq.jsonMode = rq.form.Get("json") == "true"
+	_, rq.returnHeader = r.Header[http.CanonicalHeaderKey("X-Auth-Return-Redirect")]
+
+	// Callback URL: body or query first, then the cookie, then the origin;
+	// always through the redirect policy. The cookie is only rewritten when
+	// the resolved value changed.
+	stored, hasCookie := cookies.Read(r, a.names.CallbackURL)
+	target := rq.form.Get("callbackUrl")
+	if target == "" {
+		target = c.QueryParam("callbackUrl")
+	}
+	switch {
+	case target != "":
+		rq.callbackURL = a.redirect(target)
+	case hasCookie:
+		rq.callbackURL = a.redirect(stored)
+	default:
+		rq.callbackURL = a.policy.Origin()
+	}
+	if !hasCookie || stored != rq.callbackURL {
+		a.cookies.Set(w, a.names.CallbackURL, rq.callbackURL, timeZero, 0)
+	}
+	c.Set(requestKey, rq)
+	return rq, nil
+}
+
+// parseBody reads a form or JSON body of at most cfg.MaxBodyBytes.
+func (a *App) parseBody(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errBodyTooLarge
+		}
+		return errBadBody
+	}
+	switch ct {
+	case "application/json":
+		if len(body) == 0 {
+			return nil
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			return errBadBody
+		}
+		for k, v := range m {
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				rq.form.Set(k, s)
+			}
+		}
+		rq.data = m["data"]
+	default:
+		form, err := url.ParseQuery(string(body))
+		if err != nil {
+			return errBadBody
+		}
+		rq.form = form
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package app
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/csrf"
+)
+
+var timeZero time.Time
+
+func csrfVerify(cookieToken, formToken string) bool { return csrf.Verify(cookieToken, formToken) }
+
+// redirect resolves a callbackUrl or redirect target through the operator's
+// Redirect hook and then the redirect policy, which has the last word.
+func (a *App) redirect(target string) string {
+	target = a.hooks.Redirect(target, a.policy.Origin())
+	resolved, _ := a.policy.Resolve(target)
+	return resolved
+}
+
+// sendRedirect answers a redirecting action: 302 by default, {"url"} with
+// 200 in v4 JSON mode (json=true), and {"url"} plus Location for the v5
+// client's X-Auth-Return-Redirect header.
+func (a *App) sendRedirect(c echo.Context, rq *request, to string) error {
+	return a.sendRedirectStatus(c, rq, to, http.StatusOK)
+}
+
+// sendRedirectStatus is sendRedirect with the status used in JSON mode.
+func (a *App) sendRedirectStatus(c echo.Context, rq *request, to string, jsonStatus int) error {
+	switch {
+	case rq != nil && rq.jsonMode:
+		return c.JSON(jsonStatus, map[string]string{"url": to})
+	case rq != nil && rq.returnHeader:
+		c.Response().Header().Set(echo.HeaderLocation, to)
+		return c.JSON(jsonStatus, map[string]string{"url": to})
+	default:
+		return c.Redirect(http.StatusFound, to)
+	}
+}
+
+// fail logs the internal cause once (never secrets) and sends the browser
+// to the error page for a NextAuth error code.
+func (a *App) fail(c echo.Context, rq *request, code string, cause error) error {
+	a.log.Warn("request failed", "path", c.Request().URL.Path, "code", code, "cause", errString(cause))
+	return a.sendRedirect(c, rq, a.errorURL(code))
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// noStore marks a response as private and uncacheable, as next-auth does for /csrf and /session.
+func noStore(c echo.Context) {
+	h := c.Response().Header()
+	h.Set("Cache-Control", "private, no-cache, no-store")
+	h.Set("Pragma", "no-cache")
+	h.Set("Expires", "0")
+}

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/latchkey-auth/latchkey/static"
+)
+
+// routes is the whole route table, below the configured base path.
+func (a *App) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = a.handleError
+	e.Use(a.logRequests, middleware.Recover())
+
+	g := e.Group(a.base.Path)
+	g.GET("/csrf", a.withRequest(a.getCSRF))
+	g.GET("/providers", a.getProviders) // next-auth sets no cookies here
+	g.GET("/session", a.withRequest(a.getSession))
+	g.POST("/session", a.withRequest(a.postSession))
+	g.GET("/signin", a.withRequest(a.getSignIn))
+	g.GET("/signin/:provider", a.withRequest(a.getSignIn)) // v4 quirk: the provider segment is ignored
+	g.POST("/signin/:provider", a.withRequest(a.postSignIn))
+	g.GET("/callback/:provider", a.withRequest(a.callback))
+	g.POST("/callback/:provider", a.withRequest(a.callback))
+	g.GET("/signout", a.withRequest(a.getSignOut))
+	g.POST("/signout", a.withRequest(a.postSignOut))
+	g.GET("/error", a.withRequest(a.getError))
+	g.GET("/verify-request", a.withRequest(a.getVerifyRequest))
+	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
+	return e
+}
+
+func staticHandler() http.Handler {
+	files := http.FileServer(http.FS(static.Files))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		files.ServeHTTP(w, r)
+	})
+}
+
+// handleError turns routing misses and early failures into next-auth's
+// answers: an unknown action or method under the base path is a 400 text
+// "not supported" (never a 500); anything else keeps its status.
+func (a *App) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var he *echo.HTTPError
+	if !errors.As(err, &he) {
+		a.log.Error("unhandled error", "path", c.Request().URL.Path, "err", err)
+		he = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
+	}
+	r := c.Request()
+	underBase := r.URL.Path == a.base.Path || strings.HasPrefix(r.URL.Path, a.base.Path+"/")
+	var status int
+	var body string
+	switch {
+	case (he.Code == http.StatusNotFound || he.Code == http.StatusMethodNotAllowed) && underBase:
+		status, body = http.StatusBadRequest, "Error: This action with HTTP "+r.Method+" is not supported by NextAuth.js"
+	case he.Code == http.StatusInternalServerError:
+		status, body = he.Code, "Internal Server Error"
+	default:
+		status, body = he.Code, http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok {
+			body = m
+		}
+	}
+	if r.Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.String(status, body)
+}
+
+// logRequests logs one line per request: method, path (never the query, which
+// can carry e-mail tokens), status and duration.
+func (a *App) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		a.log.Debug("request", "method", c.Request().Method, "path", c.Request().URL.Path,
+			"status", c.Response().Status, "duration", time.Since(start))
+		return nil
+	}
+}

@@ -1,0 +1,176 @@
+// Package app is latchkey's HTTP service: the NextAuth.js REST API under the
+// configured base path. New wires everything explicitly; there are no globals.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/app/csrf"
+	"github.com/latchkey-auth/latchkey/app/redirect"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// App is one running latchkey service.
+type App struct {
+	cfg     config.Config
+	base    config.Base
+	log     *slog.Logger
+	store   *models.Store
+	names   cookies.Names
+	cookies cookies.Writer
+	csrf    csrf.Signer
+	policy  redirect.Policy
+	hooks   Hooks
+	now     func() time.Time
+
+	providers *providerSet
+	sessions  sessionStrategy
+
+	echo   *echo.Echo
+	server *http.Server
+}
+
+// Options are the dependencies New does not build from the config itself.
+type Options struct {
+	Logger *slog.Logger
+	// Now is the clock (tests inject one); nil means time.Now.
+	Now func() time.Time
+	// Hooks replace the default callbacks when non-nil fields are given.
+	Hooks *Hooks
+}
+
+// New builds the service from a validated config: opens the database,
+// derives keys and precomputes everything GET /session and /providers need.
+func New(cfg config.Config, opts Options) (*App, error) {
+	base, err := config.ParseBase(cfg.ServiceURL)
+	if err != nil {
+		return nil, fmt.Errorf("service url: %w", err)
+	}
+	if cfg.Secret == "" {
+		return nil, errors.New("no secret configured")
+	}
+	a := &App{
+		cfg:     cfg,
+		base:    base,
+		log:     opts.Logger,
+		names:   cookies.NewNames(cookiePrefix(cfg.Cookies.Style), base.Secure),
+		cookies: cookies.Writer{Secure: base.Secure},
+		csrf:    csrf.NewSigner(cfg.Secret),
+		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
+		hooks:   defaultHooks(cfg.Callbacks),
+		now:     opts.Now,
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if opts.Hooks != nil {
+		a.hooks = mergeHooks(a.hooks, *opts.Hooks)
+	}
+	if a.store, err = models.Open(cfg.DatabasePath(), a.log); err != nil {
+		return nil, err
+	}
+	if a.providers, err = a.buildProviders(); err != nil {
+		_ = a.store.Close()
+		return nil, err
+	}
+	if a.sessions, err = a.buildSessions(); err != nil {
+		_ = a.store.Close()
+		return nil, err
+	}
+	a.echo = a.routes()
+	return a, nil
+}
+
+func cookiePrefix(style string) string {
+	if style == config.StyleAuthJS {
+		return "authjs"
+	}
+	return "next-auth"
+}
+
+func mergeHooks(def, h Hooks) Hooks {
+	if h.SignIn != nil {
+		def.SignIn = h.SignIn
+	}
+	if h.Redirect != nil {
+		def.Redirect = h.Redirect
+	}
+	if h.Session != nil {
+		def.Session = h.Session
+	}
+	if h.JWT != nil {
+		def.JWT = h.JWT
+	}
+	return def
+}
+
+// Handler is the whole HTTP service, for tests and embedding.
+func (a *App) Handler() http.Handler { return a.echo }
+
+// Base is the parsed public base URL.
+func (a *App) Base() config.Base { return a.base }
+
+// Store is the database, for tests and maintenance commands.
+func (a *App) Store() *models.Store { return a.store }
+
+// Serve answers requests on l until ctx is cancelled, then shuts down
+// gracefully, giving in-flight requests up to 10 seconds.
+func (a *App) Serve(ctx context.Context, l net.Listener) error {
+	a.server = &http.Server{
+		Handler:           a.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	go a.purgeLoop(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- a.server.Serve(l) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.server.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// purgeLoop deletes expired sessions and verification tokens hourly.
+func (a *App) purgeLoop(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := a.store.PurgeExpired(ctx, a.now()); err != nil {
+			a.log.Warn("purge expired rows", "err", err)
+		} else if n > 0 {
+			a.log.Info("purged expired rows", "rows", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Close releases the database.
+func (a *App) Close() error { return a.store.Close() }

@@ -1,0 +1,96 @@
+package app
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/jwt"
+	"github.com/latchkey-auth/latchkey/app/session"
+)
+
+type sessionStrategy = session.Strategy
+
+// buildSessions picks the configured strategy; JWT keys are derived here, once.
+func (a *App) buildSessions() (session.Strategy, error) {
+	life := session.Lifetime{MaxAge: a.cfg.Session.MaxAge.D(), UpdateAge: a.cfg.Session.UpdateAge.D(), Now: a.now}
+	if a.cfg.Session.Strategy == config.StrategyJWT {
+		format := jwt.V4
+		if a.cfg.Cookies.Style == config.StyleAuthJS {
+			format = jwt.V5
+		}
+		return session.NewJWT(a.cfg.Secret, format, a.names.SessionToken, a.cookies, life)
+	}
+	return session.NewDatabase(a.store, a.names.SessionToken, a.cookies, life), nil
+}
+
+// emptySession is v4's body when there is no session.
+var emptySession = []byte("{}")
+
+// getSession returns the client-safe session object, or {} — the hottest
+// route: one indexed lookup or one decryption, no write unless a database
+// session is due for extension.
+func (a *App) getSession(c echo.Context, rq *request) error {
+	noStore(c)
+	return a.answerSession(c, JWTInput{}, SessionInput{})
+}
+
+// postSession is useSession().update(data): CSRF-checked, then as GET with
+// the data handed to the JWT and Session hooks.
+func (a *App) postSession(c echo.Context, rq *request) error {
+	if !rq.csrfVerified {
+		return c.Blob(http.StatusBadRequest, echo.MIMEApplicationJSON, emptySession)
+	}
+	return a.answerSession(c, JWTInput{Trigger: "update", Update: rq.data}, SessionInput{Trigger: "update", Update: rq.data})
+}
+
+func (a *App) answerSession(c echo.Context, jin JWTInput, sin SessionInput) error {
+	ctx, w, r := c.Request().Context(), c.Response(), c.Request()
+	s, sent, err := a.sessions.Read(ctx, r)
+	if err != nil {
+		a.log.Warn("session lookup failed", "err", err)
+	}
+	if s == nil {
+		if sent {
+			a.sessions.Clear(w, r)
+		}
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, emptySession)
+	}
+	if s.Claims != nil {
+		s.Claims = a.hooks.JWT(s.Claims, jin)
+		if s.Claims == nil { // a JWT hook returning nil ends the session, as in Auth.js
+			a.sessions.Clear(w, r)
+			return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, emptySession)
+		}
+		s.User = userFromClaims(s.Claims)
+	}
+	sin.UserID, sin.Token = s.User.ID, s.Claims
+	obj := a.hooks.Session(SessionObject{
+		User:    SessionUser{Name: s.User.Name, Email: s.User.Email, Image: s.User.Image},
+		Expires: s.Expires.UTC().Format("2006-01-02T15:04:05.000Z"),
+	}, sin)
+	if err := a.sessions.Refresh(ctx, w, r, s); err != nil {
+		a.log.Warn("session refresh failed", "err", err)
+	}
+	return c.JSON(http.StatusOK, obj)
+}
+
+// userFromClaims reads next-auth's token fields after a JWT hook ran.
+func userFromClaims(c map[string]any) session.User {
+	str := func(k string) *string {
+		if v, ok := c[k].(string); ok {
+			return &v
+		}
+		return nil
+	}
+	u := session.User{Name: str("name"), Email: str("email"), Image: str("picture")}
+	if id := str("sub"); id != nil {
+		u.ID = *id
+	}
+	return u
+}
+
+// sessionExpiry is when a session created now ends.
+func (a *App) sessionExpiry() time.Time { return a.now().Add(a.cfg.Session.MaxAge.D()) }

@@ -1,0 +1,129 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Store is what the database strategy needs from storage.
+type Store interface {
+	CreateSession(ctx context.Context, userID, tokenHash string, expires time.Time) error
+	SessionAndUser(ctx context.Context, tokenHash string) (*models.Session, error)
+	ExtendSession(ctx context.Context, id string, expires time.Time) error
+	DeleteSession(ctx context.Context, tokenHash string) error
+}
+
+// maxDBTokenLen: our tokens are 36-character UUIDs; anything far longer is junk.
+const maxDBTokenLen = 128
+
+// Database keeps sessions in the sessions table; the cookie holds a random
+// token and the table only its SHA-256.
+type Database struct {
+	store  Store
+	name   string
+	writer cookies.Writer
+	life   Lifetime
+}
+
+// NewDatabase returns the database strategy using cookie name.
+func NewDatabase(store Store, name string, w cookies.Writer, life Lifetime) *Database {
+	return &Database{store: store, name: name, writer: w, life: life}
+}
+
+// Name implements Strategy.
+func (d *Database) Name() string { return "database" }
+
+// HashToken is how a session token is stored: sha256 hex. The token has 122
+// random bits, so no secret or slow hash is needed.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func (d *Database) token(r *http.Request) (string, bool) {
+	c, err := r.Cookie(d.name)
+	if err != nil {
+		return "", false
+	}
+	return c.Value, true
+}
+
+// Read looks the session up by token hash in one indexed query joined with
+// its user. An expired row is deleted.
+func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, error) {
+	tok, sent := d.token(r)
+	if !sent {
+		return nil, false, nil
+	}
+	if tok == "" || len(tok) > maxDBTokenLen {
+		return nil, true, nil
+	}
+	row, err := d.store.SessionAndUser(ctx, HashToken(tok))
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("read database session: %w", err)
+	}
+	if !row.Expires.After(d.life.Now()) {
+		if err := d.store.DeleteSession(ctx, row.TokenHash); err != nil {
+			return nil, true, err
+		}
+		return nil, true, nil
+	}
+	u := row.User
+	return &Session{
+		User:    User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image},
+		Expires: row.Expires,
+		rowID:   row.ID,
+	}, true, nil
+}
+
+// Refresh extends the row at most once per update_age and re-sets the cookie.
+func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
+	now := d.life.Now()
+	newExpiry := now.Add(d.life.MaxAge)
+	if !s.Expires.Add(-d.life.MaxAge).Add(d.life.UpdateAge).After(now) {
+		if err := d.store.ExtendSession(ctx, s.rowID, newExpiry); err != nil {
+			return err
+		}
+	}
+	tok, _ := d.token(r)
+	d.writer.Set(w, d.name, tok, newExpiry, 0)
+	return nil
+}
+
+// Create stores a new session and sets its cookie.
+func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Request, u User, _ map[string]any) error {
+	tok := models.NewID()
+	expires := d.life.Now().Add(d.life.MaxAge)
+	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), expires); err != nil {
+		return err
+	}
+	d.writer.Set(w, d.name, tok, expires, 0)
+	return nil
+}
+
+// Destroy deletes the row (if any) and clears the cookie.
+func (d *Database) Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
+	if tok, sent := d.token(r); sent && tok != "" && len(tok) <= maxDBTokenLen {
+		if err := d.store.DeleteSession(ctx, HashToken(tok)); err != nil {
+			return err
+		}
+	}
+	d.Clear(w, r)
+	return nil
+}
+
+// Clear implements Strategy.
+func (d *Database) Clear(w http.ResponseWriter, r *http.Request) {
+	d.writer.ClearChunked(w, r, d.name)
+}

@@ -1,0 +1,17 @@
+package app
+
+import (
+	"github.com/labstack/echo/v4"
+)
+
+// postSignOut ends the session in whichever store is in use, clears every
+// session cookie chunk and redirects to the validated callbackUrl.
+func (a *App) postSignOut(c echo.Context, rq *request) error {
+	if !rq.csrfVerified {
+		return a.sendRedirect(c, rq, a.base.URL("/signout")+"?csrf=true")
+	}
+	if err := a.sessions.Destroy(c.Request().Context(), c.Response(), c.Request()); err != nil {
+		a.log.Warn("sign-out: delete session", "err", err)
+	}
+	return a.sendRedirect(c, rq, rq.callbackURL)
+}

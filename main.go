@@ -1,0 +1,166 @@
+// Command latchkey is a self-hosted authentication service that speaks the
+// NextAuth.js REST API. main only parses flags, loads the config, and runs
+// app.New until a signal arrives.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/latchkey-auth/latchkey/app"
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
+)
+
+// defaultConfig is used when neither --config nor ./config.yaml exists, so
+// `go run .` and the bare binary work anywhere.
+//
+//go:embed config.yaml
+var defaultConfig []byte
+
+const usage = `latchkey: NextAuth.js-compatible authentication service
+
+Usage:
+  latchkey [--config FILE]               run the service
+  latchkey [--config FILE] check-config  validate the configuration, print every problem
+  latchkey providers                     list the OAuth provider ids of the catalogue
+
+Without --config, ./config.yaml is read when present, else built-in defaults.
+Environment: SERVICE_URL (AUTH_URL, NEXTAUTH_URL), AUTH_SECRET (NEXTAUTH_SECRET,
+AUTH_SECRET_FILE), PORT, DATABASE_URL, LOG_LEVEL (debug, info, warn, error).
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("latchkey", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	configPath := fs.String("config", "", "configuration file (YAML)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := newLogger(stderr)
+	switch cmd := fs.Arg(0); cmd {
+	case "":
+		return serve(*configPath, log)
+	case "check-config":
+		return checkConfig(*configPath, stdout, stderr)
+	case "providers":
+		for _, id := range catalogue.IDs() {
+			s, _ := catalogue.Lookup(id)
+			line := id + "\t" + s.Name
+			if len(s.Extra) > 0 {
+				line += "\t(extra: " + strings.Join(s.Extra, ", ") + ")"
+			}
+			fmt.Fprintln(stdout, line)
+		}
+		return 0
+	default:
+		fmt.Fprintf(stderr, "latchkey: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	if v, ok := os.LookupEnv("LOG_LEVEL"); ok {
+		_ = level.UnmarshalText([]byte(v))
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// loadConfig reads the file and environment and validates everything.
+func loadConfig(path string) (config.Config, []string, error) {
+	data := defaultConfig
+	switch {
+	case path != "":
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return config.Config{}, nil, fmt.Errorf("read config: %w", err)
+		}
+		data = b
+	default:
+		if b, err := os.ReadFile("config.yaml"); err == nil {
+			data = b
+		}
+	}
+	cfg, err := config.Load(data, os.LookupEnv)
+	if err != nil {
+		return cfg, nil, err
+	}
+	warnings, err := cfg.Validate(app.CatalogueExtra)
+	return cfg, warnings, err
+}
+
+func checkConfig(path string, stdout, stderr io.Writer) int {
+	_, warnings, err := loadConfig(path)
+	for _, w := range warnings {
+		fmt.Fprintln(stdout, "warning: "+w)
+	}
+	if err != nil {
+		var p config.Problems
+		if errors.As(err, &p) {
+			for _, line := range p {
+				fmt.Fprintln(stderr, "error: "+line)
+			}
+		} else {
+			fmt.Fprintln(stderr, "error: "+err.Error())
+		}
+		return 1
+	}
+	fmt.Fprintln(stdout, "configuration OK")
+	return 0
+}
+
+func serve(path string, log *slog.Logger) int {
+	cfg, warnings, err := loadConfig(path)
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	if err != nil {
+		log.Error("invalid configuration; run `latchkey check-config` for the full list", "problems", err.Error())
+		return 1
+	}
+	if err := cfg.EnsureSecret(); err != nil {
+		log.Error("secret", "err", err)
+		return 1
+	}
+	if cfg.SecretGenerated {
+		log.Warn("no AUTH_SECRET set: using a generated secret stored in the data folder; set AUTH_SECRET in production", "dir", cfg.DataDir)
+	}
+	a, err := app.New(cfg, app.Options{Logger: log})
+	if err != nil {
+		log.Error("start", "err", err)
+		return 1
+	}
+	defer a.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	l, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
+	if err != nil {
+		log.Error("listen", "err", err)
+		return 1
+	}
+	log.Info("latchkey listening", "addr", l.Addr().String(), "base", a.Base().URL(""), "sessions", cfg.Session.Strategy)
+	if err := a.Serve(ctx, l); err != nil {
+		log.Error("server stopped", "err", err)
+		return 1
+	}
+	log.Info("latchkey stopped")
+	return 0
+}

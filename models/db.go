@@ -1,0 +1,66 @@
+package models
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Store wraps the database; every query latchkey makes is a method on it.
+type Store struct {
+	db *gorm.DB
+}
+
+// Open opens (creating if needed) the SQLite file at path with WAL and a busy
+// timeout, so concurrent requests wait instead of failing with "database is
+// locked", and applies the schema.
+func Open(path string, log *slog.Logger) (*Store, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create database folder: %w", err)
+		}
+	}
+	// _txlock=immediate takes the write lock at BEGIN, so two writers queue
+	// on the busy timeout instead of deadlocking on a lock upgrade.
+	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{
+		Logger:                 logger.Discard,
+		PrepareStmt:            true,
+		SkipDefaultTransaction: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s := &Store{db: db}
+	if err := s.Migrate(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Migrate applies the schema. AutoMigrate only adds tables, columns and
+// indexes and never drops data, which suits a schema this small; see README.
+func (s *Store) Migrate() error {
+	if err := s.db.AutoMigrate(&User{}, &Account{}, &Session{}, &VerificationToken{}); err != nil {
+		return fmt.Errorf("migrate schema: %w", err)
+	}
+	return nil
+}
+
+// Close releases the database.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
+	return sqlDB.Close()
+}
+
+// DB exposes the handle to tests in other packages that need to inspect rows.
+func (s *Store) DB() *gorm.DB { return s.db }

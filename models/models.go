@@ -1,0 +1,55 @@
+// Package models is latchkey's storage: the Auth.js data model (User,
+// Account, Session, VerificationToken) in GORM over SQLite, and the store
+// methods the HTTP layer uses.
+package models
+
+import "time"
+
+// User is a person who signed in at least once.
+type User struct {
+	ID            string     `gorm:"primaryKey;size:36" json:"id"`
+	Name          *string    `json:"name"`
+	Email         *string    `gorm:"uniqueIndex" json:"email"`
+	EmailVerified *time.Time `json:"emailVerified"`
+	Image         *string    `json:"image"`
+	CreatedAt     time.Time  `json:"-"`
+	UpdatedAt     time.Time  `json:"-"`
+}
+
+// Account links a user to one identity at one OAuth provider, with its tokens.
+type Account struct {
+	ID                string  `gorm:"primaryKey;size:36"`
+	UserID            string  `gorm:"index;not null;size:36"`
+	User              User    `gorm:"constraint:OnDelete:CASCADE"`
+	Type              string  `gorm:"not null"`
+	Provider          string  `gorm:"not null;uniqueIndex:idx_accounts_provider_account"`
+	ProviderAccountID string  `gorm:"not null;uniqueIndex:idx_accounts_provider_account"`
+	RefreshToken      *string `gorm:"type:text"`
+	AccessToken       *string `gorm:"type:text"`
+	ExpiresAt         *int64  // epoch seconds, as Auth.js
+	TokenType         *string
+	Scope             *string
+	IDToken           *string `gorm:"type:text"`
+	SessionState      *string
+	CreatedAt         time.Time
+}
+
+// Session is a database session. Only the SHA-256 of the cookie's token is
+// stored, so a leaked database cannot be replayed as cookies.
+type Session struct {
+	ID        string    `gorm:"primaryKey;size:36"`
+	TokenHash string    `gorm:"uniqueIndex;not null;size:64"`
+	UserID    string    `gorm:"index;not null;size:36"`
+	User      User      `gorm:"constraint:OnDelete:CASCADE"`
+	Expires   time.Time `gorm:"index;not null"`
+	CreatedAt time.Time
+}
+
+// VerificationToken is a pending e-mail sign-in. TokenHash is
+// sha256hex(token + secret) as next-auth stores it; the token itself only
+// travels in the e-mail.
+type VerificationToken struct {
+	Identifier string    `gorm:"primaryKey;uniqueIndex:idx_verification_identifier_token"`
+	TokenHash  string    `gorm:"primaryKey;uniqueIndex:idx_verification_identifier_token;size:64"`
+	Expires    time.Time `gorm:"index;not null"`
+}

@@ -1,0 +1,89 @@
+package models
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ErrNotFound is returned when a looked-up row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// NewID returns a random UUID v4 string for primary keys.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// CreateSession stores a session for userID under the hash of its token.
+func (s *Store) CreateSession(ctx context.Context, userID, tokenHash string, expires time.Time) error {
+	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: expires.UTC()}
+	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	return nil
+}
+
+// SessionAndUser finds a session and its user in one indexed query.
+func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
+	var row Session
+	err := s.db.WithContext(ctx).Joins("User").Where("sessions.token_hash = ?", tokenHash).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find session: %w", err)
+	}
+	return &row, nil
+}
+
+// ExtendSession moves a session's expiry (sliding sessions).
+func (s *Store) ExtendSession(ctx context.Context, id string, expires time.Time) error {
+	err := s.db.WithContext(ctx).Model(&Session{}).Where("id = ?", id).Update("expires", expires.UTC()).Error
+	if err != nil {
+		return fmt.Errorf("extend session: %w", err)
+	}
+	return nil
+}
+
+// DeleteSession removes a session by token hash; a missing one is not an error.
+func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
+	if err := s.db.WithContext(ctx).Where("token_hash = ?", tokenHash).Delete(&Session{}).Error; err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// DeleteUserSessions removes every session of a user.
+func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
+	if err := s.db.WithContext(ctx).Where("user_id = ?", userID).Delete(&Session{}).Error; err != nil {
+		return fmt.Errorf("delete user sessions: %w", err)
+	}
+	return nil
+}
+
+// PurgeExpired deletes expired sessions and verification tokens.
+func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Where("expires < ?", now.UTC()).Delete(&Session{})
+		if r.Error != nil {
+			return r.Error
+		}
+		n += r.RowsAffected
+		r = tx.Where("expires < ?", now.UTC()).Delete(&VerificationToken{})
+		n += r.RowsAffected
+		return r.Error
+	})
+	if err != nil {
+		return n, fmt.Errorf("purge expired: %w", err)
+	}
+	return n, nil
+}

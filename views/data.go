@@ -1,0 +1,53 @@
+// Package views renders latchkey's pages and e-mails with templ. Operators
+// customise latchkey by editing the .templ files; handlers only pass the
+// plain data below.
+package views
+
+// Provider is one sign-in option as the sign-in page shows it.
+type Provider struct {
+	ID        string
+	Name      string
+	Type      string // "oauth", "oidc" or "email"
+	SigninURL string
+}
+
+// Page is what every page's layout needs.
+type Page struct {
+	Title     string
+	StaticURL string // URL prefix of the embedded static files, e.g. /api/auth/static
+}
+
+// SignIn is the data of the sign-in page.
+type SignIn struct {
+	Page
+	Providers   []Provider
+	CSRFToken   string
+	CallbackURL string
+	Email       string // pre-filled from ?email=
+	Error       string // the message for ?error=, already looked up
+}
+
+// SignOut is the data of the sign-out page.
+type SignOut struct {
+	Page
+	Action    string
+	CSRFToken string
+	Error     string
+}
+
+// Error is the data of the error page.
+type Error struct {
+	Page
+	Heading   string
+	Lines     []string
+	SignInURL string // shown as a button when set
+	HomeURL   string
+	HomeHost  string
+}
+
+// VerifyRequest is the data of the "check your email" page.
+type VerifyRequest struct {
+	Page
+	HomeURL  string
+	HomeHost string
+}
