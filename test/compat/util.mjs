@@ -46,9 +46,8 @@ export const form = (obj) => new URLSearchParams(obj).toString();
 export const FORM = { "content-type": "application/x-www-form-urlencoded" };
 export const JSONCT = { "content-type": "application/json" };
 
-/** Short printable summary of a response for evidence in failure messages. */
-export async function evidence(res, bodyText) {
-  const text = bodyText ?? (await res.text().catch(() => ""));
+/** Short printable summary of a response (and its already-read body) for failure messages. */
+export function evidence(res, text = "") {
   const sc = res.headers.getSetCookie?.() ?? [];
   return `HTTP ${res.status} location=${res.headers.get("location") ?? "-"} ct=${res.headers.get("content-type") ?? "-"} set-cookie=[${sc.map((c) => c.split(";")[0].slice(0, 60)).join(", ")}] body=${text.slice(0, 300).replace(/\s+/g, " ")}`;
 }

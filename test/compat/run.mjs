@@ -1,0 +1,133 @@
+// Entry point of the compatibility suite.
+//
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser]
+//
+// Environment:
+//   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
+//   COMPAT_TARGET   "latchkey" (default) or "reference": run the client and browser
+//                   suites against next-auth v4 itself, to check the checks.
+//   COMPAT_KEEP=1   keep the temporary directory (logs, databases)
+//
+// Prints "ok - ..." / "not ok - ...: why" per check and ends with
+// "N passed, M failed"; exits non-zero when a check failed.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import crypto from "node:crypto";
+import { Report } from "./report.mjs";
+import { freePorts } from "./util.mjs";
+import { startIdp } from "./idp.mjs";
+import { startSmtp } from "./smtp.mjs";
+import { latchkeyBinary, latchkeyConfig, startLatchkey } from "./latchkey.mjs";
+import { spawnReference } from "./nextauth-server.mjs";
+import { stopAll } from "./procs.mjs";
+
+const SUITES = {
+  client: () => import("./client.test.mjs"),
+  diff: () => import("./diff.test.mjs"),
+  browser: () => import("./browser.test.mjs"),
+};
+
+const started = Date.now();
+const report = new Report();
+const args = process.argv.slice(2);
+const chosen = args.length ? args : Object.keys(SUITES);
+for (const s of chosen) if (!SUITES[s]) {
+  console.error(`unknown suite ${s}; choose from ${Object.keys(SUITES).join(", ")}`);
+  process.exit(2);
+}
+const target = process.env.COMPAT_TARGET || "latchkey";
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "latchkey-compat-"));
+const secret = crypto.randomBytes(32).toString("base64url");
+const clientId = "latchkey-compat";
+const clientSecret = crypto.randomBytes(24).toString("base64url");
+const FROM = "Sign in <no-reply@example.com>";
+
+let exitCode = 1;
+let idp;
+let smtp;
+try {
+  const modules = {};
+  for (const s of chosen) modules[s] = await SUITES[s]();
+  const specs = chosen.flatMap((s) => modules[s].plan(target));
+
+  const [idpPort, smtpPort, ...ports] = await freePorts(2 + specs.length);
+  specs.forEach((s, i) => {
+    s.port = ports[i];
+    s.base = `http://127.0.0.1:${s.port}${s.basePath ?? "/api/auth"}`;
+  });
+  idp = await startIdp({
+    port: idpPort,
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: specs.map((s) => `${s.base}/callback/idp`) }],
+  });
+  smtp = await startSmtp({ port: smtpPort });
+
+  let bin = null;
+  if (specs.some((s) => s.kind === "latchkey")) {
+    const t0 = Date.now();
+    await report.check("build latchkey", async () => {
+      bin = latchkeyBinary();
+      return `${path.relative(process.cwd(), bin)} in ${((Date.now() - t0) / 1000).toFixed(1)} s`;
+    });
+  }
+
+  // Start every instance in parallel; suites await the ones they need.
+  const starting = new Map();
+  for (const s of specs) {
+    const dir = path.join(tmp, s.id.replace(/[^a-z0-9]+/gi, "-"));
+    let p;
+    if (s.kind === "latchkey") {
+      p = bin
+        ? startLatchkey({
+            bin, port: s.port, basePath: s.basePath ?? "/api/auth", secret, dir, name: s.id,
+            config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle }),
+          })
+        : Promise.reject(new Error("latchkey was not built"));
+    } else {
+      p = spawnReference(
+        { port: s.port, url: s.base, secret, strategy: s.strategy, issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM },
+        { dir, name: s.id },
+      );
+    }
+    p.catch(() => {});
+    starting.set(s.id, p);
+  }
+  const reported = new Set();
+  const ctx = {
+    idp, smtp, secret, clientId, clientSecret, tmp, target, specs,
+    async server(id) {
+      try {
+        return await starting.get(id);
+      } catch (e) {
+        if (!reported.has(id)) {
+          reported.add(id);
+          report.fail(`start ${id}`, e);
+        }
+        return null;
+      }
+    },
+  };
+
+  for (const s of chosen) {
+    const t0 = Date.now();
+    console.log(`# ${s} suite`);
+    try {
+      await modules[s].run(report, ctx);
+    } catch (e) {
+      report.fail(`${s} suite crashed`, e.stack || e);
+    }
+    console.log(`# ${s} suite took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  exitCode = report.failed ? 1 : 0;
+} catch (e) {
+  report.fail("suite setup", e.stack || e);
+} finally {
+  await stopAll();
+  await idp?.close();
+  await smtp?.close();
+  if (process.env.COMPAT_KEEP) console.log(`# kept ${tmp}`);
+  else fs.rmSync(tmp, { recursive: true, force: true });
+}
+console.log(`# total ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(report.summary());
+process.exit(report.failed ? 1 : exitCode);
