@@ -1,9 +1,9 @@
 package app
 
 import (
-	"errors"
-
 	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/config"
 )
 
 // postSignIn starts a sign-in for a provider. CSRF is mandatory; an unknown
@@ -13,5 +13,8 @@ func (a *App) postSignIn(c echo.Context, rq *request) error {
 	if !rq.csrfVerified || !ok {
 		return a.sendRedirect(c, rq, a.base.URL("/signin")+"?csrf=true")
 	}
-	return a.fail(c, rq, ErrOAuthSignin, errors.New("provider "+p.ID+": sign-in not implemented yet"))
+	if typeOf(p) == config.TypeEmail {
+		return a.emailSignIn(c, rq, p)
+	}
+	return a.oauthSignIn(c, rq, p)
 }

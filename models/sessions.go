@@ -25,7 +25,7 @@ func NewID() string {
 // CreateSession stores a session for userID under the hash of its token.
 func (s *Store) CreateSession(ctx context.Context, userID, tokenHash string, expires time.Time) error {
 	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: expires.UTC()}
-	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+	if err := s.db.WithContext(ctx).Omit("User").Create(&row).Error; err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
 	return nil

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"errors"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// signedIn describes a successful sign-in, whatever the provider.
+type signedIn struct {
+	User     *models.User
+	Provider string
+	IsNew    bool
+	// CallbackURL is where the user goes next, already validated.
+	CallbackURL string
+}
+
+// finishSignIn starts a session in the configured strategy and redirects to
+// the callback URL, or to pages.new_user for a new user, as next-auth does.
+func (a *App) finishSignIn(c echo.Context, rq *request, in signedIn) error {
+	ctx, w, r := c.Request().Context(), c.Response(), c.Request()
+	su := session.User{ID: in.User.ID, Name: in.User.Name, Email: in.User.Email, Image: in.User.Image}
+	var claims map[string]any
+	if a.sessions.Name() == "jwt" {
+		trigger := "signIn"
+		if in.IsNew {
+			trigger = "signUp"
+		}
+		claims = a.hooks.JWT(session.DefaultClaims(su), JWTInput{User: in.User, Provider: in.Provider, Trigger: trigger, IsNewUser: in.IsNew})
+		if claims == nil {
+			return a.fail(c, rq, ErrAccessDenied, errors.New("jwt hook returned no token"))
+		}
+	}
+	if err := a.sessions.Create(ctx, w, r, su, claims); err != nil {
+		return a.fail(c, rq, ErrCallback, err)
+	}
+	a.log.Info("signed in", "provider", in.Provider, "user", in.User.ID, "new", in.IsNew)
+	to := in.CallbackURL
+	if in.IsNew && a.cfg.Pages.NewUser != "" {
+		to = a.redirect(withQuery(a.cfg.Pages.NewUser, url.Values{"callbackUrl": {in.CallbackURL}}))
+	}
+	return a.sendRedirect(c, rq, to)
+}
+
+// currentUser is the user of the request's session, if any (for linking).
+func (a *App) currentUser(c echo.Context) (*session.Session, error) {
+	s, _, err := a.sessions.Read(c.Request().Context(), c.Request())
+	return s, err
+}

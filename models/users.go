@@ -1,0 +1,82 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// ErrConflict is returned when a unique constraint (e-mail, provider account) is hit.
+var ErrConflict = errors.New("already exists")
+
+// UserByID finds a user.
+func (s *Store) UserByID(ctx context.Context, id string) (*User, error) {
+	return s.findUser(s.db.WithContext(ctx).Where("id = ?", id))
+}
+
+// UserByEmail finds a user by (lower-cased) e-mail.
+func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
+	return s.findUser(s.db.WithContext(ctx).Where("email = ?", strings.ToLower(email)))
+}
+
+// UserByAccount finds the user linked to a provider account.
+func (s *Store) UserByAccount(ctx context.Context, provider, providerAccountID string) (*User, error) {
+	return s.findUser(s.db.WithContext(ctx).
+		Joins("JOIN accounts ON accounts.user_id = users.id").
+		Where("accounts.provider = ? AND accounts.provider_account_id = ?", provider, providerAccountID))
+}
+
+func (s *Store) findUser(q *gorm.DB) (*User, error) {
+	var u User
+	err := q.Take(&u).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find user: %w", err)
+	}
+	return &u, nil
+}
+
+// CreateUserWithAccount creates a user and links acc to it in one
+// transaction: a failure leaves neither row.
+func (s *Store) CreateUserWithAccount(ctx context.Context, u *User, acc *Account) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if u.ID == "" {
+			u.ID = NewID()
+		}
+		if err := tx.Create(u).Error; err != nil {
+			return fmt.Errorf("create user: %w", conflict(err))
+		}
+		acc.UserID = u.ID
+		if acc.ID == "" {
+			acc.ID = NewID()
+		}
+		if err := tx.Omit("User").Create(acc).Error; err != nil {
+			return fmt.Errorf("link account: %w", conflict(err))
+		}
+		return nil
+	})
+}
+
+// LinkAccount links acc to an existing user.
+func (s *Store) LinkAccount(ctx context.Context, acc *Account) error {
+	if acc.ID == "" {
+		acc.ID = NewID()
+	}
+	if err := s.db.WithContext(ctx).Omit("User").Create(acc).Error; err != nil {
+		return fmt.Errorf("link account: %w", conflict(err))
+	}
+	return nil
+}
+
+// conflict maps SQLite unique-constraint failures to ErrConflict.
+func conflict(err error) error {
+	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return err
+}
