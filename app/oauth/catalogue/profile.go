@@ -113,9 +113,12 @@ func (e entry) profileFunc(c Config, scopes []string) func(context.Context, *oau
 }
 
 // toProfile maps goth.User the way NextAuth's built-in providers map their
-// profiles: the id is required, the e-mail is lower-cased.
+// profiles: the id is required, the e-mail is lower-cased. "0" counts as no
+// id: goth formats numeric ids with strconv, so a reply without one becomes
+// "0", and some providers (classlink) do not check the HTTP status, which
+// would sign every failed request in as user "0".
 func toProfile(id string, u goth.User) (Profile, error) {
-	if u.UserID == "" {
+	if u.UserID == "" || u.UserID == "0" {
 		return Profile{}, fmt.Errorf("provider %q: profile: the provider returned no user id", id)
 	}
 	name := strings.TrimSpace(u.Name)
