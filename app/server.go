@@ -16,6 +16,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
+	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/redirect"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -35,6 +36,8 @@ type App struct {
 
 	providers *providerSet
 	sessions  sessionStrategy
+	oauth     map[string]oauth.Client
+	checks    *checkCookies
 
 	echo   *echo.Echo
 	server *http.Server
@@ -82,16 +85,30 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if a.store, err = models.Open(cfg.DatabasePath(), a.log); err != nil {
 		return nil, err
 	}
-	if a.providers, err = a.buildProviders(); err != nil {
-		_ = a.store.Close()
-		return nil, err
-	}
-	if a.sessions, err = a.buildSessions(); err != nil {
+	if err := a.build(); err != nil {
 		_ = a.store.Close()
 		return nil, err
 	}
 	a.echo = a.routes()
 	return a, nil
+}
+
+// build derives everything requests need from the config, once.
+func (a *App) build() error {
+	var err error
+	if a.providers, err = a.buildProviders(); err != nil {
+		return err
+	}
+	if a.sessions, err = a.buildSessions(); err != nil {
+		return err
+	}
+	if a.oauth, err = a.buildOAuthClients(); err != nil {
+		return err
+	}
+	if a.checks, err = newCheckCookies(a.cfg.Secret, a.cfg.Cookies.Style, a.names, a.cookies); err != nil {
+		return err
+	}
+	return nil
 }
 
 func cookiePrefix(style string) string {

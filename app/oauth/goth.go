@@ -1,0 +1,55 @@
+package oauth
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
+)
+
+// gothClient is a provider from the goth catalogue.
+type gothClient struct {
+	p *catalogue.Provider
+}
+
+// NewGoth builds a catalogue provider.
+func NewGoth(cfg catalogue.Config) (Client, error) {
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = defaultHTTPClient()
+	}
+	p, err := catalogue.Build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &gothClient{p: p}, nil
+}
+
+func (g *gothClient) UsesPKCE() bool  { return g.p.Spec.PKCE }
+func (g *gothClient) UsesNonce() bool { return false }
+func (g *gothClient) Type() string    { return "oauth" }
+
+func (g *gothClient) AuthURL(_ context.Context, state, verifier, _ string, params url.Values) (string, error) {
+	return g.p.AuthCodeURL(state, authOptions(params, verifier, "")...), nil
+}
+
+func (g *gothClient) Exchange(ctx context.Context, code, verifier, _ string) (*Result, error) {
+	tok, err := exchange(ctx, g.p.OAuth2, g.p.HTTPClient, code, verifier)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := g.p.Profile(ctx, tok)
+	if err != nil {
+		return nil, fmt.Errorf("fetch profile: %w", err)
+	}
+	if prof.ID == "" {
+		return nil, fmt.Errorf("profile has no id")
+	}
+	idToken, _ := tok.Extra("id_token").(string)
+	return &Result{
+		Profile: Profile{ID: prof.ID, Name: prof.Name, Email: strings.ToLower(prof.Email), Image: prof.Image},
+		Token:   tok,
+		IDToken: idToken,
+	}, nil
+}

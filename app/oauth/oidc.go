@@ -1,0 +1,151 @@
+package oauth
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+)
+
+// OIDCConfig configures a generic OpenID Connect provider.
+type OIDCConfig struct {
+	Issuer, ClientID, ClientSecret, RedirectURL string
+	Scopes                                      []string
+	HTTPClient                                  *http.Client
+}
+
+// oidcClient discovers its issuer on first use (so latchkey starts even when
+// the IdP is down) and verifies every id_token's signature, issuer,
+// audience, expiry and nonce with go-oidc.
+type oidcClient struct {
+	cfg OIDCConfig
+
+	mu       sync.Mutex
+	conf     *oauth2.Config
+	verifier *oidc.IDTokenVerifier
+	provider *oidc.Provider
+}
+
+// NewOIDC returns a generic OIDC client; discovery happens lazily.
+func NewOIDC(cfg OIDCConfig) Client {
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = defaultHTTPClient()
+	}
+	if len(cfg.Scopes) == 0 {
+		cfg.Scopes = []string{oidc.ScopeOpenID, "email", "profile"}
+	}
+	return &oidcClient{cfg: cfg}
+}
+
+func (o *oidcClient) UsesPKCE() bool  { return true }
+func (o *oidcClient) UsesNonce() bool { return true }
+func (o *oidcClient) Type() string    { return "oidc" }
+
+// discover fetches /.well-known/openid-configuration once; a failure is
+// retried on the next request.
+func (o *oidcClient) discover(ctx context.Context) (*oauth2.Config, *oidc.IDTokenVerifier, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.conf != nil {
+		return o.conf, o.verifier, nil
+	}
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, o.cfg.HTTPClient), o.cfg.Issuer)
+	if err != nil {
+		return nil, nil, fmt.Errorf("discover issuer %s: %w", o.cfg.Issuer, err)
+	}
+	o.provider = p
+	o.conf = &oauth2.Config{
+		ClientID:     o.cfg.ClientID,
+		ClientSecret: o.cfg.ClientSecret,
+		RedirectURL:  o.cfg.RedirectURL,
+		Endpoint:     p.Endpoint(),
+		Scopes:       o.cfg.Scopes,
+	}
+	o.verifier = p.VerifierContext(oidc.ClientContext(context.Background(), o.cfg.HTTPClient), &oidc.Config{ClientID: o.cfg.ClientID})
+	return o.conf, o.verifier, nil
+}
+
+func (o *oidcClient) AuthURL(ctx context.Context, state, verifier, nonce string, params url.Values) (string, error) {
+	conf, _, err := o.discover(ctx)
+	if err != nil {
+		return "", err
+	}
+	return conf.AuthCodeURL(state, authOptions(params, verifier, nonce)...), nil
+}
+
+// idClaims are the standard claims latchkey maps to a user.
+type idClaims struct {
+	Subject       string `json:"sub"`
+	Name          string `json:"name"`
+	Email         string `json:"email"`
+	Picture       string `json:"picture"`
+	Nonce         string `json:"nonce"`
+	PreferredName string `json:"preferred_username"`
+}
+
+func (o *oidcClient) Exchange(ctx context.Context, code, verifier, nonce string) (*Result, error) {
+	conf, idv, err := o.discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := exchange(ctx, conf, o.cfg.HTTPClient, code, verifier)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		return nil, errors.New("token response has no id_token")
+	}
+	idt, err := idv.Verify(ctx, raw)
+	if err != nil {
+		return nil, fmt.Errorf("verify id_token: %w", err)
+	}
+	var c idClaims
+	if err := idt.Claims(&c); err != nil {
+		return nil, fmt.Errorf("read id_token claims: %w", err)
+	}
+	if nonce == "" || subtle.ConstantTimeCompare([]byte(c.Nonce), []byte(nonce)) != 1 {
+		return nil, errors.New("id_token nonce does not match")
+	}
+	if c.Email == "" || c.Name == "" {
+		o.fillFromUserInfo(ctx, tok, &c)
+	}
+	name := c.Name
+	if name == "" {
+		name = c.PreferredName
+	}
+	return &Result{
+		Profile: Profile{ID: idt.Subject, Name: name, Email: strings.ToLower(c.Email), Image: c.Picture},
+		Token:   tok,
+		IDToken: raw,
+	}, nil
+}
+
+// fillFromUserInfo completes name/e-mail from the userinfo endpoint when the
+// id_token lacks them; the subject must match, and failures are ignored.
+func (o *oidcClient) fillFromUserInfo(ctx context.Context, tok *oauth2.Token, c *idClaims) {
+	ui, err := o.provider.UserInfo(oidc.ClientContext(ctx, o.cfg.HTTPClient), oauth2.StaticTokenSource(tok))
+	if err != nil || ui.Subject != c.Subject {
+		return
+	}
+	var more idClaims
+	if ui.Claims(&more) != nil {
+		return
+	}
+	if c.Email == "" {
+		c.Email = ui.Email
+	}
+	if c.Name == "" {
+		c.Name = more.Name
+	}
+	if c.Picture == "" {
+		c.Picture = more.Picture
+	}
+}

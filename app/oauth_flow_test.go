@@ -1,0 +1,38 @@
+package app_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/oauth2-proxy/mockoidc"
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+func strategies() []string { return []string{config.StrategyDatabase, config.StrategyJWT} }
+
+func TestOIDCSignInSessionSignOut(t *testing.T) {
+	for _, strategy := range strategies() {
+		t.Run(strategy, func(t *testing.T) {
+			e := newOAuthEnv(t, func(c *config.Config) { c.Session.Strategy = strategy })
+			e.idp.QueueUser(&mockoidc.MockUser{Subject: "sub-1", Email: "Alice@Example.com", PreferredUsername: "alice"})
+
+			require.Equal(t, map[string]any{}, e.session(e.client))
+			res := e.signIn(e.client, "/dashboard")
+			require.Equal(t, http.StatusFound, res.StatusCode)
+			require.Equal(t, e.origin+"/dashboard", res.Header.Get("Location"))
+
+			s := e.session(e.client)
+			require.Equal(t, "alice@example.com", userEmail(s))
+			require.NotEmpty(t, s["expires"])
+
+			tok := e.csrf(e.client)
+			res = e.post(noRedirects(e.client), "/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {"/bye"}})
+			require.Equal(t, http.StatusFound, res.StatusCode)
+			require.Equal(t, e.origin+"/bye", res.Header.Get("Location"))
+			require.Equal(t, map[string]any{}, e.session(e.client))
+		})
+	}
+}
