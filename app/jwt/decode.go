@@ -16,10 +16,14 @@ var dirOnly = []jose.KeyAlgorithm{jose.DIRECT}
 // do. Every failure wraps ErrInvalid (ErrExpired for expiry); error texts
 // never contain token material.
 //
-// It is stricter than jose in ways no real token notices: exp is required,
-// compressed ("zip") payloads are refused, and IV and tag lengths must be
-// exact.
+// It is stricter than jose in ways no real token notices: only "dir" with
+// the enc the libraries emit (A256GCM; V5 also A256CBC-HS512), exp is
+// required, "zip" and "crit" are refused, base64url must be canonical, and
+// IV and tag lengths must be exact.
 func (k *Key) Decode(token string, now time.Time) (map[string]any, error) {
+	if k == nil || k.encrypter == nil {
+		return nil, invalid("key not initialised with NewKey")
+	}
 	seg, ok := splitCompact(token)
 	if !ok {
 		return nil, invalid("not a compact dir JWE")

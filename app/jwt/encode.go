@@ -3,6 +3,7 @@ package jwt
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -14,6 +15,9 @@ import (
 // encode: iat = now, exp = now + maxAge (whole seconds) and a fresh UUID v4
 // jti, overwriting any the caller passed. claims itself is not modified.
 func (k *Key) Encode(claims map[string]any, maxAge time.Duration, now time.Time) (string, error) {
+	if k == nil || k.encrypter == nil {
+		return "", errors.New("jwt: key not initialised with NewKey")
+	}
 	id, err := uuid.NewRandom()
 	if err != nil {
 		return "", fmt.Errorf("jwt: jti: %w", err)

@@ -160,3 +160,20 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+func TestZeroKeyDoesNotPanic(t *testing.T) {
+	for _, k := range []*Key{nil, {}} {
+		if _, err := k.Encode(sampleClaims(), time.Hour, t0); err == nil {
+			t.Error("Encode with an uninitialised key succeeded")
+		}
+		got, err := k.Decode("a.b.c.d.e", t0)
+		requireInvalid(t, got, err)
+	}
+}
+
+func TestEncodeRejectsUnmarshalableClaims(t *testing.T) {
+	k := mustKey(t, testSecret, "", V4)
+	if _, err := k.Encode(map[string]any{"ch": make(chan int)}, time.Hour, t0); err == nil {
+		t.Fatal("Encode accepted a channel")
+	}
+}
