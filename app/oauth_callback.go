@@ -55,6 +55,10 @@ func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) erro
 
 	acc := accountFrom(p.ID, client.Type(), res)
 	user, isNew, code, err := a.linkAccount(c, p, res.Profile, acc)
+	var refusal *signInRefusal
+	if errors.As(err, &refusal) {
+		return a.refuse(c, rq, refusal)
+	}
 	if err != nil {
 		return a.fail(c, rq, code, err)
 	}
@@ -78,8 +82,8 @@ func (a *App) linkAccount(c echo.Context, p config.Provider, prof oauth.Profile,
 	if linked != nil {
 		candidate = linked
 	}
-	if !a.allowSignIn(c, SignInInput{User: *candidate, Provider: p.ID, Type: acc.Type, Email: prof.Email}) {
-		return nil, false, ErrAccessDenied, fmt.Errorf("sign-in refused for provider %s", p.ID)
+	if refusal := a.checkSignIn(c, SignInInput{User: *candidate, Provider: p.ID, Type: acc.Type, Email: prof.Email}); refusal != nil {
+		return nil, false, "", refusal
 	}
 
 	switch {
@@ -123,12 +127,6 @@ func (a *App) linkAccount(c echo.Context, p config.Provider, prof oauth.Profile,
 	return profileUser, true, "", nil
 }
 
-// allowSignIn runs the SignIn hook; a redirect it returns is not supported
-// for OAuth and counts as a refusal's absence (next-auth would redirect).
-func (a *App) allowSignIn(c echo.Context, in SignInInput) bool {
-	ok, _ := a.hooks.SignIn(c.Request().Context(), in)
-	return ok
-}
 
 func userFromProfile(p oauth.Profile) *models.User {
 	u := &models.User{}

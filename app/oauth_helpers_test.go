@@ -141,3 +141,5 @@ func userEmail(s map[string]any) string {
 	v, _ := u["email"].(string)
 	return v
 }
+
+func jsonDecode(res *http.Response, v any) error { return json.NewDecoder(res.Body).Decode(v) }
