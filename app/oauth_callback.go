@@ -127,7 +127,6 @@ func (a *App) linkAccount(c echo.Context, p config.Provider, prof oauth.Profile,
 	return profileUser, true, "", nil
 }
 
-
 func userFromProfile(p oauth.Profile) *models.User {
 	u := &models.User{}
 	if p.Name != "" {
