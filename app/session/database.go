@@ -51,7 +51,9 @@ func HashToken(token string) string {
 func (d *Database) token(r *http.Request) (string, bool) {
 	c, err := r.Cookie(d.name)
 	if err != nil {
-		return "", false
+		// Chunks (name.0, name.1, ...) left by the jwt strategy count as a
+		// sent but invalid token, so they get cleared as next-auth does.
+		return "", cookies.ReadChunked(r, d.name) != ""
 	}
 	return c.Value, true
 }

@@ -1,0 +1,256 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app"
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/app/jwt"
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+var fndISOms = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+
+// fndClock is an adjustable clock for Options.Now.
+type fndClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fndClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fndClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func fndStartClock(t *testing.T, clock *fndClock, mutate func(*config.Config)) *fndEnv {
+	cfg := fndConfig(t)
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	return fndStartConfig(t, cfg, app.Options{Now: clock.Now})
+}
+
+// requireCleared checks that the response clears the named cookie (Max-Age=0).
+func requireCleared(t *testing.T, h http.Header, name string) {
+	t.Helper()
+	c, ok := fndFindCookie(h, name)
+	require.True(t, ok, "want %s cleared in %v", name, h.Values("Set-Cookie"))
+	require.Empty(t, c.Value)
+	require.Less(t, c.MaxAge, 0, "Max-Age=0: %s", c.raw)
+	require.Contains(t, c.raw, "Max-Age=0")
+	require.Equal(t, "/", c.Path)
+}
+
+func TestFoundationSessionEmpty(t *testing.T) {
+	for _, strategy := range []string{config.StrategyDatabase, config.StrategyJWT} {
+		t.Run(strategy, func(t *testing.T) {
+			e := fndStart(t, func(c *config.Config) { c.Session.Strategy = strategy })
+			res := e.get("/session")
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			require.Equal(t, "{}", strings.TrimSpace(res.body))
+			require.True(t, strings.HasPrefix(res.Header.Get("Content-Type"), "application/json"))
+			requireNoStore(t, res.Header)
+			_, set := fndFindCookie(res.Header, "next-auth.session-token")
+			require.False(t, set, "no session cookie is touched when none was sent")
+		})
+	}
+}
+
+func TestFoundationSessionGarbageCookies(t *testing.T) {
+	garbage := []string{
+		"garbage",
+		"",
+		strings.Repeat("A", 8000),
+		"eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..AAAA.BBBB.CCCC",
+		"a.b.c.d.e",
+		models.NewID(), // well-formed but unknown database token
+		"%zz",
+	}
+	for _, strategy := range []string{config.StrategyDatabase, config.StrategyJWT} {
+		t.Run(strategy, func(t *testing.T) {
+			e := fndStart(t, func(c *config.Config) { c.Session.Strategy = strategy })
+			before := fndCounts(t, e.app.Store())
+			for _, g := range garbage {
+				res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+g, nil)
+				require.Equal(t, http.StatusOK, res.StatusCode, "%.40q", g)
+				require.Equal(t, "{}", strings.TrimSpace(res.body))
+				requireCleared(t, res.Header, "next-auth.session-token")
+			}
+			// Every chunk of a chunked garbage cookie is cleared.
+			res := e.rawDo(http.MethodGet, "/session",
+				"next-auth.session-token.0=abc; next-auth.session-token.1=def; next-auth.session-token.2=ghi", nil)
+			require.Equal(t, "{}", strings.TrimSpace(res.body))
+			for _, n := range []string{"next-auth.session-token.0", "next-auth.session-token.1", "next-auth.session-token.2"} {
+				requireCleared(t, res.Header, n)
+			}
+			require.Equal(t, before, fndCounts(t, e.app.Store()))
+		})
+	}
+}
+
+func TestFoundationSessionDatabase(t *testing.T) {
+	e := fndStart(t, nil)
+	store := e.app.Store()
+	u := fndUser(t, store, "Ada Lovelace", "ada@example.com", "https://img.example.com/ada.png")
+	expires := time.Now().Add(10 * 24 * time.Hour).UTC()
+	tok := fndDBSession(t, store, u, expires)
+
+	e.setJarCookie("next-auth.session-token", tok)
+	res := e.get("/session")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	requireNoStore(t, res.Header)
+	body := res.json(t)
+	require.Equal(t, map[string]any{
+		"user": map[string]any{
+			"name":  "Ada Lovelace",
+			"email": "ada@example.com",
+			"image": "https://img.example.com/ada.png",
+		},
+		"expires": expires.Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z"),
+	}, body)
+	require.Regexp(t, fndISOms, body["expires"])
+
+	// The session cookie is re-issued with the same token and an expiry of now+max_age.
+	c, ok := fndFindCookie(res.Header, "next-auth.session-token")
+	require.True(t, ok)
+	require.Equal(t, tok, c.Value)
+	require.True(t, c.HttpOnly)
+	require.Equal(t, "/", c.Path)
+	require.Equal(t, http.SameSiteLaxMode, c.SameSite)
+	require.WithinDuration(t, time.Now().Add(30*24*time.Hour), c.Expires, time.Minute)
+
+	// null fields stay null (next-auth keeps them).
+	u2 := fndUser(t, store, "", "nobody@example.com", "")
+	tok2 := fndDBSession(t, store, u2, expires)
+	res = e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok2, nil)
+	require.JSONEq(t, `{"user":{"name":null,"email":"nobody@example.com","image":null},"expires":"`+
+		expires.Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z")+`"}`, res.body)
+	require.NotContains(t, res.body, `"id"`, "user.id is hidden unless expose_user_id")
+}
+
+func TestFoundationSessionExposeUserID(t *testing.T) {
+	e := fndStart(t, func(c *config.Config) { c.Callbacks.ExposeUserID = true })
+	u := fndUser(t, e.app.Store(), "A", "a@example.com", "")
+	tok := fndDBSession(t, e.app.Store(), u, time.Now().Add(time.Hour))
+	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
+	require.Equal(t, u.ID, res.json(t)["user"].(map[string]any)["id"])
+}
+
+func TestFoundationSessionDatabaseExpired(t *testing.T) {
+	e := fndStart(t, nil)
+	store := e.app.Store()
+	u := fndUser(t, store, "Old", "old@example.com", "")
+	tok := fndDBSession(t, store, u, time.Now().Add(-time.Minute))
+	require.EqualValues(t, 1, fndCounts(t, store)["sessions"])
+
+	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "{}", strings.TrimSpace(res.body))
+	requireCleared(t, res.Header, "next-auth.session-token")
+	require.EqualValues(t, 0, fndCounts(t, store)["sessions"], "the expired row is deleted")
+	require.EqualValues(t, 1, fndCounts(t, store)["users"], "the user stays")
+}
+
+func TestFoundationSessionDatabaseSliding(t *testing.T) {
+	clock := &fndClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
+	e := fndStartClock(t, clock, nil) // max_age 720h, update_age 24h
+	store := e.app.Store()
+	u := fndUser(t, store, "S", "s@example.com", "")
+	start := clock.Now().Add(30 * 24 * time.Hour)
+	tok := fndDBSession(t, store, u, start)
+	expiresInDB := func() time.Time {
+		row, err := store.SessionAndUser(context.Background(), session.HashToken(tok))
+		require.NoError(t, err)
+		return row.Expires.UTC()
+	}
+	get := func() map[string]any {
+		return e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil).json(t)
+	}
+
+	clock.Add(23 * time.Hour)
+	require.Equal(t, start.Format("2006-01-02T15:04:05.000Z"), get()["expires"])
+	require.True(t, start.Equal(expiresInDB()), "not due yet: no write")
+
+	clock.Add(time.Hour) // exactly update_age later: due
+	get()
+	extended := expiresInDB()
+	require.True(t, clock.Now().Add(30*24*time.Hour).Equal(extended), "extended to now+max_age: %v", extended)
+
+	clock.Add(time.Hour)
+	get()
+	require.True(t, extended.Equal(expiresInDB()), "at most one write per update_age")
+}
+
+// fndJWTCookie makes a v4 session JWT the way the jwt strategy does.
+func fndJWTCookie(t testing.TB, claims map[string]any, now time.Time) string {
+	t.Helper()
+	key, err := jwt.NewKey(fndSecret, "", jwt.V4)
+	require.NoError(t, err)
+	tok, err := key.Encode(claims, 30*24*time.Hour, now)
+	require.NoError(t, err)
+	return tok
+}
+
+func TestFoundationSessionJWT(t *testing.T) {
+	e := fndStart(t, func(c *config.Config) { c.Session.Strategy = config.StrategyJWT })
+	tok := fndJWTCookie(t, map[string]any{"name": "Jo", "email": "jo@example.com", "picture": "https://img.example.com/jo.png", "sub": "user-1"}, time.Now())
+	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	body := res.json(t)
+	require.Equal(t, map[string]any{"name": "Jo", "email": "jo@example.com", "image": "https://img.example.com/jo.png"}, body["user"])
+	require.Regexp(t, fndISOms, body["expires"])
+	exp, err := time.Parse(time.RFC3339, body["expires"].(string))
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(30*24*time.Hour), exp, time.Minute)
+	c, ok := fndFindCookie(res.Header, "next-auth.session-token")
+	require.True(t, ok, "the JWT is re-issued on every read")
+	require.NotEmpty(t, c.Value)
+	require.EqualValues(t, 0, fndCounts(t, e.app.Store())["sessions"], "no database row for jwt sessions")
+
+	// A token made under another secret is garbage: {} and cleared.
+	other, err := jwt.NewKey("another-secret-another-secret-another", "", jwt.V4)
+	require.NoError(t, err)
+	bad, err := other.Encode(map[string]any{"sub": "x"}, time.Hour, time.Now())
+	require.NoError(t, err)
+	res = e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+bad, nil)
+	require.Equal(t, "{}", strings.TrimSpace(res.body))
+	requireCleared(t, res.Header, "next-auth.session-token")
+
+	// An expired token likewise.
+	old := fndJWTCookie(t, map[string]any{"sub": "x"}, time.Now().Add(-31*24*time.Hour))
+	res = e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+old, nil)
+	require.Equal(t, "{}", strings.TrimSpace(res.body))
+	requireCleared(t, res.Header, "next-auth.session-token")
+}
+
+func TestFoundationSessionJWTAuthJS(t *testing.T) {
+	e := fndStart(t, func(c *config.Config) {
+		c.Session.Strategy = config.StrategyJWT
+		c.Cookies.Style = config.StyleAuthJS
+	})
+	s, err := session.NewJWT(fndSecret, jwt.V5, "authjs.session-token", cookies.Writer{}, session.Lifetime{MaxAge: time.Hour, Now: time.Now})
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	require.NoError(t, s.Create(context.Background(), rec, httptest.NewRequest(http.MethodGet, "/", nil), session.User{}, map[string]any{"sub": "u", "email": "v5@example.com"}))
+	c, ok := fndFindCookie(rec.Header(), "authjs.session-token")
+	require.True(t, ok)
+
+	res := e.rawDo(http.MethodGet, "/session", "authjs.session-token="+c.Value, nil)
+	require.Equal(t, "v5@example.com", res.json(t)["user"].(map[string]any)["email"])
+	// A v4-style cookie name is not read under the authjs style.
+	res = e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+c.Value, nil)
+	require.Equal(t, "{}", strings.TrimSpace(res.body))
+}
