@@ -3,6 +3,7 @@ package app_test
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -38,6 +39,12 @@ const testSecret = "test-secret-0123456789abcdef0123456789abcdef"
 // newOAuthEnv boots mockoidc and latchkey; mutate adjusts the config.
 func newOAuthEnv(t *testing.T, mutate func(*config.Config)) *oauthEnv {
 	t.Helper()
+	return newOAuthEnvWithHooks(t, mutate, nil)
+}
+
+// newOAuthEnvWithHooks is newOAuthEnv with operator hooks.
+func newOAuthEnvWithHooks(t *testing.T, mutate func(*config.Config), hooks *app.Hooks) *oauthEnv {
+	t.Helper()
 	idp, err := mockoidc.Run()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = idp.Shutdown() })
@@ -59,7 +66,7 @@ func newOAuthEnv(t *testing.T, mutate func(*config.Config)) *oauthEnv {
 	}
 	_, err = cfg.Validate(app.CatalogueExtra)
 	require.NoError(t, err)
-	a, err := app.New(cfg, app.Options{})
+	a, err := app.New(cfg, app.Options{Hooks: hooks, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: a.Handler()}}
 	srv.Start()
