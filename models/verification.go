@@ -1,0 +1,97 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// CreateVerificationToken stores a pending e-mail sign-in. Only the hash of
+// the token is stored; the token itself travels in the e-mail.
+func (s *Store) CreateVerificationToken(ctx context.Context, identifier, tokenHash string, expires time.Time) error {
+	row := VerificationToken{Identifier: identifier, TokenHash: tokenHash, Expires: expires.UTC()}
+	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+		return fmt.Errorf("create verification token: %w", conflict(err))
+	}
+	return nil
+}
+
+// DeleteVerificationToken removes a pending sign-in, e.g. when its e-mail
+// could not be sent; a missing row is not an error.
+func (s *Store) DeleteVerificationToken(ctx context.Context, identifier, tokenHash string) error {
+	err := s.db.WithContext(ctx).
+		Where("identifier = ? AND token_hash = ?", identifier, tokenHash).
+		Delete(&VerificationToken{}).Error
+	if err != nil {
+		return fmt.Errorf("delete verification token: %w", err)
+	}
+	return nil
+}
+
+// VerificationTokenByHash looks a token up without consuming it, expired or
+// not, so the caller can tell the operator why a link failed and ask the
+// SignIn hook before anything is written.
+func (s *Store) VerificationTokenByHash(ctx context.Context, tokenHash string) (*VerificationToken, error) {
+	var row VerificationToken
+	err := s.db.WithContext(ctx).Where("token_hash = ?", tokenHash).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find verification token: %w", err)
+	}
+	return &row, nil
+}
+
+// RedeemVerificationToken consumes an unexpired token for identifier and
+// marks the address verified, creating its user when there is none, all in
+// one transaction: of two concurrent redemptions exactly one gets the user
+// (the other ErrNotFound), and a failure after the delete rolls the token
+// back so the link still works. isNew reports a created user.
+func (s *Store) RedeemVerificationToken(ctx context.Context, identifier, tokenHash string, now time.Time) (u *User, isNew bool, err error) {
+	now = now.UTC()
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var consumed []string
+		q := tx.Raw(`DELETE FROM verification_tokens
+			WHERE identifier = ? AND token_hash = ? AND expires > ?
+			RETURNING identifier`, identifier, tokenHash, now).Scan(&consumed)
+		if q.Error != nil {
+			return fmt.Errorf("consume verification token: %w", q.Error)
+		}
+		if len(consumed) == 0 {
+			return ErrNotFound
+		}
+		u, isNew, err = verifyEmail(tx, identifier, now)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return u, isNew, nil
+}
+
+// verifyEmail sets emailVerified on the user with this address, or creates
+// one, inside tx.
+func verifyEmail(tx *gorm.DB, email string, now time.Time) (*User, bool, error) {
+	var u User
+	err := tx.Where("email = ?", email).Take(&u).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		addr := email
+		u = User{ID: NewID(), Email: &addr, EmailVerified: &now}
+		if err := tx.Create(&u).Error; err != nil {
+			return nil, false, fmt.Errorf("create user: %w", conflict(err))
+		}
+		return &u, true, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("find user: %w", err)
+	}
+	if err := tx.Model(&u).Update("email_verified", now).Error; err != nil {
+		return nil, false, fmt.Errorf("set emailVerified: %w", err)
+	}
+	u.EmailVerified = &now
+	return &u, false, nil
+}
