@@ -1,0 +1,208 @@
+// Browser end-to-end in headless Chromium (Debian's /usr/bin/chromium driven
+// by playwright-core; no browser is ever downloaded):
+//  - OIDC: /signin → click the IdP button → the IdP signs in → callbackUrl →
+//    /session shows the user → /signout page → confirm → /session is empty;
+//  - e-mail: /signin → e-mail form → verify-request page → link → signed in;
+//  - screenshots of the sign-in, sign-out, error and verify-request pages at
+//    390 px (phone) and 1280 px (desktop) into docs/screenshots/;
+//  - every request a latchkey page makes is recorded: none may leave its origin.
+import fs from "node:fs";
+import path from "node:path";
+import os from "node:os";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { signInLink } from "./smtp.mjs";
+import { ALICE } from "./idp.mjs";
+import { assert, eq, show } from "./report.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const SHOTS = path.resolve(here, process.env.COMPAT_SCREENSHOTS || "../../docs/screenshots");
+
+// Flags that keep Chromium from calling out to Google services on a closed network.
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export function plan(target) {
+  return [{ id: "browser", kind: target, strategy: "database", basePath: "/api/auth", cookieStyle: "next-auth" }];
+}
+
+/** Launch Chromium with a fresh profile directory (playwright creates and removes it). */
+export async function launchChromium() {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run test/compat/install.sh (apt-get install chromium)`);
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, chromiumSandbox: false, timeout: 60000 });
+}
+
+/** A browser context that records every request and blocks any host but 127.0.0.1. */
+async function newContext(browser, viewport) {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale: "en-US" });
+  context.requests = [];
+  context.blocked = [];
+  context.on("request", (r) => context.requests.push({ url: r.url(), type: r.resourceType(), nav: r.isNavigationRequest() }));
+  await context.route("**/*", (route) => {
+    const u = new URL(route.request().url());
+    if (u.hostname !== "127.0.0.1" && u.protocol !== "data:") {
+      context.blocked.push(u.href);
+      return route.abort("blockedbyclient");
+    }
+    return route.continue();
+  });
+  return context;
+}
+
+/** Open a latchkey page and assert it loads nothing from another origin. Returns the response. */
+async function openPage(page, url, origin) {
+  const context = page.context();
+  const from = context.requests.length;
+  const res = await page.goto(url, { waitUntil: "networkidle" });
+  const made = context.requests.slice(from).filter((r) => !(r.nav && r.url === url));
+  const foreign = made.filter((r) => new URL(r.url).origin !== origin);
+  assert(!foreign.length, () => `the page requested other hosts: ${foreign.map((r) => `${r.type} ${r.url}`).join(", ")}`);
+  return { res, resources: made.length };
+}
+
+async function shot(page, name) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  const file = path.join(SHOTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return path.relative(path.resolve(here, "../.."), file);
+}
+
+async function noHorizontalScroll(page, width) {
+  const sw = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert(sw <= width, `the page is ${sw}px wide at a ${width}px viewport (horizontal scrolling)`);
+}
+
+async function sessionIn(page, base) {
+  const res = await page.goto(`${base}/session`);
+  const text = await res.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return `<not JSON: ${text.slice(0, 100)}>`;
+  }
+}
+
+export async function run(report, ctx) {
+  const t = report.scope("browser ");
+  const server = await ctx.server("browser");
+  if (!server) return;
+  const { base, origin } = server;
+
+  let browser;
+  const ok = await t.check("Chromium starts headless (playwright-core, system chromium)", async () => {
+    browser = await launchChromium();
+    return `Chromium ${browser.version()}`;
+  });
+  if (!ok) return;
+
+  try {
+    const desktop = await newContext(browser, { width: 1280, height: 800 });
+    const page = await desktop.newPage();
+    const dashboard = `${origin}/dashboard`;
+
+    // ---- OIDC round trip -------------------------------------------------
+    await t.check("sign-in page loads with only same-origin resources", async () => {
+      const { res, resources } = await openPage(page, `${base}/signin?callbackUrl=${encodeURIComponent(dashboard)}`, origin);
+      eq(res.status(), 200, "status");
+      eq(await page.title(), "Sign In", "title");
+      return `${resources} sub-resources; ${await shot(page, "signin-desktop")}`;
+    });
+    await t.check("clicking the IdP button signs in through the IdP and lands on callbackUrl", async () => {
+      const button = page.getByRole("button", { name: /Company SSO/ });
+      await button.click();
+      await page.waitForURL(dashboard, { timeout: 15000 });
+      return `at ${page.url()}`;
+    });
+    await t.check("/session shows the user after the OIDC sign-in", async () => {
+      const s = await sessionIn(page, base);
+      eq([s?.user?.email, s?.user?.name], [ALICE.email, ALICE.name], "session user");
+    });
+    await t.check("sign-out page loads with only same-origin resources", async () => {
+      const { res } = await openPage(page, `${base}/signout`, origin);
+      eq(res.status(), 200, "status");
+      return await shot(page, "signout-desktop");
+    });
+    await t.check("confirming on the sign-out page signs out", async () => {
+      await Promise.all([page.waitForNavigation({ timeout: 15000 }), page.getByRole("button", { name: /sign out/i }).click()]);
+      const landed = page.url();
+      const s = await sessionIn(page, base);
+      assert(s && typeof s === "object" && Object.keys(s).length === 0, `session after sign-out: ${show(s)}`);
+      return `landed on ${landed}`;
+    });
+
+    // ---- e-mail round trip ---------------------------------------------
+    let link;
+    await t.check("the e-mail form leads to the verify-request page", async () => {
+      await openPage(page, `${base}/signin?callbackUrl=${encodeURIComponent(`${origin}/inbox`)}`, origin);
+      const since = Date.now();
+      await page.locator('input[type="email"]').fill(ALICE.email);
+      await Promise.all([
+        page.waitForNavigation({ timeout: 15000 }),
+        page.locator("form", { has: page.locator('input[type="email"]') }).locator('button, input[type="submit"]').first().click(),
+      ]);
+      const u = new URL(page.url());
+      eq(u.origin + u.pathname, `${base}/verify-request`, "landed on");
+      const msg = await ctx.smtp.waitForMail(ALICE.email, { since });
+      link = signInLink(msg);
+      assert(link, "no link in the e-mail");
+    });
+    await t.check("verify-request page loads with only same-origin resources", async () => {
+      const { res } = await openPage(page, `${base}/verify-request?provider=email&type=email`, origin);
+      eq(res.status(), 200, "status");
+      return await shot(page, "verify-request-desktop");
+    });
+    await t.check("the e-mail link signs the browser in", async () => {
+      assert(link, "no link");
+      await page.goto(link);
+      const landed = page.url();
+      assert(!landed.includes("/error"), `landed on ${landed}`);
+      const s = await sessionIn(page, base);
+      eq(s?.user?.email, ALICE.email, "session.user.email");
+      return `landed on ${landed}`;
+    });
+
+    // ---- error page ------------------------------------------------------
+    await t.check("error page (Verification) loads with only same-origin resources", async () => {
+      const { res } = await openPage(page, `${base}/error?error=Verification`, origin);
+      eq(res.status(), 403, "status");
+      return await shot(page, "error-desktop");
+    });
+    await t.check("no request left 127.0.0.1 during the desktop run", async () => {
+      eq(desktop.blocked, [], "blocked requests");
+      return `${desktop.requests.length} requests recorded`;
+    });
+    await desktop.close();
+
+    // ---- phone-width screenshots -----------------------------------------
+    const phone = await newContext(browser, { width: 390, height: 844 });
+    const p2 = await phone.newPage();
+    for (const [name, url, status] of [
+      ["signin", `${base}/signin`, 200],
+      ["signout", `${base}/signout`, 200],
+      ["verify-request", `${base}/verify-request?provider=email&type=email`, 200],
+      ["error", `${base}/error?error=Verification`, 403],
+    ]) {
+      await t.check(`${name} page at 390px: same-origin only, no horizontal scrolling`, async () => {
+        const { res } = await openPage(p2, url, origin);
+        eq(res.status(), status, "status");
+        await noHorizontalScroll(p2, 390);
+        return await shot(p2, `${name}-phone`);
+      });
+    }
+    await t.check("no request left 127.0.0.1 during the phone run", async () => {
+      eq(phone.blocked, [], "blocked requests");
+    });
+    await phone.close();
+  } finally {
+    await browser.close();
+  }
+}
