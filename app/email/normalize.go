@@ -1,0 +1,46 @@
+// Package email is the mechanism behind e-mail (magic link) sign-in:
+// address normalisation, verification tokens and links, SMTP delivery and
+// the per-key rate limits that keep the endpoint from being used to spam.
+// It knows nothing about HTTP handlers or storage.
+package email
+
+import (
+	"errors"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// ErrInvalidAddress is returned by Normalize for input that is not one
+// plausible e-mail address.
+var ErrInvalidAddress = errors.New("invalid e-mail address")
+
+// maxAddressLen is RFC 5321's practical limit on a forward path.
+const maxAddressLen = 320
+
+// Normalize applies next-auth v4's default normalizeIdentifier, so the same
+// address yields the same user in both: NFKC, trim, exactly one "@" and no
+// '"', lower-case, the domain cut at the first ",", and a domain with a dot
+// (user@localhost is rejected). Beyond v4 it also rejects whitespace and
+// control characters inside the address and over-long input, which would
+// otherwise reach the SMTP envelope and the database.
+func Normalize(raw string) (string, error) {
+	s := strings.TrimSpace(norm.NFKC.String(raw))
+	if strings.Count(s, "@") != 1 || strings.Contains(s, `"`) || len(s) > maxAddressLen {
+		return "", ErrInvalidAddress
+	}
+	local, domain, _ := strings.Cut(strings.ToLower(s), "@")
+	if local == "" || domain == "" {
+		return "", ErrInvalidAddress
+	}
+	domain, _, _ = strings.Cut(domain, ",")
+	if !strings.Contains(domain, ".") {
+		return "", ErrInvalidAddress
+	}
+	addr := local + "@" + domain
+	if strings.IndexFunc(addr, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return "", ErrInvalidAddress
+	}
+	return addr, nil
+}

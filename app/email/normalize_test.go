@@ -1,0 +1,47 @@
+package email
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestNormalize(t *testing.T) {
+	ok := []struct{ in, want string }{
+		{"alice@example.com", "alice@example.com"},
+		{"  Alice@Example.COM\t\n", "alice@example.com"},
+		{"bob@example.com,evil.com", "bob@example.com"},        // v4 strips the domain after ","
+		{"bob@example.com,", "bob@example.com"},                //
+		{"ｂｏｂ@ｅｘａｍｐｌｅ．ｃｏｍ", "bob@example.com"},                 // NFKC folds full-width forms
+		{"o\u0301la@example.com", "\u00f3la@example.com"},      // NFKC composes
+		{"a+tag@sub.example.co.uk", "a+tag@sub.example.co.uk"}, //
+		{"ÄRGER@Beispiel.de", "ärger@beispiel.de"},             // Unicode lower-casing
+		{"x@a.b", "x@a.b"},
+	}
+	for _, tc := range ok {
+		got, err := Normalize(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("Normalize(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	bad := []string{
+		"",
+		"   ",
+		"alice",
+		"alice@localhost",       // no dot in the domain
+		"@example.com",          // empty local part
+		"alice@",                // empty domain
+		"a@b@example.com",       // two @
+		`"a b"@example.com`,     // quotes
+		"alice@,example.com",    // domain empty after ","
+		"ali ce@example.com",    // inner space
+		"alice@exa\r\nmple.com", // header injection attempt
+		"alice@example.com\x00", // control character (TrimSpace keeps NUL)
+		strings.Repeat("a", 320) + "@example.com",
+	}
+	for _, in := range bad {
+		if got, err := Normalize(in); !errors.Is(err, ErrInvalidAddress) {
+			t.Errorf("Normalize(%q) = %q, %v; want ErrInvalidAddress", in, got, err)
+		}
+	}
+}

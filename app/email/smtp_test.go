@@ -1,0 +1,193 @@
+package email_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/email/smtptest"
+)
+
+const secretPass = "p:ss@w0rd/%"
+
+var testMessage = email.Message{
+	From:    "Sign in <no-reply@example.com>",
+	To:      "alice@example.com",
+	Subject: "Sign in to example.com",
+	Text:    "Sign in to example.com\nhttps://example.com/api/auth/callback/email?callbackUrl=https%3A%2F%2Fexample.com&token=abc&email=alice%40example.com\n\n",
+	HTML:    `<a href="https://example.com/api/auth/callback/email?callbackUrl=https%3A%2F%2Fexample.com&amp;token=abc&amp;email=alice%40example.com">Sign in</a>`,
+}
+
+func newSender(t *testing.T, server string, opts email.SMTPOptions) (*email.SMTP, *bytes.Buffer) {
+	t.Helper()
+	var logs bytes.Buffer
+	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	s, err := email.NewSMTP(server, opts)
+	if err != nil {
+		t.Fatalf("NewSMTP: %v", err)
+	}
+	return s, &logs
+}
+
+func TestSMTPDeliversMultipartAlternative(t *testing.T) {
+	srv := smtptest.Start(t, smtptest.Options{})
+	s, logs := newSender(t, srv.URL("smtp", ""), email.SMTPOptions{})
+	if err := s.Send(context.Background(), testMessage); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	m := srv.Wait(t, 1)[0]
+	if m.From != "no-reply@example.com" || len(m.To) != 1 || m.To[0] != "alice@example.com" {
+		t.Fatalf("envelope from %q to %v", m.From, m.To)
+	}
+	p, err := smtptest.Parse(m.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ContentType != "multipart/alternative" || p.Subject != testMessage.Subject {
+		t.Fatalf("content type %q subject %q", p.ContentType, p.Subject)
+	}
+	if text := strings.ReplaceAll(p.Text, "\r\n", "\n"); text != testMessage.Text || !strings.Contains(p.HTML, "&amp;token=abc") {
+		t.Fatalf("parts:\ntext %q\nhtml %q", p.Text, p.HTML)
+	}
+	if p.Header.Get("Message-Id") == "" || p.Header.Get("Date") == "" {
+		t.Fatalf("missing Message-Id or Date: %v", p.Header)
+	}
+	if strings.Contains(logs.String(), "token=abc") || !strings.Contains(logs.String(), "delivered") {
+		t.Fatalf("log: %s", logs)
+	}
+}
+
+// STARTTLS is used when the server offers it, and credentials from the URL
+// (percent-encoded) are sent only over the encrypted connection.
+func TestSMTPStartTLSAndAuth(t *testing.T) {
+	serverTLS, clientTLS := smtptest.SelfSigned(t)
+	srv := smtptest.Start(t, smtptest.Options{TLS: serverTLS, Username: "mailer@example.com", Password: secretPass})
+	userinfo := "mailer%40example.com:" + strings.NewReplacer(":", "%3A", "@", "%40", "/", "%2F", "%", "%25").Replace(secretPass)
+	s, logs := newSender(t, srv.URL("smtp", userinfo), email.SMTPOptions{TLSConfig: clientTLS})
+	if err := s.Send(context.Background(), testMessage); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	m := srv.Wait(t, 1)[0]
+	if !m.TLS || m.Auth != "mailer@example.com" {
+		t.Fatalf("delivered with TLS=%v auth=%q", m.TLS, m.Auth)
+	}
+	if strings.Contains(logs.String(), secretPass) {
+		t.Fatalf("password in the log: %s", logs)
+	}
+}
+
+func TestSMTPImplicitTLS(t *testing.T) {
+	serverTLS, clientTLS := smtptest.SelfSigned(t)
+	srv := smtptest.Start(t, smtptest.Options{TLS: serverTLS, Implicit: true})
+	s, _ := newSender(t, srv.URL("smtps", ""), email.SMTPOptions{TLSConfig: clientTLS})
+	if err := s.Send(context.Background(), testMessage); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if m := srv.Wait(t, 1)[0]; !m.TLS {
+		t.Fatal("smtps delivery was not encrypted")
+	}
+}
+
+// A certificate that does not verify is an error, not a silent fallback to
+// plain text: "opportunistic" means "when offered", not "whatever happens".
+func TestSMTPStartTLSBadCertificate(t *testing.T) {
+	serverTLS, _ := smtptest.SelfSigned(t)
+	srv := smtptest.Start(t, smtptest.Options{TLS: serverTLS})
+	s, _ := newSender(t, srv.URL("smtp", ""), email.SMTPOptions{})
+	if err := s.Send(context.Background(), testMessage); err == nil {
+		t.Fatal("delivered over STARTTLS with an untrusted certificate")
+	}
+	if n := len(srv.Mails()); n != 0 {
+		t.Fatalf("%d messages received", n)
+	}
+}
+
+func TestSMTPFailures(t *testing.T) {
+	refused := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		_ = l.Close()
+		return addr
+	}()
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never greets
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	rejecting := smtptest.Start(t, smtptest.Options{RejectRcpt: func(string) bool { return true }})
+	authing := smtptest.Start(t, smtptest.Options{Username: "u", Password: "right"})
+
+	for _, tc := range []struct{ name, server string }{
+		{"connection refused", "smtp://u:" + "wrong%2Fpass" + "@" + refused},
+		{"no greeting (timeout)", "smtp://" + silent.Addr().String()},
+		{"recipient rejected", rejecting.URL("smtp", "")},
+		{"wrong password", authing.URL("smtp", "u:wrong%2Fpass")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, logs := newSender(t, tc.server, email.SMTPOptions{Timeout: 500 * time.Millisecond})
+			start := time.Now()
+			err := s.Send(context.Background(), testMessage)
+			if err == nil {
+				t.Fatal("Send succeeded")
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("Send took %v despite a 500ms timeout", time.Since(start))
+			}
+			for _, out := range []string{err.Error(), logs.String()} {
+				if strings.Contains(out, "wrong/pass") || strings.Contains(out, "wrong%2Fpass") || strings.Contains(out, "token=abc") {
+					t.Fatalf("secret leaked: %s", out)
+				}
+			}
+			if !strings.Contains(logs.String(), "not delivered") {
+				t.Fatalf("no failure log line: %s", logs)
+			}
+		})
+	}
+}
+
+func TestNewSMTPRejectsBadURLsWithoutEchoingThePassword(t *testing.T) {
+	for _, server := range []string{
+		"http://u:hunter2@example.com",
+		"smtp://u:hunter2@:25",
+		"smtp://u:hunter2@example.com:0",
+		"smtp://u:hunter2@example.com:99999",
+		"smtp://u:hunter2@exa mple.com\x7f",
+	} {
+		_, err := email.NewSMTP(server, email.SMTPOptions{})
+		if err == nil {
+			t.Errorf("NewSMTP(%q) accepted", server)
+			continue
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("NewSMTP(%q) error shows the password: %v", server, err)
+		}
+	}
+	for server, want := range map[string]string{
+		"smtp://mail.example.com":        "mail.example.com:587",
+		"smtps://mail.example.com":       "mail.example.com:465",
+		"smtp://mail.example.com:2525":   "mail.example.com:2525",
+		"smtps://u:p@mail.example.com:1": "mail.example.com:1",
+	} {
+		s, err := email.NewSMTP(server, email.SMTPOptions{})
+		if err != nil || s.Addr() != want {
+			t.Errorf("NewSMTP(%q): addr %v err %v, want %s", server, s, err, want)
+		}
+	}
+}
