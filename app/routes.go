@@ -17,6 +17,7 @@ func (a *App) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
+	e.Pre(a.rejectOptions)
 	e.Use(a.logRequests, middleware.Recover())
 
 	g := e.Group(a.base.Path)
@@ -40,9 +41,28 @@ func (a *App) routes() *echo.Echo {
 func staticHandler() http.Handler {
 	files := http.FileServer(http.FS(static.Files))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r) // files only, no directory listings
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		files.ServeHTTP(w, r)
 	})
+}
+
+// rejectOptions gives OPTIONS under the base path next-auth's 400 "not
+// supported" (via handleError) like every other method but GET and POST;
+// echo would otherwise answer it itself with 204 and an Allow header.
+func (a *App) rejectOptions(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Method == http.MethodOptions {
+			if p := r.URL.Path; p == a.base.Path || strings.HasPrefix(p, a.base.Path+"/") {
+				return echo.ErrMethodNotAllowed
+			}
+		}
+		return next(c)
+	}
 }
 
 // handleError turns routing misses and early failures into next-auth's
