@@ -1,18 +1,23 @@
-// Differences between latchkey and next-auth v4 that are deliberate. Each one
-// is described in docs/compatibility.md under the same id. The differential
-// check (diff.test.mjs) accepts a difference only when an entry here matches
-// the scenario name and the path of the differing field.
+// Differences between latchkey and next-auth v4 that are deliberate or
+// harmless. Each one is described in docs/compatibility.md under the same id.
+// The differential check (diff.test.mjs) accepts a difference only when an
+// entry matches the scenario name, the path of the differing field and, where
+// given, the predicate on the two values (a: latchkey, b: next-auth v4).
+const absent = (x) => x === undefined;
+const isClearing = (c) => c && typeof c === "object" && c.value === "" && c.maxAge === 0;
+
 export const KNOWN = [
   {
     id: "oauth-state-from-csrf",
     scenario: /^(POST \/signin\/idp|OIDC sign-in|GET \/callback\/idp)/,
-    path: /^cookies\.next-auth\.state(\[\d+\])?(\.|$)/,
+    path: /^cookies\.next-auth\.state$/,
+    when: (d) => absent(d.a),
     reason: "latchkey derives the OAuth state from the CSRF token and recomputes it at the callback; next-auth v4 keeps a random state in a next-auth.state cookie",
   },
   {
     id: "protocol-relative-callback",
     scenario: /\/\/evil\.example/,
-    path: /^body\.url$/,
+    path: /^(body\.url|cookies\.next-auth\.callback-url)$/,
     reason: "latchkey treats //host as another origin and falls back to the site origin; next-auth v4 prefixes it with its origin (http://host//evil.example/x)",
   },
   {
@@ -21,8 +26,53 @@ export const KNOWN = [
     path: /.*/,
     reason: "an invalid callbackUrl (not absolute, no leading slash) is ignored by latchkey; next-auth v4 answers 500 (configuration error)",
   },
+  {
+    id: "nonce-cookie-max-age",
+    scenario: /^POST \/signin\/idp/,
+    path: /^cookies\.next-auth\.nonce\.maxAge$/,
+    when: (d) => d.a === 900 && absent(d.b),
+    reason: "latchkey's nonce cookie has Max-Age=900 next to the same 15-minute Expires; next-auth v4 sets only Expires (its nonce cookie has no maxAge default). Same lifetime in every browser",
+  },
+  {
+    id: "cookies-on-unknown-callback",
+    scenario: /^GET \/callback\/nope/,
+    path: /^cookies\.next-auth\.(csrf-token|callback-url)$/,
+    when: (d) => absent(d.b),
+    reason: "latchkey answers an unknown provider's callback with the same 400 but has already issued the CSRF and callback-url cookies, as on every other route; next-auth v4 rejects it before its init step",
+  },
+  {
+    id: "signout-always-clears",
+    scenario: /^POST \/signout with CSRF/,
+    path: /^cookies\.next-auth\.session-token$/,
+    when: (d) => isClearing(d.a) && absent(d.b),
+    reason: "on a valid sign-out latchkey always clears the session cookie; next-auth v4 clears it only when one was sent. Clearing an absent cookie is a no-op",
+  },
+  {
+    id: "signin-page-callbackurl-fields",
+    scenario: /^GET \/signin/,
+    path: /^body\.forms\[\d+\]\.inputs(\[\d+\]\.value)?$/,
+    when: (d) => {
+      if (Array.isArray(d.a) && Array.isArray(d.b)) {
+        // latchkey's e-mail form carries a hidden callbackUrl; v4's relies on the callback-url cookie.
+        const rest = d.a.filter((i) => i.name !== "callbackUrl");
+        return JSON.stringify(rest) === JSON.stringify(d.b);
+      }
+      // latchkey fills the hidden callbackUrl with the resolved absolute URL, v4 with the raw query value.
+      return typeof d.b === "string" && d.b.startsWith("/") && d.a === `{origin}${d.b}`;
+    },
+    reason: "the sign-in page's hidden callbackUrl fields: latchkey puts the resolved absolute URL in every form, including the e-mail form; next-auth v4 echoes the raw query value and leaves it out of the e-mail form. The POST resolves it the same way",
+  },
 ];
 
+const used = new Set();
+
 export function matchKnown(scenario, d) {
-  return KNOWN.find((k) => k.scenario.test(scenario) && k.path.test(d.path)) ?? null;
+  const k = KNOWN.find((k) => k.scenario.test(scenario) && k.path.test(d.path) && (!k.when || k.when(d))) ?? null;
+  if (k) used.add(k.id);
+  return k;
+}
+
+/** Known differences that no scenario produced (the Go side may have closed them). */
+export function unusedKnown() {
+  return KNOWN.filter((k) => !used.has(k.id)).map((k) => k.id);
 }

@@ -64,3 +64,14 @@ process.on("exit", () => {
     } catch {}
   }
 });
+
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.once(sig, () => {
+    for (const c of children) {
+      try {
+        c.kill("SIGKILL");
+      } catch {}
+    }
+    process.exit(sig === "SIGINT" ? 130 : 143);
+  });
+}

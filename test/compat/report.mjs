@@ -21,12 +21,16 @@ export class Report {
 
   async check(name, fn) {
     const full = this.prefix + name;
+    const t0 = Date.now();
+    const slow = () => (Date.now() - t0 > 2000 ? ` [${((Date.now() - t0) / 1000).toFixed(1)} s]` : "");
     try {
-      const note = await fn();
-      this.pass(full, note);
+      let note = await fn();
+      note = (typeof note === "string" ? note : "") + slow();
+      this.pass(full, note.trim());
       return true;
     } catch (e) {
-      this.fail(full, e);
+      const took = slow();
+      this.fail(full + took, e);
       return false;
     }
   }
