@@ -190,6 +190,17 @@ function scenarios(ctx, pair) {
     await s.req("POST", "/signin/idp", { form: { csrfToken, callbackUrl: `${s.server.origin}/dash`, json: "true" } });
     return s.req("GET", "/callback/idp?code=abc&state=bad-state");
   });
+  add("POST /callback/idp (form_post) with a bad state", async (s) => {
+    const csrfToken = await s.fresh().csrf();
+    await s.req("POST", "/signin/idp", { form: { csrfToken, callbackUrl: `${s.server.origin}/dash`, json: "true" } });
+    return s.req("POST", "/callback/idp", { form: { code: "abc", state: "bad-state" } });
+  });
+  add("POST /signin/idp with X-Auth-Return-Redirect: 1 (the v5 client's header)", async (s) => {
+    const csrfToken = await s.fresh().csrf();
+    return s.req("POST", "/signin/idp", { form: { csrfToken, callbackUrl: `${s.server.origin}/dash` }, headers: { "x-auth-return-redirect": "1" } });
+  });
+  add("HEAD /csrf", (s) => s.fresh().req("HEAD", "/csrf"));
+  add("POST /_log (v4 client logger beacon)", (s) => s.fresh().req("POST", "/_log", { form: { level: "error", code: "TEST" } }));
   add("GET /callback/idp without any cookies", (s) => s.fresh().req("GET", "/callback/idp?code=abc&state=abc"));
   add("GET /callback/idp?error=access_denied (after sign-in POST)", async (s) => {
     const csrfToken = await s.fresh().csrf();

@@ -27,6 +27,12 @@ export const KNOWN = [
     reason: "an invalid callbackUrl (not absolute, no leading slash) is ignored by latchkey; next-auth v4 answers 500 (configuration error)",
   },
   {
+    id: "v5-return-redirect-header",
+    scenario: /X-Auth-Return-Redirect/,
+    path: /.*/,
+    reason: "latchkey serves the v5 client too: a redirecting POST with X-Auth-Return-Redirect answers 200 {url} (as @auth/core does); next-auth v4 ignores the header and answers 302",
+  },
+  {
     id: "nonce-cookie-max-age",
     scenario: /^POST \/signin\/idp/,
     path: /^cookies\.next-auth\.nonce\.maxAge$/,
