@@ -1,0 +1,255 @@
+package cookies_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/cookies"
+)
+
+// encodeURIComponent is the ECMAScript definition, written independently:
+// every UTF-8 byte is %XX except A-Z a-z 0-9 - _ . ! ~ * ' ( ).
+func encodeURIComponent(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+func TestEncodeMatchesEncodeURIComponent(t *testing.T) {
+	// Outputs of node's encodeURIComponent.
+	table := map[string]string{
+		"a|b": "a%7Cb", " ": "%20", "!'()*": "!'()*", "~-_.": "~-_.", "+": "%2B", "/": "%2F",
+		":": "%3A", "?": "%3F", "#": "%23", "&": "%26", "=": "%3D", ",": "%2C", ";": "%3B",
+		"@": "%40", "$": "%24", "%": "%25", `"`: "%22", `\`: "%5C", "é": "%C3%A9", "€": "%E2%82%AC",
+		"😀": "%F0%9F%98%80", "\x00": "%00", "\n": "%0A", "[]": "%5B%5D", "{}": "%7B%7D", "^": "%5E",
+		"`": "%60", "<>": "%3C%3E", "\x7f": "%7F", "AZaz09": "AZaz09", "": "",
+		"http://localhost:3000/dash?a=1&b=2": "http%3A%2F%2Flocalhost%3A3000%2Fdash%3Fa%3D1%26b%3D2",
+	}
+	for in, want := range table {
+		require.Equal(t, want, cookies.Encode(in), "%q", in)
+		require.Equal(t, want, encodeURIComponent(in), "reference implementation, %q", in)
+	}
+	// Every ASCII character, alone and in company.
+	var all strings.Builder
+	for c := 0; c < 0x80; c++ {
+		s := string(rune(c))
+		all.WriteString(s)
+		require.Equal(t, encodeURIComponent(s), cookies.Encode(s), "%q", s)
+	}
+	require.Equal(t, encodeURIComponent(all.String()), cookies.Encode(all.String()))
+	// Random valid UTF-8.
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		var b strings.Builder
+		for range r.IntN(20) {
+			b.WriteRune(rune(r.IntN(0x2FFFF)))
+		}
+		s := strings.ToValidUTF8(b.String(), "")
+		require.Equal(t, encodeURIComponent(s), cookies.Encode(s), "%q", s)
+	}
+}
+
+func TestReadDecodes(t *testing.T) {
+	for _, v := range []string{"plain", "a|b", "http://localhost:3000/x?y=1", "é €", "!'()*", "100%"} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Cookie", "c="+cookies.Encode(v))
+		got, ok := cookies.Read(r, "c")
+		require.True(t, ok)
+		require.Equal(t, v, got)
+	}
+	for _, bad := range []string{"%", "%zz", "%E0%A4%A", "a%7"} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Cookie", "c="+bad)
+		_, ok := cookies.Read(r, "c")
+		require.False(t, ok, "%q is malformed", bad)
+	}
+	_, ok := cookies.Read(httptest.NewRequest(http.MethodGet, "/", nil), "c")
+	require.False(t, ok, "missing")
+}
+
+func TestNames(t *testing.T) {
+	n := cookies.NewNames("next-auth", false)
+	require.Equal(t, cookies.Names{
+		SessionToken: "next-auth.session-token", CallbackURL: "next-auth.callback-url", CSRF: "next-auth.csrf-token",
+		PKCE: "next-auth.pkce.code_verifier", State: "next-auth.state", Nonce: "next-auth.nonce",
+	}, n)
+	n = cookies.NewNames("next-auth", true)
+	require.Equal(t, cookies.Names{
+		SessionToken: "__Secure-next-auth.session-token", CallbackURL: "__Secure-next-auth.callback-url",
+		CSRF: "__Host-next-auth.csrf-token", PKCE: "__Secure-next-auth.pkce.code_verifier",
+		State: "__Secure-next-auth.state", Nonce: "__Secure-next-auth.nonce",
+	}, n)
+	n = cookies.NewNames("authjs", false)
+	require.Equal(t, "authjs.session-token", n.SessionToken)
+	require.Equal(t, "authjs.csrf-token", n.CSRF)
+	n = cookies.NewNames("authjs", true)
+	require.Equal(t, "__Secure-authjs.session-token", n.SessionToken)
+	require.Equal(t, "__Host-authjs.csrf-token", n.CSRF)
+	require.Equal(t, "__Secure-authjs.callback-url", n.CallbackURL)
+}
+
+func TestWriterAttributes(t *testing.T) {
+	rec := httptest.NewRecorder()
+	exp := time.Date(2031, 2, 3, 4, 5, 6, 0, time.FixedZone("X", 3600))
+	cookies.Writer{Secure: true}.Set(rec, "__Secure-x", "a|b c", exp, 15*time.Minute)
+	cookies.Writer{}.Set(rec, "y", "v", time.Time{}, 0)
+	cookies.Writer{Secure: true}.Clear(rec, "z")
+	lines := rec.Header().Values("Set-Cookie")
+	require.Equal(t, []string{
+		"__Secure-x=a%7Cb%20c; Path=/; Expires=Mon, 03 Feb 2031 03:05:06 GMT; Max-Age=900; HttpOnly; Secure; SameSite=Lax",
+		"y=v; Path=/; HttpOnly; SameSite=Lax",
+		"z=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax",
+	}, lines)
+}
+
+// jar applies Set-Cookie lines, in order, to a name→value map, as a browser does.
+func apply(jar map[string]string, h http.Header) {
+	for _, line := range h.Values("Set-Cookie") {
+		c, err := http.ParseSetCookie(line)
+		if err != nil {
+			continue
+		}
+		if c.MaxAge < 0 {
+			delete(jar, c.Name)
+			continue
+		}
+		jar[c.Name] = c.Value
+	}
+}
+
+// request carries the jar's cookies in a random order.
+func request(jar map[string]string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	var parts []string
+	for k, v := range jar {
+		parts = append(parts, k+"="+v)
+	}
+	rand.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+	if len(parts) > 0 {
+		r.Header.Set("Cookie", strings.Join(parts, "; "))
+	}
+	return r
+}
+
+func token(n int) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_."
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+func TestChunkingRoundTrip(t *testing.T) {
+	const name = "next-auth.session-token"
+	w := cookies.Writer{}
+	exp := time.Now().Add(time.Hour)
+	require.Equal(t, 3933, cookies.ChunkSize)
+	for _, size := range []int{1, 100, 3933, 3934, 6000, 7866, 7867, 20000} {
+		t.Run(strconv.Itoa(size), func(t *testing.T) {
+			v := token(size)
+			jar := map[string]string{}
+			rec := httptest.NewRecorder()
+			w.SetChunked(rec, request(jar), name, v, exp)
+			apply(jar, rec.Header())
+			chunks := (size + cookies.ChunkSize - 1) / cookies.ChunkSize
+			if chunks == 1 {
+				require.Equal(t, map[string]string{name: v}, jar)
+			} else {
+				require.Len(t, jar, chunks)
+				require.NotContains(t, jar, name)
+				for i := range chunks {
+					part := jar[name+"."+strconv.Itoa(i)]
+					require.LessOrEqual(t, len(part), cookies.ChunkSize)
+					require.Equal(t, v[i*cookies.ChunkSize:min(len(v), (i+1)*cookies.ChunkSize)], part)
+				}
+			}
+			for _, line := range rec.Header().Values("Set-Cookie") {
+				require.Less(t, len(line), 4096, "each Set-Cookie fits a browser's 4 KiB")
+				require.Contains(t, line, "Expires=")
+			}
+			require.Equal(t, v, cookies.ReadChunked(request(jar), name))
+		})
+	}
+}
+
+func TestChunkingClearsOldChunks(t *testing.T) {
+	const name = "next-auth.session-token"
+	w := cookies.Writer{}
+	exp := time.Now().Add(time.Hour)
+	sizes := []int{20000, 6000, 100, 9000, 3933, 3934, 1, 20000}
+	jar := map[string]string{"other": "keep", name + "x": "keep"}
+	for _, size := range sizes {
+		v := token(size)
+		before := map[string]bool{}
+		for k := range jar {
+			before[k] = true
+		}
+		rec := httptest.NewRecorder()
+		w.SetChunked(rec, request(jar), name, v, exp)
+		apply(jar, rec.Header())
+
+		// Only the new set of session cookies remains, the rest is untouched.
+		require.Equal(t, "keep", jar["other"])
+		require.Equal(t, "keep", jar[name+"x"])
+		var session []string
+		for k := range jar {
+			if k == name || strings.HasPrefix(k, name+".") {
+				session = append(session, k)
+			}
+		}
+		want := (size + cookies.ChunkSize - 1) / cookies.ChunkSize
+		require.Len(t, session, want, "size %d: %v", size, session)
+		require.Equal(t, v, cookies.ReadChunked(request(jar), name))
+
+		// Every stale cookie was cleared explicitly.
+		for k := range before {
+			if _, still := jar[k]; !still {
+				require.Contains(t, strings.Join(rec.Header().Values("Set-Cookie"), "\n"), k+"=; Path=/; Max-Age=0")
+			}
+		}
+	}
+}
+
+func TestReadChunkedIgnoresStrangers(t *testing.T) {
+	const name = "s"
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Cookie", "s.1=B; sx=no; s.x=no; s.-1=no; s.65=no; s.0=A; s.2=C; t.0=no")
+	require.Equal(t, "ABC", cookies.ReadChunked(r, name))
+	r.Header.Set("Cookie", "s.10=K; s.2=C; s.1=B; s.0=A")
+	require.Equal(t, "ABCK", cookies.ReadChunked(r, name), "numeric, not lexical, order")
+	r.Header.Set("Cookie", "x=1")
+	require.Empty(t, cookies.ReadChunked(r, name))
+}
+
+func TestClearChunked(t *testing.T) {
+	const name = "next-auth.session-token"
+	w := cookies.Writer{}
+	rec := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Cookie", name+".0=a; "+name+".1=b; "+name+"=c; unrelated=d")
+	w.ClearChunked(rec, r, name)
+	jar := map[string]string{name + ".0": "a", name + ".1": "b", name: "c", "unrelated": "d"}
+	apply(jar, rec.Header())
+	require.Equal(t, map[string]string{"unrelated": "d"}, jar)
+
+	// Nothing sent: the plain name is cleared anyway.
+	rec = httptest.NewRecorder()
+	w.ClearChunked(rec, httptest.NewRequest(http.MethodGet, "/", nil), name)
+	require.Equal(t, []string{name + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"}, rec.Header().Values("Set-Cookie"))
+}

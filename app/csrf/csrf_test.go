@@ -1,0 +1,84 @@
+package csrf_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/csrf"
+)
+
+const secret = "csrf-test-secret-csrf-test-secret"
+
+// hash is next-auth's sha256(token + secret), computed independently.
+func hash(token, secret string) string {
+	sum := sha256.Sum256([]byte(token + secret))
+	return hex.EncodeToString(sum[:])
+}
+
+var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func TestNew(t *testing.T) {
+	s := csrf.NewSigner(secret)
+	seen := map[string]bool{}
+	for range 100 {
+		tok, value := s.New()
+		require.Regexp(t, hex64, tok)
+		require.Equal(t, tok+"|"+hash(tok, secret), value)
+		require.False(t, seen[tok], "tokens are random")
+		seen[tok] = true
+		got, ok := s.Parse(value)
+		require.True(t, ok)
+		require.Equal(t, tok, got)
+	}
+}
+
+func TestParseNextAuthCookie(t *testing.T) {
+	// A value as next-auth would write it for this secret.
+	tok := "9c1b2f0e7d3a4b5c6d7e8f90123456789abcdef0123456789abcdef012345678"
+	got, ok := csrf.NewSigner(secret).Parse(tok + "|" + hash(tok, secret))
+	require.True(t, ok)
+	require.Equal(t, tok, got)
+}
+
+func TestParseRejects(t *testing.T) {
+	s := csrf.NewSigner(secret)
+	tok, value := s.New()
+	cases := map[string]string{
+		"empty":           "",
+		"no separator":    tok + hash(tok, secret),
+		"token only":      tok,
+		"empty token":     "|" + hash("", secret),
+		"empty hash":      tok + "|",
+		"wrong hash":      tok + "|" + hash(tok, "other"),
+		"upper-case":      tok + "|" + strings.ToUpper(hash(tok, secret)),
+		"swapped":         hash(tok, secret) + "|" + tok,
+		"hmac-like":       tok + "|" + hash(secret, tok),
+		"trailing":        value + "x",
+		"extra part":      value + "|x",
+		"second token":    strings.Repeat("0", 64) + "|" + hash(tok, secret),
+		"huge":            strings.Repeat("a", 10000) + "|" + hash(strings.Repeat("a", 10000), secret),
+		"percent-encoded": tok + "%7C" + hash(tok, secret), // callers decode first
+	}
+	for name, v := range cases {
+		_, ok := s.Parse(v)
+		require.False(t, ok, name)
+	}
+	_, ok := csrf.NewSigner("another secret another secret xx").Parse(value)
+	require.False(t, ok, "a cookie from another secret")
+}
+
+func TestVerify(t *testing.T) {
+	tok := strings.Repeat("ab", 32)
+	require.True(t, csrf.Verify(tok, tok))
+	require.False(t, csrf.Verify(tok, ""))
+	require.False(t, csrf.Verify("", ""), "an empty cookie token never verifies")
+	require.False(t, csrf.Verify(tok, strings.ToUpper(tok)))
+	require.False(t, csrf.Verify(tok, tok[:63]))
+	require.False(t, csrf.Verify(tok, tok+" "))
+	require.False(t, csrf.Verify(tok, tok+"|"+hash(tok, secret)))
+}

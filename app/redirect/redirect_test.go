@@ -1,0 +1,120 @@
+package redirect_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/redirect"
+)
+
+func TestResolve(t *testing.T) {
+	p := redirect.NewPolicy("http://localhost:3000", []string{"https://app.example.com", "HTTPS://Upper.Example.com/"})
+	const origin = "http://localhost:3000"
+	cases := []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		// Accepted.
+		{"/", origin + "/", true},
+		{"/dashboard", origin + "/dashboard", true},
+		{"/a/b?c=d#e", origin + "/a/b?c=d#e", true},
+		{"/@evil.test", origin + "/@evil.test", true},           // a path, not userinfo
+		{"/%2F%2Fevil.test", origin + "/%2F%2Fevil.test", true}, // encoded slashes stay a path
+		{"http://localhost:3000", "http://localhost:3000", true},
+		{"http://localhost:3000/x", "http://localhost:3000/x", true},
+		{"HTTP://LOCALHOST:3000/x", "HTTP://LOCALHOST:3000/x", true}, // uppercase host and scheme
+		{"http://LocalHost:3000/x", "http://LocalHost:3000/x", true},
+		{"https://app.example.com/home", "https://app.example.com/home", true}, // allowed extra origin
+		{"https://upper.example.com/", "https://upper.example.com/", true},     // allow-list is case-insensitive
+		{"https://APP.example.com/home", "https://APP.example.com/home", true}, // uppercase host
+		{"http://localhost:3000#@evil.test", "http://localhost:3000#@evil.test", true},
+		{"http://localhost:3000?u=https://evil.test", "http://localhost:3000?u=https://evil.test", true},
+
+		// Rejected: fall back to the origin.
+		{"", origin, false},
+		{"//evil.test", origin, false},
+		{"//evil.test/x", origin, false},
+		{"///evil.test", origin, false},
+		{`/\evil.test`, origin, false},
+		{`\\evil.test`, origin, false},
+		{`/\/evil.test`, origin, false},
+		{"https://evil.test", origin, false},
+		{"http://evil.test/", origin, false},
+		{"HTTPS://EVIL.TEST", origin, false},
+		{"javascript:alert(1)", origin, false},
+		{"JavaScript:alert(1)", origin, false},
+		{"javascript://localhost:3000/%0aalert(1)", origin, false},
+		{"data:text/html,hi", origin, false},
+		{"mailto:a@localhost", origin, false},
+		{"evil", origin, false}, // a bare word
+		{"evil.test", origin, false},
+		{"dashboard", origin, false},
+		{"./dashboard", origin, false},
+		{"../dashboard", origin, false},
+		{"?x=1", origin, false},
+		{"#frag", origin, false},
+		{"/\tevil", origin, false}, // control characters
+		{"/\nevil", origin, false},
+		{"/\r\nSet-Cookie: a=b", origin, false},
+		{"/\x00", origin, false},
+		{"/\x7f", origin, false},
+		{"\x01http://localhost:3000", origin, false},
+		{" http://localhost:3000", origin, false}, // leading space: not a URL, not a path
+		{"http://localhost:3000.evil.test", origin, false},
+		{"http://localhost:3000.evil.test/x", origin, false},
+		{"http://localhost:3000@evil.test", origin, false}, // userinfo tricks
+		{"http://localhost:3000:@evil.test", origin, false},
+		{"http://user:pass@localhost:3000/", origin, false},
+		{"http://localhost:3000%40evil.test", origin, false},
+		{`http://localhost:3000\@evil.test`, origin, false},
+		{"https://evil.test%2F@localhost:3000", origin, false},
+		{"https://localhost:3000/", origin, false}, // other scheme is another origin
+		{"http://localhost:3001/", origin, false},  // other port
+		{"http://localhost/", origin, false},
+		{"http:/evil.test", origin, false},
+		{"http:evil.test", origin, false},
+		{"http:///evil.test", origin, false},
+		{"ftp://localhost:3000/", origin, false},
+		{"http://app.example.com/home", origin, false}, // allow-listed host, wrong scheme
+		{"https://app.example.com.evil.test/", origin, false},
+		{"http://еvil.test", origin, false}, // Cyrillic е
+		{"/" + strings.Repeat("a", 4096), origin, false},
+	}
+	for _, tc := range cases {
+		got, ok := p.Resolve(tc.in)
+		require.Equal(t, tc.want, got, "%q", tc.in)
+		require.Equal(t, tc.ok, ok, "%q", tc.in)
+	}
+}
+
+func TestPolicyOrigin(t *testing.T) {
+	require.Equal(t, "https://ex.com", redirect.NewPolicy("https://EX.com/", nil).Origin())
+	p := redirect.NewPolicy("https://ex.com", nil)
+	got, ok := p.Resolve("https://ex.com/x")
+	require.True(t, ok)
+	require.Equal(t, "https://ex.com/x", got)
+	got, ok = p.Resolve("http://ex.com/x")
+	require.False(t, ok, "http is another origin than https")
+	require.Equal(t, "https://ex.com", got)
+}
+
+// FuzzResolve: whatever comes in, what comes out is on an allowed origin.
+func FuzzResolve(f *testing.F) {
+	for _, s := range []string{"/", "//evil.test", `/\evil`, "http://localhost:3000@evil.test", "javascript:x", "https://app.example.com/x"} {
+		f.Add(s)
+	}
+	p := redirect.NewPolicy("http://localhost:3000", []string{"https://app.example.com"})
+	f.Fuzz(func(t *testing.T, in string) {
+		got, _ := p.Resolve(in)
+		lower := strings.ToLower(got)
+		if !(strings.HasPrefix(lower, "http://localhost:3000/") || lower == "http://localhost:3000" ||
+			strings.HasPrefix(lower, "http://localhost:3000?") || strings.HasPrefix(lower, "http://localhost:3000#") ||
+			strings.HasPrefix(lower, "https://app.example.com/") || lower == "https://app.example.com" ||
+			strings.HasPrefix(lower, "https://app.example.com?") || strings.HasPrefix(lower, "https://app.example.com#")) {
+			t.Fatalf("Resolve(%q) = %q leaves the allowed origins", in, got)
+		}
+	})
+}
