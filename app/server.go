@@ -38,6 +38,7 @@ type App struct {
 	sessions  sessionStrategy
 	oauth     map[string]oauth.Client
 	checks    *checkCookies
+	emails    map[string]*emailProvider
 
 	echo   *echo.Echo
 	server *http.Server
@@ -106,6 +107,9 @@ func (a *App) build() error {
 		return err
 	}
 	if a.checks, err = newCheckCookies(a.cfg.Secret, a.cfg.Cookies.Style, a.names, a.cookies); err != nil {
+		return err
+	}
+	if a.emails, err = a.buildEmailProviders(); err != nil {
 		return err
 	}
 	return nil

@@ -51,3 +51,22 @@ type VerifyRequest struct {
 	HomeURL  string
 	HomeHost string
 }
+
+// SignInEmail is the data of the sign-in e-mail.
+type SignInEmail struct {
+	URL  string // the sign-in link
+	Host string // the service's host[:port], as next-auth shows it
+}
+
+// ConfirmSignIn is the data of the page an e-mailed link opens when the
+// provider has confirm: true.
+type ConfirmSignIn struct {
+	Page
+	Action      string // where the button posts: {base}/callback/{provider}
+	CSRFToken   string
+	Token       string
+	Email       string
+	CallbackURL string
+	Host        string
+	Error       string
+}

@@ -1,0 +1,273 @@
+package app_test
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app"
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Address normalisation over HTTP: valid input is mailed to the normalised
+// address; invalid input is EmailSignin with nothing stored or sent.
+func TestEmailNormalisation(t *testing.T) {
+	e := mailStart(t, mailOpts{})
+	sent := 0
+	for in, want := range map[string]string{
+		"  Alice@Example.COM\t":    "alice@example.com",
+		"bob@example.com,evil.com": "bob@example.com",
+		"ｃａｒｏｌ@ｅｘａｍｐｌｅ．ｃｏｍ":        "carol@example.com",
+	} {
+		res := e.requestLink(e.browser(), in, nil)
+		require.Equal(t, e.base+"/verify-request?provider=email&type=email", res.location(), "input %q", in)
+		sent++
+		m, _ := e.mail(sent)
+		require.Equal(t, []string{want}, m.To, "input %q", in)
+		require.Equal(t, want, mailQuery(t, e.link(sent)).Get("email"))
+	}
+	for _, in := range []string{
+		"", "alice", "alice@localhost", "a@b@example.com", `"a"@example.com`, "a b@example.com",
+		"alice@example.com\r\nBcc: victim@example.org", "@example.com", "alice@",
+	} {
+		e.requireError(e.requestLink(e.browser(), in, nil), "EmailSignin")
+	}
+	require.EqualValues(t, sent, e.tokens())
+	require.Len(t, e.smtp.Mails(), sent)
+}
+
+func TestEmailRateLimitPerAddress(t *testing.T) {
+	e := mailStart(t, mailOpts{})
+	for range 5 { // the default: 5 per address per hour
+		require.Equal(t, http.StatusFound, e.requestLink(e.browser(), "alice@example.com", nil).status)
+	}
+	e.requireError(e.requestLink(e.browser(), "ALICE@example.com", nil), "EmailSignin")
+	require.Contains(t, e.logs.String(), "rate limited")
+	require.Contains(t, e.logs.String(), "per-address limit reached for alice@example.com")
+	require.Len(t, e.smtp.Mails(), 5)
+	require.EqualValues(t, 5, e.tokens())
+
+	// Other addresses are not affected; after window/5 one more is allowed.
+	require.Equal(t, e.base+"/verify-request?provider=email&type=email", e.requestLink(e.browser(), "bob@example.com", nil).location())
+	e.clock.Add(12 * time.Minute)
+	require.Equal(t, e.base+"/verify-request?provider=email&type=email", e.requestLink(e.browser(), "alice@example.com", nil).location())
+	e.requireError(e.requestLink(e.browser(), "alice@example.com", nil), "EmailSignin")
+}
+
+func TestEmailRateLimitPerIP(t *testing.T) {
+	e := mailStart(t, mailOpts{provider: func(p *config.Provider) {
+		p.RateLimit = config.RateLimit{PerIP: 3, PerAddress: 10, Window: config.Duration(10 * time.Minute)}
+	}})
+	for _, addr := range []string{"a@example.com", "b@example.com", "c@example.com"} {
+		require.Equal(t, http.StatusFound, e.requestLink(e.browser(), addr, nil).status)
+	}
+	e.requireError(e.requestLink(e.browser(), "d@example.com", nil), "EmailSignin")
+	require.Contains(t, e.logs.String(), "per-IP limit reached for 127.0.0.1")
+	require.Len(t, e.smtp.Mails(), 3)
+	e.clock.Add(10 * time.Minute) // a whole window later the bucket is full again
+	for _, addr := range []string{"d@example.com", "e@example.com", "f@example.com"} {
+		require.Equal(t, e.base+"/verify-request?provider=email&type=email", e.requestLink(e.browser(), addr, nil).location())
+	}
+}
+
+// X-Forwarded-For is not trusted: a client cannot pick its own rate-limit key.
+func TestEmailRateLimitIgnoresForwardedFor(t *testing.T) {
+	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.RateLimit = config.RateLimit{PerIP: 2} }})
+	for i, addr := range []string{"a@example.com", "b@example.com", "c@example.com"} {
+		c := e.browser()
+		form := url.Values{"csrfToken": {e.csrf(c)}, "email": {addr}}
+		req, err := http.NewRequest(http.MethodPost, e.base+"/signin/email", strings.NewReader(form.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", "203.0.113."+string(rune('1'+i)))
+		req.Header.Set("X-Real-IP", "203.0.113."+string(rune('1'+i)))
+		res := e.do(c, req)
+		if i < 2 {
+			require.Equal(t, e.base+"/verify-request?provider=email&type=email", res.location())
+		} else {
+			e.requireError(res, "EmailSignin")
+		}
+	}
+}
+
+func TestEmailRateLimitDisabled(t *testing.T) {
+	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.RateLimit.Disabled = true }})
+	for range 8 {
+		require.Equal(t, e.base+"/verify-request?provider=email&type=email", e.requestLink(e.browser(), "alice@example.com", nil).location())
+	}
+	require.Len(t, e.smtp.Mails(), 8)
+}
+
+// HEAD (what some link scanners send) never consumes a link: the router
+// answers next-auth's 400 before any handler runs.
+func TestEmailHeadDoesNotConsume(t *testing.T) {
+	e := mailStart(t, mailOpts{})
+	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/")
+	req, err := http.NewRequest(http.MethodHead, link, nil)
+	require.NoError(t, err)
+	res := e.do(e.browser(), req)
+	require.Equal(t, http.StatusBadRequest, res.status)
+	require.EqualValues(t, 1, e.tokens())
+	require.Equal(t, http.StatusFound, e.get(e.browser(), link).status)
+}
+
+var mailHiddenRE = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)"`)
+
+// mailForm is the confirm page's form: action and hidden fields.
+func mailForm(t *testing.T, body string) (string, url.Values) {
+	t.Helper()
+	m := regexp.MustCompile(`<form action="([^"]+)" method="POST">`).FindStringSubmatch(body)
+	require.NotNil(t, m, "no form in %s", body)
+	fields := url.Values{}
+	for _, f := range mailHiddenRE.FindAllStringSubmatch(body, -1) {
+		fields.Set(f[1], html.UnescapeString(f[2]))
+	}
+	return html.UnescapeString(m[1]), fields
+}
+
+// With confirm: true, GET of the link only shows a page whose button POSTs
+// it (with CSRF): scanners that fetch links spend nothing and learn nothing.
+func TestEmailConfirmPage(t *testing.T) {
+	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.Confirm = true }})
+	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/after")
+	q := mailQuery(t, link)
+
+	// A scanner's GET, and a GET with a made-up token, look the same and change nothing.
+	scanner := e.get(e.browser(), link)
+	require.Equal(t, http.StatusOK, scanner.status)
+	require.Contains(t, scanner.header.Get("Cache-Control"), "no-store")
+	forged := e.get(e.browser(), e.base+"/callback/email?token="+strings.Repeat("ab", 32)+"&email=alice%40example.com")
+	require.Equal(t, http.StatusOK, forged.status)
+	require.EqualValues(t, 1, e.tokens())
+	require.EqualValues(t, 0, e.rows(&models.User{}))
+
+	c := e.browser()
+	page := e.get(c, link)
+	require.Equal(t, http.StatusOK, page.status)
+	require.Contains(t, page.body, `id="submitButton"`)
+	action, fields := mailForm(t, page.body)
+	require.Equal(t, e.base+"/callback/email", action)
+	require.Equal(t, q.Get("token"), fields.Get("token"))
+	require.Equal(t, "alice@example.com", fields.Get("email"))
+	require.Equal(t, e.origin+"/after", fields.Get("callbackUrl"))
+	require.Len(t, fields.Get("csrfToken"), 64)
+
+	// Without the CSRF token the POST is refused with the page again, unspent.
+	noCSRF := url.Values{"token": {fields.Get("token")}, "email": {fields.Get("email")}}
+	res := e.post(c, action, noCSRF)
+	require.Equal(t, http.StatusForbidden, res.status)
+	require.Contains(t, res.body, "expired")
+	res = e.post(e.browser(), action, fields) // right form, other browser: cookie missing
+	require.Equal(t, http.StatusForbidden, res.status)
+	require.EqualValues(t, 1, e.tokens())
+
+	res = e.post(c, action, fields)
+	require.Equal(t, http.StatusFound, res.status, res.body)
+	require.Equal(t, e.origin+"/after", res.location())
+	addr, _ := e.sessionUser(c)
+	require.Equal(t, "alice@example.com", addr)
+	require.Zero(t, e.tokens())
+
+	e.requireError(e.post(c, action, url.Values{"csrfToken": {fields.Get("csrfToken")}, "token": {fields.Get("token")}}), "Verification")
+}
+
+// Without confirm, the POST form of the callback still needs CSRF.
+func TestEmailCallbackPostNeedsCSRF(t *testing.T) {
+	e := mailStart(t, mailOpts{})
+	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/")
+	q := mailQuery(t, link)
+	res := e.post(e.browser(), e.base+"/callback/email", url.Values{"token": {q.Get("token")}, "email": {q.Get("email")}})
+	require.Equal(t, http.StatusForbidden, res.status)
+	require.EqualValues(t, 1, e.tokens())
+}
+
+func TestEmailSignInNeedsCSRF(t *testing.T) {
+	e := mailStart(t, mailOpts{})
+	res := e.post(e.browser(), e.base+"/signin/email", url.Values{"email": {"alice@example.com"}, "csrfToken": {strings.Repeat("f", 64)}})
+	require.Equal(t, e.base+"/signin?csrf=true", res.location())
+	require.Zero(t, e.tokens())
+	require.Empty(t, e.smtp.Mails())
+}
+
+// The SignIn hook is asked as next-auth asks it: once before sending (a
+// verification request), once when the link is used.
+func TestEmailSignInHook(t *testing.T) {
+	var mu sync.Mutex
+	var calls []app.SignInInput
+	deny := map[bool]bool{} // by VerificationRequest
+	hooks := &app.Hooks{SignIn: func(_ context.Context, in app.SignInInput) (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, in)
+		if in.Email == "redirect@example.com" {
+			return false, "/somewhere"
+		}
+		return !deny[in.VerificationRequest], ""
+	}}
+	e := mailStart(t, mailOpts{hooks: hooks})
+	setDeny := func(request, callback bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		deny[true], deny[false] = request, callback
+	}
+
+	setDeny(true, false)
+	e.requireError(e.requestLink(e.browser(), "Alice@example.com", nil), "AccessDenied")
+	require.Zero(t, e.tokens())
+	require.Empty(t, e.smtp.Mails())
+	require.Equal(t, app.SignInInput{User: calls[0].User, Provider: "email", Type: "email", Email: "alice@example.com", VerificationRequest: true}, calls[0])
+	require.Equal(t, "alice@example.com", calls[0].User.ID, "unknown users are stand-ins whose id is the address")
+
+	res := e.requestLink(e.browser(), "redirect@example.com", nil)
+	require.Equal(t, e.origin+"/somewhere", res.location())
+	require.Zero(t, e.tokens())
+
+	// Refused at the callback: AccessDenied, the link stays valid, nothing created.
+	setDeny(false, true)
+	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/")
+	e.requireError(e.get(e.browser(), link), "AccessDenied")
+	last := calls[len(calls)-1]
+	require.False(t, last.VerificationRequest)
+	require.Equal(t, "alice@example.com", last.Email)
+	require.EqualValues(t, 1, e.tokens())
+	require.EqualValues(t, 0, e.rows(&models.User{}))
+
+	setDeny(false, false)
+	require.Equal(t, http.StatusFound, e.get(e.browser(), link).status)
+	require.EqualValues(t, 1, e.rows(&models.User{}))
+}
+
+// callbacks.allowed_email_domains (the default SignIn hook) applies to e-mail sign-in.
+func TestEmailAllowedDomains(t *testing.T) {
+	e := mailStart(t, mailOpts{config: func(c *config.Config) { c.Callbacks.AllowedEmailDomains = []string{"example.com"} }})
+	e.requireError(e.requestLink(e.browser(), "eve@evil.test", nil), "AccessDenied")
+	require.Equal(t, http.StatusFound, e.requestLink(e.browser(), "alice@example.com", nil).status)
+	require.Len(t, e.smtp.Mails(), 1)
+}
+
+// Hostile or malformed callback input is a clean error, never a 500.
+func TestEmailCallbackBadInput(t *testing.T) {
+	e := mailStart(t, mailOpts{})
+	for _, q := range []string{
+		"token=" + strings.Repeat("x", 4000),
+		"token=%00%01&email=%FF",
+		"token[]=a&email=a%40b.c",
+		"token=abc&email=",
+		"token=abc&callbackUrl=javascript:alert(1)",
+	} {
+		res := e.get(e.browser(), e.base+"/callback/email?"+q)
+		require.Equal(t, http.StatusFound, res.status, q)
+		require.True(t, strings.HasPrefix(res.location(), e.base+"/error?error="), "%s → %s", q, res.location())
+	}
+	res := e.post(e.browser(), e.base+"/callback/email", url.Values{"token": {"abc"}})
+	require.Equal(t, http.StatusForbidden, res.status)
+}
