@@ -98,12 +98,13 @@ func loadConfig(path string) (config.Config, []string, error) {
 			data = b
 		}
 	}
+	// Load's problems (unknown keys, bad values) and Validate's are listed together.
 	cfg, err := config.Load(data, os.LookupEnv)
-	if err != nil {
+	if err != nil && !config.IsProblems(err) {
 		return cfg, nil, err
 	}
-	warnings, err := cfg.Validate(app.CatalogueExtra)
-	return cfg, warnings, err
+	warnings, verr := cfg.Validate(app.CatalogueExtra)
+	return cfg, warnings, config.Merge(err, verr)
 }
 
 func checkConfig(path string, stdout, stderr io.Writer) int {

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -36,6 +37,11 @@ func ParseBase(raw string) (Base, error) {
 	}
 	if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return Base{}, fmt.Errorf("service URL %q must be scheme://host[:port][/path] with no credentials, query or fragment", raw)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return Base{}, fmt.Errorf("service URL %q has an invalid port", raw)
+		}
 	}
 	path := strings.TrimRight(u.EscapedPath(), "/")
 	if path == "" {

@@ -116,11 +116,12 @@ const (
 // Duration is a time.Duration that reads "720h", "30m" or "30d" from YAML.
 type Duration time.Duration
 
-// UnmarshalYAML accepts Go durations plus a whole-day "d" suffix.
+// UnmarshalYAML accepts Go durations plus a whole-day "d" suffix. A bad
+// value is a *yaml.TypeError, so decoding goes on and reports the rest too.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %v", n.Line, err)}}
 	}
 	*d = Duration(v)
 	return nil

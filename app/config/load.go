@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,80 +39,182 @@ type Env func(key string) (string, bool)
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// Parse applies a YAML document over the defaults, expanding ${VAR}
-// references first. Unknown keys are errors, reported with their lines.
+// Parse applies a YAML document over the defaults. ${VAR} references in
+// values are replaced from the environment after parsing, so a value is
+// taken literally and never read as YAML. Unknown keys and values of the
+// wrong type are reported together, with their lines, as Problems; a YAML
+// syntax error is returned alone.
 func Parse(data []byte, env Env) (Config, error) {
 	cfg := Defaults()
-	expanded := envRef.ReplaceAllFunc(data, func(m []byte) []byte {
-		v, _ := env(string(m[2 : len(m)-1]))
-		return []byte(v)
-	})
-	dec := yaml.NewDecoder(bytes.NewReader(expanded))
-	dec.KnownFields(true)
-	// An empty file is io.EOF: all defaults.
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return cfg, fmt.Errorf("config: %w", err)
+	}
+	if len(doc.Content) == 0 {
+		return cfg, nil // empty file: all defaults
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return cfg, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return cfg, fmt.Errorf("config: line %d: the file must be a mapping of keys, like config.yaml", root.Line)
+	}
+	var p Problems
+	unknownKeys(root, reflect.TypeOf(cfg), &p)
+	expandEnv(root, env)
+	if err := root.Decode(&cfg); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return cfg, fmt.Errorf("config: %w", err)
+		}
+		p = append(p, te.Errors...)
+	}
+	if len(p) > 0 {
+		return cfg, p
 	}
 	return cfg, nil
 }
 
-// Load reads the file (when data is non-nil), then the environment, then
-// fills the secret. It does not validate: call Validate for that.
+// expandEnv replaces ${VAR} in every value (not in keys). A plain scalar
+// that changed is resolved again, so `port: ${PORT}` is still a number.
+func expandEnv(n *yaml.Node, env Env) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		v := envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
+			s, _ := env(m[2 : len(m)-1])
+			return s
+		})
+		if v != n.Value {
+			n.Value = v
+			if n.Style == 0 {
+				n.Tag = ""
+			}
+		}
+	case yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			expandEnv(n.Content[i], env)
+		}
+	default:
+		for _, c := range n.Content {
+			expandEnv(c, env)
+		}
+	}
+}
+
+var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+
+// unknownKeys reports every mapping key that no field of t takes, with its
+// line, as yaml's KnownFields would (a yaml.Node cannot decode with it).
+func unknownKeys(n *yaml.Node, t reflect.Type, p *Problems) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch {
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshalerType):
+		fields := map[string]reflect.Type{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if f.IsExported() && name != "-" && name != "" {
+				fields[name] = f.Type
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Tag == "!!merge" {
+				continue
+			}
+			ft, ok := fields[k.Value]
+			if !ok {
+				*p = append(*p, fmt.Sprintf("line %d: unknown key %q in %s", k.Line, k.Value, sectionName(t)))
+				continue
+			}
+			unknownKeys(n.Content[i+1], ft, p)
+		}
+	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
+		for _, c := range n.Content {
+			unknownKeys(c, t.Elem(), p)
+		}
+	}
+}
+
+func sectionName(t reflect.Type) string {
+	switch t {
+	case reflect.TypeOf(Config{}):
+		return "the top level"
+	case reflect.TypeOf(Provider{}):
+		return "a provider"
+	}
+	return strings.ToLower(t.Name())
+}
+
+// Load reads the file (when data is non-nil), then the environment. Every
+// problem found on the way comes back together as Problems, along with the
+// config as far as it could be read, so Validate can add its own; only a
+// YAML syntax error stops early. Load does not validate: call Validate.
 func Load(data []byte, env Env) (Config, error) {
 	cfg := Defaults()
+	var p Problems
 	if data != nil {
 		var err error
-		if cfg, err = Parse(data, env); err != nil {
+		cfg, err = Parse(data, env)
+		if err != nil && !errors.As(err, &p) {
 			return cfg, err
 		}
 	}
-	if err := cfg.applyEnv(env); err != nil {
-		return cfg, err
+	p = append(p, cfg.applyEnv(env)...)
+	if len(p) > 0 {
+		return cfg, p
 	}
 	return cfg, nil
 }
 
-// applyEnv layers the documented environment variables over the file.
-func (c *Config) applyEnv(env Env) error {
+// applyEnv layers the documented environment variables over the file and
+// returns what it could not use.
+func (c *Config) applyEnv(env Env) (p Problems) {
 	if v, ok := first(env, "SERVICE_URL", "AUTH_URL", "NEXTAUTH_URL"); ok {
 		c.ServiceURL = v
 	}
 	if v, ok := first(env, "AUTH_SECRET", "NEXTAUTH_SECRET"); ok {
 		c.Secret = v
 	} else if path, ok := env("AUTH_SECRET_FILE"); ok && path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("config: AUTH_SECRET_FILE: %w", err)
+		if b, err := os.ReadFile(path); err != nil {
+			p = append(p, fmt.Sprintf("AUTH_SECRET_FILE: %v", err))
+		} else {
+			c.Secret = strings.TrimSpace(string(b))
 		}
-		c.Secret = strings.TrimSpace(string(b))
 	}
 	if v, ok := first(env, "PORT"); ok {
-		p, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("config: PORT %q is not a number", v)
+		if n, err := strconv.Atoi(v); err != nil {
+			p = append(p, fmt.Sprintf("PORT: %q is not a number", v))
+		} else {
+			c.Port = n
 		}
-		c.Port = p
 	}
 	if v, ok := first(env, "DATABASE_URL"); ok {
 		c.DatabaseURL = v
 	}
 	for i := range c.Providers {
-		p := &c.Providers[i]
-		if p.Type != "" && p.Type != TypeOAuth && p.Type != TypeOIDC {
+		pr := &c.Providers[i]
+		if pr.Type != "" && pr.Type != TypeOAuth && pr.Type != TypeOIDC {
 			continue
 		}
-		key := "AUTH_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(p.ID))
-		if v, ok := first(env, key+"_ID"); ok && p.ClientID == "" {
-			p.ClientID = v
+		key := "AUTH_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(pr.ID))
+		if v, ok := first(env, key+"_ID"); ok && pr.ClientID == "" {
+			pr.ClientID = v
 		}
-		if v, ok := first(env, key+"_SECRET"); ok && p.ClientSecret == "" {
-			p.ClientSecret = v
+		if v, ok := first(env, key+"_SECRET"); ok && pr.ClientSecret == "" {
+			pr.ClientSecret = v
 		}
-		if v, ok := first(env, key+"_ISSUER"); ok && p.Issuer == "" {
-			p.Issuer = v
+		if v, ok := first(env, key+"_ISSUER"); ok && pr.Issuer == "" {
+			pr.Issuer = v
 		}
 	}
-	return nil
+	return p
 }
 
 func first(env Env, keys ...string) (string, bool) {

@@ -147,6 +147,26 @@ func redactURL(s string) string {
 	return u.Redacted()
 }
 
+// Merge joins the Problems of several steps (Load, then Validate) into one
+// list; nil errors are skipped, and any other error is returned as is.
+func Merge(errs ...error) error {
+	var all Problems
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var p Problems
+		if !errors.As(err, &p) {
+			return err
+		}
+		all = append(all, p...)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return all
+}
+
 // IsProblems reports whether err lists validation problems.
 func IsProblems(err error) bool {
 	var p Problems
