@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// clearEnv unsets (empties) every variable latchkey reads, for this test.
+func clearEnv(t *testing.T) {
+	for _, k := range []string{"SERVICE_URL", "AUTH_URL", "NEXTAUTH_URL", "AUTH_SECRET", "NEXTAUTH_SECRET",
+		"AUTH_SECRET_FILE", "PORT", "DATABASE_URL", "LOG_LEVEL", "AUTH_GITHUB_ID", "AUTH_GITHUB_SECRET"} {
+		t.Setenv(k, "")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's log goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var out, errOut syncBuffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}
+
+func TestCheckConfigDefault(t *testing.T) {
+	clearEnv(t)
+	// ./config.yaml (the shipped defaults) is read from the working directory.
+	code, stdout, stderr := runCmd("check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "configuration OK")
+	require.NotContains(t, stderr, "error:")
+
+	// Elsewhere, the embedded defaults.
+	t.Chdir(t.TempDir())
+	code, stdout, stderr = runCmd("check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "configuration OK")
+}
+
+func TestCheckConfigListsEveryProblem(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("PORT", "eighty")
+	path := writeFile(t, `service_url: ftp://example.com
+prot: 3000
+secret: short
+session:
+  strategy: cookie
+  max_age: 30x
+providers:
+  - id: nosuch
+  - id: github
+  - id: sso
+    type: oidc
+    client_id: x
+    client_secret: y
+`)
+	code, stdout, stderr := runCmd("--config", path, "check-config")
+	require.Equal(t, 1, code)
+	require.NotContains(t, stdout, "configuration OK")
+	var errs []string
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		require.True(t, strings.HasPrefix(line, "error: "), line)
+		errs = append(errs, line)
+	}
+	for _, want := range []string{
+		`line 2: unknown key "prot"`,
+		`line 6: invalid duration "30x"`,
+		"PORT",
+		"service_url",
+		"secret: too short",
+		"session.strategy",
+		"(nosuch)",
+		"(github): client_id is missing",
+		"(github): client_secret is missing",
+		"(sso): issuer",
+	} {
+		require.Contains(t, stderr, want)
+	}
+	require.Len(t, errs, 10, stderr)
+}
+
+func TestCheckConfigEnvFallbacks(t *testing.T) {
+	clearEnv(t)
+	path := writeFile(t, "providers:\n  - id: github\n")
+	code, _, stderr := runCmd("--config", path, "check-config")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "AUTH_GITHUB_ID")
+	t.Setenv("AUTH_GITHUB_ID", "id")
+	t.Setenv("AUTH_GITHUB_SECRET", "secret")
+	code, stdout, stderr := runCmd("--config", path, "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "configuration OK")
+}
+
+func TestCheckConfigUnreadable(t *testing.T) {
+	clearEnv(t)
+	code, _, stderr := runCmd("--config", filepath.Join(t.TempDir(), "missing.yaml"), "check-config")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "read config")
+	code, _, stderr = runCmd("--config", writeFile(t, "port: [1\n"), "check-config")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "line")
+}
+
+func TestProvidersCommand(t *testing.T) {
+	code, stdout, stderr := runCmd("providers")
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Greater(t, len(lines), 20, "the goth catalogue")
+	ids := map[string]string{}
+	for _, l := range lines {
+		f := strings.Split(l, "\t")
+		require.GreaterOrEqual(t, len(f), 2, l)
+		require.Regexp(t, `^[a-z0-9][a-z0-9_-]*$`, f[0])
+		ids[f[0]] = f[1]
+	}
+	require.Equal(t, "GitHub", ids["github"])
+	require.Contains(t, ids, "google")
+}
+
+func TestUsageErrors(t *testing.T) {
+	code, _, stderr := runCmd("frobnicate")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "unknown command")
+	require.Contains(t, stderr, "Usage")
+	code, _, _ = runCmd("--no-such-flag")
+	require.Equal(t, 2, code)
+}
+
+func TestServeRefusesBadConfig(t *testing.T) {
+	clearEnv(t)
+	code, _, stderr := runCmd("--config", writeFile(t, "session:\n  strategy: cookie\n"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "check-config")
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// serveOnce runs the service with no configuration in dir, waits until it
+// answers, and stops it with SIGTERM as a process manager would.
+func serveOnce(t *testing.T) (csrf string, logs string) {
+	t.Helper()
+	port := freePort(t)
+	t.Setenv("PORT", fmt.Sprint(port))
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(nil, &out, &errOut) }()
+
+	url := fmt.Sprintf("http://127.0.0.1:%d/api/auth/csrf", port)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		select {
+		case code := <-done:
+			t.Fatalf("run returned %d early: %s", code, errOut.String())
+		default:
+		}
+		res, err := http.Get(url)
+		if err == nil {
+			var body map[string]string
+			require.NoError(t, json.NewDecoder(res.Body).Decode(&body))
+			res.Body.Close()
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			csrf = body["csrfToken"]
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "service did not start: %s", errOut.String())
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, errOut.String())
+	case <-time.After(15 * time.Second):
+		t.Fatal("service did not stop on SIGTERM")
+	}
+	return csrf, errOut.String()
+}
+
+func TestServeWithNoConfiguration(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+
+	csrf, logs := serveOnce(t)
+	require.Len(t, csrf, 64)
+	require.Contains(t, logs, "latchkey listening")
+	require.Contains(t, logs, "no AUTH_SECRET set", "a generated secret is announced")
+	require.Contains(t, logs, "latchkey stopped")
+
+	secretPath := filepath.Join(dir, "data", "secret")
+	st, err := os.Stat(secretPath)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	secret, err := os.ReadFile(secretPath)
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "data", "latchkey.db"))
+	require.NoError(t, err, "SQLite in ./data")
+
+	// A restart reuses the generated secret.
+	_, _ = serveOnce(t)
+	again, err := os.ReadFile(secretPath)
+	require.NoError(t, err)
+	require.Equal(t, secret, again)
+}
