@@ -101,3 +101,13 @@ func TestEmailBadServerURL(t *testing.T) {
 	require.Contains(t, err.Error(), "provider email")
 	require.NotContains(t, err.Error(), "hunter2")
 }
+
+// Without `from`, mail comes from no-reply@ the service's host (localhost
+// when the service is addressed by IP, as here).
+func TestEmailDefaultFrom(t *testing.T) {
+	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.From = "" }})
+	e.signIn(e.browser(), "alice@example.com", e.origin+"/")
+	m, msg := e.mail(1)
+	require.Equal(t, "no-reply@localhost", m.From)
+	require.Equal(t, "<no-reply@localhost>", msg.Header.Get("From"))
+}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"time"
 
@@ -42,7 +43,7 @@ func (a *App) buildEmailProviders() (map[string]*emailProvider, error) {
 			ep.maxAge = defaultEmailMaxAge
 		}
 		if ep.from == "" {
-			ep.from = "no-reply@" + hostnameOf(a.base.Origin)
+			ep.from = "no-reply@" + mailDomainOf(a.base.Origin)
 		}
 		if p.Server != "" {
 			s, err := email.NewSMTP(p.Server, email.SMTPOptions{Logger: a.log.With("provider", p.ID)})
@@ -99,9 +100,12 @@ func positiveOr(v, def int) int {
 	return def
 }
 
-func hostnameOf(origin string) string {
-	if u, err := url.Parse(origin); err == nil && u.Hostname() != "" {
-		return u.Hostname()
+// mailDomainOf is the domain of the default From address: the service's
+// host name, or localhost when the service is reached by IP address.
+func mailDomainOf(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil || u.Hostname() == "" || net.ParseIP(u.Hostname()) != nil {
+		return "localhost"
 	}
-	return "localhost"
+	return u.Hostname()
 }
