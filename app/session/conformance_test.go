@@ -1,0 +1,505 @@
+package session_test
+
+// One conformance suite, run against both strategies: the database strategy
+// on a real SQLite store, and the jwt strategy (v4 and v5 formats).
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/app/jwt"
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+const (
+	cookieName = "next-auth.session-token"
+	secret     = "session-conformance-secret-0123456789"
+	maxAge     = 30 * 24 * time.Hour
+	updateAge  = 24 * time.Hour
+)
+
+// clock is the injected time.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// harness is one strategy under test plus what the suite needs around it.
+type harness struct {
+	strategy session.Strategy
+	clock    *clock
+	// newUser returns a user that may hold a session (a row, for the database).
+	newUser func(t *testing.T) session.User
+	// stored reports how many sessions storage holds (-1: stateless).
+	stored func(t *testing.T) int
+}
+
+// constructor builds a fresh harness; the suite calls it once per subtest.
+type constructor func(t *testing.T) harness
+
+func str(s string) *string { return &s }
+
+// browser is a cookie jar that applies Set-Cookie in order, like a browser.
+type browser map[string]string
+
+func (b browser) apply(h http.Header) {
+	for _, line := range h.Values("Set-Cookie") {
+		c, err := http.ParseSetCookie(line)
+		if err != nil {
+			continue
+		}
+		if c.MaxAge < 0 {
+			delete(b, c.Name)
+		} else {
+			b[c.Name] = c.Value
+		}
+	}
+}
+
+func (b browser) request() *http.Request {
+	r := httptest.NewRequest(http.MethodGet, "/api/auth/session", nil)
+	var parts []string
+	for k, v := range b {
+		parts = append(parts, k+"="+v)
+	}
+	if len(parts) > 0 {
+		r.Header.Set("Cookie", strings.Join(parts, "; "))
+	}
+	return r
+}
+
+func (b browser) sessionCookies() map[string]string {
+	out := map[string]string{}
+	for k, v := range b {
+		if k == cookieName || strings.HasPrefix(k, cookieName+".") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func (b browser) clone() browser {
+	c := browser{}
+	for k, v := range b {
+		c[k] = v
+	}
+	return c
+}
+
+func create(t *testing.T, h harness, b browser, u session.User, claims map[string]any) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	if claims == nil {
+		claims = session.DefaultClaims(u)
+	}
+	require.NoError(t, h.strategy.Create(context.Background(), rec, b.request(), u, claims))
+	b.apply(rec.Header())
+	return rec
+}
+
+func read(t *testing.T, h harness, b browser) (*session.Session, bool) {
+	t.Helper()
+	s, sent, err := h.strategy.Read(context.Background(), b.request())
+	require.NoError(t, err)
+	return s, sent
+}
+
+func refresh(t *testing.T, h harness, b browser, s *session.Session) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	require.NoError(t, h.strategy.Refresh(context.Background(), rec, b.request(), s))
+	b.apply(rec.Header())
+	return rec
+}
+
+// runConformance is the suite every Strategy passes.
+func runConformance(t *testing.T, newHarness constructor) {
+	t.Run("no cookie", func(t *testing.T) {
+		h := newHarness(t)
+		s, sent := read(t, h, browser{"unrelated": "x"})
+		require.Nil(t, s)
+		require.False(t, sent)
+	})
+
+	t.Run("create read refresh destroy", func(t *testing.T) {
+		h := newHarness(t)
+		u := h.newUser(t)
+		b := browser{}
+		start := h.clock.Now()
+		rec := create(t, h, b, u, nil)
+		for _, line := range rec.Header().Values("Set-Cookie") {
+			c, err := http.ParseSetCookie(line)
+			require.NoError(t, err)
+			require.True(t, c.HttpOnly)
+			require.Equal(t, "/", c.Path)
+			require.Equal(t, http.SameSiteLaxMode, c.SameSite)
+			require.True(t, start.Add(maxAge).Equal(c.Expires), "cookie expires at now+max_age: %v", c.Expires)
+		}
+		require.NotEmpty(t, b.sessionCookies())
+		if n := h.stored(t); n >= 0 {
+			require.Equal(t, 1, n)
+		}
+
+		h.clock.Add(time.Minute)
+		s, sent := read(t, h, b)
+		require.True(t, sent)
+		require.NotNil(t, s)
+		require.Equal(t, u.ID, s.User.ID)
+		require.Equal(t, u.Name, s.User.Name)
+		require.Equal(t, u.Email, s.User.Email)
+		require.Equal(t, u.Image, s.User.Image)
+		require.False(t, s.Expires.Before(start.Add(maxAge)), "expires %v", s.Expires)
+		require.False(t, s.Expires.After(h.clock.Now().Add(maxAge)))
+
+		rec = refresh(t, h, b, s)
+		c, ok := findCookie(rec.Header(), cookieName)
+		require.True(t, ok, "refresh re-issues the cookie")
+		require.True(t, h.clock.Now().Add(maxAge).Equal(c.Expires), "re-issued cookie expires at now+max_age")
+		again, _ := read(t, h, b)
+		require.NotNil(t, again)
+		require.Equal(t, u.ID, again.User.ID)
+
+		stolen := b.clone()
+		rec = httptest.NewRecorder()
+		require.NoError(t, h.strategy.Destroy(context.Background(), rec, b.request()))
+		b.apply(rec.Header())
+		require.Empty(t, b.sessionCookies(), "every session cookie is cleared")
+		s, sent = read(t, h, b)
+		require.Nil(t, s)
+		require.False(t, sent)
+		if n := h.stored(t); n >= 0 {
+			require.Equal(t, 0, n, "the stored session is deleted")
+			s, sent = read(t, h, stolen)
+			require.Nil(t, s, "a copied cookie is dead after sign-out")
+			require.True(t, sent)
+		}
+		// Destroying again, or without any session, is harmless.
+		rec = httptest.NewRecorder()
+		require.NoError(t, h.strategy.Destroy(context.Background(), rec, b.request()))
+	})
+
+	t.Run("tampered cookie", func(t *testing.T) {
+		h := newHarness(t)
+		b := browser{}
+		create(t, h, b, h.newUser(t), nil)
+		valid := b[cookieName]
+		require.NotEmpty(t, valid)
+		mid := len(valid) / 2
+		flip := byte('A')
+		if valid[mid] == 'A' {
+			flip = 'B'
+		}
+		for name, v := range map[string]string{
+			"flipped":   valid[:mid] + string(flip) + valid[mid+1:],
+			"truncated": valid[:len(valid)-1],
+			"appended":  valid + "A",
+			"empty":     "",
+			"garbage":   "not-a-session",
+			"huge":      strings.Repeat("x", 8000),
+			"other":     models.NewID(),
+		} {
+			s, sent := read(t, h, browser{cookieName: v})
+			require.Nil(t, s, name)
+			require.True(t, sent, name)
+		}
+		s, _ := read(t, h, b)
+		require.NotNil(t, s, "the genuine cookie still works")
+	})
+
+	t.Run("expiry", func(t *testing.T) {
+		h := newHarness(t)
+		b := browser{}
+		create(t, h, b, h.newUser(t), nil)
+		h.clock.Add(maxAge - time.Minute)
+		s, _ := read(t, h, b)
+		require.NotNil(t, s, "valid until max_age")
+		h.clock.Add(2 * time.Minute)
+		s, sent := read(t, h, b)
+		require.Nil(t, s, "expired after max_age")
+		require.True(t, sent, "so the caller clears the cookie")
+		if n := h.stored(t); n >= 0 {
+			require.Equal(t, 0, n, "an expired row is deleted when read")
+		}
+	})
+
+	t.Run("rolling", func(t *testing.T) {
+		h := newHarness(t)
+		b := browser{}
+		create(t, h, b, h.newUser(t), nil)
+		for range 5 { // a visit every 20 days keeps the session alive past 30 days
+			h.clock.Add(20 * 24 * time.Hour)
+			s, _ := read(t, h, b)
+			require.NotNil(t, s)
+			refresh(t, h, b, s)
+		}
+	})
+
+	t.Run("clear keeps storage", func(t *testing.T) {
+		h := newHarness(t)
+		b := browser{}
+		create(t, h, b, h.newUser(t), nil)
+		before := h.stored(t)
+		rec := httptest.NewRecorder()
+		h.strategy.Clear(rec, b.request())
+		b.apply(rec.Header())
+		require.Empty(t, b.sessionCookies())
+		require.Equal(t, before, h.stored(t))
+	})
+
+	t.Run("large claims", func(t *testing.T) {
+		h := newHarness(t)
+		u := h.newUser(t)
+		big := session.DefaultClaims(u)
+		big["blob"] = randomString(9000)
+		b := browser{}
+		rec := create(t, h, b, u, big)
+		for _, line := range rec.Header().Values("Set-Cookie") {
+			require.Less(t, len(line), 4096, "every cookie fits the browser limit")
+		}
+		s, _ := read(t, h, b)
+		require.NotNil(t, s)
+		require.Equal(t, u.ID, s.User.ID)
+		if s.Claims != nil {
+			require.Equal(t, big["blob"], s.Claims["blob"])
+		}
+		// Shrinking the session clears the chunks no longer needed.
+		s.Claims = session.DefaultClaims(u)
+		refresh(t, h, b, s)
+		require.Len(t, b.sessionCookies(), 1)
+		s, _ = read(t, h, b)
+		require.NotNil(t, s)
+		require.Equal(t, u.ID, s.User.ID)
+	})
+
+	t.Run("concurrent reads", func(t *testing.T) {
+		h := newHarness(t)
+		b := browser{}
+		create(t, h, b, h.newUser(t), nil)
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				s, _, err := h.strategy.Read(context.Background(), b.request())
+				if err != nil || s == nil {
+					t.Errorf("read: %v %v", s, err)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
+func findCookie(h http.Header, name string) (*http.Cookie, bool) {
+	for _, line := range h.Values("Set-Cookie") {
+		if c, err := http.ParseSetCookie(line); err == nil && c.Name == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+func randomString(n int) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// countingStore counts the database strategy's sliding-expiry writes.
+type countingStore struct {
+	*models.Store
+	extends atomic.Int64
+}
+
+func (c *countingStore) ExtendSession(ctx context.Context, id string, expires time.Time) error {
+	c.extends.Add(1)
+	return c.Store.ExtendSession(ctx, id, expires)
+}
+
+func openStore(t *testing.T) *models.Store {
+	t.Helper()
+	s, err := models.Open(filepath.Join(t.TempDir(), "test.db"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func newDatabaseHarness(t *testing.T) (harness, *countingStore) {
+	store := &countingStore{Store: openStore(t)}
+	clk := &clock{t: time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)}
+	life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, Now: clk.Now}
+	return harness{
+		strategy: session.NewDatabase(store, cookieName, cookies.Writer{}, life),
+		clock:    clk,
+		newUser: func(t *testing.T) session.User {
+			u := models.User{ID: models.NewID(), Name: str("Ada"), Email: str(models.NewID() + "@example.com"), Image: nil}
+			require.NoError(t, store.DB().Create(&u).Error)
+			return session.User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image}
+		},
+		stored: func(t *testing.T) int {
+			var n int64
+			require.NoError(t, store.DB().Model(&models.Session{}).Count(&n).Error)
+			return int(n)
+		},
+	}, store
+}
+
+func newJWTHarness(format jwt.Format) constructor {
+	return func(t *testing.T) harness {
+		clk := &clock{t: time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)}
+		life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, Now: clk.Now}
+		s, err := session.NewJWT(secret, format, cookieName, cookies.Writer{}, life)
+		require.NoError(t, err)
+		return harness{
+			strategy: s,
+			clock:    clk,
+			newUser: func(*testing.T) session.User {
+				return session.User{ID: models.NewID(), Name: str("Jo"), Email: str("jo@example.com"), Image: str("https://img.example.com/jo.png")}
+			},
+			stored: func(*testing.T) int { return -1 },
+		}
+	}
+}
+
+func TestConformanceDatabase(t *testing.T) {
+	runConformance(t, func(t *testing.T) harness { h, _ := newDatabaseHarness(t); return h })
+	require.Equal(t, "database", func() string { h, _ := newDatabaseHarness(t); return h.strategy.Name() }())
+}
+
+func TestConformanceJWTv4(t *testing.T) {
+	runConformance(t, newJWTHarness(jwt.V4))
+	require.Equal(t, "jwt", newJWTHarness(jwt.V4)(t).strategy.Name())
+}
+
+func TestConformanceJWTv5(t *testing.T) {
+	runConformance(t, newJWTHarness(jwt.V5))
+}
+
+// TestDatabaseSlidingExpiry: the row is extended at most once per update_age.
+func TestDatabaseSlidingExpiry(t *testing.T) {
+	h, store := newDatabaseHarness(t)
+	b := browser{}
+	start := h.clock.Now()
+	create(t, h, b, h.newUser(t), nil)
+	tokenHash := session.HashToken(b[cookieName])
+	expires := func() time.Time {
+		row, err := store.SessionAndUser(context.Background(), tokenHash)
+		require.NoError(t, err)
+		return row.Expires.UTC()
+	}
+	visit := func() {
+		s, _ := read(t, h, b)
+		require.NotNil(t, s)
+		refresh(t, h, b, s)
+	}
+	require.True(t, start.Add(maxAge).Equal(expires()))
+
+	// Many visits within update_age: no write.
+	for range 23 {
+		h.clock.Add(time.Hour)
+		visit()
+	}
+	h.clock.Add(time.Hour - time.Second)
+	visit()
+	require.Zero(t, store.extends.Load())
+	require.True(t, start.Add(maxAge).Equal(expires()), "before/after: unchanged")
+
+	// Once update_age has passed: exactly one write, to now+max_age.
+	h.clock.Add(time.Second)
+	visit()
+	require.EqualValues(t, 1, store.extends.Load())
+	extended := expires()
+	require.True(t, h.clock.Now().Add(maxAge).Equal(extended), "extended to %v", extended)
+
+	// And none again until another update_age has passed.
+	for range 10 {
+		h.clock.Add(2 * time.Hour)
+		visit()
+	}
+	require.EqualValues(t, 1, store.extends.Load())
+	require.True(t, extended.Equal(expires()))
+	h.clock.Add(4 * time.Hour)
+	visit()
+	require.EqualValues(t, 2, store.extends.Load())
+}
+
+// TestDatabaseTokenIsHashed: the cookie holds a random token; the table only its SHA-256.
+func TestDatabaseTokenIsHashed(t *testing.T) {
+	h, store := newDatabaseHarness(t)
+	b := browser{}
+	create(t, h, b, h.newUser(t), nil)
+	tok := b[cookieName]
+	require.Len(t, tok, 36)
+	var rows []models.Session
+	require.NoError(t, store.DB().Find(&rows).Error)
+	require.Len(t, rows, 1)
+	require.Equal(t, session.HashToken(tok), rows[0].TokenHash)
+	require.NotContains(t, rows[0].TokenHash, tok)
+	require.Regexp(t, `^[0-9a-f]{64}$`, rows[0].TokenHash)
+}
+
+// TestJWTChunking: large claims are split into name.0, name.1, ... and read back.
+func TestJWTChunking(t *testing.T) {
+	h := newJWTHarness(jwt.V4)(t)
+	u := h.newUser(t)
+	claims := session.DefaultClaims(u)
+	groups := make([]string, 1500)
+	for i := range groups {
+		groups[i] = randomString(4)
+	}
+	claims["groups"] = groups
+	b := browser{"next-auth.session-token": "stale-single"}
+	rec := create(t, h, b, u, claims)
+	names := keys(b.sessionCookies())
+	require.GreaterOrEqual(t, len(names), 3, "chunked: %v", names)
+	require.NotContains(t, names, cookieName, "the stale unchunked cookie is cleared")
+	for i := range len(names) {
+		require.Contains(t, names, cookieName+"."+strconv.Itoa(i))
+	}
+	require.Contains(t, strings.Join(rec.Header().Values("Set-Cookie"), "\n"), cookieName+"=; Path=/; Max-Age=0")
+	s, _ := read(t, h, b)
+	require.NotNil(t, s)
+	require.Len(t, s.Claims["groups"], 1500)
+
+	// A garbage chunk spoils the whole token.
+	bad := b.clone()
+	bad[cookieName+".1"] = "xxxx"
+	s, sent := read(t, h, bad)
+	require.Nil(t, s)
+	require.True(t, sent)
+	rec = httptest.NewRecorder()
+	h.strategy.Clear(rec, bad.request())
+	bad.apply(rec.Header())
+	require.Empty(t, bad.sessionCookies(), "clearing removes every chunk")
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
