@@ -37,7 +37,7 @@ func TestEmailSMTPDown(t *testing.T) {
 	}
 	require.Zero(t, e.tokens())
 	logs := e.logs.String()
-	require.Contains(t, logs, "not delivered")
+	require.Contains(t, logs, "e-mail not delivered to alice@example.com")
 	require.Contains(t, logs, down)
 	require.NotContains(t, logs, "hunter2")
 	require.NotContains(t, logs, "token=")

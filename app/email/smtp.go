@@ -99,9 +99,10 @@ func NewSMTP(server string, opts SMTPOptions) (*SMTP, error) {
 // Addr is host:port, for logs.
 func (s *SMTP) Addr() string { return s.host + ":" + strconv.Itoa(s.port) }
 
-// Send delivers m as multipart/alternative (text, then HTML). It logs the
-// outcome with the server and recipient, never the body (it holds the
-// sign-in link) nor the credentials.
+// Send delivers m as multipart/alternative (text, then HTML). A delivery is
+// logged with the server and recipient; a failure is returned for the
+// caller to log once. Neither ever includes the body (it holds the sign-in
+// link) nor the credentials.
 func (s *SMTP) Send(ctx context.Context, m Message) error {
 	msg, err := s.message(m)
 	if err != nil {
@@ -115,9 +116,8 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	defer cancel()
 	start := time.Now()
 	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
-		s.log.Warn("sign-in e-mail not delivered", "server", s.Addr(), "to", m.To,
-			"duration", time.Since(start).Round(time.Millisecond), "err", err)
-		return fmt.Errorf("deliver to %s via %s: %w", m.To, s.Addr(), err)
+		return fmt.Errorf("e-mail not delivered to %s via %s after %v: %w",
+			m.To, s.Addr(), time.Since(start).Round(time.Millisecond), err)
 	}
 	s.log.Info("sign-in e-mail delivered", "server", s.Addr(), "to", m.To,
 		"duration", time.Since(start).Round(time.Millisecond))
