@@ -1,0 +1,299 @@
+package models_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// open returns a store on a fresh SQLite file with the schema applied.
+func open(t *testing.T) *models.Store {
+	t.Helper()
+	return openAt(t, filepath.Join(t.TempDir(), "latchkey.db"))
+}
+
+func openAt(t *testing.T, path string) *models.Store {
+	t.Helper()
+	s, err := models.Open(path, quiet())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func ptr(s string) *string { return &s }
+
+func newUser(t *testing.T, s *models.Store, email string) *models.User {
+	t.Helper()
+	u := &models.User{ID: models.NewID(), Name: ptr("N")}
+	if email != "" {
+		u.Email = &email
+	}
+	require.NoError(t, s.DB().Create(u).Error)
+	return u
+}
+
+func requireUnique(t *testing.T, err error) {
+	t.Helper()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "UNIQUE constraint failed")
+}
+
+func count(t *testing.T, s *models.Store, table string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, s.DB().Table(table).Count(&n).Error)
+	return n
+}
+
+func TestOpenPragmas(t *testing.T) {
+	s := open(t)
+	var mode string
+	require.NoError(t, s.DB().Raw("PRAGMA journal_mode").Scan(&mode).Error)
+	require.Equal(t, "wal", strings.ToLower(mode))
+	var fk int
+	require.NoError(t, s.DB().Raw("PRAGMA foreign_keys").Scan(&fk).Error)
+	require.Equal(t, 1, fk)
+	var busy int
+	require.NoError(t, s.DB().Raw("PRAGMA busy_timeout").Scan(&busy).Error)
+	require.GreaterOrEqual(t, busy, 1000)
+}
+
+func TestSchemaAndReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "dir", "latchkey.db") // folders are created
+	s, err := models.Open(path, quiet())
+	require.NoError(t, err)
+	for _, table := range []string{"users", "accounts", "sessions", "verification_tokens"} {
+		require.True(t, s.DB().Migrator().HasTable(table), table)
+	}
+	u := newUser(t, s, "keep@example.com")
+	require.NoError(t, s.Close())
+
+	// Re-opening migrates again without losing data.
+	s = openAt(t, path)
+	var got models.User
+	require.NoError(t, s.DB().First(&got, "id = ?", u.ID).Error)
+	require.Equal(t, "keep@example.com", *got.Email)
+	require.NoError(t, s.Migrate())
+}
+
+func TestNewID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := models.NewID()
+		require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, id)
+		require.False(t, seen[id])
+		seen[id] = true
+	}
+}
+
+func TestUniqueEmail(t *testing.T) {
+	s := open(t)
+	newUser(t, s, "a@example.com")
+	err := s.DB().Create(&models.User{ID: models.NewID(), Email: ptr("a@example.com")}).Error
+	requireUnique(t, err)
+	// Users without an e-mail (OAuth accounts that share none) do not collide.
+	newUser(t, s, "")
+	newUser(t, s, "")
+	require.EqualValues(t, 3, count(t, s, "users"))
+}
+
+func TestUniqueProviderAccount(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	u1, u2 := newUser(t, s, "1@example.com"), newUser(t, s, "2@example.com")
+	require.NoError(t, s.LinkAccount(ctx, &models.Account{UserID: u1.ID, Type: "oauth", Provider: "github", ProviderAccountID: "42"}))
+	// The same id at another provider is another identity.
+	require.NoError(t, s.LinkAccount(ctx, &models.Account{UserID: u2.ID, Type: "oauth", Provider: "gitlab", ProviderAccountID: "42"}))
+	// The same identity cannot be linked twice, to anyone.
+	err := s.LinkAccount(ctx, &models.Account{UserID: u2.ID, Type: "oauth", Provider: "github", ProviderAccountID: "42"})
+	require.ErrorIs(t, err, models.ErrConflict)
+	requireUnique(t, s.DB().Omit("User").Create(&models.Account{ID: models.NewID(), UserID: u1.ID, Type: "oauth", Provider: "github", ProviderAccountID: "42"}).Error)
+	require.EqualValues(t, 2, count(t, s, "accounts"))
+}
+
+func TestCreateUserWithAccountIsAtomic(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	u := &models.User{Email: ptr("first@example.com")}
+	require.NoError(t, s.CreateUserWithAccount(ctx, u, &models.Account{Type: "oauth", Provider: "github", ProviderAccountID: "1"}))
+	require.NotEmpty(t, u.ID)
+
+	// The account collides: the new user must not be left behind.
+	err := s.CreateUserWithAccount(ctx, &models.User{Email: ptr("second@example.com")},
+		&models.Account{Type: "oauth", Provider: "github", ProviderAccountID: "1"})
+	require.ErrorIs(t, err, models.ErrConflict)
+	// The e-mail collides: no account is created.
+	err = s.CreateUserWithAccount(ctx, &models.User{Email: ptr("first@example.com")},
+		&models.Account{Type: "oauth", Provider: "github", ProviderAccountID: "2"})
+	require.ErrorIs(t, err, models.ErrConflict)
+	require.EqualValues(t, 1, count(t, s, "users"))
+	require.EqualValues(t, 1, count(t, s, "accounts"))
+}
+
+func TestUniqueSessionTokenHash(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	u := newUser(t, s, "s@example.com")
+	exp := time.Now().Add(time.Hour)
+	require.NoError(t, s.CreateSession(ctx, u.ID, "hash-1", exp))
+	err := s.CreateSession(ctx, u.ID, "hash-1", exp)
+	requireUnique(t, err)
+	require.NoError(t, s.CreateSession(ctx, u.ID, "hash-2", exp), "a user may hold several sessions")
+	require.EqualValues(t, 2, count(t, s, "sessions"))
+}
+
+func TestUniqueVerificationIdentifierToken(t *testing.T) {
+	s := open(t)
+	exp := time.Now().Add(time.Hour)
+	require.NoError(t, s.DB().Create(&models.VerificationToken{Identifier: "a@example.com", TokenHash: "t1", Expires: exp}).Error)
+	requireUnique(t, s.DB().Create(&models.VerificationToken{Identifier: "a@example.com", TokenHash: "t1", Expires: exp}).Error)
+	require.NoError(t, s.DB().Create(&models.VerificationToken{Identifier: "a@example.com", TokenHash: "t2", Expires: exp}).Error)
+	require.NoError(t, s.DB().Create(&models.VerificationToken{Identifier: "b@example.com", TokenHash: "t1", Expires: exp}).Error)
+	require.EqualValues(t, 3, count(t, s, "verification_tokens"))
+}
+
+func TestForeignKeys(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	err := s.CreateSession(ctx, models.NewID(), "orphan", time.Now().Add(time.Hour))
+	require.Error(t, err, "a session needs an existing user")
+	require.Contains(t, err.Error(), "FOREIGN KEY")
+
+	u := newUser(t, s, "gone@example.com")
+	require.NoError(t, s.CreateSession(ctx, u.ID, "h", time.Now().Add(time.Hour)))
+	require.NoError(t, s.LinkAccount(ctx, &models.Account{UserID: u.ID, Type: "oauth", Provider: "github", ProviderAccountID: "9"}))
+	require.NoError(t, s.DB().Delete(&models.User{}, "id = ?", u.ID).Error)
+	require.Zero(t, count(t, s, "sessions"), "sessions go with their user")
+	require.Zero(t, count(t, s, "accounts"), "accounts go with their user")
+}
+
+func TestSessionMethods(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	u := newUser(t, s, "m@example.com")
+	exp := time.Date(2031, 3, 4, 5, 6, 7, 890_000_000, time.FixedZone("CET", 3600))
+	require.NoError(t, s.CreateSession(ctx, u.ID, "h1", exp))
+
+	row, err := s.SessionAndUser(ctx, "h1")
+	require.NoError(t, err)
+	require.Equal(t, "h1", row.TokenHash)
+	require.Equal(t, u.ID, row.UserID)
+	require.Equal(t, u.ID, row.User.ID, "the user comes in the same query")
+	require.Equal(t, "m@example.com", *row.User.Email)
+	require.True(t, exp.Equal(row.Expires), "expiry round-trips to the millisecond: %v", row.Expires)
+	require.Len(t, row.ID, 36)
+
+	_, err = s.SessionAndUser(ctx, "missing")
+	require.ErrorIs(t, err, models.ErrNotFound)
+
+	later := exp.Add(48 * time.Hour)
+	require.NoError(t, s.ExtendSession(ctx, row.ID, later))
+	row, err = s.SessionAndUser(ctx, "h1")
+	require.NoError(t, err)
+	require.True(t, later.Equal(row.Expires))
+
+	require.NoError(t, s.DeleteSession(ctx, "h1"))
+	require.NoError(t, s.DeleteSession(ctx, "h1"), "deleting a missing session is fine")
+	_, err = s.SessionAndUser(ctx, "h1")
+	require.True(t, errors.Is(err, models.ErrNotFound))
+
+	for i := range 3 {
+		require.NoError(t, s.CreateSession(ctx, u.ID, fmt.Sprint("u", i), exp))
+	}
+	other := newUser(t, s, "o@example.com")
+	require.NoError(t, s.CreateSession(ctx, other.ID, "o", exp))
+	require.NoError(t, s.DeleteUserSessions(ctx, u.ID))
+	require.EqualValues(t, 1, count(t, s, "sessions"))
+}
+
+func TestPurgeExpired(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	u := newUser(t, s, "p@example.com")
+	require.NoError(t, s.CreateSession(ctx, u.ID, "old", now.Add(-time.Second)))
+	require.NoError(t, s.CreateSession(ctx, u.ID, "new", now.Add(time.Second)))
+	require.NoError(t, s.DB().Create(&models.VerificationToken{Identifier: "x", TokenHash: "old", Expires: now.Add(-time.Minute)}).Error)
+	require.NoError(t, s.DB().Create(&models.VerificationToken{Identifier: "x", TokenHash: "new", Expires: now.Add(time.Minute)}).Error)
+	n, err := s.PurgeExpired(ctx, now)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, n)
+	_, err = s.SessionAndUser(ctx, "new")
+	require.NoError(t, err)
+	_, err = s.SessionAndUser(ctx, "old")
+	require.ErrorIs(t, err, models.ErrNotFound)
+	require.EqualValues(t, 1, count(t, s, "verification_tokens"))
+	require.EqualValues(t, 1, count(t, s, "users"))
+}
+
+// TestConcurrentWriters: many goroutines, and two handles on the same file
+// (as two processes would have), write at once without "database is locked".
+func TestConcurrentWriters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "latchkey.db")
+	a := openAt(t, path)
+	b := openAt(t, path)
+	ctx := context.Background()
+	users := make([]*models.User, 50)
+	for i := range users {
+		users[i] = newUser(t, a, fmt.Sprintf("c%d@example.com", i))
+	}
+
+	const writers = 50
+	errs := make(chan error, writers*4)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range writers {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			<-start
+			u := users[i]
+			hash := fmt.Sprintf("hash-%d", i)
+			exp := time.Now().Add(time.Hour)
+			if err := s.CreateSession(ctx, u.ID, hash, exp); err != nil {
+				errs <- fmt.Errorf("create %d: %w", i, err)
+				return
+			}
+			row, err := s.SessionAndUser(ctx, hash)
+			if err != nil {
+				errs <- fmt.Errorf("read %d: %w", i, err)
+				return
+			}
+			if err := s.ExtendSession(ctx, row.ID, exp.Add(time.Hour)); err != nil {
+				errs <- fmt.Errorf("extend %d: %w", i, err)
+			}
+			if i%5 == 0 {
+				if err := s.DeleteSession(ctx, hash); err != nil {
+					errs <- fmt.Errorf("delete %d: %w", i, err)
+				}
+			}
+			if err := s.LinkAccount(ctx, &models.Account{UserID: u.ID, Type: "oauth", Provider: "github", ProviderAccountID: fmt.Sprint(i)}); err != nil {
+				errs <- fmt.Errorf("link %d: %w", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NotContains(t, err.Error(), "locked")
+		require.NoError(t, err)
+	}
+	require.EqualValues(t, writers-writers/5, count(t, a, "sessions"))
+	require.EqualValues(t, writers, count(t, b, "accounts"))
+}
