@@ -34,9 +34,15 @@ func (a *App) routes() *echo.Echo {
 	g.POST("/signout", a.withRequest(a.postSignOut))
 	g.GET("/error", a.withRequest(a.getError))
 	g.GET("/verify-request", a.withRequest(a.getVerifyRequest))
+	g.POST("/_log", a.postLog)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
 	return e
 }
+
+// postLog accepts the v4 client's logger beacon (navigator.sendBeacon) and,
+// like next-auth, answers 200 with an empty body; the client's messages are
+// not ours to log.
+func (a *App) postLog(c echo.Context) error { return c.NoContent(http.StatusOK) }
 
 func staticHandler() http.Handler {
 	files := http.FileServer(http.FS(static.Files))
