@@ -1,0 +1,60 @@
+package app_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/cookies"
+)
+
+// fndBenchSession measures GET /session through the real handler (routing,
+// init with a valid CSRF cookie, session lookup, JSON) for one cookie header.
+func fndBenchSession(b *testing.B, e *fndEnv, cookieHeader string) {
+	b.Helper()
+	h := e.app.Handler()
+	// One checked request first, so a broken setup cannot pass as fast.
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, e.path+"/session", nil)
+	req.Header.Set("Cookie", cookieHeader)
+	h.ServeHTTP(rec, req)
+	signedIn := strings.Contains(rec.Body.String(), `"expires"`)
+	if rec.Code != http.StatusOK || signedIn != strings.Contains(cookieHeader, "session-token") {
+		b.Fatalf("GET /session: %d %s", rec.Code, rec.Body.String())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, e.path+"/session", nil)
+		req.Header.Set("Cookie", cookieHeader)
+		h.ServeHTTP(rec, req)
+	}
+}
+
+// fndBrowserCookies are the cookies a browser holds after GET /csrf.
+func fndBrowserCookies() string {
+	tok := strings.Repeat("5a", 32)
+	return "next-auth.csrf-token=" + cookies.Encode(tok+"|"+fndCSRFHash(tok, fndSecret)) +
+		"; next-auth.callback-url=" + cookies.Encode("http://localhost:3000")
+}
+
+func BenchmarkGetSessionDatabase(b *testing.B) {
+	e := fndStart(b, nil)
+	u := fndUser(b, e.app.Store(), "Bench", "bench@example.com", "https://img.example.com/b.png")
+	tok := fndDBSession(b, e.app.Store(), u, time.Now().Add(30*24*time.Hour))
+	fndBenchSession(b, e, fndBrowserCookies()+"; next-auth.session-token="+tok)
+}
+
+func BenchmarkGetSessionJWT(b *testing.B) {
+	e := fndStart(b, func(c *config.Config) { c.Session.Strategy = config.StrategyJWT })
+	tok := fndJWTCookie(b, map[string]any{"name": "Bench", "email": "bench@example.com", "picture": "https://img.example.com/b.png", "sub": "user-1"}, time.Now())
+	fndBenchSession(b, e, fndBrowserCookies()+"; next-auth.session-token="+tok)
+}
+
+func BenchmarkGetSessionNone(b *testing.B) {
+	e := fndStart(b, nil)
+	fndBenchSession(b, e, fndBrowserCookies())
+}
