@@ -124,7 +124,7 @@ func TestFoundationUnsupportedMethods(t *testing.T) {
 		}
 	}
 	// POST on GET-only actions and any method on unknown actions.
-	for _, p := range []string{"/csrf", "/providers", "/error", "/verify-request", "/nope", "/_log"} {
+	for _, p := range []string{"/csrf", "/providers", "/error", "/verify-request", "/nope", "/callback"} {
 		res := e.rawDo(http.MethodPost, p, "", strings.NewReader("csrfToken=x"), "Content-Type", "application/x-www-form-urlencoded")
 		require.Equal(t, http.StatusBadRequest, res.StatusCode, p)
 		require.Equal(t, "Error: This action with HTTP POST is not supported by NextAuth.js", res.body, p)
