@@ -1,6 +1,7 @@
 package models
 
 import (
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,7 +14,8 @@ import (
 
 // Store wraps the database; every query latchkey makes is a method on it.
 type Store struct {
-	db *gorm.DB
+	db          *gorm.DB
+	sessionStmt *sql.Stmt // prepared once: GET /session's lookup
 }
 
 // Open opens (creating if needed) the SQLite file at path with WAL and a busy
@@ -41,6 +43,15 @@ func Open(path string, log *slog.Logger) (*Store, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("database handle: %w", err)
+	}
+	if s.sessionStmt, err = sqlDB.Prepare(sessionAndUserSQL); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("prepare session lookup: %w", err)
+	}
 	return s, nil
 }
 
@@ -55,6 +66,9 @@ func (s *Store) Migrate() error {
 
 // Close releases the database.
 func (s *Store) Close() error {
+	if s.sessionStmt != nil {
+		_ = s.sessionStmt.Close()
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return fmt.Errorf("close database: %w", err)

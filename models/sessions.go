@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -31,17 +32,35 @@ func (s *Store) CreateSession(ctx context.Context, userID, tokenHash string, exp
 	return nil
 }
 
-// SessionAndUser finds a session and its user in one indexed query.
+// sessionAndUserSQL is GET /session's only query: one lookup on the unique
+// token_hash index joined with the user's primary key.
+const sessionAndUserSQL = `SELECT s.id, s.token_hash, s.user_id, s.expires, u.name, u.email, u.image
+FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
+
+// SessionAndUser finds a session and its user in one indexed query. It
+// bypasses GORM's reflection (a prepared statement and a plain Scan) because
+// it runs on every page load of every client.
 func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
-	var row Session
-	err := s.db.WithContext(ctx).Joins("User").Where("sessions.token_hash = ?", tokenHash).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	var (
+		row                Session
+		name, email, image sql.NullString
+	)
+	err := s.sessionStmt.QueryRowContext(ctx, tokenHash).Scan(&row.ID, &row.TokenHash, &row.UserID, &row.Expires, &name, &email, &image)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find session: %w", err)
 	}
+	row.User = User{ID: row.UserID, Name: nullable(name), Email: nullable(email), Image: nullable(image)}
 	return &row, nil
+}
+
+func nullable(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	return &s.String
 }
 
 // ExtendSession moves a session's expiry (sliding sessions).

@@ -48,8 +48,34 @@ func (w Writer) Clear(rw http.ResponseWriter, name string) {
 
 // Encode percent-encodes a value like JavaScript's encodeURIComponent, which
 // next-auth's cookie library applies (so "a|b" is sent as "a%7Cb").
+// Values that need no escaping (JWEs, UUIDs, hex) are returned as they are.
 func Encode(v string) string {
-	return strings.NewReplacer("+", "%20", "%21", "!", "%27", "'", "%28", "(", "%29", ")", "%2A", "*").Replace(url.QueryEscape(v))
+	n := 0
+	for i := 0; i < len(v); i++ {
+		if !unreserved(v[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return v
+	}
+	const hexDigits = "0123456789ABCDEF"
+	b := make([]byte, 0, len(v)+2*n)
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if unreserved(c) {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', hexDigits[c>>4], hexDigits[c&15])
+	}
+	return string(b)
+}
+
+// unreserved are the bytes encodeURIComponent leaves alone.
+func unreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		strings.IndexByte("-_.!~*'()", c) >= 0
 }
 
 // Read returns a cookie's percent-decoded value; ok is false when the cookie
