@@ -21,7 +21,7 @@ import (
 // Address normalisation over HTTP: valid input is mailed to the normalised
 // address; invalid input is EmailSignin with nothing stored or sent.
 func TestEmailNormalisation(t *testing.T) {
-	e := mailStart(t, mailOpts{})
+	e := startMail(t, envOpts{})
 	sent := 0
 	for in, want := range map[string]string{
 		"  Alice@Example.COM\t":    "alice@example.com",
@@ -33,7 +33,7 @@ func TestEmailNormalisation(t *testing.T) {
 		sent++
 		m, _ := e.mail(sent)
 		require.Equal(t, []string{want}, m.To, "input %q", in)
-		require.Equal(t, want, mailQuery(t, e.link(sent)).Get("email"))
+		require.Equal(t, want, linkQuery(t, e.link(sent)).Get("email"))
 	}
 	for _, in := range []string{
 		"", "alice", "alice@localhost", "a@b@example.com", `"a"@example.com`, "a b@example.com",
@@ -46,9 +46,9 @@ func TestEmailNormalisation(t *testing.T) {
 }
 
 func TestEmailRateLimitPerAddress(t *testing.T) {
-	e := mailStart(t, mailOpts{})
+	e := startMail(t, envOpts{})
 	for range 5 { // the default: 5 per address per hour
-		require.Equal(t, http.StatusFound, e.requestLink(e.browser(), "alice@example.com", nil).status)
+		require.Equal(t, http.StatusFound, e.requestLink(e.browser(), "alice@example.com", nil).StatusCode)
 	}
 	e.requireError(e.requestLink(e.browser(), "ALICE@example.com", nil), "EmailSignin")
 	require.Contains(t, e.logs.String(), "rate limited")
@@ -64,11 +64,11 @@ func TestEmailRateLimitPerAddress(t *testing.T) {
 }
 
 func TestEmailRateLimitPerIP(t *testing.T) {
-	e := mailStart(t, mailOpts{provider: func(p *config.Provider) {
+	e := startMail(t, envOpts{email: func(p *config.Provider) {
 		p.RateLimit = config.RateLimit{PerIP: 3, PerAddress: 10, Window: config.Duration(10 * time.Minute)}
 	}})
 	for _, addr := range []string{"a@example.com", "b@example.com", "c@example.com"} {
-		require.Equal(t, http.StatusFound, e.requestLink(e.browser(), addr, nil).status)
+		require.Equal(t, http.StatusFound, e.requestLink(e.browser(), addr, nil).StatusCode)
 	}
 	e.requireError(e.requestLink(e.browser(), "d@example.com", nil), "EmailSignin")
 	require.Contains(t, e.logs.String(), "per-IP limit reached for 127.0.0.1")
@@ -81,16 +81,13 @@ func TestEmailRateLimitPerIP(t *testing.T) {
 
 // X-Forwarded-For is not trusted: a client cannot pick its own rate-limit key.
 func TestEmailRateLimitIgnoresForwardedFor(t *testing.T) {
-	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.RateLimit = config.RateLimit{PerIP: 2} }})
+	e := startMail(t, envOpts{email: func(p *config.Provider) { p.RateLimit = config.RateLimit{PerIP: 2} }})
 	for i, addr := range []string{"a@example.com", "b@example.com", "c@example.com"} {
 		c := e.browser()
 		form := url.Values{"csrfToken": {e.csrf(c)}, "email": {addr}}
-		req, err := http.NewRequest(http.MethodPost, e.base+"/signin/email", strings.NewReader(form.Encode()))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Forwarded-For", "203.0.113."+string(rune('1'+i)))
-		req.Header.Set("X-Real-IP", "203.0.113."+string(rune('1'+i)))
-		res := e.do(c, req)
+		res := e.post(c, "/signin/email", form,
+			"X-Forwarded-For", "203.0.113."+string(rune('1'+i)),
+			"X-Real-IP", "203.0.113."+string(rune('1'+i)))
 		if i < 2 {
 			require.Equal(t, e.base+"/verify-request?provider=email&type=email", res.location())
 		} else {
@@ -100,7 +97,7 @@ func TestEmailRateLimitIgnoresForwardedFor(t *testing.T) {
 }
 
 func TestEmailRateLimitDisabled(t *testing.T) {
-	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.RateLimit.Disabled = true }})
+	e := startMail(t, envOpts{email: func(p *config.Provider) { p.RateLimit.Disabled = true }})
 	for range 8 {
 		require.Equal(t, e.base+"/verify-request?provider=email&type=email", e.requestLink(e.browser(), "alice@example.com", nil).location())
 	}
@@ -110,14 +107,14 @@ func TestEmailRateLimitDisabled(t *testing.T) {
 // HEAD (what some link scanners send) never consumes a link: the router
 // answers next-auth's 400 before any handler runs.
 func TestEmailHeadDoesNotConsume(t *testing.T) {
-	e := mailStart(t, mailOpts{})
-	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/")
+	e := startMail(t, envOpts{})
+	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
 	req, err := http.NewRequest(http.MethodHead, link, nil)
 	require.NoError(t, err)
 	res := e.do(e.browser(), req)
-	require.Equal(t, http.StatusBadRequest, res.status)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 	require.EqualValues(t, 1, e.tokens())
-	require.Equal(t, http.StatusFound, e.get(e.browser(), link).status)
+	require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
 }
 
 var mailHiddenRE = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)"`)
@@ -137,22 +134,22 @@ func mailForm(t *testing.T, body string) (string, url.Values) {
 // With confirm: true, GET of the link only shows a page whose button POSTs
 // it (with CSRF): scanners that fetch links spend nothing and learn nothing.
 func TestEmailConfirmPage(t *testing.T) {
-	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.Confirm = true }})
-	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/after")
-	q := mailQuery(t, link)
+	e := startMail(t, envOpts{email: func(p *config.Provider) { p.Confirm = true }})
+	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/after")
+	q := linkQuery(t, link)
 
 	// A scanner's GET, and a GET with a made-up token, look the same and change nothing.
 	scanner := e.get(e.browser(), link)
-	require.Equal(t, http.StatusOK, scanner.status)
-	require.Contains(t, scanner.header.Get("Cache-Control"), "no-store")
+	require.Equal(t, http.StatusOK, scanner.StatusCode)
+	require.Contains(t, scanner.Header.Get("Cache-Control"), "no-store")
 	forged := e.get(e.browser(), e.base+"/callback/email?token="+strings.Repeat("ab", 32)+"&email=alice%40example.com")
-	require.Equal(t, http.StatusOK, forged.status)
+	require.Equal(t, http.StatusOK, forged.StatusCode)
 	require.EqualValues(t, 1, e.tokens())
 	require.EqualValues(t, 0, e.rows(&models.User{}))
 
 	c := e.browser()
 	page := e.get(c, link)
-	require.Equal(t, http.StatusOK, page.status)
+	require.Equal(t, http.StatusOK, page.StatusCode)
 	require.Contains(t, page.body, `id="submitButton"`)
 	action, fields := mailForm(t, page.body)
 	require.Equal(t, e.base+"/callback/email", action)
@@ -164,14 +161,14 @@ func TestEmailConfirmPage(t *testing.T) {
 	// Without the CSRF token the POST is refused with the page again, unspent.
 	noCSRF := url.Values{"token": {fields.Get("token")}, "email": {fields.Get("email")}}
 	res := e.post(c, action, noCSRF)
-	require.Equal(t, http.StatusForbidden, res.status)
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
 	require.Contains(t, res.body, "expired")
 	res = e.post(e.browser(), action, fields) // right form, other browser: cookie missing
-	require.Equal(t, http.StatusForbidden, res.status)
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
 	require.EqualValues(t, 1, e.tokens())
 
 	res = e.post(c, action, fields)
-	require.Equal(t, http.StatusFound, res.status, res.body)
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
 	require.Equal(t, e.origin+"/after", res.location())
 	addr, _ := e.sessionUser(c)
 	require.Equal(t, "alice@example.com", addr)
@@ -182,16 +179,16 @@ func TestEmailConfirmPage(t *testing.T) {
 
 // Without confirm, the POST form of the callback still needs CSRF.
 func TestEmailCallbackPostNeedsCSRF(t *testing.T) {
-	e := mailStart(t, mailOpts{})
-	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/")
-	q := mailQuery(t, link)
+	e := startMail(t, envOpts{})
+	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
+	q := linkQuery(t, link)
 	res := e.post(e.browser(), e.base+"/callback/email", url.Values{"token": {q.Get("token")}, "email": {q.Get("email")}})
-	require.Equal(t, http.StatusForbidden, res.status)
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
 	require.EqualValues(t, 1, e.tokens())
 }
 
 func TestEmailSignInNeedsCSRF(t *testing.T) {
-	e := mailStart(t, mailOpts{})
+	e := startMail(t, envOpts{})
 	res := e.post(e.browser(), e.base+"/signin/email", url.Values{"email": {"alice@example.com"}, "csrfToken": {strings.Repeat("f", 64)}})
 	require.Equal(t, e.base+"/signin?csrf=true", res.location())
 	require.Zero(t, e.tokens())
@@ -213,7 +210,7 @@ func TestEmailSignInHook(t *testing.T) {
 		}
 		return !deny[in.VerificationRequest], ""
 	}}
-	e := mailStart(t, mailOpts{hooks: hooks})
+	e := startMail(t, envOpts{hooks: hooks})
 	call := func(i int) app.SignInInput { // i < 0 counts from the end
 		mu.Lock()
 		defer mu.Unlock()
@@ -242,7 +239,7 @@ func TestEmailSignInHook(t *testing.T) {
 
 	// Refused at the callback: AccessDenied, the link stays valid, nothing created.
 	setDeny(false, true)
-	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/")
+	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
 	e.requireError(e.get(e.browser(), link), "AccessDenied")
 	last := call(-1)
 	require.False(t, last.VerificationRequest)
@@ -251,21 +248,21 @@ func TestEmailSignInHook(t *testing.T) {
 	require.EqualValues(t, 0, e.rows(&models.User{}))
 
 	setDeny(false, false)
-	require.Equal(t, http.StatusFound, e.get(e.browser(), link).status)
+	require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
 	require.EqualValues(t, 1, e.rows(&models.User{}))
 }
 
 // callbacks.allowed_email_domains (the default SignIn hook) applies to e-mail sign-in.
 func TestEmailAllowedDomains(t *testing.T) {
-	e := mailStart(t, mailOpts{config: func(c *config.Config) { c.Callbacks.AllowedEmailDomains = []string{"example.com"} }})
+	e := startMail(t, envOpts{config: func(c *config.Config) { c.Callbacks.AllowedEmailDomains = []string{"example.com"} }})
 	e.requireError(e.requestLink(e.browser(), "eve@evil.test", nil), "AccessDenied")
-	require.Equal(t, http.StatusFound, e.requestLink(e.browser(), "alice@example.com", nil).status)
+	require.Equal(t, http.StatusFound, e.requestLink(e.browser(), "alice@example.com", nil).StatusCode)
 	require.Len(t, e.smtp.Mails(), 1)
 }
 
 // Hostile or malformed callback input is a clean error, never a 500.
 func TestEmailCallbackBadInput(t *testing.T) {
-	e := mailStart(t, mailOpts{})
+	e := startMail(t, envOpts{})
 	for _, q := range []string{
 		"token=" + strings.Repeat("x", 4000),
 		"token=%00%01&email=%FF",
@@ -274,9 +271,9 @@ func TestEmailCallbackBadInput(t *testing.T) {
 		"token=abc&callbackUrl=javascript:alert(1)",
 	} {
 		res := e.get(e.browser(), e.base+"/callback/email?"+q)
-		require.Equal(t, http.StatusFound, res.status, q)
+		require.Equal(t, http.StatusFound, res.StatusCode, q)
 		require.True(t, strings.HasPrefix(res.location(), e.base+"/error?error="), "%s → %s", q, res.location())
 	}
 	res := e.post(e.browser(), e.base+"/callback/email", url.Values{"token": {"abc"}})
-	require.Equal(t, http.StatusForbidden, res.status)
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
 }

@@ -26,7 +26,7 @@ func mailClosedPort(t *testing.T) string {
 // the log says why without the password or the link.
 func TestEmailSMTPDown(t *testing.T) {
 	down := mailClosedPort(t)
-	e := mailStart(t, mailOpts{server: func(*smtptest.Server) string { return "smtp://mailer:hunter2@" + down }})
+	e := startMail(t, envOpts{smtpURL: func(*smtptest.Server) string { return "smtp://mailer:hunter2@" + down }})
 	for _, json := range []string{"", "true"} {
 		res := e.requestLink(e.browser(), "alice@example.com", map[string][]string{"json": {json}})
 		if json == "" {
@@ -46,24 +46,24 @@ func TestEmailSMTPDown(t *testing.T) {
 // The server refuses the recipient (550): EmailSignin, token removed; other
 // recipients still work.
 func TestEmailSMTPRejectsRecipient(t *testing.T) {
-	e := mailStart(t, mailOpts{smtp: smtptest.Options{RejectRcpt: func(to string) bool { return to == "nobody@example.com" }}})
+	e := startMail(t, envOpts{smtp: &smtptest.Options{RejectRcpt: func(to string) bool { return to == "nobody@example.com" }}})
 	e.requireError(e.requestLink(e.browser(), "nobody@example.com", nil), "EmailSignin")
 	require.Zero(t, e.tokens())
 	require.Contains(t, e.logs.String(), "550")
 
 	c := e.browser()
-	require.Equal(t, http.StatusFound, e.get(c, e.signIn(e.browser(), "alice@example.com", e.origin+"/")).status)
+	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(e.browser(), "alice@example.com", e.origin+"/")).StatusCode)
 	addr, _ := e.sessionUser(c)
 	require.Equal(t, "alice@example.com", addr)
 }
 
 // Credentials from the server URL are used (AUTH PLAIN to a loopback server).
 func TestEmailSMTPAuth(t *testing.T) {
-	e := mailStart(t, mailOpts{
-		smtp:   smtptest.Options{Username: "mailer", Password: "s3cr:t@"},
-		server: func(s *smtptest.Server) string { return s.URL("smtp", "mailer:s3cr%3At%40") },
+	e := startMail(t, envOpts{
+		smtp:    &smtptest.Options{Username: "mailer", Password: "s3cr:t@"},
+		smtpURL: func(s *smtptest.Server) string { return s.URL("smtp", "mailer:s3cr%3At%40") },
 	})
-	e.signIn(e.browser(), "alice@example.com", e.origin+"/")
+	e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
 	m, _ := e.mail(1)
 	require.Equal(t, "mailer", m.Auth)
 	require.NotContains(t, e.logs.String(), "s3cr")
@@ -72,13 +72,13 @@ func TestEmailSMTPAuth(t *testing.T) {
 // Development: with no SMTP server the link goes to the log (with a
 // warning) and works.
 func TestEmailWithoutServerLogsLink(t *testing.T) {
-	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.Server = "" }})
+	e := startMail(t, envOpts{email: func(p *config.Provider) { p.Server = "" }})
 	res := e.requestLink(e.browser(), "alice@example.com", map[string][]string{"callbackUrl": {e.origin + "/dev"}})
 	require.Equal(t, e.base+"/verify-request?provider=email&type=email", res.location())
 	require.Empty(t, e.smtp.Mails())
 	logs := e.logs.String()
 	require.Contains(t, logs, "no SMTP server configured")
-	link := mailLinkRE.FindString(logs)
+	link := linkRE.FindString(logs)
 	require.NotEmpty(t, link)
 	link = strings.Trim(link, `"`)
 
@@ -93,10 +93,9 @@ func TestEmailWithoutServerLogsLink(t *testing.T) {
 // A server URL that cannot be used stops app.New with a clear error that
 // does not show the password.
 func TestEmailBadServerURL(t *testing.T) {
-	cfg := config.Defaults()
-	cfg.DataDir, cfg.Secret = t.TempDir(), mailSecret
+	cfg := testConfig(t)
 	cfg.Providers = []config.Provider{{ID: "email", Type: config.TypeEmail, Server: "smtp://u:hunter2@mail.example.com:99999"}}
-	_, err := newMailApp(cfg)
+	_, err := buildApp(cfg)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "provider email")
 	require.NotContains(t, err.Error(), "hunter2")
@@ -105,8 +104,8 @@ func TestEmailBadServerURL(t *testing.T) {
 // Without `from`, mail comes from no-reply@ the service's host (localhost
 // when the service is addressed by IP, as here).
 func TestEmailDefaultFrom(t *testing.T) {
-	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.From = "" }})
-	e.signIn(e.browser(), "alice@example.com", e.origin+"/")
+	e := startMail(t, envOpts{email: func(p *config.Provider) { p.From = "" }})
+	e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
 	m, msg := e.mail(1)
 	require.Equal(t, "no-reply@localhost", m.From)
 	require.Equal(t, "<no-reply@localhost>", msg.Header.Get("From"))

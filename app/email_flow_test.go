@@ -23,10 +23,10 @@ import (
 // strategies: request, receive and parse the e-mail, open the link in a
 // fresh browser, end up signed in.
 func TestEmailSignInFlow(t *testing.T) {
-	for _, strategy := range []string{config.StrategyDatabase, config.StrategyJWT} {
+	for _, strategy := range strategies() {
 		t.Run(strategy, func(t *testing.T) {
-			e := mailStart(t, mailOpts{strategy: strategy})
-			link := e.signIn(e.browser(), "  Alice@Example.COM ", e.origin+"/home")
+			e := startMail(t, envOpts{strategy: strategy})
+			link := e.emailLink(e.browser(), "  Alice@Example.COM ", e.origin+"/home")
 
 			m, msg := e.mail(1)
 			require.Equal(t, []string{"alice@example.com"}, m.To)
@@ -40,21 +40,21 @@ func TestEmailSignInFlow(t *testing.T) {
 
 			// Link format: v4 key order, absolute callbackUrl, 64-hex token.
 			require.True(t, strings.HasPrefix(link, e.base+"/callback/email?callbackUrl="), link)
-			q := mailQuery(t, link)
+			q := linkQuery(t, link)
 			require.Regexp(t, regexp.MustCompile(`[?]callbackUrl=[^&]+&token=[0-9a-f]{64}&email=alice%40example\.com$`), link)
 			require.Equal(t, e.origin+"/home", q.Get("callbackUrl"))
 
 			// Stored: only sha256hex(token + secret), expiring in 24 h.
 			var row models.VerificationToken
 			require.NoError(t, e.app.Store().DB().Take(&row).Error)
-			sum := sha256.Sum256([]byte(q.Get("token") + mailSecret))
+			sum := sha256.Sum256([]byte(q.Get("token") + testSecret))
 			require.Equal(t, hex.EncodeToString(sum[:]), row.TokenHash)
 			require.Equal(t, "alice@example.com", row.Identifier)
 			require.WithinDuration(t, e.clock.Now().Add(24*time.Hour), row.Expires, time.Second)
 
 			clicker := e.browser()
 			res := e.get(clicker, link)
-			require.Equal(t, http.StatusFound, res.status, res.body)
+			require.Equal(t, http.StatusFound, res.StatusCode, res.body)
 			require.Equal(t, e.origin+"/home", res.location())
 			addr, id := e.sessionUser(clicker)
 			require.Equal(t, "alice@example.com", addr)
@@ -76,17 +76,17 @@ func TestEmailSignInFlow(t *testing.T) {
 
 // v4 JSON mode: 200 {"url": verify-request URL}.
 func TestEmailSignInJSONMode(t *testing.T) {
-	e := mailStart(t, mailOpts{})
+	e := startMail(t, envOpts{})
 	res := e.requestLink(e.browser(), "bob@example.com", url.Values{"json": {"true"}, "callbackUrl": {e.origin + "/x"}})
-	require.Equal(t, http.StatusOK, res.status)
+	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.JSONEq(t, `{"url":"`+e.base+`/verify-request?provider=email&type=email"}`, res.body)
-	require.Equal(t, e.origin+"/x", mailQuery(t, e.link(1)).Get("callbackUrl"))
+	require.Equal(t, e.origin+"/x", linkQuery(t, e.link(1)).Get("callbackUrl"))
 }
 
 func TestEmailLinkIsSingleUse(t *testing.T) {
-	e := mailStart(t, mailOpts{})
-	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/")
-	require.Equal(t, http.StatusFound, e.get(e.browser(), link).status)
+	e := startMail(t, envOpts{})
+	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
+	require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
 	again := e.browser()
 	e.requireError(e.get(again, link), "Verification")
 	addr, _ := e.sessionUser(again)
@@ -95,8 +95,8 @@ func TestEmailLinkIsSingleUse(t *testing.T) {
 }
 
 func TestEmailLinkExpires(t *testing.T) {
-	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.MaxAge = config.Duration(10 * time.Minute) }})
-	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/")
+	e := startMail(t, envOpts{email: func(p *config.Provider) { p.MaxAge = config.Duration(10 * time.Minute) }})
+	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
 	e.clock.Add(10*time.Minute + time.Second)
 	c := e.browser()
 	e.requireError(e.get(c, link), "Verification")
@@ -111,18 +111,18 @@ func TestEmailLinkExpires(t *testing.T) {
 }
 
 func TestEmailLinkJustBeforeExpiry(t *testing.T) {
-	e := mailStart(t, mailOpts{provider: func(p *config.Provider) { p.MaxAge = config.Duration(10 * time.Minute) }})
-	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/")
+	e := startMail(t, envOpts{email: func(p *config.Provider) { p.MaxAge = config.Duration(10 * time.Minute) }})
+	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
 	e.clock.Add(10*time.Minute - time.Second)
-	require.Equal(t, http.StatusFound, e.get(e.browser(), link).status)
+	require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
 }
 
 // A link whose email parameter was changed is refused and, like every
 // refusal, does not spend the token: the real link still works.
 func TestEmailLinkWrongAddress(t *testing.T) {
-	e := mailStart(t, mailOpts{})
-	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/")
-	q := mailQuery(t, link)
+	e := startMail(t, envOpts{})
+	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
+	q := linkQuery(t, link)
 	for _, other := range []string{"mallory@example.com", "ALICE@example.com"} {
 		q2 := url.Values{"callbackUrl": {q.Get("callbackUrl")}, "token": {q.Get("token")}, "email": {other}}
 		e.requireError(e.get(e.browser(), e.base+"/callback/email?"+q2.Encode()), "Verification")
@@ -132,7 +132,7 @@ func TestEmailLinkWrongAddress(t *testing.T) {
 	require.EqualValues(t, 0, e.rows(&models.User{}))
 
 	c := e.browser()
-	require.Equal(t, http.StatusFound, e.get(c, link).status)
+	require.Equal(t, http.StatusFound, e.get(c, link).StatusCode)
 	addr, _ := e.sessionUser(c)
 	require.Equal(t, "alice@example.com", addr)
 }
@@ -140,10 +140,10 @@ func TestEmailLinkWrongAddress(t *testing.T) {
 // next-auth redirects a link without a token to the lower-case
 // "configuration" error (the 500 page).
 func TestEmailLinkWithoutToken(t *testing.T) {
-	e := mailStart(t, mailOpts{})
+	e := startMail(t, envOpts{})
 	e.requireError(e.get(e.browser(), e.base+"/callback/email?email=alice%40example.com"), "configuration")
 	res := e.get(e.browser(), e.base+"/error?error=configuration")
-	require.Equal(t, http.StatusInternalServerError, res.status)
+	require.Equal(t, http.StatusInternalServerError, res.StatusCode)
 }
 
 // Two clicks on one link at the same time give exactly one session. The
@@ -169,13 +169,13 @@ func TestEmailLinkConcurrentClicks(t *testing.T) {
 		}
 		return true, ""
 	}}
-	e := mailStart(t, mailOpts{hooks: hooks})
-	link := e.signIn(e.browser(), "alice@example.com", e.origin+"/in")
+	e := startMail(t, envOpts{hooks: hooks})
+	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/in")
 	clients := make([]*http.Client, n)
 	for i := range clients {
 		clients[i] = e.browser()
 	}
-	results := make([]mailResp, n)
+	results := make([]resp, n)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range n {
@@ -190,7 +190,7 @@ func TestEmailLinkConcurrentClicks(t *testing.T) {
 				return
 			}
 			res.Body.Close()
-			results[i] = mailResp{status: res.StatusCode, header: res.Header}
+			results[i] = resp{Response: res}
 		}()
 	}
 	close(start)
@@ -202,7 +202,7 @@ func TestEmailLinkConcurrentClicks(t *testing.T) {
 			won++
 		case e.base + "/error?error=Verification":
 		default:
-			t.Fatalf("unexpected answer %d %q", r.status, r.location())
+			t.Fatalf("unexpected answer %d %q", r.StatusCode, r.location())
 		}
 	}
 	require.Equal(t, 1, won)
@@ -220,7 +220,7 @@ func TestEmailLinkConcurrentClicks(t *testing.T) {
 // A user who first came through OAuth and then uses an e-mail link with the
 // same address is the same user: no new user, emailVerified set.
 func TestEmailAfterOAuthSameUser(t *testing.T) {
-	e := mailStart(t, mailOpts{})
+	e := startMail(t, envOpts{})
 	ctx := context.Background()
 	name, addr := "Alice", "alice@example.com"
 	u := &models.User{Name: &name, Email: &addr}
@@ -229,7 +229,7 @@ func TestEmailAfterOAuthSameUser(t *testing.T) {
 	require.Nil(t, u.EmailVerified)
 
 	c := e.browser()
-	require.Equal(t, http.StatusFound, e.get(c, e.signIn(e.browser(), "Alice@example.com", e.origin+"/")).status)
+	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(e.browser(), "Alice@example.com", e.origin+"/")).StatusCode)
 	got, id := e.sessionUser(c)
 	require.Equal(t, addr, got)
 	require.Equal(t, u.ID, id)
@@ -244,11 +244,11 @@ func TestEmailAfterOAuthSameUser(t *testing.T) {
 // A browser signed in as Bob that opens Alice's link ends up as Alice, and
 // Bob's database session is deleted rather than orphaned (next-auth).
 func TestEmailSignInReplacesOtherUsersSession(t *testing.T) {
-	e := mailStart(t, mailOpts{})
+	e := startMail(t, envOpts{})
 	c := e.browser()
-	require.Equal(t, http.StatusFound, e.get(c, e.signIn(c, "bob@example.com", e.origin+"/")).status)
+	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(c, "bob@example.com", e.origin+"/")).StatusCode)
 	require.EqualValues(t, 1, e.rows(&models.Session{}))
-	require.Equal(t, http.StatusFound, e.get(c, e.signIn(c, "alice@example.com", e.origin+"/")).status)
+	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(c, "alice@example.com", e.origin+"/")).StatusCode)
 	addr, _ := e.sessionUser(c)
 	require.Equal(t, "alice@example.com", addr)
 	require.EqualValues(t, 1, e.rows(&models.Session{}), "Bob's session is gone")

@@ -32,26 +32,26 @@ var fndRoutes = []struct{ method, path string }{
 // requireFreshCSRF checks a newly issued, correctly signed CSRF cookie.
 func requireFreshCSRF(t *testing.T, h http.Header, name string, msg ...any) {
 	t.Helper()
-	c, ok := fndFindCookie(h, name)
+	c, ok := findCookie(h, name)
 	require.True(t, ok, "fresh CSRF cookie expected in %v (%v)", h.Values("Set-Cookie"), msg)
-	m := fndWireCSRF.FindStringSubmatch(fndRawValue(c.raw))
+	m := fndWireCSRF.FindStringSubmatch(rawValue(c.raw))
 	require.NotNil(t, m, c.raw)
-	require.Equal(t, fndCSRFHash(m[1], fndSecret), m[2])
+	require.Equal(t, csrfHash(m[1], testSecret), m[2])
 }
 
 func TestFoundationBadCookies(t *testing.T) {
 	tok := strings.Repeat("c", 64)
 	huge := strings.Repeat("x", 8*1024)
 	badCSRF := map[string]string{
-		"bad percent":     "next-auth.csrf-token=%zz%7C" + fndCSRFHash("%zz", fndSecret),
+		"bad percent":     "next-auth.csrf-token=%zz%7C" + csrfHash("%zz", testSecret),
 		"lone percent":    "next-auth.csrf-token=%",
 		"truncated utf-8": "next-auth.csrf-token=%E0%A4%A",
-		"missing pipe":    "next-auth.csrf-token=" + tok + fndCSRFHash(tok, fndSecret),
-		"wrong hash":      "next-auth.csrf-token=" + tok + "%7C" + fndCSRFHash(tok, "wrong"),
+		"missing pipe":    "next-auth.csrf-token=" + tok + csrfHash(tok, testSecret),
+		"wrong hash":      "next-auth.csrf-token=" + tok + "%7C" + csrfHash(tok, "wrong"),
 		"huge":            "next-auth.csrf-token=" + huge,
 		"huge with pipe":  "next-auth.csrf-token=" + huge + "%7C" + huge,
-		"quoted":          `next-auth.csrf-token="` + tok + `%7C` + fndCSRFHash(tok, fndSecret) + `x"`,
-		"nul":             "next-auth.csrf-token=" + tok + "%00%7C" + fndCSRFHash(tok, fndSecret),
+		"quoted":          `next-auth.csrf-token="` + tok + `%7C` + csrfHash(tok, testSecret) + `x"`,
+		"nul":             "next-auth.csrf-token=" + tok + "%00%7C" + csrfHash(tok, testSecret),
 		"everything bad": "next-auth.csrf-token=%; next-auth.callback-url=%zz; next-auth.session-token=" + huge +
 			"; next-auth.session-token.0=%; next-auth.session-token.99999999999999999999=x",
 		"syntax soup": ";;; =; ==; next-auth.csrf-token; next-auth.csrf-token=",
@@ -64,10 +64,10 @@ func TestFoundationBadCookies(t *testing.T) {
 		"next-auth.session-token=%zz",
 		"next-auth.session-token.0=" + huge + "; next-auth.session-token.1=" + huge,
 	}
-	for _, strategy := range []string{config.StrategyDatabase, config.StrategyJWT} {
+	for _, strategy := range strategies() {
 		t.Run(strategy, func(t *testing.T) {
-			e := fndStart(t, func(c *config.Config) { c.Session.Strategy = strategy })
-			before := fndCounts(t, e.app.Store())
+			e := startEnv(t, envOpts{strategy: strategy})
+			before := e.counts()
 			for name, cookie := range badCSRF {
 				for _, rt := range fndRoutes {
 					res := e.rawDo(rt.method, rt.path, cookie, strings.NewReader("csrfToken="+tok),
@@ -89,7 +89,7 @@ func TestFoundationBadCookies(t *testing.T) {
 					res := e.rawDo(rt.method, rt.path, cookie, nil)
 					require.Less(t, res.StatusCode, 500, "%s %s with %.60s", rt.method, rt.path, cookie)
 					if loc := res.Header.Get("Location"); strings.HasPrefix(loc, "http") {
-						require.True(t, fndSameOrigin(loc, e.origin), loc)
+						require.True(t, sameOrigin(loc, e.origin), loc)
 					}
 				}
 			}
@@ -97,14 +97,14 @@ func TestFoundationBadCookies(t *testing.T) {
 			res := e.rawDo(http.MethodGet, "/providers", badCSRF["everything bad"], nil)
 			require.Equal(t, http.StatusOK, res.StatusCode)
 			require.Empty(t, res.Header.Values("Set-Cookie"))
-			require.Equal(t, before, fndCounts(t, e.app.Store()), "bad cookies write nothing")
+			require.Equal(t, before, e.counts(), "bad cookies write nothing")
 		})
 	}
 }
 
 func TestFoundationUnsupportedMethods(t *testing.T) {
-	e := fndStart(t, nil)
-	before := fndCounts(t, e.app.Store())
+	e := startEnv(t, envOpts{})
+	before := e.counts()
 	paths := []string{"/csrf", "/providers", "/session", "/signin", "/signin/email", "/callback/email",
 		"/signout", "/error", "/verify-request", "/static/style.css"}
 	methods := []string{http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodHead, http.MethodOptions, "PROPFIND", http.MethodTrace}
@@ -134,15 +134,15 @@ func TestFoundationUnsupportedMethods(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 	require.Equal(t, "Error: This action with HTTP GET is not supported by NextAuth.js", res.body)
 	// Outside the base path OPTIONS is not special either.
-	res = fndRootDo(t, e, http.MethodOptions, "/elsewhere")
+	res = e.rawDo(http.MethodOptions, e.srv.URL+"/elsewhere", "", nil)
 	require.Equal(t, http.StatusNotFound, res.StatusCode)
-	require.Equal(t, before, fndCounts(t, e.app.Store()))
+	require.Equal(t, before, e.counts())
 }
 
 func TestFoundationBodyLimit(t *testing.T) {
-	e := fndStart(t, nil)
-	tok := e.csrfToken()
-	before := fndCounts(t, e.app.Store())
+	e := startEnv(t, envOpts{})
+	tok := e.csrf(e.client)
+	before := e.counts()
 	limit := int(e.cfg.MaxBodyBytes)
 	require.Equal(t, 64<<10, limit)
 
@@ -163,37 +163,37 @@ func TestFoundationBodyLimit(t *testing.T) {
 			require.Len(t, body, limit+1)
 			req, _ := http.NewRequest(http.MethodPost, e.url(p), strings.NewReader(body))
 			req.Header.Set("Content-Type", ct)
-			res := e.do(req)
+			res := e.do(e.client, req)
 			require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, "%s %s", p, ct)
 
 			// Without a Content-Length (chunked) the limit holds as well.
 			req, _ = http.NewRequest(http.MethodPost, e.url(p), io.MultiReader(strings.NewReader(body), bytes.NewReader(make([]byte, 256<<10))))
 			req.Header.Set("Content-Type", ct)
-			res = e.do(req)
+			res = e.do(e.client, req)
 			require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, "%s %s chunked", p, ct)
 		}
 	}
 	// Exactly the limit is fine: /signout with a valid token signs out.
-	res := e.postForm("/signout", nil)
+	res := e.post(e.client, "/signout", nil)
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	req, _ := http.NewRequest(http.MethodPost, e.url("/signout"), strings.NewReader(form(limit)))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	res = e.do(req)
+	res = e.do(e.client, req)
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	require.Equal(t, "http://localhost:3000", res.Header.Get("Location"))
-	require.Equal(t, before, fndCounts(t, e.app.Store()))
+	require.Equal(t, before, e.counts())
 }
 
 func TestFoundationMalformedBodies(t *testing.T) {
-	e := fndStart(t, nil)
-	tok := e.csrfToken()
-	before := fndCounts(t, e.app.Store())
-	post := func(p, ct, body string) fndResp {
+	e := startEnv(t, envOpts{})
+	tok := e.csrf(e.client)
+	before := e.counts()
+	post := func(p, ct, body string) resp {
 		req, _ := http.NewRequest(http.MethodPost, e.url(p), strings.NewReader(body))
 		if ct != "" {
 			req.Header.Set("Content-Type", ct)
 		}
-		return e.do(req)
+		return e.do(e.client, req)
 	}
 	for _, body := range []string{`{`, `{"csrfToken":`, `[1,2]`, `"str"`, `{"csrfToken":"` + tok + `"`, "\x00\x01", `{"csrfToken":"` + tok + `"}}`} {
 		res := post("/session", "application/json", body)
@@ -217,7 +217,7 @@ func TestFoundationMalformedBodies(t *testing.T) {
 			require.Less(t, res.StatusCode, 500, "%s %q", p, ct)
 		}
 	}
-	require.Equal(t, before, fndCounts(t, e.app.Store()))
+	require.Equal(t, before, e.counts())
 }
 
 // fndHostile are callbackUrl values that must never leave the origin.
@@ -262,27 +262,27 @@ var fndHostile = []string{
 }
 
 func TestFoundationHostileCallbackURL(t *testing.T) {
-	e := fndStart(t, func(c *config.Config) { c.AllowedRedirectOrigins = []string{"https://app.example.com"} })
-	tok := e.csrfToken()
-	before := fndCounts(t, e.app.Store())
+	e := startEnv(t, envOpts{config: func(c *config.Config) { c.AllowedRedirectOrigins = []string{"https://app.example.com"} }})
+	tok := e.csrf(e.client)
+	before := e.counts()
 
-	check := func(t *testing.T, what string, res fndResp) {
+	check := func(t *testing.T, what string, res resp) {
 		t.Helper()
 		require.Less(t, res.StatusCode, 500, "%s: %s", what, res.body)
 		if loc := res.Header.Get("Location"); loc != "" {
-			require.True(t, fndSameOrigin(loc, e.origin), "%s: Location %q leaves the origin", what, loc)
+			require.True(t, sameOrigin(loc, e.origin), "%s: Location %q leaves the origin", what, loc)
 		}
-		for _, sc := range fndSetCookies(res.Header) {
+		for _, sc := range setCookies(res.Header) {
 			if sc.Name != "next-auth.callback-url" {
 				continue
 			}
-			v, err := url.QueryUnescape(fndRawValue(sc.raw))
+			v, err := url.QueryUnescape(rawValue(sc.raw))
 			require.NoError(t, err)
-			require.True(t, fndSameOrigin(v, e.origin), "%s: callback-url cookie %q leaves the origin", what, v)
+			require.True(t, sameOrigin(v, e.origin), "%s: callback-url cookie %q leaves the origin", what, v)
 		}
 		if strings.Contains(res.Header.Get("Content-Type"), "application/json") && strings.Contains(res.body, `"url"`) {
 			u, _ := res.json(t)["url"].(string)
-			require.True(t, fndSameOrigin(u, e.origin), "%s: url %q leaves the origin", what, u)
+			require.True(t, sameOrigin(u, e.origin), "%s: url %q leaves the origin", what, u)
 		}
 	}
 	for _, v := range fndHostile {
@@ -295,18 +295,18 @@ func TestFoundationHostileCallbackURL(t *testing.T) {
 			page := fndParse(t, e.rawDo(http.MethodGet, "/signin"+q, "", nil).body)
 			for _, f := range page.forms() {
 				if cb, ok := f.input("callbackUrl"); ok {
-					require.True(t, fndSameOrigin(cb.value, e.origin), cb.value)
+					require.True(t, sameOrigin(cb.value, e.origin), cb.value)
 				}
 			}
 			// Form, JSON mode, v5 header, and the cookie, on a CSRF-valid sign-out.
-			check(t, "POST /signout form", e.postForm("/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {v}}))
-			check(t, "POST /signout json", e.postForm("/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {v}, "json": {"true"}}))
-			check(t, "POST /signout header", e.postForm("/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {v}}, "X-Auth-Return-Redirect", "1"))
-			check(t, "POST /signout query", e.postForm("/signout"+q, url.Values{"csrfToken": {tok}}))
-			check(t, "POST /signin bad csrf", e.postForm("/signin/email", url.Values{"callbackUrl": {v}, "email": {"a@example.com"}}))
-			e.setJarCookie("next-auth.callback-url", cookies.Encode(v))
-			check(t, "POST /signout cookie", e.postForm("/signout", url.Values{"csrfToken": {tok}}))
-			check(t, "GET /csrf cookie", e.get("/csrf"))
+			check(t, "POST /signout form", e.post(e.client, "/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {v}}))
+			check(t, "POST /signout json", e.post(e.client, "/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {v}, "json": {"true"}}))
+			check(t, "POST /signout header", e.post(e.client, "/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {v}}, "X-Auth-Return-Redirect", "1"))
+			check(t, "POST /signout query", e.post(e.client, "/signout"+q, url.Values{"csrfToken": {tok}}))
+			check(t, "POST /signin bad csrf", e.post(e.client, "/signin/email", url.Values{"callbackUrl": {v}, "email": {"a@example.com"}}))
+			e.setJarCookie(e.client, "next-auth.callback-url", cookies.Encode(v))
+			check(t, "POST /signout cookie", e.post(e.client, "/signout", url.Values{"csrfToken": {tok}}))
+			check(t, "GET /csrf cookie", e.get(e.client, "/csrf"))
 			// A raw (unencoded) cookie value as well.
 			if !strings.ContainsAny(v, ";\r\n\x00 \t\"") {
 				check(t, "GET /csrf raw cookie", e.rawDo(http.MethodGet, "/csrf", "next-auth.callback-url="+v, nil))
@@ -314,22 +314,22 @@ func TestFoundationHostileCallbackURL(t *testing.T) {
 		})
 	}
 	// Allowed targets do survive, so the checks above are meaningful.
-	res := e.postForm("/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {"https://app.example.com/home"}})
+	res := e.post(e.client, "/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {"https://app.example.com/home"}})
 	require.Equal(t, "https://app.example.com/home", res.Header.Get("Location"))
-	res = e.postForm("/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {"/dash?x=1#y"}})
+	res = e.post(e.client, "/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {"/dash?x=1#y"}})
 	require.Equal(t, "http://localhost:3000/dash?x=1#y", res.Header.Get("Location"))
-	c, ok := fndFindCookie(res.Header, "next-auth.callback-url")
+	c, ok := findCookie(res.Header, "next-auth.callback-url")
 	require.True(t, ok)
-	require.Equal(t, "http%3A%2F%2Flocalhost%3A3000%2Fdash%3Fx%3D1%23y", fndRawValue(c.raw))
-	require.Equal(t, before, fndCounts(t, e.app.Store()), "nothing written")
+	require.Equal(t, "http%3A%2F%2Flocalhost%3A3000%2Fdash%3Fx%3D1%23y", rawValue(c.raw))
+	require.Equal(t, before, e.counts(), "nothing written")
 }
 
 func TestFoundationIgnoresHostHeaders(t *testing.T) {
-	e := fndStart(t, nil)
+	e := startEnv(t, envOpts{})
 	req, _ := http.NewRequest(http.MethodGet, e.url("/error?error=OAuthSignin"), nil)
 	req.Host = "evil.test"
 	req.Header.Set("X-Forwarded-Host", "evil.test")
 	req.Header.Set("X-Forwarded-Proto", "https")
-	res := e.do(req)
+	res := e.do(e.client, req)
 	require.Equal(t, "http://localhost:3000/api/auth/signin?error=OAuthSignin", res.Header.Get("Location"))
 }

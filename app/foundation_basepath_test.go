@@ -29,10 +29,10 @@ func TestFoundationBasePath(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.serviceURL, func(t *testing.T) {
-			e := fndStart(t, func(c *config.Config) {
+			e := startEnv(t, envOpts{config: func(c *config.Config) {
 				c.ServiceURL = tc.serviceURL
 				fndThreeProviders(c)
-			})
+			}})
 			require.Equal(t, tc.base, e.base)
 			require.Equal(t, tc.path, e.path)
 			origin := tc.base[:len(tc.base)-len(tc.path)]
@@ -45,7 +45,7 @@ func TestFoundationBasePath(t *testing.T) {
 
 			// Provider URLs are absolute under the base.
 			var prov map[string]map[string]string
-			require.NoError(t, json.Unmarshal([]byte(e.get("/providers").body), &prov))
+			require.NoError(t, json.Unmarshal([]byte(e.get(e.client, "/providers").body), &prov))
 			for id, p := range prov {
 				require.Equal(t, tc.base+"/signin/"+id, p["signinUrl"])
 				require.Equal(t, tc.base+"/callback/"+id, p["callbackUrl"])
@@ -71,7 +71,7 @@ func TestFoundationBasePath(t *testing.T) {
 
 			// Outside the base path: plain 404 (not next-auth's 400).
 			for _, p := range append(tc.others, "/", "/favicon.ico") {
-				res := fndRootDo(t, e, http.MethodGet, p)
+				res := e.rawDo(http.MethodGet, e.srv.URL+p, "", nil)
 				require.Equal(t, http.StatusNotFound, res.StatusCode, p)
 				require.Empty(t, res.Header.Values("Set-Cookie"), p)
 			}
@@ -83,13 +83,4 @@ func TestFoundationBasePath(t *testing.T) {
 			}
 		})
 	}
-}
-
-// fndRootDo requests a path relative to the server root, not the base path.
-func fndRootDo(t *testing.T, e *fndEnv, method, p string) fndResp {
-	t.Helper()
-	old := e.path
-	e.path = ""
-	defer func() { e.path = old }()
-	return e.rawDo(method, p, "", nil)
 }

@@ -23,8 +23,8 @@ func requireNoStore(t *testing.T, h http.Header) {
 }
 
 func TestFoundationCSRFCookieFormat(t *testing.T) {
-	e := fndStart(t, nil)
-	res := e.get("/csrf")
+	e := startEnv(t, envOpts{})
+	res := e.get(e.client, "/csrf")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.True(t, strings.HasPrefix(res.Header.Get("Content-Type"), "application/json"))
 	requireNoStore(t, res.Header)
@@ -32,14 +32,14 @@ func TestFoundationCSRFCookieFormat(t *testing.T) {
 	body := res.json(t)
 	require.Len(t, body, 1)
 	token, _ := body["csrfToken"].(string)
-	require.Regexp(t, fndHex64, token)
+	require.Regexp(t, hex64, token)
 
-	c, ok := fndFindCookie(res.Header, "next-auth.csrf-token")
+	c, ok := findCookie(res.Header, "next-auth.csrf-token")
 	require.True(t, ok, "CSRF cookie set on first request: %v", res.Header.Values("Set-Cookie"))
-	m := fndWireCSRF.FindStringSubmatch(fndRawValue(c.raw))
+	m := fndWireCSRF.FindStringSubmatch(rawValue(c.raw))
 	require.NotNil(t, m, "wire value is <64 hex>%%7C<64 hex>: %s", c.raw)
 	require.Equal(t, token, m[1], "token in GET /csrf equals the cookie's")
-	require.Equal(t, fndCSRFHash(token, fndSecret), m[2], "hash is sha256hex(token+secret)")
+	require.Equal(t, csrfHash(token, testSecret), m[2], "hash is sha256hex(token+secret)")
 
 	// Host-only, browser-session, HttpOnly, Lax, not Secure over http.
 	require.Equal(t, "/", c.Path)
@@ -51,34 +51,34 @@ func TestFoundationCSRFCookieFormat(t *testing.T) {
 	require.Zero(t, c.MaxAge)
 
 	// The callback-url cookie is set to the origin on the first request.
-	cb, ok := fndFindCookie(res.Header, "next-auth.callback-url")
+	cb, ok := findCookie(res.Header, "next-auth.callback-url")
 	require.True(t, ok)
-	require.Equal(t, "http%3A%2F%2Flocalhost%3A3000", fndRawValue(cb.raw))
+	require.Equal(t, "http%3A%2F%2Flocalhost%3A3000", rawValue(cb.raw))
 }
 
 func TestFoundationCSRFValidCookieKeepsToken(t *testing.T) {
-	e := fndStart(t, nil)
-	first := e.csrfToken()
+	e := startEnv(t, envOpts{})
+	first := e.csrf(e.client)
 	for range 3 {
-		res := e.get("/csrf")
-		_, reissued := fndFindCookie(res.Header, "next-auth.csrf-token")
+		res := e.get(e.client, "/csrf")
+		_, reissued := findCookie(res.Header, "next-auth.csrf-token")
 		require.False(t, reissued, "a valid CSRF cookie is not re-issued")
-		_, cb := fndFindCookie(res.Header, "next-auth.callback-url")
+		_, cb := findCookie(res.Header, "next-auth.callback-url")
 		require.False(t, cb, "an unchanged callback-url cookie is not re-issued")
 		require.Equal(t, first, res.json(t)["csrfToken"])
 	}
 	// Other actions keep it too.
 	for _, p := range []string{"/session", "/signin", "/signout", "/error", "/verify-request"} {
-		res := e.get(p)
-		_, reissued := fndFindCookie(res.Header, "next-auth.csrf-token")
+		res := e.get(e.client, p)
+		_, reissued := findCookie(res.Header, "next-auth.csrf-token")
 		require.False(t, reissued, p)
 	}
 	// A CSRF-checked POST does not rotate it either.
-	res := e.postForm("/signout", url.Values{"csrfToken": {first}})
+	res := e.post(e.client, "/signout", url.Values{"csrfToken": {first}})
 	require.Equal(t, http.StatusFound, res.StatusCode)
-	_, reissued := fndFindCookie(res.Header, "next-auth.csrf-token")
+	_, reissued := findCookie(res.Header, "next-auth.csrf-token")
 	require.False(t, reissued)
-	require.Equal(t, first, e.csrfToken())
+	require.Equal(t, first, e.csrf(e.client))
 }
 
 func TestFoundationCSRFInvalidCookieReplaced(t *testing.T) {
@@ -86,53 +86,53 @@ func TestFoundationCSRFInvalidCookieReplaced(t *testing.T) {
 	cases := map[string]string{
 		"missing":            "",
 		"wrong hash":         other + "%7C" + strings.Repeat("0", 64),
-		"other secret":       other + "%7C" + fndCSRFHash(other, "another-secret-another-secret-xx"),
-		"no separator":       other + fndCSRFHash(other, fndSecret),
+		"other secret":       other + "%7C" + csrfHash(other, "another-secret-another-secret-xx"),
+		"no separator":       other + csrfHash(other, testSecret),
 		"token only":         other,
-		"empty token":        "%7C" + fndCSRFHash("", fndSecret),
+		"empty token":        "%7C" + csrfHash("", testSecret),
 		"hash only":          "%7C",
 		"raw pipe, bad hash": other + "|deadbeef",
-		"upper-case hash":    other + "%7C" + strings.ToUpper(fndCSRFHash(other, fndSecret)),
-		"bad percent":        other + "%7" + fndCSRFHash(other, fndSecret),
-		"trailing junk":      other + "%7C" + fndCSRFHash(other, fndSecret) + "x",
+		"upper-case hash":    other + "%7C" + strings.ToUpper(csrfHash(other, testSecret)),
+		"bad percent":        other + "%7" + csrfHash(other, testSecret),
+		"trailing junk":      other + "%7C" + csrfHash(other, testSecret) + "x",
 	}
 	for name, value := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := fndStart(t, nil)
+			e := startEnv(t, envOpts{})
 			cookie := ""
 			if value != "" {
 				cookie = "next-auth.csrf-token=" + value
 			}
 			res := e.rawDo(http.MethodGet, "/csrf", cookie, nil)
 			require.Equal(t, http.StatusOK, res.StatusCode)
-			c, ok := fndFindCookie(res.Header, "next-auth.csrf-token")
+			c, ok := findCookie(res.Header, "next-auth.csrf-token")
 			require.True(t, ok, "a fresh cookie replaces %q", value)
-			m := fndWireCSRF.FindStringSubmatch(fndRawValue(c.raw))
+			m := fndWireCSRF.FindStringSubmatch(rawValue(c.raw))
 			require.NotNil(t, m)
 			require.NotEqual(t, other, m[1])
-			require.Equal(t, fndCSRFHash(m[1], fndSecret), m[2])
+			require.Equal(t, csrfHash(m[1], testSecret), m[2])
 			require.Equal(t, m[1], res.json(t)["csrfToken"])
 		})
 	}
 
 	t.Run("valid cookie from another computation is accepted", func(t *testing.T) {
-		e := fndStart(t, nil)
-		res := e.rawDo(http.MethodGet, "/csrf", "next-auth.csrf-token="+other+"%7C"+fndCSRFHash(other, fndSecret), nil)
-		_, reissued := fndFindCookie(res.Header, "next-auth.csrf-token")
+		e := startEnv(t, envOpts{})
+		res := e.rawDo(http.MethodGet, "/csrf", "next-auth.csrf-token="+other+"%7C"+csrfHash(other, testSecret), nil)
+		_, reissued := findCookie(res.Header, "next-auth.csrf-token")
 		require.False(t, reissued)
 		require.Equal(t, other, res.json(t)["csrfToken"])
 		// An unencoded "|" (as some clients send) is read the same way.
-		res = e.rawDo(http.MethodGet, "/csrf", "next-auth.csrf-token="+other+"|"+fndCSRFHash(other, fndSecret), nil)
-		_, reissued = fndFindCookie(res.Header, "next-auth.csrf-token")
+		res = e.rawDo(http.MethodGet, "/csrf", "next-auth.csrf-token="+other+"|"+csrfHash(other, testSecret), nil)
+		_, reissued = findCookie(res.Header, "next-auth.csrf-token")
 		require.False(t, reissued)
 		require.Equal(t, other, res.json(t)["csrfToken"])
 	})
 }
 
 func TestFoundationNoStoreHeaders(t *testing.T) {
-	e := fndStart(t, nil)
+	e := startEnv(t, envOpts{})
 	for _, p := range []string{"/csrf", "/session"} {
-		res := e.get(p)
+		res := e.get(e.client, p)
 		require.Equal(t, http.StatusOK, res.StatusCode, p)
 		requireNoStore(t, res.Header)
 	}
@@ -151,34 +151,34 @@ func TestFoundationCookieNames(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := fndStart(t, func(c *config.Config) {
+			e := startEnv(t, envOpts{config: func(c *config.Config) {
 				c.ServiceURL = tc.serviceURL
 				c.Cookies.Style = tc.style
-			})
+			}})
 			// Secure cookies do not travel back over the test's plain http, so
 			// read the Set-Cookie headers of a jar-less request.
 			res := e.rawDo(http.MethodGet, "/csrf", "", nil)
 			require.Equal(t, http.StatusOK, res.StatusCode)
-			c, ok := fndFindCookie(res.Header, tc.csrf)
+			c, ok := findCookie(res.Header, tc.csrf)
 			require.True(t, ok, "want %s in %v", tc.csrf, res.Header.Values("Set-Cookie"))
 			require.Equal(t, tc.secure, c.Secure)
 			require.Equal(t, "/", c.Path)
 			require.Empty(t, c.Domain, "__Host- requires no Domain")
 			require.True(t, c.HttpOnly)
-			m := fndWireCSRF.FindStringSubmatch(fndRawValue(c.raw))
+			m := fndWireCSRF.FindStringSubmatch(rawValue(c.raw))
 			require.NotNil(t, m)
-			require.Equal(t, fndCSRFHash(m[1], fndSecret), m[2])
+			require.Equal(t, csrfHash(m[1], testSecret), m[2])
 
-			cb, ok := fndFindCookie(res.Header, tc.callback)
+			cb, ok := findCookie(res.Header, tc.callback)
 			require.True(t, ok, "want %s in %v", tc.callback, res.Header.Values("Set-Cookie"))
 			require.Equal(t, tc.secure, cb.Secure)
-			for _, sc := range fndSetCookies(res.Header) {
+			for _, sc := range setCookies(res.Header) {
 				require.Contains(t, []string{tc.csrf, tc.callback}, sc.Name, "no other cookies on /csrf")
 			}
 
 			// The named cookie is the one read back: sending it keeps the token.
-			again := e.rawDo(http.MethodGet, "/csrf", tc.csrf+"="+fndRawValue(c.raw), nil)
-			_, reissued := fndFindCookie(again.Header, tc.csrf)
+			again := e.rawDo(http.MethodGet, "/csrf", tc.csrf+"="+rawValue(c.raw), nil)
+			_, reissued := findCookie(again.Header, tc.csrf)
 			require.False(t, reissued)
 			require.Equal(t, m[1], again.json(t)["csrfToken"])
 		})
@@ -196,28 +196,28 @@ func TestFoundationCSRFEveryPost(t *testing.T) {
 	}
 	type tokenCase struct {
 		name  string
-		token func(e *fndEnv) (form string, withCookie bool)
+		token func(e *env) (form string, withCookie bool)
 	}
 	tokens := []tokenCase{
-		{"no token", func(e *fndEnv) (string, bool) { e.csrfToken(); return "", true }},
-		{"wrong token", func(e *fndEnv) (string, bool) { e.csrfToken(); return strings.Repeat("0", 64), true }},
-		{"cookie hash as token", func(e *fndEnv) (string, bool) {
-			tok := e.csrfToken()
-			return fndCSRFHash(tok, fndSecret), true
+		{"no token", func(e *env) (string, bool) { e.csrf(e.client); return "", true }},
+		{"wrong token", func(e *env) (string, bool) { e.csrf(e.client); return strings.Repeat("0", 64), true }},
+		{"cookie hash as token", func(e *env) (string, bool) {
+			tok := e.csrf(e.client)
+			return csrfHash(tok, testSecret), true
 		}},
-		{"token without cookie", func(e *fndEnv) (string, bool) {
-			tok := e.csrfToken()
+		{"token without cookie", func(e *env) (string, bool) {
+			tok := e.csrf(e.client)
 			return tok, false
 		}},
-		{"token and hash", func(e *fndEnv) (string, bool) {
-			tok := e.csrfToken()
-			return tok + "|" + fndCSRFHash(tok, fndSecret), true
+		{"token and hash", func(e *env) (string, bool) {
+			tok := e.csrf(e.client)
+			return tok + "|" + csrfHash(tok, testSecret), true
 		}},
 	}
 	for _, tg := range targets {
 		for _, tc := range tokens {
 			t.Run(tg.path+"/"+tc.name, func(t *testing.T) {
-				e := fndStart(t, nil)
+				e := startEnv(t, envOpts{})
 				formTok, withCookie := tc.token(e)
 				if !withCookie {
 					e.client.Jar = nil
@@ -227,73 +227,73 @@ func TestFoundationCSRFEveryPost(t *testing.T) {
 				if formTok != "" {
 					form.Set("csrfToken", formTok)
 				}
-				before := fndCounts(t, e.app.Store())
+				before := e.counts()
 
-				res := e.postForm(tg.path, form)
+				res := e.post(e.client, tg.path, form)
 				require.Equal(t, http.StatusFound, res.StatusCode)
 				require.Equal(t, want, res.Header.Get("Location"))
 				require.Empty(t, res.body)
 
 				form.Set("json", "true")
-				res = e.postForm(tg.path, form)
+				res = e.post(e.client, tg.path, form)
 				require.Equal(t, http.StatusOK, res.StatusCode)
 				require.Empty(t, res.Header.Get("Location"), "v4 JSON mode drops Location")
 				require.Equal(t, map[string]any{"url": want}, res.json(t))
 				form.Del("json")
 
-				res = e.postForm(tg.path, form, "X-Auth-Return-Redirect", "1")
+				res = e.post(e.client, tg.path, form, "X-Auth-Return-Redirect", "1")
 				require.Equal(t, http.StatusOK, res.StatusCode)
 				require.Equal(t, want, res.Header.Get("Location"), "v5 keeps Location")
 				require.Equal(t, map[string]any{"url": want}, res.json(t))
 
-				require.Equal(t, before, fndCounts(t, e.app.Store()), "a failed CSRF check writes nothing")
+				require.Equal(t, before, e.counts(), "a failed CSRF check writes nothing")
 			})
 		}
 	}
 }
 
 func TestFoundationCSRFJSONBooleanIsNotJSONMode(t *testing.T) {
-	e := fndStart(t, nil)
-	e.csrfToken()
+	e := startEnv(t, envOpts{})
+	e.csrf(e.client)
 	req, _ := http.NewRequest(http.MethodPost, e.url("/signout"), strings.NewReader(`{"json":true}`))
 	req.Header.Set("Content-Type", "application/json")
-	res := e.do(req)
+	res := e.do(e.client, req)
 	require.Equal(t, http.StatusFound, res.StatusCode, "only the string \"true\" selects JSON mode")
 	require.Equal(t, e.base+"/signout?csrf=true", res.Header.Get("Location"))
 }
 
 func TestFoundationCSRFValidPostPasses(t *testing.T) {
-	e := fndStart(t, nil)
-	tok := e.csrfToken()
+	e := startEnv(t, envOpts{})
+	tok := e.csrf(e.client)
 
-	res := e.postForm("/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {"/bye"}})
+	res := e.post(e.client, "/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {"/bye"}})
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	require.Equal(t, "http://localhost:3000/bye", res.Header.Get("Location"))
 
-	res = e.postForm("/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {"/bye"}, "json": {"true"}})
+	res = e.post(e.client, "/signout", url.Values{"csrfToken": {tok}, "callbackUrl": {"/bye"}, "json": {"true"}})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, map[string]any{"url": "http://localhost:3000/bye"}, res.json(t))
 
 	// A JSON body carries the token as well (the v4 client posts JSON to /session).
 	req, _ := http.NewRequest(http.MethodPost, e.url("/signout"), strings.NewReader(`{"csrfToken":"`+tok+`","callbackUrl":"/json","json":"true"}`))
 	req.Header.Set("Content-Type", "application/json")
-	res = e.do(req)
+	res = e.do(e.client, req)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, map[string]any{"url": "http://localhost:3000/json"}, res.json(t))
 
 	// The e-mail sign-in gets past the CSRF check (what happens next is the e-mail provider's business).
-	res = e.postForm("/signin/email", url.Values{"csrfToken": {tok}, "email": {"user@example.com"}})
+	res = e.post(e.client, "/signin/email", url.Values{"csrfToken": {tok}, "email": {"user@example.com"}})
 	require.NotEqual(t, e.base+"/signin?csrf=true", res.Header.Get("Location"))
 	require.NotEqual(t, http.StatusInternalServerError, res.StatusCode)
 }
 
 func TestFoundationPostSessionCSRF(t *testing.T) {
-	e := fndStart(t, nil)
-	tok := e.csrfToken()
-	post := func(body string) fndResp {
+	e := startEnv(t, envOpts{})
+	tok := e.csrf(e.client)
+	post := func(body string) resp {
 		req, _ := http.NewRequest(http.MethodPost, e.url("/session"), strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		return e.do(req)
+		return e.do(e.client, req)
 	}
 	for _, body := range []string{`{}`, `{"data":{"a":1}}`, `{"csrfToken":"nope"}`, `{"csrfToken":123}`, ``} {
 		res := post(body)

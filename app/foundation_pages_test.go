@@ -152,14 +152,14 @@ func requireOwnURLsOnly(t *testing.T, p fndPage, origin string) {
 	t.Helper()
 	for _, u := range p.urls() {
 		if strings.Contains(strings.ToLower(u), "http") || strings.HasPrefix(u, "//") {
-			require.True(t, fndSameOrigin(u, origin), "page references another host: %q", u)
+			require.True(t, sameOrigin(u, origin), "page references another host: %q", u)
 		}
 	}
 	require.Empty(t, p.elements("script"), "no scripts")
 	require.Empty(t, p.elements("iframe"))
 }
 
-func requireHTML(t *testing.T, res fndResp, status int) fndPage {
+func requireHTML(t *testing.T, res resp, status int) fndPage {
 	t.Helper()
 	require.Equal(t, status, res.StatusCode, res.body)
 	require.Equal(t, "text/html; charset=UTF-8", res.Header.Get("Content-Type"))
@@ -168,21 +168,21 @@ func requireHTML(t *testing.T, res fndResp, status int) fndPage {
 }
 
 // jarCSRFToken is the token inside the CSRF cookie the browser holds.
-func (e *fndEnv) jarCSRFToken(t *testing.T) string {
+func (e *env) jarCSRFToken(t *testing.T) string {
 	t.Helper()
-	v, ok := e.jarCookie("next-auth.csrf-token")
+	v, ok := e.jarCookie(e.client, "next-auth.csrf-token")
 	require.True(t, ok)
 	dec, err := url.QueryUnescape(v)
 	require.NoError(t, err)
 	tok, hash, ok := strings.Cut(dec, "|")
 	require.True(t, ok)
-	require.Equal(t, fndCSRFHash(tok, fndSecret), hash)
+	require.Equal(t, csrfHash(tok, testSecret), hash)
 	return tok
 }
 
 func TestFoundationSignInPage(t *testing.T) {
-	e := fndStart(t, fndThreeProviders)
-	res := e.get("/signin")
+	e := startEnv(t, envOpts{config: fndThreeProviders})
+	res := e.get(e.client, "/signin")
 	p := requireHTML(t, res, http.StatusOK)
 	require.Equal(t, "Sign In", p.title())
 	require.Empty(t, p.byClass("error"), "no error box without ?error=")
@@ -223,17 +223,17 @@ func TestFoundationSignInPage(t *testing.T) {
 		form.Set(in.name, in.value)
 	}
 	form.Set("email", "user@example.com")
-	post := e.postForm(strings.TrimPrefix(forms[1].action, e.base), form)
+	post := e.post(e.client, strings.TrimPrefix(forms[1].action, e.base), form)
 	require.NotEqual(t, e.base+"/signin?csrf=true", post.Header.Get("Location"))
 
 	// v4 quirk: GET /signin/{id} shows the same page.
-	p = requireHTML(t, e.get("/signin/github"), http.StatusOK)
+	p = requireHTML(t, e.get(e.client, "/signin/github"), http.StatusOK)
 	require.Len(t, p.forms(), 3)
 }
 
 func TestFoundationSignInPageQuery(t *testing.T) {
-	e := fndStart(t, fndThreeProviders)
-	p := requireHTML(t, e.get("/signin?callbackUrl=%2Fdashboard&email=pre%40example.com"), http.StatusOK)
+	e := startEnv(t, envOpts{config: fndThreeProviders})
+	p := requireHTML(t, e.get(e.client, "/signin?callbackUrl=%2Fdashboard&email=pre%40example.com"), http.StatusOK)
 	forms := p.forms()
 	cb, _ := forms[0].input("callbackUrl")
 	require.Equal(t, "http://localhost:3000/dashboard", cb.value)
@@ -241,12 +241,12 @@ func TestFoundationSignInPageQuery(t *testing.T) {
 	require.Equal(t, "pre@example.com", email.value, "pre-filled from ?email=")
 
 	// A hostile callbackUrl is not reflected.
-	p = requireHTML(t, e.get("/signin?callbackUrl=https%3A%2F%2Fevil.test%2Fx"), http.StatusOK)
+	p = requireHTML(t, e.get(e.client, "/signin?callbackUrl=https%3A%2F%2Fevil.test%2Fx"), http.StatusOK)
 	cb, _ = p.forms()[0].input("callbackUrl")
 	require.Equal(t, "http://localhost:3000", cb.value)
 
 	// Markup in the query is escaped, never interpreted.
-	res := e.get("/signin?email=%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E&error=%3Cscript%3E")
+	res := e.get(e.client, "/signin?email=%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E&error=%3Cscript%3E")
 	p = requireHTML(t, res, http.StatusOK)
 	require.NotContains(t, res.body, "<script>alert(1)")
 	require.Empty(t, p.elements("script"))
@@ -271,9 +271,9 @@ func TestFoundationSignInErrorMessages(t *testing.T) {
 		"SomethingElse":         "Unable to sign in.",
 		"<b>x</b>":              "Unable to sign in.",
 	}
-	e := fndStart(t, nil)
+	e := startEnv(t, envOpts{})
 	for code, msg := range table {
-		res := e.get("/signin?error=" + url.QueryEscape(code))
+		res := e.get(e.client, "/signin?error="+url.QueryEscape(code))
 		p := requireHTML(t, res, http.StatusOK)
 		require.Equal(t, []string{msg}, p.byClass("error"), code)
 		require.NotContains(t, res.body, "<b>x</b>")
@@ -281,8 +281,8 @@ func TestFoundationSignInErrorMessages(t *testing.T) {
 }
 
 func TestFoundationSignOutPage(t *testing.T) {
-	e := fndStart(t, nil)
-	p := requireHTML(t, e.get("/signout"), http.StatusOK)
+	e := startEnv(t, envOpts{})
+	p := requireHTML(t, e.get(e.client, "/signout"), http.StatusOK)
 	require.Equal(t, "Sign Out", p.title())
 	forms := p.forms()
 	require.Len(t, forms, 1)
@@ -296,12 +296,12 @@ func TestFoundationSignOutPage(t *testing.T) {
 	requireOwnURLsOnly(t, p, e.origin)
 
 	// After a failed CSRF check the page explains why.
-	p = requireHTML(t, e.get("/signout?csrf=true"), http.StatusOK)
+	p = requireHTML(t, e.get(e.client, "/signout?csrf=true"), http.StatusOK)
 	require.Len(t, p.byClass("error"), 1)
 }
 
 func TestFoundationErrorPage(t *testing.T) {
-	e := fndStart(t, nil)
+	e := startEnv(t, envOpts{})
 	cases := []struct {
 		code    string
 		status  int
@@ -319,7 +319,7 @@ func TestFoundationErrorPage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.code, func(t *testing.T) {
-			res := e.get("/error?error=" + url.QueryEscape(tc.code))
+			res := e.get(e.client, "/error?error="+url.QueryEscape(tc.code))
 			p := requireHTML(t, res, tc.status)
 			require.Equal(t, "Error", p.title())
 			h1 := p.elements("h1")
@@ -339,29 +339,29 @@ func TestFoundationErrorPage(t *testing.T) {
 			}
 		})
 	}
-	text := fndText(fndParse(t, e.get("/error?error=Configuration").body).doc)
+	text := fndText(fndParse(t, e.get(e.client, "/error?error=Configuration").body).doc)
 	require.Contains(t, text, "There is a problem with the server configuration.")
 	require.Contains(t, text, "Check the server logs for more information.")
-	text = fndText(fndParse(t, e.get("/error?error=AccessDenied").body).doc)
+	text = fndText(fndParse(t, e.get(e.client, "/error?error=AccessDenied").body).doc)
 	require.Contains(t, text, "You do not have permission to sign in.")
-	text = fndText(fndParse(t, e.get("/error?error=Verification").body).doc)
+	text = fndText(fndParse(t, e.get(e.client, "/error?error=Verification").body).doc)
 	require.Contains(t, text, "The sign in link is no longer valid.")
 	require.Contains(t, text, "It may have been used already or it may have expired.")
 }
 
 func TestFoundationErrorPageBouncesSignInCodes(t *testing.T) {
-	e := fndStart(t, nil)
+	e := startEnv(t, envOpts{})
 	for _, code := range []string{"Signin", "OAuthSignin", "OAuthCallback", "OAuthCreateAccount", "EmailCreateAccount",
 		"Callback", "OAuthAccountNotLinked", "EmailSignin", "CredentialsSignin", "SessionRequired"} {
-		res := e.get("/error?error=" + code)
+		res := e.get(e.client, "/error?error="+code)
 		require.Equal(t, http.StatusFound, res.StatusCode, code)
 		require.Equal(t, e.base+"/signin?error="+code, res.Header.Get("Location"))
 	}
 }
 
 func TestFoundationVerifyRequestPage(t *testing.T) {
-	e := fndStart(t, nil)
-	p := requireHTML(t, e.get("/verify-request?provider=email&type=email"), http.StatusOK)
+	e := startEnv(t, envOpts{})
+	p := requireHTML(t, e.get(e.client, "/verify-request?provider=email&type=email"), http.StatusOK)
 	require.Equal(t, "Verify Request", p.title())
 	require.Equal(t, "Check your email", fndText(p.elements("h1")[0]))
 	require.Contains(t, fndText(p.doc), "A sign in link has been sent to your email address.")
@@ -375,8 +375,8 @@ func TestFoundationVerifyRequestPage(t *testing.T) {
 }
 
 func TestFoundationStaticCSS(t *testing.T) {
-	e := fndStart(t, nil)
-	p := requireHTML(t, e.get("/signin"), http.StatusOK)
+	e := startEnv(t, envOpts{})
+	p := requireHTML(t, e.get(e.client, "/signin"), http.StatusOK)
 	var sheets []string
 	for _, l := range p.elements("link") {
 		if rel, _ := fndAttr(l, "rel"); rel == "stylesheet" {
@@ -399,19 +399,19 @@ func TestFoundationStaticCSS(t *testing.T) {
 }
 
 func TestFoundationCustomPages(t *testing.T) {
-	e := fndStart(t, func(c *config.Config) {
+	e := startEnv(t, envOpts{config: func(c *config.Config) {
 		c.Pages = config.Pages{SignIn: "/login", SignOut: "/logout", Error: "/oops?x=1", VerifyRequest: "/check"}
-	})
-	res := e.get("/signin?error=OAuthSignin&callbackUrl=%2Fdash")
+	}})
+	res := e.get(e.client, "/signin?error=OAuthSignin&callbackUrl=%2Fdash")
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	require.Equal(t, "/login?callbackUrl=http%3A%2F%2Flocalhost%3A3000%2Fdash&error=OAuthSignin", res.Header.Get("Location"))
-	res = e.get("/signout")
+	res = e.get(e.client, "/signout")
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	require.Equal(t, "/logout", res.Header.Get("Location"))
-	res = e.get("/error?error=AccessDenied")
+	res = e.get(e.client, "/error?error=AccessDenied")
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	require.Equal(t, "/oops?x=1&error=AccessDenied", res.Header.Get("Location"))
-	res = e.get("/verify-request?provider=email&type=email")
+	res = e.get(e.client, "/verify-request?provider=email&type=email")
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	require.Equal(t, "/check", res.Header.Get("Location"), "v4 drops the query")
 }

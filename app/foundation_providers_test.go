@@ -38,8 +38,8 @@ func fndOrderedKeys(t *testing.T, body string) []string {
 }
 
 func TestFoundationProviders(t *testing.T) {
-	e := fndStart(t, fndThreeProviders)
-	res := e.get("/providers")
+	e := startEnv(t, envOpts{config: fndThreeProviders})
+	res := e.get(e.client, "/providers")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.True(t, strings.HasPrefix(res.Header.Get("Content-Type"), "application/json"))
 	require.Empty(t, res.Header.Values("Set-Cookie"), "next-auth sets no cookies on /providers")
@@ -58,8 +58,8 @@ func TestFoundationProviders(t *testing.T) {
 	require.Equal(t, want, got, "exactly id, name, type, signinUrl, callbackUrl")
 
 	// Even with cookies (valid or not) on the request, /providers sets none.
-	e.csrfToken()
-	res = e.get("/providers")
+	e.csrf(e.client)
+	res = e.get(e.client, "/providers")
 	require.Empty(t, res.Header.Values("Set-Cookie"))
 	res = e.rawDo(http.MethodGet, "/providers", "next-auth.csrf-token=junk; next-auth.callback-url=https%3A%2F%2Fevil.test", nil)
 	require.Equal(t, http.StatusOK, res.StatusCode)
@@ -69,13 +69,13 @@ func TestFoundationProviders(t *testing.T) {
 func TestFoundationProvidersOIDCWireType(t *testing.T) {
 	for style, want := range map[string]string{config.StyleNextAuth: "oauth", config.StyleAuthJS: "oidc"} {
 		t.Run(style, func(t *testing.T) {
-			e := fndStart(t, func(c *config.Config) {
+			e := startEnv(t, envOpts{config: func(c *config.Config) {
 				c.Cookies.Style = style
 				c.Providers = []config.Provider{{ID: "sso", Type: config.TypeOIDC, Name: "Company SSO",
 					Issuer: "https://sso.example.com", ClientID: "id", ClientSecret: "secret"}}
-			})
+			}})
 			var got map[string]map[string]any
-			require.NoError(t, json.Unmarshal([]byte(e.get("/providers").body), &got))
+			require.NoError(t, json.Unmarshal([]byte(e.get(e.client, "/providers").body), &got))
 			require.Equal(t, want, got["sso"]["type"], "v4 knows only oauth; Auth.js says oidc")
 			require.Equal(t, "Company SSO", got["sso"]["name"])
 		})
@@ -83,8 +83,8 @@ func TestFoundationProvidersOIDCWireType(t *testing.T) {
 }
 
 func TestFoundationProvidersNone(t *testing.T) {
-	e := fndStart(t, func(c *config.Config) { c.Providers = nil })
-	res := e.get("/providers")
+	e := startEnv(t, envOpts{config: func(c *config.Config) { c.Providers = nil }})
+	res := e.get(e.client, "/providers")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, "{}", res.body)
 }

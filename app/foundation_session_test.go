@@ -6,13 +6,11 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/jwt"
@@ -22,31 +20,10 @@ import (
 
 var fndISOms = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
-// fndClock is an adjustable clock for Options.Now.
-type fndClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fndClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fndClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func fndStartClock(t *testing.T, clock *fndClock, mutate func(*config.Config)) *fndEnv {
-	cfg := fndConfig(t)
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	return fndStartConfig(t, cfg, app.Options{Now: clock.Now})
-}
-
 // requireCleared checks that the response clears the named cookie (Max-Age=0).
 func requireCleared(t *testing.T, h http.Header, name string) {
 	t.Helper()
-	c, ok := fndFindCookie(h, name)
+	c, ok := findCookie(h, name)
 	require.True(t, ok, "want %s cleared in %v", name, h.Values("Set-Cookie"))
 	require.Empty(t, c.Value)
 	require.Less(t, c.MaxAge, 0, "Max-Age=0: %s", c.raw)
@@ -55,15 +32,15 @@ func requireCleared(t *testing.T, h http.Header, name string) {
 }
 
 func TestFoundationSessionEmpty(t *testing.T) {
-	for _, strategy := range []string{config.StrategyDatabase, config.StrategyJWT} {
+	for _, strategy := range strategies() {
 		t.Run(strategy, func(t *testing.T) {
-			e := fndStart(t, func(c *config.Config) { c.Session.Strategy = strategy })
-			res := e.get("/session")
+			e := startEnv(t, envOpts{strategy: strategy})
+			res := e.get(e.client, "/session")
 			require.Equal(t, http.StatusOK, res.StatusCode)
 			require.Equal(t, "{}", strings.TrimSpace(res.body))
 			require.True(t, strings.HasPrefix(res.Header.Get("Content-Type"), "application/json"))
 			requireNoStore(t, res.Header)
-			_, set := fndFindCookie(res.Header, "next-auth.session-token")
+			_, set := findCookie(res.Header, "next-auth.session-token")
 			require.False(t, set, "no session cookie is touched when none was sent")
 		})
 	}
@@ -79,10 +56,10 @@ func TestFoundationSessionGarbageCookies(t *testing.T) {
 		models.NewID(), // well-formed but unknown database token
 		"%zz",
 	}
-	for _, strategy := range []string{config.StrategyDatabase, config.StrategyJWT} {
+	for _, strategy := range strategies() {
 		t.Run(strategy, func(t *testing.T) {
-			e := fndStart(t, func(c *config.Config) { c.Session.Strategy = strategy })
-			before := fndCounts(t, e.app.Store())
+			e := startEnv(t, envOpts{strategy: strategy})
+			before := e.counts()
 			for _, g := range garbage {
 				res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+g, nil)
 				require.Equal(t, http.StatusOK, res.StatusCode, "%.40q", g)
@@ -96,20 +73,19 @@ func TestFoundationSessionGarbageCookies(t *testing.T) {
 			for _, n := range []string{"next-auth.session-token.0", "next-auth.session-token.1", "next-auth.session-token.2"} {
 				requireCleared(t, res.Header, n)
 			}
-			require.Equal(t, before, fndCounts(t, e.app.Store()))
+			require.Equal(t, before, e.counts())
 		})
 	}
 }
 
 func TestFoundationSessionDatabase(t *testing.T) {
-	e := fndStart(t, nil)
-	store := e.app.Store()
-	u := fndUser(t, store, "Ada Lovelace", "ada@example.com", "https://img.example.com/ada.png")
+	e := startEnv(t, envOpts{})
+	u := e.addUser("Ada Lovelace", "ada@example.com", "https://img.example.com/ada.png")
 	expires := time.Now().Add(10 * 24 * time.Hour).UTC()
-	tok := fndDBSession(t, store, u, expires)
+	tok := e.addDBSession(u, expires)
 
-	e.setJarCookie("next-auth.session-token", tok)
-	res := e.get("/session")
+	e.setJarCookie(e.client, "next-auth.session-token", tok)
+	res := e.get(e.client, "/session")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	requireNoStore(t, res.Header)
 	body := res.json(t)
@@ -124,7 +100,7 @@ func TestFoundationSessionDatabase(t *testing.T) {
 	require.Regexp(t, fndISOms, body["expires"])
 
 	// The session cookie is re-issued with the same token and an expiry of now+max_age.
-	c, ok := fndFindCookie(res.Header, "next-auth.session-token")
+	c, ok := findCookie(res.Header, "next-auth.session-token")
 	require.True(t, ok)
 	require.Equal(t, tok, c.Value)
 	require.True(t, c.HttpOnly)
@@ -133,8 +109,8 @@ func TestFoundationSessionDatabase(t *testing.T) {
 	require.WithinDuration(t, time.Now().Add(30*24*time.Hour), c.Expires, time.Minute)
 
 	// null fields stay null (next-auth keeps them).
-	u2 := fndUser(t, store, "", "nobody@example.com", "")
-	tok2 := fndDBSession(t, store, u2, expires)
+	u2 := e.addUser("", "nobody@example.com", "")
+	tok2 := e.addDBSession(u2, expires)
 	res = e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok2, nil)
 	require.JSONEq(t, `{"user":{"name":null,"email":"nobody@example.com","image":null},"expires":"`+
 		expires.Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z")+`"}`, res.body)
@@ -142,35 +118,34 @@ func TestFoundationSessionDatabase(t *testing.T) {
 }
 
 func TestFoundationSessionExposeUserID(t *testing.T) {
-	e := fndStart(t, func(c *config.Config) { c.Callbacks.ExposeUserID = true })
-	u := fndUser(t, e.app.Store(), "A", "a@example.com", "")
-	tok := fndDBSession(t, e.app.Store(), u, time.Now().Add(time.Hour))
+	e := startEnv(t, envOpts{config: func(c *config.Config) { c.Callbacks.ExposeUserID = true }})
+	u := e.addUser("A", "a@example.com", "")
+	tok := e.addDBSession(u, time.Now().Add(time.Hour))
 	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
 	require.Equal(t, u.ID, res.json(t)["user"].(map[string]any)["id"])
 }
 
 func TestFoundationSessionDatabaseExpired(t *testing.T) {
-	e := fndStart(t, nil)
-	store := e.app.Store()
-	u := fndUser(t, store, "Old", "old@example.com", "")
-	tok := fndDBSession(t, store, u, time.Now().Add(-time.Minute))
-	require.EqualValues(t, 1, fndCounts(t, store)["sessions"])
+	e := startEnv(t, envOpts{})
+	u := e.addUser("Old", "old@example.com", "")
+	tok := e.addDBSession(u, time.Now().Add(-time.Minute))
+	require.EqualValues(t, 1, e.counts()["sessions"])
 
 	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, "{}", strings.TrimSpace(res.body))
 	requireCleared(t, res.Header, "next-auth.session-token")
-	require.EqualValues(t, 0, fndCounts(t, store)["sessions"], "the expired row is deleted")
-	require.EqualValues(t, 1, fndCounts(t, store)["users"], "the user stays")
+	require.EqualValues(t, 0, e.counts()["sessions"], "the expired row is deleted")
+	require.EqualValues(t, 1, e.counts()["users"], "the user stays")
 }
 
 func TestFoundationSessionDatabaseSliding(t *testing.T) {
-	clock := &fndClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
-	e := fndStartClock(t, clock, nil) // max_age 720h, update_age 24h
+	clock := &testClock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
+	e := startEnv(t, envOpts{clock: clock}) // max_age 720h, update_age 24h
 	store := e.app.Store()
-	u := fndUser(t, store, "S", "s@example.com", "")
+	u := e.addUser("S", "s@example.com", "")
 	start := clock.Now().Add(30 * 24 * time.Hour)
-	tok := fndDBSession(t, store, u, start)
+	tok := e.addDBSession(u, start)
 	expiresInDB := func() time.Time {
 		row, err := store.SessionAndUser(context.Background(), session.HashToken(tok))
 		require.NoError(t, err)
@@ -194,19 +169,9 @@ func TestFoundationSessionDatabaseSliding(t *testing.T) {
 	require.True(t, extended.Equal(expiresInDB()), "at most one write per update_age")
 }
 
-// fndJWTCookie makes a v4 session JWT the way the jwt strategy does.
-func fndJWTCookie(t testing.TB, claims map[string]any, now time.Time) string {
-	t.Helper()
-	key, err := jwt.NewKey(fndSecret, "", jwt.V4)
-	require.NoError(t, err)
-	tok, err := key.Encode(claims, 30*24*time.Hour, now)
-	require.NoError(t, err)
-	return tok
-}
-
 func TestFoundationSessionJWT(t *testing.T) {
-	e := fndStart(t, func(c *config.Config) { c.Session.Strategy = config.StrategyJWT })
-	tok := fndJWTCookie(t, map[string]any{"name": "Jo", "email": "jo@example.com", "picture": "https://img.example.com/jo.png", "sub": "user-1"}, time.Now())
+	e := startEnv(t, envOpts{strategy: config.StrategyJWT})
+	tok := jwtCookie(t, map[string]any{"name": "Jo", "email": "jo@example.com", "picture": "https://img.example.com/jo.png", "sub": "user-1"}, time.Now())
 	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	body := res.json(t)
@@ -215,10 +180,10 @@ func TestFoundationSessionJWT(t *testing.T) {
 	exp, err := time.Parse(time.RFC3339, body["expires"].(string))
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now().Add(30*24*time.Hour), exp, time.Minute)
-	c, ok := fndFindCookie(res.Header, "next-auth.session-token")
+	c, ok := findCookie(res.Header, "next-auth.session-token")
 	require.True(t, ok, "the JWT is re-issued on every read")
 	require.NotEmpty(t, c.Value)
-	require.EqualValues(t, 0, fndCounts(t, e.app.Store())["sessions"], "no database row for jwt sessions")
+	require.EqualValues(t, 0, e.counts()["sessions"], "no database row for jwt sessions")
 
 	// A token made under another secret is garbage: {} and cleared.
 	other, err := jwt.NewKey("another-secret-another-secret-another", "", jwt.V4)
@@ -230,22 +195,22 @@ func TestFoundationSessionJWT(t *testing.T) {
 	requireCleared(t, res.Header, "next-auth.session-token")
 
 	// An expired token likewise.
-	old := fndJWTCookie(t, map[string]any{"sub": "x"}, time.Now().Add(-31*24*time.Hour))
+	old := jwtCookie(t, map[string]any{"sub": "x"}, time.Now().Add(-31*24*time.Hour))
 	res = e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+old, nil)
 	require.Equal(t, "{}", strings.TrimSpace(res.body))
 	requireCleared(t, res.Header, "next-auth.session-token")
 }
 
 func TestFoundationSessionJWTAuthJS(t *testing.T) {
-	e := fndStart(t, func(c *config.Config) {
+	e := startEnv(t, envOpts{config: func(c *config.Config) {
 		c.Session.Strategy = config.StrategyJWT
 		c.Cookies.Style = config.StyleAuthJS
-	})
-	s, err := session.NewJWT(fndSecret, jwt.V5, "authjs.session-token", cookies.Writer{}, session.Lifetime{MaxAge: time.Hour, Now: time.Now})
+	}})
+	s, err := session.NewJWT(testSecret, jwt.V5, "authjs.session-token", cookies.Writer{}, session.Lifetime{MaxAge: time.Hour, Now: time.Now})
 	require.NoError(t, err)
 	rec := httptest.NewRecorder()
 	require.NoError(t, s.Create(context.Background(), rec, httptest.NewRequest(http.MethodGet, "/", nil), session.User{}, map[string]any{"sub": "u", "email": "v5@example.com"}))
-	c, ok := fndFindCookie(rec.Header(), "authjs.session-token")
+	c, ok := findCookie(rec.Header(), "authjs.session-token")
 	require.True(t, ok)
 
 	res := e.rawDo(http.MethodGet, "/session", "authjs.session-token="+c.Value, nil)

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,29 +10,24 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
 // steps walks the flow one redirect at a time so a test can tamper between hops.
 type steps struct {
-	e *oauthEnv
+	e *env
 	c *http.Client
 }
 
-func (s steps) get(u string) *http.Response {
+func (s steps) get(u string) resp {
 	s.e.t.Helper()
-	res, err := noRedirects(s.c).Get(u)
-	require.NoError(s.e.t, err)
-	res.Body.Close()
-	return res
+	return s.e.get(noRedirects(s.c), u)
 }
 
 // toIdP posts the sign-in form and returns the authorization URL.
 func (s steps) toIdP() *url.URL {
 	s.e.t.Helper()
-	tok := s.e.csrf(s.c)
-	res := s.e.post(noRedirects(s.c), "/signin/idp", url.Values{"csrfToken": {tok}, "callbackUrl": {"/home"}})
+	res := s.e.signIn(noRedirects(s.c), "idp", "/home")
 	require.Equal(s.e.t, http.StatusFound, res.StatusCode)
 	u, err := url.Parse(res.Header.Get("Location"))
 	require.NoError(s.e.t, err)
@@ -49,42 +45,18 @@ func (s steps) toCallback(authURL *url.URL) *url.URL {
 	return u
 }
 
-func (s steps) setCookie(name, value string) {
-	u, _ := url.Parse(s.e.base)
-	c := &http.Cookie{Name: name, Value: value, Path: "/"}
-	if value == "" {
-		c.MaxAge = -1
-	}
-	s.c.Jar.SetCookies(u, []*http.Cookie{c})
-}
+func (s steps) setCookie(name, value string) { s.e.setJarCookie(s.c, name, value) }
 
 func (s steps) cookie(name string) string {
-	u, _ := url.Parse(s.e.base)
-	for _, c := range s.c.Jar.Cookies(u) {
-		if c.Name == name {
-			return c.Value
-		}
-	}
-	return ""
+	v, _ := s.e.jarCookie(s.c, name)
+	return v
 }
 
-func requireError(t *testing.T, e *oauthEnv, res *http.Response, code string) {
+func requireNothingCreated(t *testing.T, e *env) {
 	t.Helper()
-	require.Equal(t, http.StatusFound, res.StatusCode)
-	require.Equal(t, e.base+"/error?error="+code, res.Header.Get("Location"))
-}
-
-func countRows(t *testing.T, e *oauthEnv, model any) int64 {
-	var n int64
-	require.NoError(t, e.app.Store().DB().Model(model).Count(&n).Error)
-	return n
-}
-
-func requireNothingCreated(t *testing.T, e *oauthEnv) {
-	t.Helper()
-	require.Zero(t, countRows(t, e, &models.User{}))
-	require.Zero(t, countRows(t, e, &models.Account{}))
-	require.Zero(t, countRows(t, e, &models.Session{}))
+	require.Zero(t, e.rows(&models.User{}))
+	require.Zero(t, e.rows(&models.Account{}))
+	require.Zero(t, e.rows(&models.Session{}))
 }
 
 func TestOAuthCallbackChecksFailClosed(t *testing.T) {
@@ -130,10 +102,10 @@ func TestOAuthCallbackChecksFailClosed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newOAuthEnv(t, nil)
+			e := startOIDC(t, nil, nil)
 			s := steps{e, e.client}
 			cb := tc.tamper(s, s.toCallback(s.toIdP()))
-			requireError(t, e, s.get(cb.String()), tc.code)
+			e.requireError(s.get(cb.String()), tc.code)
 			requireNothingCreated(t, e)
 			require.Equal(t, map[string]any{}, e.session(e.client))
 		})
@@ -145,13 +117,13 @@ func TestOAuthCallbackChecksFailClosed(t *testing.T) {
 func TestOAuthWrongVerifierAndNonce(t *testing.T) {
 	for _, name := range []string{"next-auth.pkce.code_verifier", "next-auth.nonce"} {
 		t.Run(name, func(t *testing.T) {
-			e := newOAuthEnv(t, nil)
+			e := startOIDC(t, nil, nil)
 			s := steps{e, e.client}
 			cb := s.toCallback(s.toIdP())
 			stale := s.cookie(name)
 			s.toIdP() // a second attempt rotates the check cookies
 			s.setCookie(name, stale)
-			requireError(t, e, s.get(cb.String()), "OAuthCallback")
+			e.requireError(s.get(cb.String()), "OAuthCallback")
 			requireNothingCreated(t, e)
 		})
 	}
@@ -160,11 +132,7 @@ func TestOAuthWrongVerifierAndNonce(t *testing.T) {
 // Check cookies minted for another provider are refused even when the
 // state matches.
 func TestOAuthCookiesFromAnotherProvider(t *testing.T) {
-	e := newOAuthEnv(t, func(c *config.Config) {
-		second := c.Providers[0]
-		second.ID, second.Name = "other", "Other"
-		c.Providers = append(c.Providers, second)
-	})
+	e := startOIDC(t, twoProviders, nil)
 	s := steps{e, e.client}
 	tok := e.csrf(e.client)
 	res := e.post(noRedirects(e.client), "/signin/other", url.Values{"csrfToken": {tok}})
@@ -173,12 +141,12 @@ func TestOAuthCookiesFromAnotherProvider(t *testing.T) {
 	cb := s.toCallback(otherAuth)
 	// Replay "other"'s code and cookies against the "idp" callback.
 	cb.Path = strings.Replace(cb.Path, "/callback/other", "/callback/idp", 1)
-	requireError(t, e, s.get(cb.String()), "OAuthCallback")
+	e.requireError(s.get(cb.String()), "OAuthCallback")
 	requireNothingCreated(t, e)
 }
 
 func TestOAuthReplayedCode(t *testing.T) {
-	e := newOAuthEnv(t, nil)
+	e := startOIDC(t, nil, nil)
 	s := steps{e, e.client}
 	pkce, nonce := "next-auth.pkce.code_verifier", "next-auth.nonce"
 	cb := s.toCallback(s.toIdP())
@@ -189,39 +157,37 @@ func TestOAuthReplayedCode(t *testing.T) {
 	// same check cookies: the IdP refuses the used code.
 	s.setCookie(pkce, savedPKCE)
 	s.setCookie(nonce, savedNonce)
-	requireError(t, e, s.get(cb.String()), "OAuthCallback")
-	require.EqualValues(t, 1, countRows(t, e, &models.User{}))
-	require.EqualValues(t, 1, countRows(t, e, &models.Session{}))
+	e.requireError(s.get(cb.String()), "OAuthCallback")
+	require.EqualValues(t, 1, e.rows(&models.User{}))
+	require.EqualValues(t, 1, e.rows(&models.Session{}))
 }
 
 func TestOAuthProviderError(t *testing.T) {
-	e := newOAuthEnv(t, nil)
+	e := startOIDC(t, nil, nil)
 	s := steps{e, e.client}
 	s.toIdP()
 	res := s.get(e.base + "/callback/idp?error=access_denied&state=x")
-	requireError(t, e, res, "Callback")
+	e.requireError(res, "Callback")
 	requireNothingCreated(t, e)
 }
 
 func TestOAuthIdPDown(t *testing.T) {
-	e := newOAuthEnv(t, nil)
+	e := startOIDC(t, nil, nil)
 	require.NoError(t, e.idp.Shutdown())
 	tok := e.csrf(e.client)
 	res := e.post(noRedirects(e.client), "/signin/idp", url.Values{"csrfToken": {tok}})
-	requireError(t, e, res, "OAuthSignin")
+	e.requireError(res, "OAuthSignin")
 }
 
 func TestOAuthFormPostCallbackWithoutCookies(t *testing.T) {
-	e := newOAuthEnv(t, nil)
+	e := startOIDC(t, nil, nil)
 	e.idp.QueueUser(&mockoidc.MockUser{Subject: "fp", Email: "fp@example.com"})
 	s := steps{e, e.client}
 	cb := s.toCallback(s.toIdP())
 	// A cross-site form_post arrives without SameSite=Lax cookies.
-	bare := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	form := url.Values{"code": {cb.Query().Get("code")}, "state": {cb.Query().Get("state")}}
-	res, err := bare.PostForm(e.base+"/callback/idp", form)
-	require.NoError(t, err)
-	res.Body.Close()
+	res := e.rawDo(http.MethodPost, "/callback/idp", "", strings.NewReader(form.Encode()),
+		"Content-Type", "application/x-www-form-urlencoded")
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	require.Empty(t, res.Header.Values("Set-Cookie"), "the bounce must not replace the user's cookies")
 	// The browser follows the 303 as a top-level GET, with its cookies.
@@ -231,15 +197,13 @@ func TestOAuthFormPostCallbackWithoutCookies(t *testing.T) {
 }
 
 func TestOAuthJSONModeAndAuthorizationParams(t *testing.T) {
-	e := newOAuthEnv(t, nil)
+	e := startOIDC(t, nil, nil)
 	tok := e.csrf(e.client)
-	res, err := noRedirects(e.client).PostForm(e.base+"/signin/idp?prompt=login&login_hint=bob&state=evil",
+	res := e.post(noRedirects(e.client), "/signin/idp?prompt=login&login_hint=bob&state=evil",
 		url.Values{"csrfToken": {tok}, "json": {"true"}})
-	require.NoError(t, err)
-	defer res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	var body struct{ URL string }
-	require.NoError(t, jsonDecode(res, &body))
+	require.NoError(t, json.Unmarshal([]byte(res.body), &body))
 	u, err := url.Parse(body.URL)
 	require.NoError(t, err)
 	q := u.Query()

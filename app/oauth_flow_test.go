@@ -11,16 +11,14 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 )
 
-func strategies() []string { return []string{config.StrategyDatabase, config.StrategyJWT} }
-
 func TestOIDCSignInSessionSignOut(t *testing.T) {
 	for _, strategy := range strategies() {
 		t.Run(strategy, func(t *testing.T) {
-			e := newOAuthEnv(t, func(c *config.Config) { c.Session.Strategy = strategy })
+			e := startOIDC(t, func(c *config.Config) { c.Session.Strategy = strategy }, nil)
 			e.idp.QueueUser(&mockoidc.MockUser{Subject: "sub-1", Email: "Alice@Example.com", PreferredUsername: "alice"})
 
 			require.Equal(t, map[string]any{}, e.session(e.client))
-			res := e.signIn(e.client, "/dashboard")
+			res := e.signIn(e.client, "idp", "/dashboard")
 			require.Equal(t, http.StatusFound, res.StatusCode)
 			require.Equal(t, e.origin+"/dashboard", res.Header.Get("Location"))
 

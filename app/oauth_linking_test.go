@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"testing"
@@ -20,107 +19,101 @@ func twoProviders(c *config.Config) {
 	c.Providers = append(c.Providers, other)
 }
 
-func signInWith(e *oauthEnv, c *http.Client, provider string) *http.Response {
-	e.t.Helper()
-	tok := e.csrf(c)
-	return e.post(c, "/signin/"+provider, url.Values{"csrfToken": {tok}, "callbackUrl": {"/home"}})
-}
-
 func user(sub, email string) *mockoidc.MockUser {
 	return &mockoidc.MockUser{Subject: sub, Email: email, PreferredUsername: sub}
 }
 
 func TestLinkingTable(t *testing.T) {
 	t.Run("linked account, no current user: signs in as the linked user", func(t *testing.T) {
-		e := newOAuthEnv(t, nil)
+		e := startOIDC(t, nil, nil)
 		e.idp.QueueUser(user("s1", "a@example.com"))
 		e.idp.QueueUser(user("s1", "a@example.com"))
-		require.Equal(t, e.origin+"/home", signInWith(e, e.client, "idp").Header.Get("Location"))
-		second := e.newClient()
-		require.Equal(t, e.origin+"/home", signInWith(e, second, "idp").Header.Get("Location"))
-		require.EqualValues(t, 1, countRows(t, e, &models.User{}))
-		require.EqualValues(t, 1, countRows(t, e, &models.Account{}))
-		require.EqualValues(t, 2, countRows(t, e, &models.Session{}))
+		require.Equal(t, e.origin+"/home", e.signIn(e.client, "idp", "/home").Header.Get("Location"))
+		second := e.following(e.browser())
+		require.Equal(t, e.origin+"/home", e.signIn(second, "idp", "/home").Header.Get("Location"))
+		require.EqualValues(t, 1, e.rows(&models.User{}))
+		require.EqualValues(t, 1, e.rows(&models.Account{}))
+		require.EqualValues(t, 2, e.rows(&models.Session{}))
 	})
 
 	t.Run("signed-in user + new account: linked to the signed-in user", func(t *testing.T) {
-		e := newOAuthEnv(t, twoProviders)
+		e := startOIDC(t, twoProviders, nil)
 		e.idp.QueueUser(user("s1", "a@example.com"))
 		e.idp.QueueUser(user("s2", "other-address@example.com"))
-		signInWith(e, e.client, "idp")
-		res := signInWith(e, e.client, "other")
+		e.signIn(e.client, "idp", "/home")
+		res := e.signIn(e.client, "other", "/home")
 		require.Equal(t, e.origin+"/home", res.Header.Get("Location"))
-		require.EqualValues(t, 1, countRows(t, e, &models.User{}))
-		require.EqualValues(t, 2, countRows(t, e, &models.Account{}))
+		require.EqualValues(t, 1, e.rows(&models.User{}))
+		require.EqualValues(t, 2, e.rows(&models.Account{}))
 		require.Equal(t, "a@example.com", userEmail(e.session(e.client)))
 	})
 
 	t.Run("account linked to another user than the signed-in one: OAuthAccountNotLinked", func(t *testing.T) {
-		e := newOAuthEnv(t, twoProviders)
+		e := startOIDC(t, twoProviders, nil)
 		e.idp.QueueUser(user("y", "y@example.com"))
-		signInWith(e, e.newClient(), "other") // Y owns other/y
+		e.signIn(e.following(e.browser()), "other", "/home") // Y owns other/y
 		e.idp.QueueUser(user("x", "x@example.com"))
 		e.idp.QueueUser(user("y", "y@example.com"))
-		signInWith(e, e.client, "idp") // X signs in
+		e.signIn(e.client, "idp", "/home") // X signs in
 		requireChainEndsWith(t, e, e.client, "other", "OAuthAccountNotLinked")
-		require.EqualValues(t, 2, countRows(t, e, &models.User{}))
-		require.EqualValues(t, 2, countRows(t, e, &models.Account{}))
+		require.EqualValues(t, 2, e.rows(&models.User{}))
+		require.EqualValues(t, 2, e.rows(&models.Account{}))
 	})
 
 	t.Run("same e-mail, not linked: OAuthAccountNotLinked, nothing created", func(t *testing.T) {
-		e := newOAuthEnv(t, nil)
-		seedUser(t, e, "taken@example.com")
+		e := startOIDC(t, nil, nil)
+		e.addUser("", "taken@example.com", "")
 		e.idp.QueueUser(user("s9", "Taken@Example.com"))
 		requireChainEndsWith(t, e, e.client, "idp", "OAuthAccountNotLinked")
-		require.EqualValues(t, 1, countRows(t, e, &models.User{}))
-		require.Zero(t, countRows(t, e, &models.Account{}))
-		require.Zero(t, countRows(t, e, &models.Session{}))
+		require.EqualValues(t, 1, e.rows(&models.User{}))
+		require.Zero(t, e.rows(&models.Account{}))
+		require.Zero(t, e.rows(&models.Session{}))
 	})
 
 	t.Run("same e-mail with allow_dangerous_email_account_linking: linked", func(t *testing.T) {
-		e := newOAuthEnv(t, func(c *config.Config) { c.Providers[0].AllowDangerousEmailAccountLinking = true })
-		existing := seedUser(t, e, "taken@example.com")
+		e := startOIDC(t, func(c *config.Config) { c.Providers[0].AllowDangerousEmailAccountLinking = true }, nil)
+		existing := e.addUser("", "taken@example.com", "")
 		e.idp.QueueUser(user("s9", "taken@example.com"))
-		require.Equal(t, e.origin+"/home", signInWith(e, e.client, "idp").Header.Get("Location"))
-		require.EqualValues(t, 1, countRows(t, e, &models.User{}))
+		require.Equal(t, e.origin+"/home", e.signIn(e.client, "idp", "/home").Header.Get("Location"))
+		require.EqualValues(t, 1, e.rows(&models.User{}))
 		var acc models.Account
 		require.NoError(t, e.app.Store().DB().Take(&acc).Error)
 		require.Equal(t, existing.ID, acc.UserID)
 	})
 
 	t.Run("otherwise: user and account created, new_user page", func(t *testing.T) {
-		e := newOAuthEnv(t, func(c *config.Config) { c.Pages.NewUser = "/welcome" })
+		e := startOIDC(t, func(c *config.Config) { c.Pages.NewUser = "/welcome" }, nil)
 		e.idp.QueueUser(user("new", "new@example.com"))
 		e.idp.QueueUser(user("new", "new@example.com"))
-		res := signInWith(e, e.client, "idp")
+		res := e.signIn(e.client, "idp", "/home")
 		require.Equal(t, e.origin+"/welcome?callbackUrl="+url.QueryEscape(e.origin+"/home"), res.Header.Get("Location"))
-		require.EqualValues(t, 1, countRows(t, e, &models.User{}))
+		require.EqualValues(t, 1, e.rows(&models.User{}))
 		var acc models.Account
 		require.NoError(t, e.app.Store().DB().Take(&acc).Error)
 		require.Equal(t, "oidc", acc.Type)
 		require.NotNil(t, acc.AccessToken)
 		require.NotNil(t, acc.IDToken)
 		// Second sign-in of the same account is not new: straight to the callback URL.
-		require.Equal(t, e.origin+"/home", signInWith(e, e.newClient(), "idp").Header.Get("Location"))
+		require.Equal(t, e.origin+"/home", e.signIn(e.following(e.browser()), "idp", "/home").Header.Get("Location"))
 	})
 }
 
 func TestSignInHookOptions(t *testing.T) {
 	t.Run("allowed_email_domains denies others with AccessDenied", func(t *testing.T) {
-		e := newOAuthEnv(t, func(c *config.Config) { c.Callbacks.AllowedEmailDomains = []string{"corp.example"} })
+		e := startOIDC(t, func(c *config.Config) { c.Callbacks.AllowedEmailDomains = []string{"corp.example"} }, nil)
 		e.idp.QueueUser(user("s1", "mallory@evil.example"))
 		requireChainEndsWith(t, e, e.client, "idp", "AccessDenied")
 		requireNothingCreated(t, e)
 		e.idp.QueueUser(user("s2", "ann@corp.example"))
-		require.Equal(t, e.origin+"/home", signInWith(e, e.client, "idp").Header.Get("Location"))
+		require.Equal(t, e.origin+"/home", e.signIn(e.client, "idp", "/home").Header.Get("Location"))
 	})
 	t.Run("expose_user_id adds user.id to the session", func(t *testing.T) {
 		for _, strategy := range strategies() {
-			e := newOAuthEnv(t, func(c *config.Config) {
+			e := startOIDC(t, func(c *config.Config) {
 				c.Callbacks.ExposeUserID = true
 				c.Session.Strategy = strategy
-			})
-			signInWith(e, e.client, "idp")
+			}, nil)
+			e.signIn(e.client, "idp", "/home")
 			var u models.User
 			require.NoError(t, e.app.Store().DB().Take(&u).Error)
 			s := e.session(e.client)
@@ -128,8 +121,8 @@ func TestSignInHookOptions(t *testing.T) {
 		}
 	})
 	t.Run("by default the session has no user id", func(t *testing.T) {
-		e := newOAuthEnv(t, nil)
-		signInWith(e, e.client, "idp")
+		e := startOIDC(t, nil, nil)
+		e.signIn(e.client, "idp", "/home")
 		s := e.session(e.client)
 		_, has := s["user"].(map[string]any)["id"]
 		require.False(t, has)
@@ -137,15 +130,15 @@ func TestSignInHookOptions(t *testing.T) {
 }
 
 // requireChainEndsWith runs a sign-in and checks it ends at {base}/error?error=code.
-func requireChainEndsWith(t *testing.T, e *oauthEnv, c *http.Client, provider, code string) {
+func requireChainEndsWith(t *testing.T, e *env, c *http.Client, provider, code string) {
 	t.Helper()
-	res := signInWith(e, stopAtError(e, c), provider)
+	res := e.signIn(stopAtError(c), provider, "/home")
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	require.Equal(t, e.base+"/error?error="+code, res.Header.Get("Location"))
 }
 
 // stopAtError follows the flow but stops before the error page.
-func stopAtError(e *oauthEnv, c *http.Client) *http.Client {
+func stopAtError(c *http.Client) *http.Client {
 	cp := *c
 	inner := c.CheckRedirect
 	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
@@ -155,11 +148,4 @@ func stopAtError(e *oauthEnv, c *http.Client) *http.Client {
 		return inner(req, via)
 	}
 	return &cp
-}
-
-func seedUser(t *testing.T, e *oauthEnv, email string) *models.User {
-	t.Helper()
-	u := &models.User{ID: models.NewID(), Email: &email}
-	require.NoError(t, e.app.Store().DB().WithContext(context.Background()).Create(u).Error)
-	return u
 }

@@ -13,24 +13,22 @@ import (
 )
 
 // postSession is useSession().update(data): JSON {csrfToken, data}.
-func postSession(t *testing.T, e *oauthEnv, csrfToken string, data any) (int, map[string]any) {
+func postSession(t *testing.T, e *env, csrfToken string, data any) (int, map[string]any) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"csrfToken": csrfToken, "data": data})
-	req, _ := http.NewRequest(http.MethodPost, e.base+"/session", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, e.url("/session"), bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	res, err := e.client.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
+	res := e.do(e.client, req)
 	var out map[string]any
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&out))
+	require.NoError(t, json.Unmarshal([]byte(res.body), &out))
 	return res.StatusCode, out
 }
 
 func TestSessionUpdate(t *testing.T) {
 	for _, strategy := range strategies() {
 		t.Run(strategy, func(t *testing.T) {
-			e := newOAuthEnv(t, func(c *config.Config) { c.Session.Strategy = strategy })
-			signInWith(e, e.client, "idp")
+			e := startOIDC(t, func(c *config.Config) { c.Session.Strategy = strategy }, nil)
+			e.signIn(e.client, "idp", "/home")
 
 			status, out := postSession(t, e, "wrong", map[string]any{"name": "x"})
 			require.Equal(t, http.StatusBadRequest, status)
@@ -55,8 +53,8 @@ func TestSessionUpdateThroughJWTHook(t *testing.T) {
 		}
 		return token
 	}}
-	e := newOAuthEnvWithHooks(t, func(c *config.Config) { c.Session.Strategy = config.StrategyJWT }, hooks)
-	signInWith(e, e.client, "idp")
+	e := startOIDC(t, func(c *config.Config) { c.Session.Strategy = config.StrategyJWT }, hooks)
+	e.signIn(e.client, "idp", "/home")
 	status, out := postSession(t, e, e.csrf(e.client), map[string]any{"name": "Renamed"})
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "Renamed", out["user"].(map[string]any)["name"])
