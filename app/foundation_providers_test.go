@@ -14,7 +14,7 @@ import (
 func fndThreeProviders(c *config.Config) {
 	c.Providers = []config.Provider{
 		{ID: "github", ClientID: "gh-id", ClientSecret: "gh-secret"},
-		{ID: "email", Type: config.TypeEmail},
+		{ID: "email", Type: config.TypeEmail, Server: "smtp://127.0.0.1:9"},
 		{ID: "google", ClientID: "g-id", ClientSecret: "g-secret", Name: "Google Workspace"},
 	}
 }

@@ -50,7 +50,9 @@ func (a *App) answerSession(c echo.Context, jin JWTInput, sin SessionInput) erro
 	ctx, w, r := c.Request().Context(), c.Response(), c.Request()
 	s, sent, err := a.sessions.Read(ctx, r)
 	if err != nil {
+		// A storage hiccup is not a sign-out: answer {} but keep the cookie.
 		a.log.Warn("session lookup failed", "err", err)
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, emptySession)
 	}
 	if s == nil {
 		if sent {

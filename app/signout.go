@@ -1,6 +1,8 @@
 package app
 
 import (
+	"fmt"
+
 	"github.com/labstack/echo/v4"
 )
 
@@ -11,7 +13,8 @@ func (a *App) postSignOut(c echo.Context, rq *request) error {
 		return a.sendRedirect(c, rq, a.base.URL("/signout")+"?csrf=true")
 	}
 	if err := a.sessions.Destroy(c.Request().Context(), c.Response(), c.Request()); err != nil {
-		a.log.Warn("sign-out: delete session", "err", err)
+		// Never report a sign-out that did not happen server-side.
+		return a.fail(c, rq, ErrConfiguration, fmt.Errorf("sign-out: delete session: %w", err))
 	}
 	return a.sendRedirect(c, rq, rq.callbackURL)
 }

@@ -237,7 +237,10 @@ func (c *Config) EnsureSecret() error {
 	switch {
 	case err == nil && len(bytes.TrimSpace(b)) >= 32:
 		c.Secret = string(bytes.TrimSpace(b))
-	case err == nil || errors.Is(err, fs.ErrNotExist):
+	case err == nil:
+		// Never silently replace a secret: that would end every session.
+		return fmt.Errorf("config: %s holds fewer than 32 characters; fix or delete it", path)
+	case errors.Is(err, fs.ErrNotExist):
 		buf := make([]byte, 32)
 		if _, err := rand.Read(buf); err != nil {
 			return fmt.Errorf("config: generate secret: %w", err)

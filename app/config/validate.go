@@ -60,8 +60,8 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 		}
 	}
 	for name, v := range map[string]string{"sign_in": c.Pages.SignIn, "sign_out": c.Pages.SignOut, "error": c.Pages.Error, "verify_request": c.Pages.VerifyRequest, "new_user": c.Pages.NewUser} {
-		if v != "" && !strings.HasPrefix(v, "/") && !isHTTPURL(v) {
-			add("pages.%s: %q must be a path starting with / or an http(s) URL", name, v)
+		if v != "" && ((!strings.HasPrefix(v, "/") && !isHTTPURL(v)) || strings.HasPrefix(v, "//") || strings.Contains(v, `\`)) {
+			add("pages.%s: %q must be a path starting with a single / or an http(s) URL", name, v)
 		}
 	}
 	seen := map[string]bool{}
@@ -104,7 +104,12 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 		}
 		requireCredentials(pr, where, add)
 	case TypeEmail:
-		if pr.Server == "" {
+		base, _ := ParseBase(c.ServiceURL)
+		if pr.Server == "" && base.Secure {
+			// An https deployment is production: writing working sign-in
+			// links into its logs would hand accounts to whoever reads them.
+			add("%s: server is required when service_url is https (without one, sign-in links would be written to the log)", where)
+		} else if pr.Server == "" {
 			warnings = append(warnings, where+": no SMTP server configured: sign-in links are written to the log (development only)")
 		} else if u, err := url.Parse(pr.Server); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
 			add("%s: server %q must be smtp://[user:pass@]host:port or smtps://...", where, redactURL(pr.Server))

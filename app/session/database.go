@@ -115,13 +115,15 @@ func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Re
 }
 
 // Destroy deletes the row (if any) and clears the cookie.
+// The cookie is cleared even when the delete fails, so the browser is signed
+// out either way; the error tells the caller the row may remain.
 func (d *Database) Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
+	d.Clear(w, r)
 	if tok, sent := d.token(r); sent && tok != "" && len(tok) <= maxDBTokenLen {
 		if err := d.store.DeleteSession(ctx, HashToken(tok)); err != nil {
 			return err
 		}
 	}
-	d.Clear(w, r)
 	return nil
 }
 

@@ -1,0 +1,51 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+// A secret file that exists but is too short is an error, never silently
+// replaced (which would end every session).
+func TestEnsureSecretRefusesShortFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "secret")
+	require.NoError(t, os.WriteFile(path, []byte("short\n"), 0o600))
+	cfg := config.Defaults()
+	cfg.DataDir = dir
+	require.ErrorContains(t, cfg.EnsureSecret(), "fewer than 32 characters")
+	b, _ := os.ReadFile(path)
+	require.Equal(t, "short\n", string(b), "the file is left alone")
+}
+
+// Under an https service URL an e-mail provider must have a server: links in
+// a production log would be account keys. Over http it is a warning only.
+func TestEmailWithoutServer(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Providers = []config.Provider{{ID: "email", Type: config.TypeEmail}}
+	warnings, err := cfg.Validate(catalogue)
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+
+	cfg.ServiceURL = "https://auth.example.com/api/auth"
+	_, err = cfg.Validate(catalogue)
+	requireProblem(t, problems(t, err), "server is required when service_url is https")
+}
+
+func TestPagesRejectProtocolRelative(t *testing.T) {
+	for _, v := range []string{"//evil.test/x", `/\evil.test`, "javascript:alert(1)", "login"} {
+		cfg := config.Defaults()
+		cfg.Pages.SignIn = v
+		_, err := cfg.Validate(catalogue)
+		requireProblem(t, problems(t, err), "pages.sign_in")
+	}
+	cfg := config.Defaults()
+	cfg.Pages.SignIn, cfg.Pages.Error = "/login", "https://app.example.com/oops"
+	_, err := cfg.Validate(catalogue)
+	require.NoError(t, err)
+}
