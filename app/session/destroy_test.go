@@ -19,7 +19,9 @@ import (
 // failingStore fails every write, like a database that stays locked.
 type failingStore struct{ session.Store }
 
-func (failingStore) DeleteSession(context.Context, string) error { return errors.New("database is locked") }
+func (failingStore) DeleteSession(context.Context, string) error {
+	return errors.New("database is locked")
+}
 
 // Destroy clears the cookie even when the row cannot be deleted, and
 // reports the failure so the sign-out is not claimed as done.
