@@ -85,9 +85,28 @@ type idClaims struct {
 	Subject       string `json:"sub"`
 	Name          string `json:"name"`
 	Email         string `json:"email"`
+	EmailVerified any    `json:"email_verified"` // bool, or "true" from some IdPs
 	Picture       string `json:"picture"`
 	Nonce         string `json:"nonce"`
 	PreferredName string `json:"preferred_username"`
+}
+
+// unverified reports an e-mail the IdP explicitly says it has not verified.
+// Such an address is dropped: trusting it would let anyone who can register
+// "ceo@corp.example" at a permissive IdP pass allowed_email_domains, or
+// pre-claim a user that the address's owner later signs into by e-mail.
+// An absent claim is trusted, as many enterprise IdPs omit it.
+func (c idClaims) unverified() bool {
+	switch v := c.EmailVerified.(type) {
+	case nil:
+		return false
+	case bool:
+		return !v
+	case string:
+		return v != "true"
+	default:
+		return true
+	}
 }
 
 func (o *oidcClient) Exchange(ctx context.Context, code, verifier, nonce string) (*Result, error) {
@@ -117,6 +136,9 @@ func (o *oidcClient) Exchange(ctx context.Context, code, verifier, nonce string)
 	if c.Email == "" || c.Name == "" {
 		o.fillFromUserInfo(ctx, tok, &c)
 	}
+	if c.unverified() {
+		c.Email = ""
+	}
 	name := c.Name
 	if name == "" {
 		name = c.PreferredName
@@ -141,6 +163,7 @@ func (o *oidcClient) fillFromUserInfo(ctx context.Context, tok *oauth2.Token, c 
 	}
 	if c.Email == "" {
 		c.Email = ui.Email
+		c.EmailVerified = more.EmailVerified
 	}
 	if c.Name == "" {
 		c.Name = more.Name
