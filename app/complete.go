@@ -38,6 +38,10 @@ func (a *App) finishSignIn(c echo.Context, rq *request, in signedIn) error {
 	if err := a.sessions.Create(ctx, w, r, su, claims); err != nil {
 		return a.fail(c, rq, ErrCallback, err)
 	}
+	// A new CSRF token at every sign-in retires OAuth states derived from
+	// the old one (they may sit in IdP logs or browser history).
+	_, csrfCookie := a.csrf.New()
+	a.cookies.Set(w, a.names.CSRF, csrfCookie, timeZero, 0)
 	a.log.Info("signed in", "provider", in.Provider, "user", in.User.ID, "new", in.IsNew)
 	to := in.CallbackURL
 	if in.IsNew && a.cfg.Pages.NewUser != "" {

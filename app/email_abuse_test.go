@@ -174,7 +174,11 @@ func TestEmailConfirmPage(t *testing.T) {
 	require.Equal(t, "alice@example.com", addr)
 	require.Zero(t, e.tokens())
 
-	e.requireError(e.post(c, action, url.Values{"csrfToken": {fields.Get("csrfToken")}, "token": {fields.Get("token")}}), "Verification")
+	// Sign-in rotated the CSRF token: the page's old one is refused outright,
+	// and with a fresh one the spent link is a Verification error.
+	stale := e.post(c, action, url.Values{"csrfToken": {fields.Get("csrfToken")}, "token": {fields.Get("token")}})
+	require.Equal(t, http.StatusForbidden, stale.StatusCode)
+	e.requireError(e.post(c, action, url.Values{"csrfToken": {e.csrf(c)}, "token": {fields.Get("token")}}), "Verification")
 }
 
 // Without confirm, the POST form of the callback still needs CSRF.

@@ -25,7 +25,7 @@ func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) erro
 		// The IdP refused (access_denied, ...): next-auth reports Callback.
 		return a.fail(c, rq, ErrCallback, fmt.Errorf("provider %s returned error %q", p.ID, e))
 	}
-	if !oauth.StateMatches(rq.csrfToken, params.Get("state")) {
+	if !oauth.StateMatches(rq.csrfToken, p.ID, params.Get("state")) {
 		return a.fail(c, rq, ErrOAuthCallback, errors.New("state does not match the CSRF cookie"))
 	}
 	client := a.oauth[p.ID]

@@ -215,3 +215,16 @@ func TestOAuthJSONModeAndAuthorizationParams(t *testing.T) {
 	require.NotEmpty(t, q.Get("nonce"))
 	require.Equal(t, e.base+"/callback/idp", q.Get("redirect_uri"))
 }
+
+// Each successful sign-in rotates the CSRF token, so the state a finished
+// flow exposed (IdP logs, history) no longer matches anything.
+func TestSignInRotatesCSRFAndState(t *testing.T) {
+	e := startOIDC(t, nil, nil)
+	s := steps{e, e.client}
+	before := s.toIdP().Query().Get("state")
+	cb := s.toCallback(s.toIdP())
+	require.Equal(t, e.origin+"/home", s.get(cb.String()).location())
+	after := s.toIdP().Query().Get("state")
+	require.NotEqual(t, before, after)
+	require.Len(t, after, 64)
+}

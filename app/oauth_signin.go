@@ -37,7 +37,7 @@ func (a *App) oauthSignIn(c echo.Context, rq *request, p config.Provider) error 
 	for k, vs := range c.QueryParams() {
 		params[k] = vs
 	}
-	to, err := client.AuthURL(c.Request().Context(), oauth.State(rq.csrfToken), verifier, nonce, params)
+	to, err := client.AuthURL(c.Request().Context(), oauth.State(rq.csrfToken, p.ID), verifier, nonce, params)
 	if err != nil {
 		return a.fail(c, rq, ErrOAuthSignin, err)
 	}

@@ -8,21 +8,23 @@ import (
 	"encoding/hex"
 )
 
-// State is the OAuth state for a CSRF token: sha256 hex of the token, as
-// latchkey's mission (and next-auth v3) define it. The callback recomputes it
+// State is the OAuth state for a CSRF token: a SHA-256 hash of the token
+// (the mission's rule, after next-auth v3), bound to the provider id so a
+// state seen by one IdP is worthless at another. The callback recomputes it
 // from the CSRF cookie, so no state cookie is needed, and a forged callback
-// cannot carry the victim's state without the victim's HttpOnly cookie.
-func State(csrfToken string) string {
-	sum := sha256.Sum256([]byte(csrfToken))
+// cannot carry the victim's state without the victim's HttpOnly cookie. The
+// CSRF token is rotated at every sign-in, which retires old states.
+func State(csrfToken, provider string) string {
+	sum := sha256.Sum256([]byte(csrfToken + "|" + provider))
 	return hex.EncodeToString(sum[:])
 }
 
 // StateMatches compares a returned state with the expected one in constant time.
-func StateMatches(csrfToken, returned string) bool {
+func StateMatches(csrfToken, provider, returned string) bool {
 	if csrfToken == "" || returned == "" {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(State(csrfToken)), []byte(returned)) == 1
+	return subtle.ConstantTimeCompare([]byte(State(csrfToken, provider)), []byte(returned)) == 1
 }
 
 // RandomValue is a PKCE verifier or nonce: base64url of 32 random bytes

@@ -10,21 +10,21 @@ import (
 	"golang.org/x/oauth2"
 )
 
-func TestStateIsSHA256OfCSRFToken(t *testing.T) {
+func TestStateIsSHA256OfCSRFTokenAndProvider(t *testing.T) {
 	tok := strings.Repeat("ab", 32)
-	sum := sha256.Sum256([]byte(tok))
-	if got, want := State(tok), hex.EncodeToString(sum[:]); got != want {
+	sum := sha256.Sum256([]byte(tok + "|idp"))
+	if got, want := State(tok, "idp"), hex.EncodeToString(sum[:]); got != want {
 		t.Fatalf("State = %s, want %s", got, want)
 	}
-	if !StateMatches(tok, State(tok)) {
+	if !StateMatches(tok, "idp", State(tok, "idp")) {
 		t.Fatal("own state must match")
 	}
-	for _, bad := range []string{"", State(tok)[:63], strings.ToUpper(State(tok)), State(tok + "x")} {
-		if StateMatches(tok, bad) {
+	for _, bad := range []string{"", State(tok, "idp")[:63], strings.ToUpper(State(tok, "idp")), State(tok+"x", "idp"), State(tok, "other")} {
+		if StateMatches(tok, "idp", bad) {
 			t.Fatalf("state %q must not match", bad)
 		}
 	}
-	if StateMatches("", State("")) {
+	if StateMatches("", "idp", State("", "idp")) {
 		t.Fatal("an empty CSRF token must never match")
 	}
 }
