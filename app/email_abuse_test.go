@@ -96,6 +96,26 @@ func TestEmailRateLimitIgnoresForwardedFor(t *testing.T) {
 	}
 }
 
+// Behind a configured proxy, X-Forwarded-For names the client: clients
+// behind one proxy get separate per-IP budgets, and a client still cannot
+// choose its key (the proxy's appended entry is the one used).
+func TestEmailRateLimitTrustedProxy(t *testing.T) {
+	e := startMail(t, envOpts{
+		email:  func(p *config.Provider) { p.RateLimit = config.RateLimit{PerIP: 1} },
+		config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32", "::1/128"} },
+	})
+	send := func(xff, addr string) resp {
+		c := e.browser()
+		return e.post(c, "/signin/email", url.Values{"csrfToken": {e.csrf(c)}, "email": {addr}}, "X-Forwarded-For", xff)
+	}
+	verify := e.base + "/verify-request?provider=email&type=email"
+	require.Equal(t, verify, send("203.0.113.1", "a@example.com").location())
+	require.Equal(t, verify, send("203.0.113.2", "b@example.com").location(), "another client behind the proxy has its own budget")
+	e.requireError(send("203.0.113.1", "c@example.com"), "EmailSignin")
+	// A spoofed first entry does not help: the proxy-appended last one counts.
+	e.requireError(send("198.51.100.9, 203.0.113.1", "d@example.com"), "EmailSignin")
+}
+
 func TestEmailRateLimitDisabled(t *testing.T) {
 	e := startMail(t, envOpts{email: func(p *config.Provider) { p.RateLimit.Disabled = true }})
 	for range 8 {

@@ -30,7 +30,7 @@ func (a *App) emailSignIn(c echo.Context, rq *request, p config.Provider) error 
 	if err != nil {
 		return a.fail(c, rq, ErrEmailSignin, fmt.Errorf("provider %s: %w", p.ID, err))
 	}
-	if ok, why := ep.allow(addr, c.Request().RemoteAddr, now); !ok {
+	if ok, why := ep.allow(addr, c.RealIP(), now); !ok {
 		return a.fail(c, rq, ErrEmailSignin, fmt.Errorf("provider %s: rate limited: %s", p.ID, why))
 	}
 	user, err := a.emailUser(ctx, addr)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ func (a *App) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
+	e.IPExtractor = clientIP(a.cfg.TrustedProxies)
 	e.Pre(a.rejectOptions)
 	e.Use(a.logRequests, middleware.Recover())
 
@@ -43,6 +45,23 @@ func (a *App) routes() *echo.Echo {
 // like next-auth, answers 200 with an empty body; the client's messages are
 // not ours to log.
 func (a *App) postLog(c echo.Context) error { return c.NoContent(http.StatusOK) }
+
+// clientIP is how c.RealIP() finds the client: the peer address, or the
+// X-Forwarded-For entry left by the nearest untrusted hop when the peer is a
+// configured proxy. Forwarding headers from anyone else are ignored, so a
+// client cannot pick its own rate-limit key.
+func clientIP(trusted []string) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, cidr := range trusted {
+		if _, n, err := net.ParseCIDR(cidr); err == nil { // Validate has rejected bad ones
+			opts = append(opts, echo.TrustIPRange(n))
+		}
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}
 
 func staticHandler() http.Handler {
 	files := http.FileServer(http.FS(static.Files))

@@ -30,6 +30,10 @@ type Config struct {
 	Callbacks Callbacks  `yaml:"callbacks"`
 	// AllowedRedirectOrigins lists extra origins (scheme://host[:port]) a callbackUrl may point to.
 	AllowedRedirectOrigins []string `yaml:"allowed_redirect_origins"`
+	// TrustedProxies are CIDRs of reverse proxies whose X-Forwarded-For is
+	// believed when finding a client's IP (for rate limits). Empty: the
+	// peer address is the client.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 	// MaxBodyBytes caps request bodies; larger ones get 413.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 

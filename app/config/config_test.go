@@ -98,6 +98,7 @@ func TestShippedConfigIsDefaults(t *testing.T) {
 	want := config.Defaults()
 	want.Providers = []config.Provider{{ID: "email", Type: config.TypeEmail}}
 	want.AllowedRedirectOrigins = []string{}
+	want.TrustedProxies = []string{}
 	want.Callbacks.AllowedEmailDomains = []string{}
 	require.Equal(t, want, cfg)
 	warnings, err := cfg.Validate(catalogue)

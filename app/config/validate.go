@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/mail"
 	"net/url"
 	"regexp"
@@ -62,6 +63,11 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	for name, v := range map[string]string{"sign_in": c.Pages.SignIn, "sign_out": c.Pages.SignOut, "error": c.Pages.Error, "verify_request": c.Pages.VerifyRequest, "new_user": c.Pages.NewUser} {
 		if v != "" && ((!strings.HasPrefix(v, "/") && !isHTTPURL(v)) || strings.HasPrefix(v, "//") || strings.Contains(v, `\`)) {
 			add("pages.%s: %q must be a path starting with a single / or an http(s) URL", name, v)
+		}
+	}
+	for _, cidr := range c.TrustedProxies {
+		if _, _, err := net.ParseCIDR(cidr); err != nil {
+			add("trusted_proxies: %q is not a CIDR like 10.0.0.0/8 or 127.0.0.1/32", cidr)
 		}
 	}
 	seen := map[string]bool{}

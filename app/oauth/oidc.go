@@ -48,27 +48,34 @@ func (o *oidcClient) UsesPKCE() bool  { return true }
 func (o *oidcClient) UsesNonce() bool { return true }
 func (o *oidcClient) Type() string    { return "oidc" }
 
-// discover fetches /.well-known/openid-configuration once; a failure is
-// retried on the next request.
+// discover fetches /.well-known/openid-configuration once. The network call
+// runs outside the lock, bounded by the request's context, so a slow or down
+// IdP does not queue every sign-in behind one request; a failure is retried
+// on the next request.
 func (o *oidcClient) discover(ctx context.Context) (*oauth2.Config, *oidc.IDTokenVerifier, error) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.conf != nil {
-		return o.conf, o.verifier, nil
+	conf, verifier := o.conf, o.verifier
+	o.mu.Unlock()
+	if conf != nil {
+		return conf, verifier, nil
 	}
 	p, err := oidc.NewProvider(oidc.ClientContext(ctx, o.cfg.HTTPClient), o.cfg.Issuer)
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover issuer %s: %w", o.cfg.Issuer, err)
 	}
-	o.provider = p
-	o.conf = &oauth2.Config{
+	conf = &oauth2.Config{
 		ClientID:     o.cfg.ClientID,
 		ClientSecret: o.cfg.ClientSecret,
 		RedirectURL:  o.cfg.RedirectURL,
 		Endpoint:     p.Endpoint(),
 		Scopes:       o.cfg.Scopes,
 	}
-	o.verifier = p.VerifierContext(oidc.ClientContext(context.Background(), o.cfg.HTTPClient), &oidc.Config{ClientID: o.cfg.ClientID})
+	verifier = p.VerifierContext(oidc.ClientContext(context.Background(), o.cfg.HTTPClient), &oidc.Config{ClientID: o.cfg.ClientID})
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.conf == nil { // the first successful discovery wins
+		o.provider, o.conf, o.verifier = p, conf, verifier
+	}
 	return o.conf, o.verifier, nil
 }
 
@@ -153,7 +160,10 @@ func (o *oidcClient) Exchange(ctx context.Context, code, verifier, nonce string)
 // fillFromUserInfo completes name/e-mail from the userinfo endpoint when the
 // id_token lacks them; the subject must match, and failures are ignored.
 func (o *oidcClient) fillFromUserInfo(ctx context.Context, tok *oauth2.Token, c *idClaims) {
-	ui, err := o.provider.UserInfo(oidc.ClientContext(ctx, o.cfg.HTTPClient), oauth2.StaticTokenSource(tok))
+	o.mu.Lock()
+	p := o.provider
+	o.mu.Unlock()
+	ui, err := p.UserInfo(oidc.ClientContext(ctx, o.cfg.HTTPClient), oauth2.StaticTokenSource(tok))
 	if err != nil || ui.Subject != c.Subject {
 		return
 	}
