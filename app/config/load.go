@@ -167,6 +167,10 @@ func Load(data []byte, env Env) (Config, error) {
 		}
 	}
 	p = append(p, cfg.applyEnv(env)...)
+	if strings.TrimSpace(cfg.ServiceURL) == "" {
+		// Unset: local development on the configured port.
+		cfg.ServiceURL = fmt.Sprintf("http://localhost:%d/api/auth", cfg.Port)
+	}
 	if len(p) > 0 {
 		return cfg, p
 	}

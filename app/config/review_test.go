@@ -49,3 +49,13 @@ func TestPagesRejectProtocolRelative(t *testing.T) {
 	_, err := cfg.Validate(catalogue)
 	require.NoError(t, err)
 }
+
+// With no service URL anywhere, the base follows the port (PORT=8080 go run .).
+func TestServiceURLFollowsPortWhenUnset(t *testing.T) {
+	cfg, err := config.Load([]byte("service_url: \"\"\n"), env("PORT", "8080"))
+	require.NoError(t, err)
+	require.Equal(t, "http://localhost:8080/api/auth", cfg.ServiceURL)
+	cfg, err = config.Load([]byte("service_url: \"\"\n"), env("PORT", "8080", "SERVICE_URL", "https://auth.example.com"))
+	require.NoError(t, err)
+	require.Equal(t, "https://auth.example.com", cfg.ServiceURL)
+}
