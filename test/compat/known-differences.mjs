@@ -28,6 +28,15 @@ export const KNOWN = [
     reason: "an invalid callbackUrl (not absolute, no leading slash) is ignored by latchkey; next-auth v4 answers 500 (configuration error)",
   },
   {
+    id: "csrf-rotates-at-sign-in",
+    scenario: /^(OIDC sign-in: callback response|GET e-mail link \(fresh browser\))$/,
+    path: /^cookies\.next-auth\.csrf-token$/,
+    // One new CSRF cookie where v4 sends none (or its init cookie); two Set-Cookies
+    // for the same name in one response are not accepted (RFC 6265 §4.1.1).
+    when: (d) => d.a && !Array.isArray(d.a) && d.a.value === "<hex64>%7C<hex64>",
+    reason: "latchkey issues a new CSRF token when a sign-in completes, so states and forms from before the sign-in are retired; next-auth v4 keeps the token for the life of the cookie. The v4 client fetches a fresh token before every POST",
+  },
+  {
     id: "v5-return-redirect-header",
     scenario: /X-Auth-Return-Redirect/,
     path: /.*/,
