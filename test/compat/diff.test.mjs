@@ -271,6 +271,9 @@ function scenarios(ctx, pair) {
   return S;
 }
 
+/** Several Set-Cookie headers for one name show up as an array: say so up front. */
+const count = (v) => (Array.isArray(v) ? `(${v.length} Set-Cookie headers) ` : "");
+
 function fmt(v) {
   const s = JSON.stringify(v);
   return s === undefined ? "(absent)" : s.length > 160 ? s.slice(0, 160) + "…" : s;
@@ -313,7 +316,7 @@ export async function run(t, ctx) {
         if (unknown.length) {
           throw new Error(
             `${unknown.length} difference(s) latchkey vs next-auth v4:\n` +
-              unknown.map((d) => `  ${d.path || "(whole)"}: latchkey ${fmt(d.a)} | next-auth ${fmt(d.b)}`).join("\n"),
+              unknown.map((d) => `  ${d.path || "(whole)"}: latchkey ${count(d.a)}${fmt(d.a)} | next-auth ${count(d.b)}${fmt(d.b)}`).join("\n"),
           );
         }
         return known.size ? `known: ${[...known].join(", ")}` : "";

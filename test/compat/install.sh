@@ -20,4 +20,4 @@ if [ ! -x /usr/bin/chromium ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq chromium >/dev/null
 fi
-/usr/bin/chromium --version
+/usr/bin/chromium --version 2>/dev/null
