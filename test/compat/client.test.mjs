@@ -10,7 +10,7 @@ import { NodeClient, loadNextAuthReact } from "./nodeclient.mjs";
 import { signInLink } from "./smtp.mjs";
 import { ALICE } from "./idp.mjs";
 import { assert, eq, show } from "./report.mjs";
-import { evidence, FORM, JSONCT, form } from "./util.mjs";
+import { evidence, FORM, JSONCT, form, fetchT } from "./util.mjs";
 
 const require = createRequire(import.meta.url);
 
@@ -75,7 +75,7 @@ export async function runClientSuite(t, ctx, server, variant) {
   await t.check("getSession without a session returns null", async () => {
     const s = await anon.run((c) => c.getSession());
     eq(s, null, "session");
-    const res = await fetch(`${base}/session`);
+    const res = await fetchT(`${base}/session`);
     const body = await res.text();
     eq(res.status, 200, "GET /session status");
     if (style === "next-auth") eq(parseJson(body), {}, "GET /session body (v4 style)");
@@ -168,7 +168,7 @@ export async function runClientSuite(t, ctx, server, variant) {
   if (variant.strategy === "database") {
     await t.check("after sign-out the old database session token is dead", async () => {
       assert(oidc.oldSessionCookie, "no session cookie recorded before sign-out");
-      const res = await fetch(`${base}/session`, { headers: { cookie: `${names.session}=${oidc.oldSessionCookie}` } });
+      const res = await fetchT(`${base}/session`, { headers: { cookie: `${names.session}=${oidc.oldSessionCookie}` } });
       const text = await res.text();
       assert(isEmptySession(text), () => `replayed session cookie still answers ${text.slice(0, 200)}`);
     });
@@ -274,7 +274,7 @@ export async function runClientSuite(t, ctx, server, variant) {
 
   if (new URL(base).pathname !== "/api/auth") {
     await t.check("the default /api/auth path is not served under a custom base path", async () => {
-      const res = await fetch(`${origin}/api/auth/csrf`);
+      const res = await fetchT(`${origin}/api/auth/csrf`);
       await res.text();
       eq(res.status, 404, "GET /api/auth/csrf status");
     });
@@ -313,7 +313,7 @@ async function jwtChecks(t, ctx, server, oidc, names, style, signedIn, newClient
     });
     await t.check("a v4 token encrypted with another secret is rejected", async () => {
       const minted = await v4jwt.encode({ token: { name: "Eve", email: "eve@example.com", sub: "eve" }, secret: "not-the-secret" });
-      const res = await fetch(`${base}/session`, { headers: { cookie: `${names.session}=${minted}` } });
+      const res = await fetchT(`${base}/session`, { headers: { cookie: `${names.session}=${minted}` } });
       const text = await res.text();
       assert(isEmptySession(text), `body ${text.slice(0, 200)}`);
       const cleared = res.headers.getSetCookie().some((c) => c.startsWith(`${names.session}=;`) || /Max-Age=0/i.test(c) && c.startsWith(`${names.session}=`));
@@ -338,7 +338,7 @@ async function jwtChecks(t, ctx, server, oidc, names, style, signedIn, newClient
     });
     await t.check("a v4 (next-auth/jwt) token is not accepted in authjs style", async () => {
       const minted = await v4jwt.encode({ token: { name: "Old", email: "old@example.com", sub: "old" }, secret: ctx.secret });
-      const res = await fetch(`${base}/session`, { headers: { cookie: `${names.session}=${minted}` } });
+      const res = await fetchT(`${base}/session`, { headers: { cookie: `${names.session}=${minted}` } });
       const text = await res.text();
       assert(isEmptySession(text), `body ${text.slice(0, 200)}`);
     });

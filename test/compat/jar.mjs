@@ -142,7 +142,7 @@ export function jarFetch(jar, { base = () => undefined, log = [] } = {}) {
       const c = jar.header(url);
       if (c) headers.set("cookie", c);
     }
-    const res = await nativeFetch(url, { ...init, headers, redirect: "manual" });
+    const res = await nativeFetch(url, { ...init, headers, redirect: "manual", signal: init.signal ?? AbortSignal.timeout(20000) });
     jar.store(url, res.headers.getSetCookie());
     log.push({ method: (init.method || "GET").toUpperCase(), url, status: res.status, location: res.headers.get("location") });
     return res;

@@ -29,6 +29,12 @@ const SUITES = {
 };
 
 const started = Date.now();
+// Watchdog: the whole run must end well within CI limits even if a server hangs.
+const limitMin = Number(process.env.COMPAT_TIMEOUT_MIN || 15);
+setTimeout(() => {
+  console.log(`not ok - the suite did not finish within ${limitMin} minutes`);
+  process.exit(1);
+}, limitMin * 60000).unref();
 const report = new Report();
 const args = process.argv.slice(2);
 const chosen = args.length ? args : Object.keys(SUITES);

@@ -51,3 +51,11 @@ export function evidence(res, text = "") {
   const sc = res.headers.getSetCookie?.() ?? [];
   return `HTTP ${res.status} location=${res.headers.get("location") ?? "-"} ct=${res.headers.get("content-type") ?? "-"} set-cookie=[${sc.map((c) => c.split(";")[0].slice(0, 60)).join(", ")}] body=${text.slice(0, 300).replace(/\s+/g, " ")}`;
 }
+
+/** Per-request time limit: a hung server fails one check instead of hanging the suite. */
+export const REQUEST_TIMEOUT_MS = 20000;
+
+/** fetch with REQUEST_TIMEOUT_MS unless the caller passes its own signal. */
+export function fetchT(url, init = {}) {
+  return fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+}
