@@ -136,7 +136,7 @@ func startEnv(t testing.TB, o envOpts) *env {
 	}
 	a, err := app.New(cfg, opts)
 	require.NoError(t, err)
-	srv.Config.Handler = a.Handler()
+	srv.Config.Handler = oneCookiePerName(t, a.Handler())
 	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
@@ -563,4 +563,21 @@ func sameOrigin(raw, origin string) bool {
 		return false
 	}
 	return strings.EqualFold(u.Scheme+"://"+u.Host, origin)
+}
+
+// oneCookiePerName fails the test when any response — including the
+// intermediate hops of a redirect chain the client follows — sets the same
+// cookie twice: browsers keep only one, and which one is unspecified.
+func oneCookiePerName(t testing.TB, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		seen := map[string]bool{}
+		for _, line := range w.Header().Values("Set-Cookie") {
+			name, _, _ := strings.Cut(line, "=")
+			if seen[name] {
+				t.Errorf("%s %s: cookie %s is set twice in one response", r.Method, r.URL.Path, name)
+			}
+			seen[name] = true
+		}
+	})
 }

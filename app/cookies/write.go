@@ -30,12 +30,32 @@ func (w Writer) Set(rw http.ResponseWriter, name, value string, expires time.Tim
 	if maxAge > 0 {
 		c.MaxAge = int(maxAge / time.Second)
 	}
+	setOnce(rw, c)
+}
+
+// setOnce adds c, first dropping any Set-Cookie for the same name already on
+// this response: a response should set a name at most once (RFC 6265 §4.1.1),
+// so a later decision (rotate the CSRF token, replace a session) wins cleanly.
+func setOnce(rw http.ResponseWriter, c *http.Cookie) {
+	h := rw.Header()
+	if lines := h.Values("Set-Cookie"); len(lines) > 0 {
+		prefix := c.Name + "="
+		kept := lines[:0:0]
+		for _, l := range lines {
+			if !strings.HasPrefix(l, prefix) {
+				kept = append(kept, l)
+			}
+		}
+		if len(kept) != len(lines) {
+			h["Set-Cookie"] = kept
+		}
+	}
 	http.SetCookie(rw, c)
 }
 
 // Clear expires a cookie now (Max-Age=0).
 func (w Writer) Clear(rw http.ResponseWriter, name string) {
-	http.SetCookie(rw, &http.Cookie{
+	setOnce(rw, &http.Cookie{
 		Name:     name,
 		Value:    "",
 		Path:     "/",
