@@ -80,7 +80,15 @@ func (a *App) redeemLink(c echo.Context, rq *request, p config.Provider, token, 
 		return a.fail(c, rq, ErrCallback, err)
 	}
 	a.endOtherUsersSession(c, user.ID)
-	return a.finishSignIn(c, rq, signedIn{User: user, Provider: p.ID, IsNew: isNew, CallbackURL: rq.callbackURL})
+	in := signedIn{User: user, Provider: p.ID, IsNew: isNew, CallbackURL: rq.callbackURL}
+	if f := a.startSession(c, in); f != nil {
+		// No session, so the link must not be spent: put the token back.
+		if err := a.store.CreateVerificationToken(ctx, row.Identifier, hash, row.Expires); err != nil {
+			a.log.Warn("sign-in link could not be restored after a failed sign-in", "err", err)
+		}
+		return a.fail(c, rq, f.code, f.cause)
+	}
+	return a.afterSignIn(c, rq, in)
 }
 
 // endOtherUsersSession deletes the browser's database session when it

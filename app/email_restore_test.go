@@ -1,0 +1,40 @@
+package app_test
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app"
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+// When the session cannot be started after the link was redeemed (here a
+// JWT hook that refuses once), the link is put back: the user is told
+// AccessDenied and the same link works on the next click.
+func TestEmailLinkRestoredWhenSessionFails(t *testing.T) {
+	var refusals atomic.Int32
+	refusals.Store(1)
+	hooks := &app.Hooks{JWT: func(token map[string]any, in app.JWTInput) map[string]any {
+		if in.Trigger != "" && refusals.Add(-1) >= 0 {
+			return nil
+		}
+		return token
+	}}
+	e := startMail(t, envOpts{strategy: config.StrategyJWT, hooks: hooks})
+	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/home")
+
+	c := e.browser()
+	e.requireError(e.get(c, link), "AccessDenied")
+	require.EqualValues(t, 1, e.tokens(), "the link is not spent by a failed sign-in")
+	require.Equal(t, map[string]any{}, e.session(c))
+
+	res := e.get(c, link)
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	require.Equal(t, e.origin+"/home", res.location())
+	addr, _ := e.sessionUser(c)
+	require.Equal(t, "alice@example.com", addr)
+	require.Zero(t, e.tokens())
+}
