@@ -12,12 +12,20 @@ import (
 // form_post) for OAuth, GET of the e-mailed link (POST from its confirm page)
 // for e-mail. An unknown provider gets next-auth's 400 "not supported".
 func (a *App) callback(c echo.Context, rq *request) error {
-	p, ok := a.providers.byID[c.Param("provider")]
-	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound)
-	}
+	p := a.providers.byID[c.Param("provider")]
 	if typeOf(p) == config.TypeEmail {
 		return a.emailCallback(c, rq, p)
 	}
 	return a.oauthCallback(c, rq, p)
+}
+
+// knownProvider answers a callback for an unknown provider with next-auth's
+// 400 before request init, so nothing (not even a cookie) is issued.
+func (a *App) knownProvider(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, ok := a.providers.byID[c.Param("provider")]; !ok {
+			return echo.NewHTTPError(http.StatusNotFound)
+		}
+		return next(c)
+	}
 }

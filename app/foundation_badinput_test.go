@@ -130,9 +130,11 @@ func TestFoundationUnsupportedMethods(t *testing.T) {
 		require.Equal(t, "Error: This action with HTTP POST is not supported by NextAuth.js", res.body, p)
 	}
 	// GET of an unknown provider's callback is "not supported" as in v4.
+	// Like v4, it is refused before init: no cookie is issued.
 	res := e.rawDo(http.MethodGet, "/callback/nope?code=x&state=y", "", nil)
 	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 	require.Equal(t, "Error: This action with HTTP GET is not supported by NextAuth.js", res.body)
+	require.Empty(t, res.Header.Values("Set-Cookie"))
 	// Outside the base path OPTIONS is not special either.
 	res = e.rawDo(http.MethodOptions, e.srv.URL+"/elsewhere", "", nil)
 	require.Equal(t, http.StatusNotFound, res.StatusCode)

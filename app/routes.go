@@ -30,8 +30,8 @@ func (a *App) routes() *echo.Echo {
 	g.GET("/signin", a.withRequest(a.getSignIn))
 	g.GET("/signin/:provider", a.withRequest(a.getSignIn)) // v4 quirk: the provider segment is ignored
 	g.POST("/signin/:provider", a.withRequest(a.postSignIn))
-	g.GET("/callback/:provider", a.withRequest(a.callback))
-	g.POST("/callback/:provider", a.withRequest(a.callback), a.formPostBounce)
+	g.GET("/callback/:provider", a.withRequest(a.callback), a.knownProvider)
+	g.POST("/callback/:provider", a.withRequest(a.callback), a.knownProvider, a.formPostBounce)
 	g.GET("/signout", a.withRequest(a.getSignOut))
 	g.POST("/signout", a.withRequest(a.postSignOut))
 	g.GET("/error", a.withRequest(a.getError))

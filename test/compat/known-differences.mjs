@@ -50,13 +50,6 @@ export const KNOWN = [
     reason: "latchkey's nonce cookie has Max-Age=900 next to the same 15-minute Expires; next-auth v4 sets only Expires (its nonce cookie has no maxAge default). Same lifetime in every browser",
   },
   {
-    id: "cookies-on-unknown-callback",
-    scenario: /^GET \/callback\/nope/,
-    path: /^cookies\.next-auth\.(csrf-token|callback-url)$/,
-    when: (d) => absent(d.b),
-    reason: "latchkey answers an unknown provider's callback with the same 400 but has already issued the CSRF and callback-url cookies, as on every other route; next-auth v4 rejects it before its init step",
-  },
-  {
     id: "signout-always-clears",
     scenario: /^POST \/signout with CSRF/,
     path: /^cookies\.next-auth\.session-token$/,
