@@ -53,8 +53,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	cmd := fs.Arg(0)
+	if cmd != "" {
+		// Flags may also follow the command (`check-config --config FILE`);
+		// silently ignoring them would validate the wrong file.
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return 2
+		}
+		if fs.NArg() > 0 {
+			fmt.Fprintf(stderr, "latchkey: unexpected argument %q\n\n%s", fs.Arg(0), usage)
+			return 2
+		}
+	}
 	log := newLogger(stderr)
-	switch cmd := fs.Arg(0); cmd {
+	switch cmd {
 	case "":
 		return serve(*configPath, log)
 	case "check-config":
@@ -133,7 +145,14 @@ func serve(path string, log *slog.Logger) int {
 		log.Warn(w)
 	}
 	if err != nil {
-		log.Error("invalid configuration; run `latchkey check-config` for the full list", "problems", err.Error())
+		var p config.Problems
+		if !errors.As(err, &p) {
+			p = config.Problems{err.Error()}
+		}
+		for _, line := range p {
+			log.Error("invalid configuration: " + line)
+		}
+		log.Error("latchkey did not start; `latchkey --config FILE check-config` lists every problem")
 		return 1
 	}
 	if err := cfg.EnsureSecret(); err != nil {

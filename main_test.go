@@ -242,3 +242,16 @@ func TestServeWithNoConfiguration(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, secret, again)
 }
+
+// Flags after the command count too: `check-config --config FILE` checks
+// FILE, never the built-in config.
+func TestFlagsAfterCommand(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("nonsense_key: 1\n"), 0o600))
+	var out, errOut bytes.Buffer
+	require.Equal(t, 1, run([]string{"check-config", "--config", bad}, &out, &errOut))
+	require.Contains(t, errOut.String(), "nonsense_key")
+	errOut.Reset()
+	require.Equal(t, 2, run([]string{"check-config", "extra"}, &out, &errOut))
+	require.Contains(t, errOut.String(), `unexpected argument "extra"`)
+}

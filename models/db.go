@@ -27,6 +27,11 @@ func Open(path string, log *slog.Logger) (*Store, error) {
 			return nil, fmt.Errorf("create database folder: %w", err)
 		}
 	}
+	// The database holds users and tokens: create it private (SQLite gives
+	// its -wal and -shm files the same mode).
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		_ = f.Close()
+	}
 	// _txlock=immediate takes the write lock at BEGIN, so two writers queue
 	// on the busy timeout instead of deadlocking on a lock upgrade.
 	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"

@@ -207,7 +207,7 @@ func (c *Config) applyEnv(env Env) (p Problems) {
 		if pr.Type != "" && pr.Type != TypeOAuth && pr.Type != TypeOIDC {
 			continue
 		}
-		key := "AUTH_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(pr.ID))
+		key := "AUTH_" + envName(pr.ID)
 		if v, ok := first(env, key+"_ID"); ok && pr.ClientID == "" {
 			pr.ClientID = v
 		}

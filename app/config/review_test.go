@@ -34,7 +34,7 @@ func TestEmailWithoutServer(t *testing.T) {
 
 	cfg.ServiceURL = "https://auth.example.com/api/auth"
 	_, err = cfg.Validate(catalogue)
-	requireProblem(t, problems(t, err), "server is required when service_url is https")
+	requireProblem(t, problems(t, err), "server is required when the service URL is https", "set server: smtp://")
 }
 
 func TestPagesRejectProtocolRelative(t *testing.T) {

@@ -106,7 +106,7 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 		requireCredentials(pr, where, add)
 	case TypeOIDC:
 		if !isHTTPURL(pr.Issuer) {
-			add("%s: issuer %q must be an http(s) URL (the one serving /.well-known/openid-configuration)", where, pr.Issuer)
+			add("%s: issuer %q must be an http(s) URL (the one serving /.well-known/openid-configuration; here or in AUTH_%s_ISSUER)", where, pr.Issuer, envName(pr.ID))
 		}
 		requireCredentials(pr, where, add)
 	case TypeEmail:
@@ -114,7 +114,7 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 		if pr.Server == "" && base.Secure {
 			// An https deployment is production: writing working sign-in
 			// links into its logs would hand accounts to whoever reads them.
-			add("%s: server is required when service_url is https (without one, sign-in links would be written to the log)", where)
+			add("%s: server is required when the service URL is https (without one, sign-in links would be written to the log): set server: smtp://... for this provider in a config file (--config FILE), or remove the provider", where)
 		} else if pr.Server == "" {
 			warnings = append(warnings, where+": no SMTP server configured: sign-in links are written to the log (development only)")
 		} else if u, err := url.Parse(pr.Server); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
@@ -135,7 +135,7 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 }
 
 func requireCredentials(pr Provider, where string, add func(string, ...any)) {
-	env := "AUTH_" + strings.ToUpper(strings.NewReplacer("-", "_").Replace(pr.ID))
+	env := "AUTH_" + envName(pr.ID)
 	if pr.ClientID == "" {
 		add("%s: client_id is missing (set it here or in %s_ID)", where, env)
 	}
@@ -182,4 +182,9 @@ func Merge(errs ...error) error {
 func IsProblems(err error) bool {
 	var p Problems
 	return errors.As(err, &p)
+}
+
+// envName is the provider id as it appears in AUTH_<ID>_* variables.
+func envName(id string) string {
+	return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(id))
 }
