@@ -33,6 +33,7 @@ type App struct {
 	policy  redirect.Policy
 	hooks   Hooks
 	now     func() time.Time
+	purge   time.Duration
 
 	providers *providerSet
 	sessions  sessionStrategy
@@ -51,6 +52,9 @@ type Options struct {
 	Now func() time.Time
 	// Hooks replace the default callbacks when non-nil fields are given.
 	Hooks *Hooks
+	// PurgeEvery is how often Serve deletes expired sessions and
+	// verification tokens; zero means hourly.
+	PurgeEvery time.Duration
 }
 
 // New builds the service from a validated config: opens the database,
@@ -73,12 +77,16 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
 		hooks:   defaultHooks(cfg.Callbacks),
 		now:     opts.Now,
+		purge:   opts.PurgeEvery,
 	}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
 	if a.now == nil {
 		a.now = time.Now
+	}
+	if a.purge <= 0 {
+		a.purge = time.Hour
 	}
 	if opts.Hooks != nil {
 		a.hooks = mergeHooks(a.hooks, *opts.Hooks)
@@ -175,9 +183,10 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 	return nil
 }
 
-// purgeLoop deletes expired sessions and verification tokens hourly.
+// purgeLoop deletes expired sessions and verification tokens at start and
+// then every PurgeEvery (hourly).
 func (a *App) purgeLoop(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
+	t := time.NewTicker(a.purge)
 	defer t.Stop()
 	for {
 		if n, err := a.store.PurgeExpired(ctx, a.now()); err != nil {
