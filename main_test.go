@@ -180,6 +180,13 @@ func freePort(t *testing.T) int {
 // answers, and stops it with SIGTERM as a process manager would.
 func serveOnce(t *testing.T) (csrf string, logs string) {
 	t.Helper()
+	return serveUntil(t, syscall.SIGTERM)
+}
+
+// serveUntil runs the service with no configuration, waits for /csrf, then
+// stops it with sig and expects a clean exit.
+func serveUntil(t *testing.T, sig syscall.Signal) (csrf string, logs string) {
+	t.Helper()
 	port := freePort(t)
 	t.Setenv("PORT", fmt.Sprint(port))
 	var out, errOut syncBuffer
@@ -206,12 +213,12 @@ func serveOnce(t *testing.T) (csrf string, logs string) {
 		require.True(t, time.Now().Before(deadline), "service did not start: %s", errOut.String())
 		time.Sleep(20 * time.Millisecond)
 	}
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
+	require.NoError(t, syscall.Kill(os.Getpid(), sig))
 	select {
 	case code := <-done:
 		require.Equal(t, 0, code, errOut.String())
 	case <-time.After(15 * time.Second):
-		t.Fatal("service did not stop on SIGTERM")
+		t.Fatalf("service did not stop on %v", sig)
 	}
 	return csrf, errOut.String()
 }
@@ -224,7 +231,7 @@ func TestServeWithNoConfiguration(t *testing.T) {
 	csrf, logs := serveOnce(t)
 	require.Len(t, csrf, 64)
 	require.Contains(t, logs, "latchkey listening")
-	require.Contains(t, logs, "no AUTH_SECRET set", "a generated secret is announced")
+	require.Equal(t, 1, strings.Count(logs, "no AUTH_SECRET set"), "a generated secret is announced once")
 	require.Contains(t, logs, "latchkey stopped")
 
 	secretPath := filepath.Join(dir, "data", "secret")
@@ -236,8 +243,9 @@ func TestServeWithNoConfiguration(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "data", "latchkey.db"))
 	require.NoError(t, err, "SQLite in ./data")
 
-	// A restart reuses the generated secret.
-	_, _ = serveOnce(t)
+	// A restart (stopped with SIGINT this time) reuses the generated secret.
+	_, logs = serveUntil(t, syscall.SIGINT)
+	require.Contains(t, logs, "latchkey stopped")
 	again, err := os.ReadFile(secretPath)
 	require.NoError(t, err)
 	require.Equal(t, secret, again)

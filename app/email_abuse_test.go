@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -300,4 +301,18 @@ func TestEmailCallbackBadInput(t *testing.T) {
 	}
 	res := e.post(e.browser(), e.base+"/callback/email", url.Values{"token": {"abc"}})
 	require.Equal(t, http.StatusForbidden, res.StatusCode)
+}
+
+// The default per-IP budget is 20 requests an hour, across addresses.
+func TestEmailRateLimitDefaultPerIP(t *testing.T) {
+	e := startMail(t, envOpts{})
+	verify := e.base + "/verify-request?provider=email&type=email"
+	for i := range 20 {
+		addr := fmt.Sprintf("user%d@example.com", i)
+		require.Equal(t, verify, e.requestLink(e.browser(), addr, nil).location(), addr)
+	}
+	e.requireError(e.requestLink(e.browser(), "user20@example.com", nil), "EmailSignin")
+	require.Len(t, e.smtp.Mails(), 20)
+	e.clock.Add(time.Hour)
+	require.Equal(t, verify, e.requestLink(e.browser(), "user20@example.com", nil).location(), "the budget refills")
 }
