@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -44,16 +45,17 @@ const testSecret = "test-secret-0123456789abcdef0123456789abcdef"
 // own address is not the configured one), one e-mail provider without a
 // server, real time, logs discarded.
 type envOpts struct {
-	ownURL   bool                          // SERVICE_URL is the test server's own origin + /api/auth
-	idp      bool                          // run mockoidc; the providers are one OIDC provider "idp" on it
-	smtp     *smtptest.Options             // run an SMTP catcher; the e-mail provider sends through it
-	smtpURL  func(*smtptest.Server) string // the e-mail provider's server URL; nil: plain smtp:// to the catcher
-	email    func(*config.Provider)        // changes to the e-mail provider
-	strategy string                        // session strategy; "": the default (database)
-	config   func(*config.Config)          // changes to the whole config, applied last
-	clock    *testClock                    // app.Options.Now; nil: real time
-	hooks    *app.Hooks                    // app.Options.Hooks
-	logs     bool                          // capture the app's logs (debug level) in env.logs
+	ownURL   bool                            // SERVICE_URL is the test server's own origin + /api/auth
+	idp      bool                            // run mockoidc; the providers are one OIDC provider "idp" on it
+	idpWrap  func(http.Handler) http.Handler // mockoidc middleware around each of its endpoints (with idp)
+	smtp     *smtptest.Options               // run an SMTP catcher; the e-mail provider sends through it (with idp: next to "idp")
+	smtpURL  func(*smtptest.Server) string   // the e-mail provider's server URL; nil: plain smtp:// to the catcher
+	email    func(*config.Provider)          // changes to the e-mail provider
+	strategy string                          // session strategy; "": the default (database)
+	config   func(*config.Config)            // changes to the whole config, applied last
+	clock    *testClock                      // app.Options.Now; nil: real time
+	hooks    *app.Hooks                      // app.Options.Hooks
+	logs     bool                            // capture the app's logs (debug level) in env.logs
 }
 
 // env is one booted app with its server and optional parts.
@@ -93,8 +95,14 @@ func startEnv(t testing.TB, o envOpts) *env {
 		cfg.ServiceURL = "http://" + srv.Listener.Addr().String() + "/api/auth"
 	}
 	if o.idp {
-		idp, err := mockoidc.Run()
+		idp, err := mockoidc.NewServer(nil)
 		require.NoError(t, err)
+		if o.idpWrap != nil {
+			require.NoError(t, idp.AddMiddleware(o.idpWrap))
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		require.NoError(t, idp.Start(ln, nil))
 		t.Cleanup(func() { _ = idp.Shutdown() })
 		e.idp = idp
 		cfg.Providers = []config.Provider{{
@@ -108,7 +116,11 @@ func startEnv(t testing.TB, o envOpts) *env {
 		if o.smtpURL != nil {
 			p.Server = o.smtpURL(e.smtp)
 		}
-		cfg.Providers = []config.Provider{p}
+		if o.idp { // both: the IdP's provider and the e-mail one
+			cfg.Providers = append(cfg.Providers, p)
+		} else {
+			cfg.Providers = []config.Provider{p}
+		}
 	}
 	if o.email != nil {
 		for i := range cfg.Providers {

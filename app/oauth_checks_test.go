@@ -112,18 +112,63 @@ func TestOAuthCallbackChecksFailClosed(t *testing.T) {
 	}
 }
 
-// A verifier and nonce from another sign-in (valid cookies, wrong values)
-// must fail: the IdP rejects the verifier, go-oidc/latchkey the nonce.
+// A verifier or nonce from another sign-in (a valid cookie, the wrong value)
+// fails, each on its own check: the callback is the second attempt's, and
+// only one of its two check cookies is swapped for the first attempt's. The
+// token endpoint shows which side refused: the IdP the verifier (no tokens
+// issued), latchkey the nonce (tokens issued, then refused).
 func TestOAuthWrongVerifierAndNonce(t *testing.T) {
-	for _, name := range []string{"next-auth.pkce.code_verifier", "next-auth.nonce"} {
-		t.Run(name, func(t *testing.T) {
-			e := startOIDC(t, nil, nil)
+	cases := []struct {
+		name   string
+		stale  string // the cookie taken from the first attempt; "": none
+		issued int    // token responses with tokens
+		ok     bool
+	}{
+		{"stale verifier, fresh nonce", pkceCookie, 0, false},
+		{"fresh verifier, stale nonce", nonceCookie, 1, false},
+		{"control: both fresh", "", 1, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e, tap := startTapped(t, envOpts{})
+			s := steps{e, e.client}
+			s.toIdP()
+			first := map[string]string{pkceCookie: s.cookie(pkceCookie), nonceCookie: s.cookie(nonceCookie)}
+			cb := s.toCallback(s.toIdP()) // the second attempt rotates both cookies
+			require.NotEqual(t, first[pkceCookie], s.cookie(pkceCookie))
+			require.NotEqual(t, first[nonceCookie], s.cookie(nonceCookie))
+			if tc.stale != "" {
+				s.setCookie(tc.stale, first[tc.stale])
+			}
+			res := s.get(cb.String())
+			require.Equal(t, tc.issued, tap.issued())
+			require.NotZero(t, tap.requests())
+			if tc.ok {
+				require.Equal(t, e.origin+"/home", res.location())
+				return
+			}
+			e.requireError(res, "OAuthCallback")
+			requireNothingCreated(t, e)
+		})
+	}
+}
+
+// A missing or unreadable check cookie is refused by latchkey itself, before
+// any token request: mockoidc would also refuse a code without its verifier,
+// but latchkey must not depend on the IdP enforcing PKCE.
+func TestOAuthMissingCheckCookieStopsBeforeIdP(t *testing.T) {
+	for _, tc := range []struct{ name, cookie, value string }{
+		{"missing verifier", pkceCookie, ""},
+		{"garbage verifier", pkceCookie, "eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..x.y.z"},
+		{"missing nonce", nonceCookie, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, tap := startTapped(t, envOpts{})
 			s := steps{e, e.client}
 			cb := s.toCallback(s.toIdP())
-			stale := s.cookie(name)
-			s.toIdP() // a second attempt rotates the check cookies
-			s.setCookie(name, stale)
+			s.setCookie(tc.cookie, tc.value)
 			e.requireError(s.get(cb.String()), "OAuthCallback")
+			require.Zero(t, tap.requests(), "no token request may reach the IdP")
 			requireNothingCreated(t, e)
 		})
 	}
