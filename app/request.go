@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/app/csrf"
 )
 
 // request is what next-auth's init computes on every action: the CSRF token
@@ -31,8 +32,6 @@ var (
 	errBodyTooLarge = echo.NewHTTPError(http.StatusRequestEntityTooLarge, "request body too large")
 	errBadBody      = echo.NewHTTPError(http.StatusBadRequest, "malformed request body")
 )
-
-const requestKey = "latchkey.request"
 
 // withRequest runs init before h: CSRF cookie, body, callback-url cookie.
 func (a *App) withRequest(h func(echo.Context, *request) error) echo.HandlerFunc {
@@ -65,7 +64,7 @@ func (a *App) initRequest(c echo.Context) (*request, error) {
 		rq.csrfToken, value = a.csrf.New()
 		a.cookies.Set(w, a.names.CSRF, value, timeZero, 0)
 	} else if r.Method == http.MethodPost {
-		rq.csrfVerified = csrfVerify(rq.csrfToken, rq.form.Get("csrfToken"))
+		rq.csrfVerified = csrf.Verify(rq.csrfToken, rq.form.Get("csrfToken"))
 	}
 
 	rq.jsonMode = rq.form.Get("json") == "true"
@@ -90,7 +89,6 @@ func (a *App) initRequest(c echo.Context) (*request, error) {
 	if !hasCookie || stored != rq.callbackURL {
 		a.cookies.Set(w, a.names.CallbackURL, rq.callbackURL, timeZero, 0)
 	}
-	c.Set(requestKey, rq)
 	return rq, nil
 }
 

@@ -5,13 +5,9 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/latchkey-auth/latchkey/app/csrf"
 )
 
 var timeZero time.Time
-
-func csrfVerify(cookieToken, formToken string) bool { return csrf.Verify(cookieToken, formToken) }
 
 // redirect resolves a callbackUrl or redirect target through the operator's
 // Redirect hook and then the redirect policy, which has the last word.

@@ -2,7 +2,6 @@ package app
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -93,6 +92,3 @@ func userFromClaims(c map[string]any) session.User {
 	}
 	return u
 }
-
-// sessionExpiry is when a session created now ends.
-func (a *App) sessionExpiry() time.Time { return a.now().Add(a.cfg.Session.MaxAge.D()) }
