@@ -18,12 +18,12 @@ func (a *App) buildOAuthClients() (map[string]oauth.Client, error) {
 		case config.TypeOIDC:
 			clients[p.ID] = oauth.NewOIDC(oauth.OIDCConfig{
 				Issuer: p.Issuer, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
-				RedirectURL: redirect, Scopes: p.Scopes,
+				RedirectURL: redirect, Scopes: p.Scopes, HTTPClient: a.httpClient,
 			})
 		case config.TypeOAuth:
 			c, err := oauth.NewGoth(catalogue.Config{
 				ID: p.ID, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
-				CallbackURL: redirect, Scopes: p.Scopes, Extra: p.Extra,
+				CallbackURL: redirect, Scopes: p.Scopes, Extra: p.Extra, HTTPClient: a.httpClient,
 			})
 			if err != nil {
 				return nil, fmt.Errorf("provider %s: %w", p.ID, err)

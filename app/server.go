@@ -35,6 +35,8 @@ type App struct {
 	now     func() time.Time
 	purge   time.Duration
 
+	httpClient *http.Client
+
 	providers *providerSet
 	sessions  sessionStrategy
 	oauth     map[string]oauth.Client
@@ -52,6 +54,10 @@ type Options struct {
 	Now func() time.Time
 	// Hooks replace the default callbacks when non-nil fields are given.
 	Hooks *Hooks
+	// HTTPClient makes every call to identity providers (discovery, code
+	// exchange, profile); nil means a client with a 10-second timeout. Tests
+	// use it to reach local stand-ins for real providers' hosts.
+	HTTPClient *http.Client
 	// PurgeEvery is how often Serve deletes expired sessions and
 	// verification tokens; zero means hourly.
 	PurgeEvery time.Duration
@@ -78,6 +84,8 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		hooks:   defaultHooks(cfg.Callbacks),
 		now:     opts.Now,
 		purge:   opts.PurgeEvery,
+
+		httpClient: opts.HTTPClient,
 	}
 	if a.log == nil {
 		a.log = slog.Default()
