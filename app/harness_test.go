@@ -56,6 +56,7 @@ type envOpts struct {
 	clock    *testClock                      // app.Options.Now; nil: real time
 	hooks    *app.Hooks                      // app.Options.Hooks
 	logs     bool                            // capture the app's logs (debug level) in env.logs
+	idpHTTP  *http.Client                    // app.Options.HTTPClient: the client for every call to identity providers
 }
 
 // env is one booted app with its server and optional parts.
@@ -138,7 +139,7 @@ func startEnv(t testing.TB, o envOpts) *env {
 	_, err := cfg.Validate(app.CatalogueExtra)
 	require.NoError(t, err)
 
-	opts := app.Options{Logger: slog.New(slog.DiscardHandler), Hooks: o.hooks}
+	opts := app.Options{Logger: slog.New(slog.DiscardHandler), Hooks: o.hooks, HTTPClient: o.idpHTTP}
 	if o.clock != nil {
 		opts.Now = o.clock.Now
 	}
