@@ -21,17 +21,12 @@ func (a *App) redirect(target string) string {
 // 200 in v4 JSON mode (json=true), and {"url"} plus Location for the v5
 // client's X-Auth-Return-Redirect header.
 func (a *App) sendRedirect(c echo.Context, rq *request, to string) error {
-	return a.sendRedirectStatus(c, rq, to, http.StatusOK)
-}
-
-// sendRedirectStatus is sendRedirect with the status used in JSON mode.
-func (a *App) sendRedirectStatus(c echo.Context, rq *request, to string, jsonStatus int) error {
 	switch {
 	case rq != nil && rq.jsonMode:
-		return c.JSON(jsonStatus, map[string]string{"url": to})
+		return c.JSON(http.StatusOK, map[string]string{"url": to})
 	case rq != nil && rq.returnHeader:
 		c.Response().Header().Set(echo.HeaderLocation, to)
-		return c.JSON(jsonStatus, map[string]string{"url": to})
+		return c.JSON(http.StatusOK, map[string]string{"url": to})
 	default:
 		return c.Redirect(http.StatusFound, to)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/csrf"
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/redirect"
+	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -38,7 +39,7 @@ type App struct {
 	httpClient *http.Client
 
 	providers *providerSet
-	sessions  sessionStrategy
+	sessions  session.Strategy
 	oauth     map[string]oauth.Client
 	checks    *checkCookies
 	emails    map[string]*emailProvider
@@ -99,7 +100,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if opts.Hooks != nil {
 		a.hooks = mergeHooks(a.hooks, *opts.Hooks)
 	}
-	if a.store, err = models.Open(cfg.DatabasePath(), a.log); err != nil {
+	if a.store, err = models.Open(cfg.DatabasePath()); err != nil {
 		return nil, err
 	}
 	if err := a.build(); err != nil {

@@ -10,8 +10,6 @@ import (
 	"github.com/latchkey-auth/latchkey/app/session"
 )
 
-type sessionStrategy = session.Strategy
-
 // buildSessions picks the configured strategy; JWT keys are derived here, once.
 func (a *App) buildSessions() (session.Strategy, error) {
 	life := session.Lifetime{MaxAge: a.cfg.Session.MaxAge.D(), UpdateAge: a.cfg.Session.UpdateAge.D(), Now: a.now}

@@ -3,7 +3,6 @@ package models
 import (
 	"database/sql"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -21,7 +20,7 @@ type Store struct {
 // Open opens (creating if needed) the SQLite file at path with WAL and a busy
 // timeout, so concurrent requests wait instead of failing with "database is
 // locked", and applies the schema.
-func Open(path string, log *slog.Logger) (*Store, error) {
+func Open(path string) (*Store, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create database folder: %w", err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,8 +15,6 @@ import (
 	"github.com/latchkey-auth/latchkey/models"
 )
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 // open returns a store on a fresh SQLite file with the schema applied.
 func open(t *testing.T) *models.Store {
 	t.Helper()
@@ -27,7 +23,7 @@ func open(t *testing.T) *models.Store {
 
 func openAt(t *testing.T, path string) *models.Store {
 	t.Helper()
-	s, err := models.Open(path, quiet())
+	s, err := models.Open(path)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -73,7 +69,7 @@ func TestOpenPragmas(t *testing.T) {
 
 func TestSchemaAndReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "dir", "latchkey.db") // folders are created
-	s, err := models.Open(path, quiet())
+	s, err := models.Open(path)
 	require.NoError(t, err)
 	for _, table := range []string{"users", "accounts", "sessions", "verification_tokens"} {
 		require.True(t, s.DB().Migrator().HasTable(table), table)

@@ -11,7 +11,7 @@ import (
 
 func openVerificationStore(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "latchkey.db"), nil)
+	s, err := Open(filepath.Join(t.TempDir(), "latchkey.db"))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -5,8 +5,6 @@ package session_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -341,7 +339,7 @@ func (c *countingStore) ExtendSession(ctx context.Context, id string, expires ti
 
 func openStore(t *testing.T) *models.Store {
 	t.Helper()
-	s, err := models.Open(filepath.Join(t.TempDir(), "test.db"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, err := models.Open(filepath.Join(t.TempDir(), "test.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
