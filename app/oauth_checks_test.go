@@ -174,8 +174,9 @@ func TestOAuthMissingCheckCookieStopsBeforeIdP(t *testing.T) {
 	}
 }
 
-// Check cookies minted for another provider are refused even when the
-// state matches.
+// Another provider's code, state and check cookies replayed at this
+// provider's callback are refused. The provider-bound state already stops
+// this; TestOAuthCheckCookiesBoundToProvider isolates the cookie binding.
 func TestOAuthCookiesFromAnotherProvider(t *testing.T) {
 	e := startOIDC(t, twoProviders, nil)
 	s := steps{e, e.client}
