@@ -13,7 +13,7 @@ import (
 // for e-mail. An unknown provider gets next-auth's 400 "not supported".
 func (a *App) callback(c echo.Context, rq *request) error {
 	p := a.providers.byID[c.Param("provider")]
-	if typeOf(p) == config.TypeEmail {
+	if p.Type == config.TypeEmail {
 		return a.emailCallback(c, rq, p)
 	}
 	return a.oauthCallback(c, rq, p)

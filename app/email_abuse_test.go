@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -224,9 +224,9 @@ func TestEmailSignInNeedsCSRF(t *testing.T) {
 // verification request), once when the link is used.
 func TestEmailSignInHook(t *testing.T) {
 	var mu sync.Mutex
-	var calls []app.SignInInput
+	var calls []signin.SignInInput
 	deny := map[bool]bool{} // by VerificationRequest
-	hooks := &app.Hooks{SignIn: func(_ context.Context, in app.SignInInput) (bool, string) {
+	hooks := &signin.Hooks{SignIn: func(_ context.Context, in signin.SignInInput) (bool, string) {
 		mu.Lock()
 		defer mu.Unlock()
 		calls = append(calls, in)
@@ -236,7 +236,7 @@ func TestEmailSignInHook(t *testing.T) {
 		return !deny[in.VerificationRequest], ""
 	}}
 	e := startMail(t, envOpts{hooks: hooks})
-	call := func(i int) app.SignInInput { // i < 0 counts from the end
+	call := func(i int) signin.SignInInput { // i < 0 counts from the end
 		mu.Lock()
 		defer mu.Unlock()
 		if i < 0 {
@@ -255,7 +255,7 @@ func TestEmailSignInHook(t *testing.T) {
 	require.Zero(t, e.tokens())
 	require.Empty(t, e.smtp.Mails())
 	first := call(0)
-	require.Equal(t, app.SignInInput{User: first.User, Provider: "email", Type: "email", Email: "alice@example.com", VerificationRequest: true}, first)
+	require.Equal(t, signin.SignInInput{User: first.User, Provider: "email", Type: "email", Email: "alice@example.com", VerificationRequest: true}, first)
 	require.Equal(t, "alice@example.com", first.User.ID, "unknown users are stand-ins whose id is the address")
 
 	res := e.requestLink(e.browser(), "redirect@example.com", nil)

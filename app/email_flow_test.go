@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -153,7 +153,7 @@ func TestEmailLinkConcurrentClicks(t *testing.T) {
 	const n = 6
 	var mu sync.Mutex
 	arrived, all := 0, make(chan struct{})
-	hooks := &app.Hooks{SignIn: func(_ context.Context, in app.SignInInput) (bool, string) {
+	hooks := &signin.Hooks{SignIn: func(_ context.Context, in signin.SignInInput) (bool, string) {
 		if in.VerificationRequest {
 			return true, ""
 		}

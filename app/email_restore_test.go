@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // When the session cannot be started after the link was redeemed (here a
@@ -17,7 +17,7 @@ import (
 func TestEmailLinkRestoredWhenSessionFails(t *testing.T) {
 	var refusals atomic.Int32
 	refusals.Store(1)
-	hooks := &app.Hooks{JWT: func(token map[string]any, in app.JWTInput) map[string]any {
+	hooks := &signin.Hooks{JWT: func(token map[string]any, in signin.JWTInput) map[string]any {
 		if in.Trigger != "" && refusals.Add(-1) >= 0 {
 			return nil
 		}

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // Defaults of the e-mail provider, applied where the config leaves zero.
@@ -19,78 +19,66 @@ const (
 	defaultEmailRateWindow = time.Hour
 )
 
-// emailProvider is one e-mail provider ready for requests.
-type emailProvider struct {
-	id     string
-	sender email.Sender // nil: no server configured, links go to the log
-	from   string
-	maxAge time.Duration
-	// perAddress and perIP are nil when rate_limit.disabled is set.
-	perAddress, perIP *email.Limiter
-	confirm           bool
-}
-
 // buildEmailProviders prepares every e-mail provider once: its SMTP
 // sender, link lifetime and rate limiters (which must outlive requests).
-func (a *App) buildEmailProviders() (map[string]*emailProvider, error) {
-	out := map[string]*emailProvider{}
+func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
+	out := map[string]signin.EmailProvider{}
 	for _, p := range a.cfg.Providers {
-		if typeOf(p) != config.TypeEmail {
+		if p.Type != config.TypeEmail {
 			continue
 		}
-		ep := &emailProvider{id: p.ID, from: p.From, maxAge: p.MaxAge.D(), confirm: p.Confirm}
-		if ep.maxAge <= 0 {
-			ep.maxAge = defaultEmailMaxAge
-		}
-		if ep.from == "" {
-			ep.from = "no-reply@" + mailDomainOf(a.base.Origin)
+		m := linkMailer{provider: p.ID, from: p.From, host: hostOf(a.base.Origin), log: a.log}
+		if m.from == "" {
+			m.from = "no-reply@" + mailDomainOf(a.base.Origin)
 		}
 		if p.Server != "" {
 			s, err := email.NewSMTP(p.Server, email.SMTPOptions{Logger: a.log.With("provider", p.ID)})
 			if err != nil {
 				return nil, fmt.Errorf("provider %s: %w", p.ID, err)
 			}
-			ep.sender = s
+			m.sender = s
+		}
+		ep := signin.EmailProvider{
+			ID:       p.ID,
+			MaxAge:   p.MaxAge.D(),
+			Endpoint: a.base.URL("/callback/" + p.ID),
+			Mailer:   m,
+		}
+		if ep.MaxAge <= 0 {
+			ep.MaxAge = defaultEmailMaxAge
 		}
 		if rl := p.RateLimit; !rl.Disabled {
 			window := rl.Window.D()
 			if window <= 0 {
 				window = defaultEmailRateWindow
 			}
-			ep.perAddress = email.NewLimiter(positiveOr(rl.PerAddress, defaultEmailPerAddress), window)
-			ep.perIP = email.NewLimiter(positiveOr(rl.PerIP, defaultEmailPerIP), window)
+			ep.Limits = emailLimits{
+				perAddress: email.NewLimiter(positiveOr(rl.PerAddress, defaultEmailPerAddress), window),
+				perIP:      email.NewLimiter(positiveOr(rl.PerIP, defaultEmailPerIP), window),
+			}
 		}
 		out[p.ID] = ep
 	}
 	return out, nil
 }
 
-// allow counts one sign-in request against both limits; the reason names
-// the limit that refused it. The IP is checked first so that a refused IP
-// does not also spend the address's allowance.
-func (ep *emailProvider) allow(addr, remoteAddr string, now time.Time) (ok bool, reason string) {
-	if ep.perIP == nil {
-		return true, ""
-	}
+// emailLimits counts sign-in requests per client IP and per address.
+type emailLimits struct {
+	perAddress, perIP *email.Limiter
+}
+
+// Allow counts one request against both limits; the reason names the
+// limit that refused it. The IP is checked first so that a refused IP does
+// not also spend the address's allowance.
+func (l emailLimits) Allow(addr, remoteAddr string, now time.Time) (ok bool, reason string) {
 	ip := email.ClientKey(remoteAddr)
-	if !ep.perIP.Allow(ip, now) {
+	if !l.perIP.Allow(ip, now) {
 		return false, "per-IP limit reached for " + ip
 	}
-	if !ep.perAddress.Allow(addr, now) {
+	if !l.perAddress.Allow(addr, now) {
 		return false, "per-address limit reached for " + addr
 	}
 	return true, ""
-}
-
-// deliver sends msg, or without a server writes the link to the log: the
-// one place a link is ever logged, and only in development.
-func (a *App) deliver(ctx context.Context, ep *emailProvider, msg email.Message, link string) error {
-	if ep.sender == nil {
-		a.log.Warn("no SMTP server configured: sign-in link written to the log (development only)",
-			"provider", ep.id, "to", msg.To, "url", link)
-		return nil
-	}
-	return ep.sender.Send(ctx, msg)
 }
 
 func positiveOr(v, def int) int {

@@ -1,50 +1,39 @@
 package app
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
-)
 
-// NextAuth error codes: the only failure vocabulary clients ever see. The
-// internal cause is logged once and never shown.
-const (
-	ErrSignin                = "Signin"
-	ErrOAuthSignin           = "OAuthSignin"
-	ErrOAuthCallback         = "OAuthCallback"
-	ErrOAuthCreateAccount    = "OAuthCreateAccount"
-	ErrEmailCreateAccount    = "EmailCreateAccount"
-	ErrCallback              = "Callback"
-	ErrOAuthAccountNotLinked = "OAuthAccountNotLinked"
-	ErrEmailSignin           = "EmailSignin"
-	ErrCredentialsSignin     = "CredentialsSignin"
-	ErrSessionRequired       = "SessionRequired"
-	ErrAccessDenied          = "AccessDenied"
-	ErrVerification          = "Verification"
-	ErrConfiguration         = "Configuration"
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // signinErrors are shown on the sign-in page: GET /error bounces them there.
-var signinErrors = map[string]bool{
-	ErrSignin: true, ErrOAuthSignin: true, ErrOAuthCallback: true, ErrOAuthCreateAccount: true,
-	ErrEmailCreateAccount: true, ErrCallback: true, ErrOAuthAccountNotLinked: true,
-	ErrEmailSignin: true, ErrCredentialsSignin: true, ErrSessionRequired: true,
+var signinErrors = map[signin.Code]bool{
+	signin.CodeSignin: true, signin.CodeOAuthSignin: true, signin.CodeOAuthCallback: true,
+	signin.CodeOAuthCreateAccount: true, signin.CodeEmailCreateAccount: true, signin.CodeCallback: true,
+	signin.CodeOAuthAccountNotLinked: true, signin.CodeEmailSignin: true, signin.CodeCredentialsSignin: true,
+	signin.CodeSessionRequired: true,
 }
 
 // signinMessage is next-auth's sign-in page message for an error code.
-func signinMessage(code string) string {
+func signinMessage(code signin.Code) string {
 	switch code {
 	case "":
 		return ""
-	case ErrSignin, ErrOAuthSignin, ErrOAuthCallback, ErrOAuthCreateAccount, ErrEmailCreateAccount, ErrCallback:
+	case signin.CodeSignin, signin.CodeOAuthSignin, signin.CodeOAuthCallback, signin.CodeOAuthCreateAccount,
+		signin.CodeEmailCreateAccount, signin.CodeCallback:
 		return "Try signing in with a different account."
-	case ErrOAuthAccountNotLinked:
+	case signin.CodeOAuthAccountNotLinked:
 		return "To confirm your identity, sign in with the same account you used originally."
-	case ErrEmailSignin:
+	case signin.CodeEmailSignin:
 		return "The e-mail could not be sent."
-	case ErrCredentialsSignin:
+	case signin.CodeCredentialsSignin:
 		return "Sign in failed. Check the details you provided are correct."
-	case ErrSessionRequired:
+	case signin.CodeSessionRequired:
 		return "Please sign in to access this page."
 	default:
 		return "Unable to sign in."
@@ -59,8 +48,8 @@ type errorPage struct {
 	signIn  bool
 }
 
-func errorPageFor(code string) errorPage {
-	switch strings.ToLower(code) {
+func errorPageFor(code signin.Code) errorPage {
+	switch strings.ToLower(string(code)) {
 	case "configuration":
 		return errorPage{http.StatusInternalServerError, "Server error", []string{
 			"There is a problem with the server configuration.",
@@ -78,6 +67,22 @@ func errorPageFor(code string) errorPage {
 }
 
 // errorURL is where a failed action sends the browser: {base}/error?error=code.
-func (a *App) errorURL(code string) string {
-	return a.base.URL("/error") + "?error=" + url.QueryEscape(code)
+func (a *App) errorURL(code signin.Code) string {
+	return a.base.URL("/error") + "?error=" + url.QueryEscape(string(code))
+}
+
+// fail is the one place a failed action becomes an answer: the SignIn
+// hook's own redirect, or the error page for the failure's code (a redirect,
+// or {url} in JSON mode). The cause is logged here, once, and never shown.
+func (a *App) fail(c echo.Context, rq *request, err error) error {
+	var e *signin.Error
+	if errors.As(err, &e) && e.Redirect != "" {
+		return a.sendRedirect(c, rq, a.redirect(e.Redirect))
+	}
+	code, cause := signin.CodeOf(err), err
+	if e != nil && e.Cause != nil {
+		cause = e.Cause
+	}
+	a.log.Warn("request failed", "path", c.Request().URL.Path, "code", string(code), "cause", cause.Error())
+	return a.sendRedirect(c, rq, a.errorURL(code))
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/email/smtptest"
 	"github.com/latchkey-auth/latchkey/app/jwt"
 	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -54,7 +55,7 @@ type envOpts struct {
 	strategy string                          // session strategy; "": the default (database)
 	config   func(*config.Config)            // changes to the whole config, applied last
 	clock    *testClock                      // app.Options.Now; nil: real time
-	hooks    *app.Hooks                      // app.Options.Hooks
+	hooks    *signin.Hooks                   // app.Options.Hooks
 	logs     bool                            // capture the app's logs (debug level) in env.logs
 	idpHTTP  *http.Client                    // app.Options.HTTPClient: the client for every call to identity providers
 }
@@ -189,7 +190,7 @@ func startMail(t testing.TB, o envOpts) *env {
 // startOIDC is the OAuth setup: the app on its own URL wired to a real
 // OpenID Connect server (mockoidc: real discovery, RS256-signed id_tokens,
 // PKCE and nonce, single-use codes); mutate adjusts the config.
-func startOIDC(t testing.TB, mutate func(*config.Config), hooks *app.Hooks) *env {
+func startOIDC(t testing.TB, mutate func(*config.Config), hooks *signin.Hooks) *env {
 	t.Helper()
 	return startEnv(t, envOpts{ownURL: true, idp: true, config: mutate, hooks: hooks})
 }

@@ -10,7 +10,7 @@ func providerName(p config.Provider) string {
 	if p.Name != "" {
 		return p.Name
 	}
-	switch typeOf(p) {
+	switch p.Type {
 	case config.TypeEmail:
 		return "Email"
 	case config.TypeOAuth:

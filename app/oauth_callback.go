@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 
@@ -10,12 +9,13 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/oauth"
+	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
-// oauthCallback completes an OAuth sign-in: state, PKCE and nonce checks
-// (any failure → OAuthCallback, nothing created), code exchange, profile,
-// the linking rules, then a session.
+// oauthCallback completes an OAuth sign-in: the state, PKCE and nonce
+// checks (any failure is OAuthCallback with nothing created) and the code
+// exchange happen here; the linking rules and the session are the core's.
 func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) error {
 	params := c.QueryParams()
 	if c.Request().Method == http.MethodPost {
@@ -23,10 +23,10 @@ func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) erro
 	}
 	if e := params.Get("error"); e != "" {
 		// The IdP refused (access_denied, ...): next-auth reports Callback.
-		return a.fail(c, rq, ErrCallback, fmt.Errorf("provider %s returned error %q", p.ID, e))
+		return signin.Failf(signin.CodeCallback, "provider %s returned error %q", p.ID, e)
 	}
 	if !oauth.StateMatches(rq.csrfToken, p.ID, params.Get("state")) {
-		return a.fail(c, rq, ErrOAuthCallback, errors.New("state does not match the CSRF cookie"))
+		return signin.Fail(signin.CodeOAuthCallback, errors.New("state does not match the CSRF cookie"))
 	}
 	client := a.oauth[p.ID]
 	now := a.now()
@@ -34,17 +34,17 @@ func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) erro
 	var err error
 	if client.UsesPKCE() {
 		if verifier, err = a.checks.take(c.Request(), a.names.PKCE, p.ID, now); err != nil {
-			return a.fail(c, rq, ErrOAuthCallback, err)
+			return signin.Fail(signin.CodeOAuthCallback, err)
 		}
 	}
 	if client.UsesNonce() {
 		if nonce, err = a.checks.take(c.Request(), a.names.Nonce, p.ID, now); err != nil {
-			return a.fail(c, rq, ErrOAuthCallback, err)
+			return signin.Fail(signin.CodeOAuthCallback, err)
 		}
 	}
 	res, err := client.Exchange(c.Request().Context(), params.Get("code"), verifier, nonce)
 	if err != nil {
-		return a.fail(c, rq, ErrOAuthCallback, fmt.Errorf("provider %s: %w", p.ID, err))
+		return signin.Failf(signin.CodeOAuthCallback, "provider %s: %w", p.ID, err)
 	}
 	if client.UsesPKCE() {
 		a.cookies.Clear(c.Response(), a.names.PKCE)
@@ -53,92 +53,16 @@ func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) erro
 		a.cookies.Clear(c.Response(), a.names.Nonce)
 	}
 
-	acc := accountFrom(p.ID, client.Type(), res)
-	user, isNew, code, err := a.linkAccount(c, p, res.Profile, acc)
-	var refusal *signInRefusal
-	if errors.As(err, &refusal) {
-		return a.refuse(c, rq, refusal)
-	}
+	out, err := a.core.OAuth(c.Request().Context(), a.browser(c), signin.OAuthIdentity{
+		Provider:                          p.ID,
+		AllowDangerousEmailAccountLinking: p.AllowDangerousEmailAccountLinking,
+		Profile:                           res.Profile,
+		Account:                           accountFrom(p.ID, client.Type(), res),
+	})
 	if err != nil {
-		return a.fail(c, rq, code, err)
+		return err
 	}
-	return a.finishSignIn(c, rq, signedIn{User: user, Provider: p.ID, IsNew: isNew, CallbackURL: rq.callbackURL})
-}
-
-// linkAccount applies next-auth's linking table. It returns the user to sign
-// in, whether it was created, and the error code when refused.
-func (a *App) linkAccount(c echo.Context, p config.Provider, prof oauth.Profile, acc *models.Account) (*models.User, bool, string, error) {
-	ctx := c.Request().Context()
-	current, err := a.currentUser(c)
-	if err != nil {
-		return nil, false, ErrCallback, err
-	}
-	linked, err := a.store.UserByAccount(ctx, acc.Provider, acc.ProviderAccountID)
-	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		return nil, false, ErrCallback, err
-	}
-	profileUser := userFromProfile(prof)
-	candidate := profileUser
-	if linked != nil {
-		candidate = linked
-	}
-	if refusal := a.checkSignIn(c, SignInInput{User: *candidate, Provider: p.ID, Type: acc.Type, Email: prof.Email}); refusal != nil {
-		return nil, false, "", refusal
-	}
-
-	switch {
-	case linked != nil && current != nil && current.User.ID != linked.ID:
-		return nil, false, ErrOAuthAccountNotLinked, errors.New("account is linked to another user than the signed-in one")
-	case linked != nil:
-		return linked, false, "", nil
-	case current != nil:
-		user, err := a.store.UserByID(ctx, current.User.ID)
-		if err != nil {
-			return nil, false, ErrCallback, fmt.Errorf("signed-in user: %w", err)
-		}
-		acc.UserID = user.ID
-		if err := a.store.LinkAccount(ctx, acc); err != nil {
-			return nil, false, ErrOAuthAccountNotLinked, err
-		}
-		return user, false, "", nil
-	}
-	if prof.Email != "" {
-		byEmail, err := a.store.UserByEmail(ctx, prof.Email)
-		if err != nil && !errors.Is(err, models.ErrNotFound) {
-			return nil, false, ErrCallback, err
-		}
-		if byEmail != nil {
-			if !p.AllowDangerousEmailAccountLinking {
-				return nil, false, ErrOAuthAccountNotLinked, errors.New("a user with this e-mail exists and the account is not linked")
-			}
-			acc.UserID = byEmail.ID
-			if err := a.store.LinkAccount(ctx, acc); err != nil {
-				return nil, false, ErrOAuthAccountNotLinked, err
-			}
-			return byEmail, false, "", nil
-		}
-	}
-	if err := a.store.CreateUserWithAccount(ctx, profileUser, acc); err != nil {
-		if errors.Is(err, models.ErrConflict) {
-			return nil, false, ErrOAuthAccountNotLinked, err
-		}
-		return nil, false, ErrOAuthCreateAccount, err
-	}
-	return profileUser, true, "", nil
-}
-
-func userFromProfile(p oauth.Profile) *models.User {
-	u := &models.User{}
-	if p.Name != "" {
-		u.Name = &p.Name
-	}
-	if p.Email != "" {
-		u.Email = &p.Email
-	}
-	if p.Image != "" {
-		u.Image = &p.Image
-	}
-	return u
+	return a.afterSignIn(c, rq, out)
 }
 
 // accountFrom maps the token set to an Account row, as Auth.js stores it.
@@ -183,7 +107,7 @@ func (a *App) formPostBounce(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		p, ok := a.providers.byID[c.Param("provider")]
-		if !ok || typeOf(p) == config.TypeEmail {
+		if !ok || p.Type == config.TypeEmail {
 			return next(c)
 		}
 		r.Body = http.MaxBytesReader(c.Response(), r.Body, a.cfg.MaxBodyBytes)

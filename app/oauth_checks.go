@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/jwt"
 )
@@ -24,11 +23,7 @@ type checkCookies struct {
 	keys   map[string]*jwt.Key
 }
 
-func newCheckCookies(secret string, style string, names cookies.Names, w cookies.Writer) (*checkCookies, error) {
-	format := jwt.V4
-	if style == config.StyleAuthJS {
-		format = jwt.V5
-	}
+func newCheckCookies(secret string, format jwt.Format, names cookies.Names, w cookies.Writer) (*checkCookies, error) {
 	cc := &checkCookies{writer: w, keys: map[string]*jwt.Key{}}
 	for _, name := range []string{names.PKCE, names.Nonce} {
 		k, err := jwt.NewKey(secret, name, format)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/oauth"
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // oauthSignIn redirects to the provider's authorization endpoint with
@@ -19,13 +20,13 @@ func (a *App) oauthSignIn(c echo.Context, rq *request, p config.Provider) error 
 	if client.UsesPKCE() {
 		verifier = oauth.RandomValue()
 		if err := a.checks.set(c.Response(), a.names.PKCE, p.ID, verifier, now); err != nil {
-			return a.fail(c, rq, ErrOAuthSignin, err)
+			return signin.Fail(signin.CodeOAuthSignin, err)
 		}
 	}
 	if client.UsesNonce() {
 		nonce = oauth.RandomValue()
 		if err := a.checks.set(c.Response(), a.names.Nonce, p.ID, nonce, now); err != nil {
-			return a.fail(c, rq, ErrOAuthSignin, err)
+			return signin.Fail(signin.CodeOAuthSignin, err)
 		}
 	}
 	// Configured parameters first, then the POST URL's query (signIn's
@@ -39,7 +40,7 @@ func (a *App) oauthSignIn(c echo.Context, rq *request, p config.Provider) error 
 	}
 	to, err := client.AuthURL(c.Request().Context(), oauth.State(rq.csrfToken, p.ID), verifier, nonce, params)
 	if err != nil {
-		return a.fail(c, rq, ErrOAuthSignin, err)
+		return signin.Fail(signin.CodeOAuthSignin, err)
 	}
 	return a.sendRedirect(c, rq, to)
 }

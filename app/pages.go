@@ -8,6 +8,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -37,11 +38,11 @@ func withQuery(u string, q url.Values) string {
 
 // getSignIn renders the sign-in page, or redirects to pages.sign_in.
 func (a *App) getSignIn(c echo.Context, rq *request) error {
-	code := c.QueryParam("error")
+	code := signin.Code(c.QueryParam("error"))
 	if a.cfg.Pages.SignIn != "" {
 		q := url.Values{"callbackUrl": {rq.callbackURL}}
 		if code != "" {
-			q.Set("error", code)
+			q.Set("error", string(code))
 		}
 		return c.Redirect(http.StatusFound, withQuery(a.cfg.Pages.SignIn, q))
 	}
@@ -81,12 +82,12 @@ func (a *App) getSignOut(c echo.Context, rq *request) error {
 // getError shows the error page. Sign-in-class codes bounce to the sign-in
 // page (as v4 does) so the message appears beside the sign-in options.
 func (a *App) getError(c echo.Context, rq *request) error {
-	code := c.QueryParam("error")
+	code := signin.Code(c.QueryParam("error"))
 	if signinErrors[code] {
-		return c.Redirect(http.StatusFound, a.base.URL("/signin")+"?error="+url.QueryEscape(code))
+		return c.Redirect(http.StatusFound, a.base.URL("/signin")+"?error="+url.QueryEscape(string(code)))
 	}
 	if a.cfg.Pages.Error != "" {
-		return c.Redirect(http.StatusFound, withQuery(a.cfg.Pages.Error, url.Values{"error": {code}}))
+		return c.Redirect(http.StatusFound, withQuery(a.cfg.Pages.Error, url.Values{"error": {string(code)}}))
 	}
 	ep := errorPageFor(code)
 	d := views.Error{

@@ -36,13 +36,13 @@ func (a *App) buildProviders() (*providerSet, error) {
 		info := providerInfo{
 			ID:          p.ID,
 			Name:        providerName(p),
-			Type:        a.wireType(p),
+			Type:        a.dialect.wireType(p.Type),
 			SigninURL:   a.base.URL("/signin/" + p.ID),
 			CallbackURL: a.base.URL("/callback/" + p.ID),
 		}
 		ps.list = append(ps.list, info)
 		ps.byID[p.ID] = p
-		ps.views = append(ps.views, views.Provider{ID: p.ID, Name: info.Name, Type: typeOf(p), SigninURL: info.SigninURL})
+		ps.views = append(ps.views, views.Provider{ID: p.ID, Name: info.Name, Type: p.Type, SigninURL: info.SigninURL})
 		b, err := json.Marshal(info)
 		if err != nil {
 			return nil, fmt.Errorf("encode provider %s: %w", p.ID, err)
@@ -60,23 +60,6 @@ func (a *App) buildProviders() (*providerSet, error) {
 	}
 	ps.body = append(ps.body, '}')
 	return ps, nil
-}
-
-func typeOf(p config.Provider) string {
-	if p.Type == "" {
-		return config.TypeOAuth
-	}
-	return p.Type
-}
-
-// wireType is the type next-auth reports: v4 knows only "oauth" and "email";
-// Auth.js v5 also says "oidc".
-func (a *App) wireType(p config.Provider) string {
-	t := typeOf(p)
-	if t == config.TypeOIDC && a.cfg.Cookies.Style != config.StyleAuthJS {
-		return config.TypeOAuth
-	}
-	return t
 }
 
 // getProviders serves the precomputed provider map.

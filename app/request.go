@@ -12,6 +12,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // request is what next-auth's init computes on every action: the CSRF token
@@ -33,15 +34,40 @@ var (
 	errBadBody      = echo.NewHTTPError(http.StatusBadRequest, "malformed request body")
 )
 
-// withRequest runs init before h: CSRF cookie, body, callback-url cookie.
-func (a *App) withRequest(h func(echo.Context, *request) error) echo.HandlerFunc {
+// action is a handler that runs after request init.
+type action func(echo.Context, *request) error
+
+// withRequest runs init before h (CSRF cookie, body, callback-url cookie)
+// and turns a sign-in failure h returns into its answer (fail).
+func (a *App) withRequest(h action) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		rq, err := a.initRequest(c)
 		if err != nil {
 			return err
 		}
-		return h(c, rq)
+		return a.answer(c, rq, h(c, rq))
 	}
+}
+
+// withCSRF is withRequest for a POST: h runs only when the posted
+// csrfToken matches the cookie; otherwise the route's own reaction does.
+func (a *App) withCSRF(h, onMismatch action) echo.HandlerFunc {
+	return a.withRequest(func(c echo.Context, rq *request) error {
+		if !rq.csrfVerified {
+			return onMismatch(c, rq)
+		}
+		return h(c, rq)
+	})
+}
+
+// answer sends a handler's *signin.Error through fail; other errors go on
+// to echo's error handler.
+func (a *App) answer(c echo.Context, rq *request, err error) error {
+	var e *signin.Error
+	if errors.As(err, &e) {
+		return a.fail(c, rq, e)
+	}
+	return err
 }
 
 func (a *App) initRequest(c echo.Context) (*request, error) {

@@ -32,20 +32,6 @@ func (a *App) sendRedirect(c echo.Context, rq *request, to string) error {
 	}
 }
 
-// fail logs the internal cause once (never secrets) and sends the browser
-// to the error page for a NextAuth error code.
-func (a *App) fail(c echo.Context, rq *request, code string, cause error) error {
-	a.log.Warn("request failed", "path", c.Request().URL.Path, "code", code, "cause", errString(cause))
-	return a.sendRedirect(c, rq, a.errorURL(code))
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
 // noStore marks a response as private and uncacheable, as next-auth does for /csrf and /session.
 func noStore(c echo.Context) {
 	h := c.Response().Header()

@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -10,11 +11,15 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/static"
 )
 
-// routes is the whole route table, below the configured base path.
-func (a *App) routes() *echo.Echo {
+// routes is the whole route table, below the configured base path. Every
+// POST route states its answer to a csrfToken that does not match the
+// cookie (next-auth's differ per route); a POST route registered without
+// one makes New fail.
+func (a *App) routes() (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
@@ -23,22 +28,60 @@ func (a *App) routes() *echo.Echo {
 	e.Use(a.logRequests, middleware.Recover())
 
 	g := e.Group(a.base.Path)
+	checked := map[string]bool{}
+	post := func(path string, h, onMismatch action, mw ...echo.MiddlewareFunc) {
+		g.POST(path, a.withCSRF(h, onMismatch), mw...)
+		checked[a.base.Path+path] = true
+	}
 	g.GET("/csrf", a.withRequest(a.getCSRF))
 	g.GET("/providers", a.getProviders) // next-auth sets no cookies here
 	g.GET("/session", a.withRequest(a.getSession))
-	g.POST("/session", a.withRequest(a.postSession))
+	post("/session", a.postSession, a.emptySessionBadRequest)
 	g.GET("/signin", a.withRequest(a.getSignIn))
 	g.GET("/signin/:provider", a.withRequest(a.getSignIn)) // v4 quirk: the provider segment is ignored
-	g.POST("/signin/:provider", a.withRequest(a.postSignIn))
+	post("/signin/:provider", a.postSignIn, a.retryPage("/signin"))
 	g.GET("/callback/:provider", a.withRequest(a.callback), a.knownProvider)
-	g.POST("/callback/:provider", a.withRequest(a.callback), a.knownProvider, a.formPostBounce)
+	post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
 	g.GET("/signout", a.withRequest(a.getSignOut))
-	g.POST("/signout", a.withRequest(a.postSignOut))
+	post("/signout", a.postSignOut, a.retryPage("/signout"))
 	g.GET("/error", a.withRequest(a.getError))
 	g.GET("/verify-request", a.withRequest(a.getVerifyRequest))
-	g.POST("/_log", a.postLog)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
-	return e
+	// The v4 client's log beacon: no CSRF, no init, nothing changes.
+	g.POST("/_log", a.postLog)
+	checked[a.base.Path+"/_log"] = true
+
+	for _, r := range e.Routes() {
+		if r.Method == http.MethodPost && !checked[r.Path] {
+			return nil, fmt.Errorf("route POST %s has no CSRF rule", r.Path)
+		}
+	}
+	return e, nil
+}
+
+// retryPage is the CSRF answer of sign-in and sign-out: back to the page
+// with ?csrf=true, as next-auth.
+func (a *App) retryPage(page string) action {
+	return func(c echo.Context, rq *request) error {
+		return a.sendRedirect(c, rq, a.base.URL(page)+"?csrf=true")
+	}
+}
+
+// emptySessionBadRequest is the CSRF answer of a session update: 400 {}.
+func (a *App) emptySessionBadRequest(c echo.Context, _ *request) error {
+	return c.Blob(http.StatusBadRequest, echo.MIMEApplicationJSON, emptySession)
+}
+
+// callbackWithoutCSRF: an OAuth callback posted by the IdP (form_post) has
+// no csrfToken; its state, a hash of the CSRF token, is checked instead. An
+// e-mail link's confirm page posted without a matching token shows the page
+// again with a 403.
+func (a *App) callbackWithoutCSRF(c echo.Context, rq *request) error {
+	p := a.providers.byID[c.Param("provider")]
+	if p.Type != config.TypeEmail {
+		return a.callback(c, rq)
+	}
+	return a.confirmPage(c, rq, p, rq.form, http.StatusForbidden, "Your sign-in request expired. Please try again.")
 }
 
 // postLog accepts the v4 client's logger beacon (navigator.sendBeacon) and,

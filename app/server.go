@@ -16,33 +16,37 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
+	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/redirect"
 	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
-// App is one running latchkey service.
+// App is one running latchkey service: the HTTP layer around the sign-in
+// rules (signin.Service) and the mechanisms they use.
 type App struct {
 	cfg     config.Config
 	base    config.Base
+	dialect dialect
 	log     *slog.Logger
+	now     func() time.Time
+	purge   time.Duration
+
 	store   *models.Store
 	names   cookies.Names
 	cookies cookies.Writer
 	csrf    csrf.Signer
 	policy  redirect.Policy
-	hooks   Hooks
-	now     func() time.Time
-	purge   time.Duration
+	hooks   signin.Hooks
 
-	httpClient *http.Client
-
+	core      *signin.Service
 	providers *providerSet
 	sessions  session.Strategy
 	oauth     map[string]oauth.Client
 	checks    *checkCookies
-	emails    map[string]*emailProvider
+	emails    map[string]signin.EmailProvider
 
 	echo   *echo.Echo
 	server *http.Server
@@ -54,7 +58,7 @@ type Options struct {
 	// Now is the clock (tests inject one); nil means time.Now.
 	Now func() time.Time
 	// Hooks replace the default callbacks when non-nil fields are given.
-	Hooks *Hooks
+	Hooks *signin.Hooks
 	// HTTPClient makes every call to identity providers (discovery, code
 	// exchange, profile); nil means a client with a 10-second timeout. Tests
 	// use it to reach local stand-ins for real providers' hosts.
@@ -67,6 +71,7 @@ type Options struct {
 // New builds the service from a validated config: opens the database,
 // derives keys and precomputes everything GET /session and /providers need.
 func New(cfg config.Config, opts Options) (*App, error) {
+	cfg.Normalize()
 	base, err := config.ParseBase(cfg.ServiceURL)
 	if err != nil {
 		return nil, fmt.Errorf("service url: %w", err)
@@ -74,19 +79,19 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if cfg.Secret == "" {
 		return nil, errors.New("no secret configured")
 	}
+	d := dialectOf(cfg.Cookies.Style)
 	a := &App{
 		cfg:     cfg,
 		base:    base,
+		dialect: d,
 		log:     opts.Logger,
-		names:   cookies.NewNames(cookiePrefix(cfg.Cookies.Style), base.Secure),
+		now:     opts.Now,
+		purge:   opts.PurgeEvery,
+		names:   cookies.NewNames(d.cookiePrefix, base.Secure),
 		cookies: cookies.Writer{Secure: base.Secure},
 		csrf:    csrf.NewSigner(cfg.Secret),
 		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
-		hooks:   defaultHooks(cfg.Callbacks),
-		now:     opts.Now,
-		purge:   opts.PurgeEvery,
-
-		httpClient: opts.HTTPClient,
+		hooks:   signin.DefaultHooks(cfg.Callbacks),
 	}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -98,21 +103,20 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		a.purge = time.Hour
 	}
 	if opts.Hooks != nil {
-		a.hooks = mergeHooks(a.hooks, *opts.Hooks)
+		a.hooks = a.hooks.With(*opts.Hooks)
 	}
 	if a.store, err = models.Open(cfg.DatabasePath()); err != nil {
 		return nil, err
 	}
-	if err := a.build(); err != nil {
+	if err := a.build(opts.HTTPClient); err != nil {
 		_ = a.store.Close()
 		return nil, err
 	}
-	a.echo = a.routes()
 	return a, nil
 }
 
 // build derives everything requests need from the config, once.
-func (a *App) build() error {
+func (a *App) build(idpClient *http.Client) error {
 	var err error
 	if a.providers, err = a.buildProviders(); err != nil {
 		return err
@@ -120,39 +124,26 @@ func (a *App) build() error {
 	if a.sessions, err = a.buildSessions(); err != nil {
 		return err
 	}
-	if a.oauth, err = a.buildOAuthClients(); err != nil {
+	if a.oauth, err = a.buildOAuthClients(idpClient); err != nil {
 		return err
 	}
-	if a.checks, err = newCheckCookies(a.cfg.Secret, a.cfg.Cookies.Style, a.names, a.cookies); err != nil {
+	if a.checks, err = newCheckCookies(a.cfg.Secret, a.dialect.jwt, a.names, a.cookies); err != nil {
 		return err
 	}
 	if a.emails, err = a.buildEmailProviders(); err != nil {
 		return err
 	}
-	return nil
-}
-
-func cookiePrefix(style string) string {
-	if style == config.StyleAuthJS {
-		return "authjs"
+	a.core = &signin.Service{
+		Users:       a.store,
+		Tokens:      a.store,
+		Hooks:       a.hooks,
+		Now:         a.now,
+		HashToken:   func(token string) string { return email.HashToken(token, a.cfg.Secret) },
+		JWTSessions: a.sessions.Name() == config.StrategyJWT,
+		Log:         a.log,
 	}
-	return "next-auth"
-}
-
-func mergeHooks(def, h Hooks) Hooks {
-	if h.SignIn != nil {
-		def.SignIn = h.SignIn
-	}
-	if h.Redirect != nil {
-		def.Redirect = h.Redirect
-	}
-	if h.Session != nil {
-		def.Session = h.Session
-	}
-	if h.JWT != nil {
-		def.JWT = h.JWT
-	}
-	return def
+	a.echo, err = a.routes()
+	return err
 }
 
 // Handler is the whole HTTP service, for tests and embedding.

@@ -6,19 +6,15 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
-	"github.com/latchkey-auth/latchkey/app/jwt"
 	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // buildSessions picks the configured strategy; JWT keys are derived here, once.
 func (a *App) buildSessions() (session.Strategy, error) {
 	life := session.Lifetime{MaxAge: a.cfg.Session.MaxAge.D(), UpdateAge: a.cfg.Session.UpdateAge.D(), Now: a.now}
 	if a.cfg.Session.Strategy == config.StrategyJWT {
-		format := jwt.V4
-		if a.cfg.Cookies.Style == config.StyleAuthJS {
-			format = jwt.V5
-		}
-		return session.NewJWT(a.cfg.Secret, format, a.names.SessionToken, a.cookies, life)
+		return session.NewJWT(a.cfg.Secret, a.dialect.jwt, a.names.SessionToken, a.cookies, life)
 	}
 	return session.NewDatabase(a.store, a.names.SessionToken, a.cookies, life), nil
 }
@@ -31,19 +27,16 @@ var emptySession = []byte("{}")
 // session is due for extension.
 func (a *App) getSession(c echo.Context, rq *request) error {
 	noStore(c)
-	return a.answerSession(c, JWTInput{}, SessionInput{})
+	return a.answerSession(c, signin.JWTInput{}, signin.SessionInput{})
 }
 
-// postSession is useSession().update(data): CSRF-checked, then as GET with
+// postSession is useSession().update(data): after the route's CSRF check, as GET with
 // the data handed to the JWT and Session hooks.
 func (a *App) postSession(c echo.Context, rq *request) error {
-	if !rq.csrfVerified {
-		return c.Blob(http.StatusBadRequest, echo.MIMEApplicationJSON, emptySession)
-	}
-	return a.answerSession(c, JWTInput{Trigger: "update", Update: rq.data}, SessionInput{Trigger: "update", Update: rq.data})
+	return a.answerSession(c, signin.JWTInput{Trigger: "update", Update: rq.data}, signin.SessionInput{Trigger: "update", Update: rq.data})
 }
 
-func (a *App) answerSession(c echo.Context, jin JWTInput, sin SessionInput) error {
+func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.SessionInput) error {
 	ctx, w, r := c.Request().Context(), c.Response(), c.Request()
 	s, sent, err := a.sessions.Read(ctx, r)
 	if err != nil {
@@ -66,8 +59,8 @@ func (a *App) answerSession(c echo.Context, jin JWTInput, sin SessionInput) erro
 		s.User = userFromClaims(s.Claims)
 	}
 	sin.UserID, sin.Token = s.User.ID, s.Claims
-	obj := a.hooks.Session(SessionObject{
-		User:    SessionUser{Name: s.User.Name, Email: s.User.Email, Image: s.User.Image},
+	obj := a.hooks.Session(signin.SessionObject{
+		User:    signin.SessionUser{Name: s.User.Name, Email: s.User.Email, Image: s.User.Image},
 		Expires: s.Expires.UTC().Format("2006-01-02T15:04:05.000Z"),
 	}, sin)
 	if err := a.sessions.Refresh(ctx, w, r, s); err != nil {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // postSession is useSession().update(data): JSON {csrfToken, data}.
@@ -44,7 +44,7 @@ func TestSessionUpdate(t *testing.T) {
 // With a JWT hook that applies update data (the usual next-auth recipe), the
 // new name is stored in the cookie and survives the next GET /session.
 func TestSessionUpdateThroughJWTHook(t *testing.T) {
-	hooks := &app.Hooks{JWT: func(token map[string]any, in app.JWTInput) map[string]any {
+	hooks := &signin.Hooks{JWT: func(token map[string]any, in signin.JWTInput) map[string]any {
 		if in.Trigger == "update" {
 			var d struct{ Name string }
 			if json.Unmarshal(in.Update, &d) == nil && d.Name != "" {

@@ -156,7 +156,8 @@ max_body_bytes: 4096
 	require.Equal(t, "/var/lib/latchkey/db.sqlite", cfg.DatabasePath())
 	require.Equal(t, "0123456789abcdef0123456789abcdef", cfg.Secret)
 	require.Len(t, cfg.Providers, 3)
-	require.Equal(t, config.Provider{ID: "github", ClientID: "gh", ClientSecret: "ghs", Scopes: []string{"read:user"},
+	// Load fills the default type, so nothing downstream decides it again.
+	require.Equal(t, config.Provider{ID: "github", Type: config.TypeOAuth, ClientID: "gh", ClientSecret: "ghs", Scopes: []string{"read:user"},
 		AuthorizationParams: map[string]string{"prompt": "consent"}, AllowDangerousEmailAccountLinking: true}, cfg.Providers[0])
 	require.Equal(t, "https://sso.example.com", cfg.Providers[1].Issuer)
 	require.Equal(t, 24*time.Hour, cfg.Providers[2].MaxAge.D())

@@ -167,14 +167,26 @@ func Load(data []byte, env Env) (Config, error) {
 		}
 	}
 	p = append(p, cfg.applyEnv(env)...)
-	if strings.TrimSpace(cfg.ServiceURL) == "" {
-		// Unset: local development on the configured port.
-		cfg.ServiceURL = fmt.Sprintf("http://localhost:%d/api/auth", cfg.Port)
-	}
+	cfg.Normalize()
 	if len(p) > 0 {
 		return cfg, p
 	}
 	return cfg, nil
+}
+
+// Normalize fills what an empty value means, so that nothing downstream
+// decides it again: an unset service URL is local development on the
+// configured port, and a provider without a type is an OAuth catalogue one.
+// Load calls it; app.New calls it for configs built in code. It is idempotent.
+func (c *Config) Normalize() {
+	if strings.TrimSpace(c.ServiceURL) == "" {
+		c.ServiceURL = fmt.Sprintf("http://localhost:%d/api/auth", c.Port)
+	}
+	for i := range c.Providers {
+		if c.Providers[i].Type == "" {
+			c.Providers[i].Type = TypeOAuth
+		}
+	}
 }
 
 // applyEnv layers the documented environment variables over the file and

@@ -92,7 +92,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 
 func (c *Config) validateProvider(pr Provider, where string, known Catalogue, add func(string, ...any)) (warnings []string) {
 	switch pr.Type {
-	case "", TypeOAuth:
+	case "", TypeOAuth: // "" until Normalize
 		extra, ok := known(pr.ID)
 		if !ok {
 			add("%s: %q is not a known OAuth provider (see `latchkey providers`); for your own identity provider use type: oidc with an issuer", where, pr.ID)

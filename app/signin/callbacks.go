@@ -1,4 +1,4 @@
-package app
+package signin
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 )
 
 // This file is latchkey's answer to next-auth's `callbacks` option: edit the
-// four functions in defaultHooks to change who may sign in, where users land,
+// four functions in DefaultHooks to change who may sign in, where users land,
 // and what the session object and JWT contain. The defaults are next-auth's,
 // plus the two options users ask for most (config.yaml `callbacks:`).
 
@@ -70,8 +70,8 @@ type JWTInput struct {
 	Update    []byte // raw JSON "data" of POST /session
 }
 
-// defaultHooks are next-auth's default callbacks plus the config options.
-func defaultHooks(cfg config.Callbacks) Hooks {
+// DefaultHooks are next-auth's default callbacks plus the config options.
+func DefaultHooks(cfg config.Callbacks) Hooks {
 	domains := map[string]bool{}
 	for _, d := range cfg.AllowedEmailDomains {
 		domains[strings.ToLower(strings.TrimPrefix(d, "@"))] = true
@@ -97,4 +97,21 @@ func defaultHooks(cfg config.Callbacks) Hooks {
 		},
 		JWT: func(token map[string]any, _ JWTInput) map[string]any { return token },
 	}
+}
+
+// With returns h with every non-nil hook of o in place of its own.
+func (h Hooks) With(o Hooks) Hooks {
+	if o.SignIn != nil {
+		h.SignIn = o.SignIn
+	}
+	if o.Redirect != nil {
+		h.Redirect = o.Redirect
+	}
+	if o.Session != nil {
+		h.Session = o.Session
+	}
+	if o.JWT != nil {
+		h.JWT = o.JWT
+	}
+	return h
 }

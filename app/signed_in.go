@@ -1,0 +1,55 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/app/signin"
+)
+
+// afterSignIn answers a sign-in the core completed: a new CSRF token (it
+// retires OAuth states derived from the old one, which may sit in IdP logs
+// or browser history), then the callback URL, or first pages.new_user for a
+// new user, as next-auth does.
+func (a *App) afterSignIn(c echo.Context, rq *request, in *signin.SignedIn) error {
+	_, csrfCookie := a.csrf.New()
+	a.cookies.Set(c.Response(), a.names.CSRF, csrfCookie, timeZero, 0)
+	a.log.Info("signed in", "provider", in.Provider, "user", in.User.ID, "new", in.IsNew)
+	to := rq.callbackURL
+	if in.IsNew && a.cfg.Pages.NewUser != "" {
+		to = a.redirect(withQuery(a.cfg.Pages.NewUser, url.Values{"callbackUrl": {rq.callbackURL}}))
+	}
+	return a.sendRedirect(c, rq, to)
+}
+
+// browser is the request as the sign-in core sees it (signin.Browser): the
+// session it holds, and the response a new session's cookie goes to.
+type browser struct {
+	sessions session.Strategy
+	w        http.ResponseWriter
+	r        *http.Request
+}
+
+func (a *App) browser(c echo.Context) browser {
+	return browser{sessions: a.sessions, w: c.Response(), r: c.Request()}
+}
+
+func (b browser) SignedInUser(ctx context.Context) (string, error) {
+	s, _, err := b.sessions.Read(ctx, b.r)
+	if err != nil || s == nil {
+		return "", err
+	}
+	return s.User.ID, nil
+}
+
+func (b browser) StartSession(ctx context.Context, u session.User, claims map[string]any) error {
+	return b.sessions.Create(ctx, b.w, b.r, u, claims)
+}
+
+func (b browser) EndSession(ctx context.Context) error {
+	return b.sessions.Destroy(ctx, b.w, b.r)
+}

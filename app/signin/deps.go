@@ -1,0 +1,51 @@
+package signin
+
+import (
+	"context"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Users is the user and account storage the linking rules need.
+// *models.Store implements it; tests use an in-memory fake.
+type Users interface {
+	UserByID(ctx context.Context, id string) (*models.User, error)
+	UserByEmail(ctx context.Context, email string) (*models.User, error)
+	UserByAccount(ctx context.Context, provider, providerAccountID string) (*models.User, error)
+	LinkAccount(ctx context.Context, acc *models.Account) error
+	CreateUserWithAccount(ctx context.Context, u *models.User, acc *models.Account) error
+}
+
+// Tokens is the storage of pending e-mail sign-ins (hashed tokens only).
+type Tokens interface {
+	CreateVerificationToken(ctx context.Context, identifier, tokenHash string, expires time.Time) error
+	DeleteVerificationToken(ctx context.Context, identifier, tokenHash string) error
+	VerificationTokenByHash(ctx context.Context, tokenHash string) (*models.VerificationToken, error)
+	RedeemVerificationToken(ctx context.Context, identifier, tokenHash string, now time.Time) (*models.User, bool, error)
+}
+
+// Browser is the requesting browser as the rules see it: the session it
+// already holds and the place a new session goes. The HTTP layer makes one
+// per request, bound to its request and response.
+type Browser interface {
+	// SignedInUser is the user id of the browser's valid session, "" when none.
+	SignedInUser(ctx context.Context) (string, error)
+	// StartSession creates a session for u in the configured strategy;
+	// claims is the JWT payload (nil for database sessions).
+	StartSession(ctx context.Context, u session.User, claims map[string]any) error
+	// EndSession ends the browser's current session.
+	EndSession(ctx context.Context) error
+}
+
+// Limiter counts e-mail sign-in requests; reason names the limit that
+// refused one (it is logged, so it carries no address or secret).
+type Limiter interface {
+	Allow(addr, clientIP string, now time.Time) (ok bool, reason string)
+}
+
+// Mailer delivers a sign-in link to an address.
+type Mailer interface {
+	SendLink(ctx context.Context, to, link string) error
+}

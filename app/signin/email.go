@@ -1,0 +1,158 @@
+package signin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// EmailProvider is one e-mail provider as the rules need it.
+type EmailProvider struct {
+	ID     string
+	MaxAge time.Duration // how long a link stays valid
+	// Endpoint is the provider's callback URL, which the link points to.
+	Endpoint string
+	Limits   Limiter // nil: no rate limits
+	Mailer   Mailer
+}
+
+// LinkRequest is a POST /signin/email.
+type LinkRequest struct {
+	Email       string // as typed; normalised here
+	ClientIP    string
+	CallbackURL string // validated, carried in the link
+}
+
+// SendLink sends a magic link, as next-auth's e-mail sign-in: normalise the
+// address, count it against the limits, ask the SignIn hook (a verification
+// request), store the token's hash and deliver. Every refusal leaves nothing
+// stored and nothing sent; a failed delivery removes the row it stored.
+func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest) error {
+	now := s.Now()
+	addr, err := email.Normalize(in.Email)
+	if err != nil {
+		return Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
+	}
+	if p.Limits != nil {
+		if ok, why := p.Limits.Allow(addr, in.ClientIP, now); !ok {
+			return Failf(CodeEmailSignin, "provider %s: rate limited: %s", p.ID, why)
+		}
+	}
+	user, err := s.emailUser(ctx, addr)
+	if err != nil {
+		return Fail(CodeEmailSignin, err)
+	}
+	in2 := SignInInput{User: *user, Provider: p.ID, Type: "email", Email: addr, VerificationRequest: true}
+	if err := s.checkSignIn(ctx, in2); err != nil {
+		return err
+	}
+	token, err := email.NewToken()
+	if err != nil {
+		return Fail(CodeEmailSignin, err)
+	}
+	hash := s.HashToken(token)
+	if err := s.Tokens.CreateVerificationToken(ctx, addr, hash, now.Add(p.MaxAge)); err != nil {
+		return Fail(CodeEmailSignin, err)
+	}
+	link := email.Link(p.Endpoint, in.CallbackURL, token, addr)
+	if err := p.Mailer.SendLink(ctx, addr, link); err != nil {
+		// The request may be cancelled already; the clean-up must still run.
+		if derr := s.Tokens.DeleteVerificationToken(context.WithoutCancel(ctx), addr, hash); derr != nil {
+			err = errors.Join(err, fmt.Errorf("the undelivered token was not removed: %w", derr))
+		}
+		return Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// RedeemLink signs in with a link's token: it checks the token without
+// spending it, asks the SignIn hook, then consumes it and verifies the
+// address in one transaction, ends another user's database session in this
+// browser (as next-auth), and starts the session. Until the transaction
+// commits nothing has changed, so a refusal leaves the link usable; when the
+// session cannot start the token is put back, so a failure does not spend it.
+// addr is the link's email parameter ("" when absent); it must match.
+func (s *Service) RedeemLink(ctx context.Context, b Browser, provider, token, addr string) (*SignedIn, error) {
+	now := s.Now()
+	hash := s.HashToken(token)
+	row, err := s.Tokens.VerificationTokenByHash(ctx, hash)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return nil, Fail(CodeVerification, errors.New("unknown or already used sign-in link"))
+	case err != nil:
+		return nil, Fail(CodeCallback, err)
+	case !row.Expires.After(now):
+		return nil, Failf(CodeVerification, "sign-in link expired at %s", row.Expires.Format(time.RFC3339))
+	case addr != "" && addr != row.Identifier:
+		return nil, Fail(CodeVerification, errors.New("the link's e-mail does not match its token"))
+	}
+	candidate, err := s.emailUser(ctx, row.Identifier)
+	if err != nil {
+		return nil, Fail(CodeCallback, err)
+	}
+	if err := s.checkSignIn(ctx, SignInInput{User: *candidate, Provider: provider, Type: "email", Email: row.Identifier}); err != nil {
+		return nil, err
+	}
+	user, isNew, err := s.Tokens.RedeemVerificationToken(ctx, row.Identifier, hash, now)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return nil, Fail(CodeVerification, errors.New("sign-in link used by a concurrent request"))
+	case errors.Is(err, models.ErrConflict):
+		return nil, Fail(CodeEmailCreateAccount, err)
+	case err != nil:
+		return nil, Fail(CodeCallback, err)
+	}
+	s.endOtherUsersSession(ctx, b, user.ID)
+	out := &SignedIn{User: user, Provider: provider, IsNew: isNew}
+	if err := s.startSession(ctx, b, out); err != nil {
+		return nil, s.restore(ctx, row, err)
+	}
+	return out, nil
+}
+
+// restore puts a consumed token back after a failure, so the link still
+// works; a failed restore is added to the cause.
+func (s *Service) restore(ctx context.Context, row *models.VerificationToken, failure error) error {
+	if err := s.Tokens.CreateVerificationToken(context.WithoutCancel(ctx), row.Identifier, row.TokenHash, row.Expires); err != nil {
+		var e *Error
+		if errors.As(failure, &e) {
+			e.Cause = errors.Join(e.Cause, fmt.Errorf("the sign-in link could not be restored: %w", err))
+		}
+	}
+	return failure
+}
+
+// endOtherUsersSession deletes the browser's database session when it
+// belongs to someone else, so the replaced session does not live on in the
+// table (a JWT session is simply overwritten by the new cookie). It never
+// stops the sign-in: the new session replaces the cookie either way.
+func (s *Service) endOtherUsersSession(ctx context.Context, b Browser, userID string) {
+	if s.JWTSessions {
+		return
+	}
+	cur, err := b.SignedInUser(ctx)
+	if err != nil || cur == "" || cur == userID {
+		return
+	}
+	if err := b.EndSession(ctx); err != nil {
+		s.Log.Warn("previous session not removed", "err", err)
+	}
+}
+
+// emailUser is the user next-auth shows the SignIn hook for an address: the
+// stored one, or a stand-in whose id is the address itself.
+func (s *Service) emailUser(ctx context.Context, addr string) (*models.User, error) {
+	u, err := s.Users.UserByEmail(ctx, addr)
+	if errors.Is(err, models.ErrNotFound) {
+		e := addr
+		return &models.User{ID: addr, Email: &e}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up user by e-mail: %w", err)
+	}
+	return u, nil
+}

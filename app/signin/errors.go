@@ -1,0 +1,64 @@
+package signin
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a NextAuth.js error code: the only failure vocabulary a client
+// ever sees, in `?error=` of a redirect or the error page.
+type Code string
+
+// The NextAuth.js v4 error codes latchkey answers with.
+const (
+	CodeSignin                Code = "Signin"
+	CodeOAuthSignin           Code = "OAuthSignin"
+	CodeOAuthCallback         Code = "OAuthCallback"
+	CodeOAuthCreateAccount    Code = "OAuthCreateAccount"
+	CodeEmailCreateAccount    Code = "EmailCreateAccount"
+	CodeCallback              Code = "Callback"
+	CodeOAuthAccountNotLinked Code = "OAuthAccountNotLinked"
+	CodeEmailSignin           Code = "EmailSignin"
+	CodeCredentialsSignin     Code = "CredentialsSignin"
+	CodeSessionRequired       Code = "SessionRequired"
+	CodeAccessDenied          Code = "AccessDenied"
+	CodeVerification          Code = "Verification"
+	CodeConfiguration         Code = "Configuration"
+)
+
+// Error is a refused or failed sign-in step: the code the client sees and
+// the cause the operator reads in the log (never shown, may name internals).
+// Redirect, when set, is where the SignIn hook chose to send the user
+// instead of the error page.
+type Error struct {
+	Code     Code
+	Cause    error
+	Redirect string
+}
+
+func (e *Error) Error() string {
+	if e.Cause == nil {
+		return string(e.Code)
+	}
+	return string(e.Code) + ": " + e.Cause.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Fail wraps cause with the code the client will see.
+func Fail(code Code, cause error) error { return &Error{Code: code, Cause: cause} }
+
+// Failf is Fail with a formatted cause.
+func Failf(code Code, format string, args ...any) error {
+	return &Error{Code: code, Cause: fmt.Errorf(format, args...)}
+}
+
+// CodeOf is the code of err: its own when it is an *Error, else
+// Configuration (an unexpected failure is the server's problem).
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeConfiguration
+}

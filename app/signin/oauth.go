@@ -1,0 +1,121 @@
+package signin
+
+import (
+	"context"
+	"errors"
+
+	"github.com/latchkey-auth/latchkey/app/oauth"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// OAuthIdentity is what an OAuth or OIDC provider vouched for, after the
+// state, PKCE and nonce checks and the code exchange.
+type OAuthIdentity struct {
+	Provider string
+	// AllowDangerousEmailAccountLinking links the identity to an existing
+	// user with the same e-mail (the provider option of that name).
+	AllowDangerousEmailAccountLinking bool
+	Profile                           oauth.Profile
+	// Account is the row to link; its UserID is filled here.
+	Account *models.Account
+}
+
+// OAuth signs in with a provider identity by next-auth's linking table,
+// asks the SignIn hook, and starts the session:
+//
+//	identity linked | browser signed in as | result
+//	to U            | nobody or U          | sign in as U
+//	to U            | someone else         | OAuthAccountNotLinked
+//	to nobody       | V                    | link to V, sign in as V
+//	to nobody       | nobody               | e-mail of an existing user: OAuthAccountNotLinked
+//	                |                      |   (linked instead with AllowDangerousEmailAccountLinking)
+//	                |                      | else a new user with this account
+//
+// The hook sees the linked user, or the user the profile would create.
+// Nothing is written before the hook agreed.
+func (s *Service) OAuth(ctx context.Context, b Browser, in OAuthIdentity) (*SignedIn, error) {
+	current, err := b.SignedInUser(ctx)
+	if err != nil {
+		return nil, Failf(CodeCallback, "read the current session: %w", err)
+	}
+	acc := in.Account
+	linked, err := s.Users.UserByAccount(ctx, acc.Provider, acc.ProviderAccountID)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return nil, Fail(CodeCallback, err)
+	}
+	profileUser := userFromProfile(in.Profile)
+	candidate := profileUser
+	if linked != nil {
+		candidate = linked
+	}
+	if err := s.checkSignIn(ctx, SignInInput{User: *candidate, Provider: in.Provider, Type: acc.Type, Email: in.Profile.Email}); err != nil {
+		return nil, err
+	}
+	user, isNew, err := s.link(ctx, in, current, linked, profileUser)
+	if err != nil {
+		return nil, err
+	}
+	out := &SignedIn{User: user, Provider: in.Provider, IsNew: isNew}
+	if err := s.startSession(ctx, b, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// link applies the table of OAuth to rows.
+func (s *Service) link(ctx context.Context, in OAuthIdentity, current string, linked, profileUser *models.User) (*models.User, bool, error) {
+	acc := in.Account
+	switch {
+	case linked != nil && current != "" && current != linked.ID:
+		return nil, false, Fail(CodeOAuthAccountNotLinked, errors.New("the account is linked to another user than the signed-in one"))
+	case linked != nil:
+		return linked, false, nil
+	case current != "":
+		user, err := s.Users.UserByID(ctx, current)
+		if err != nil {
+			return nil, false, Failf(CodeCallback, "signed-in user: %w", err)
+		}
+		return user, false, s.linkTo(ctx, user, acc)
+	}
+	if in.Profile.Email != "" {
+		byEmail, err := s.Users.UserByEmail(ctx, in.Profile.Email)
+		if err != nil && !errors.Is(err, models.ErrNotFound) {
+			return nil, false, Fail(CodeCallback, err)
+		}
+		if byEmail != nil {
+			if !in.AllowDangerousEmailAccountLinking {
+				return nil, false, Fail(CodeOAuthAccountNotLinked, errors.New("a user with this e-mail exists and the account is not linked"))
+			}
+			return byEmail, false, s.linkTo(ctx, byEmail, acc)
+		}
+	}
+	if err := s.Users.CreateUserWithAccount(ctx, profileUser, acc); err != nil {
+		if errors.Is(err, models.ErrConflict) {
+			return nil, false, Fail(CodeOAuthAccountNotLinked, err)
+		}
+		return nil, false, Fail(CodeOAuthCreateAccount, err)
+	}
+	return profileUser, true, nil
+}
+
+func (s *Service) linkTo(ctx context.Context, u *models.User, acc *models.Account) error {
+	acc.UserID = u.ID
+	if err := s.Users.LinkAccount(ctx, acc); err != nil {
+		return Fail(CodeOAuthAccountNotLinked, err)
+	}
+	return nil
+}
+
+func userFromProfile(p oauth.Profile) *models.User {
+	u := &models.User{}
+	if p.Name != "" {
+		u.Name = &p.Name
+	}
+	if p.Email != "" {
+		u.Email = &p.Email
+	}
+	if p.Image != "" {
+		u.Image = &p.Image
+	}
+	return u
+}

@@ -1,0 +1,69 @@
+package signin
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Service applies the sign-in rules. Its fields are exactly its
+// dependencies; it keeps no state between calls.
+type Service struct {
+	Users  Users
+	Tokens Tokens
+	Hooks  Hooks
+	// Now is the clock.
+	Now func() time.Time
+	// HashToken turns an e-mail token into the value stored for it.
+	HashToken func(token string) string
+	// JWTSessions is true when sessions live in the cookie: the JWT hook
+	// shapes their claims, and there is no session row to replace.
+	JWTSessions bool
+	// Log takes the warnings of steps that do not stop a sign-in.
+	Log *slog.Logger
+}
+
+// SignedIn is a successful sign-in: the session is started.
+type SignedIn struct {
+	User     *models.User
+	Provider string
+	IsNew    bool
+}
+
+// checkSignIn asks the SignIn hook. A refusal is AccessDenied, or the hook's
+// own redirect target (the HTTP layer validates it like any other).
+func (s *Service) checkSignIn(ctx context.Context, in SignInInput) error {
+	ok, to := s.Hooks.SignIn(ctx, in)
+	switch {
+	case to != "":
+		return &Error{Code: CodeAccessDenied, Cause: errors.New("the SignIn hook redirected the sign-in"), Redirect: to}
+	case !ok:
+		return Fail(CodeAccessDenied, errors.New("sign-in refused by the SignIn hook"))
+	}
+	return nil
+}
+
+// startSession runs the JWT hook (jwt strategy) and creates the session.
+func (s *Service) startSession(ctx context.Context, b Browser, in *SignedIn) error {
+	u := in.User
+	su := session.User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image}
+	var claims map[string]any
+	if s.JWTSessions {
+		trigger := "signIn"
+		if in.IsNew {
+			trigger = "signUp"
+		}
+		claims = s.Hooks.JWT(session.DefaultClaims(su), JWTInput{User: u, Provider: in.Provider, Trigger: trigger, IsNewUser: in.IsNew})
+		if claims == nil {
+			return Fail(CodeAccessDenied, errors.New("the JWT hook returned no token"))
+		}
+	}
+	if err := b.StartSession(ctx, su, claims); err != nil {
+		return Failf(CodeCallback, "start session: %w", err)
+	}
+	return nil
+}
