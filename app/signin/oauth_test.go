@@ -1,0 +1,189 @@
+package signin_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/oauth"
+	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// TestOAuthLinkingTable is next-auth's account-linking table, row by row:
+// who the identity is linked to, who the browser is signed in as, and
+// whether a user with the profile's e-mail exists decide the outcome.
+func TestOAuthLinkingTable(t *testing.T) {
+	type world struct {
+		st        *store
+		u, v      *models.User // U holds the identity when linked; V is another user
+		linked    bool
+		signedIn  string // "", "U" or "V"
+		emailUser bool   // a user W exists with the profile's e-mail
+		dangerous bool   // allow_dangerous_email_account_linking
+	}
+	cases := []struct {
+		name      string
+		w         world
+		wantUser  string // "U", "V", "W", "new"
+		wantCode  signin.Code
+		wantLinks int // accounts after the sign-in
+	}{
+		{name: "linked, nobody signed in: sign in as its user", w: world{linked: true}, wantUser: "U", wantLinks: 1},
+		{name: "linked, its user signed in: same user", w: world{linked: true, signedIn: "U"}, wantUser: "U", wantLinks: 1},
+		{name: "linked, another user signed in: refused", w: world{linked: true, signedIn: "V"}, wantCode: signin.CodeOAuthAccountNotLinked, wantLinks: 1},
+		{name: "not linked, signed in: linked to the signed-in user", w: world{signedIn: "V"}, wantUser: "V", wantLinks: 1},
+		{name: "not linked, signed in, e-mail of another user: still the signed-in one", w: world{signedIn: "V", emailUser: true}, wantUser: "V", wantLinks: 1},
+		{name: "not linked, e-mail of an existing user: refused", w: world{emailUser: true}, wantCode: signin.CodeOAuthAccountNotLinked},
+		{name: "not linked, e-mail of an existing user, dangerous linking: linked to it", w: world{emailUser: true, dangerous: true}, wantUser: "W", wantLinks: 1},
+		{name: "not linked, unknown e-mail: a new user", w: world{}, wantUser: "new", wantLinks: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newStore()
+			u, v := st.addUser("u@example.com"), st.addUser("v@example.com")
+			var w *models.User
+			if tc.w.emailUser {
+				w = st.addUser("profile@example.com")
+			}
+			if tc.w.linked {
+				require.NoError(t, st.LinkAccount(context.Background(), &models.Account{UserID: u.ID, Type: "oauth", Provider: "gh", ProviderAccountID: "42"}))
+			}
+			b := &browser{}
+			switch tc.w.signedIn {
+			case "U":
+				b.user = u.ID
+			case "V":
+				b.user = v.ID
+			}
+			users := len(st.users)
+
+			out, err := service(st).OAuth(context.Background(), b, signin.OAuthIdentity{
+				Provider:                          "gh",
+				AllowDangerousEmailAccountLinking: tc.w.dangerous,
+				Profile:                           oauth.Profile{ID: "42", Name: "P", Email: "profile@example.com"},
+				Account:                           &models.Account{Type: "oauth", Provider: "gh", ProviderAccountID: "42"},
+			})
+
+			require.Len(t, st.accounts, tc.wantLinks)
+			if tc.wantCode != "" {
+				requireCode(t, err, tc.wantCode)
+				require.Empty(t, b.started, "no session after a refusal")
+				require.Len(t, st.users, users, "no user created after a refusal")
+				return
+			}
+			require.NoError(t, err)
+			want := map[string]*models.User{"U": u, "V": v, "W": w}[tc.wantUser]
+			if tc.wantUser == "new" {
+				require.True(t, out.IsNew)
+				require.Len(t, st.users, users+1)
+				require.Equal(t, "profile@example.com", *out.User.Email)
+				require.Equal(t, "P", *out.User.Name)
+			} else {
+				require.False(t, out.IsNew)
+				require.Equal(t, want.ID, out.User.ID)
+				require.Len(t, st.users, users)
+			}
+			require.Equal(t, out.User.ID, st.accounts["gh|42"].UserID, "the identity belongs to the signed-in user")
+			require.Len(t, b.started, 1)
+			require.Equal(t, out.User.ID, b.started[0].ID)
+		})
+	}
+}
+
+func TestOAuthSignInHook(t *testing.T) {
+	ident := func() signin.OAuthIdentity {
+		return signin.OAuthIdentity{Provider: "gh", Profile: oauth.Profile{ID: "7", Email: "new@example.com"},
+			Account: &models.Account{Type: "oauth", Provider: "gh", ProviderAccountID: "7"}}
+	}
+	t.Run("refusal: AccessDenied, nothing written", func(t *testing.T) {
+		st, b := newStore(), &browser{}
+		s := service(st)
+		var seen signin.SignInInput
+		s.Hooks.SignIn = func(_ context.Context, in signin.SignInInput) (bool, string) { seen = in; return false, "" }
+		_, err := s.OAuth(context.Background(), b, ident())
+		requireCode(t, err, signin.CodeAccessDenied)
+		require.Empty(t, st.users)
+		require.Empty(t, st.accounts)
+		require.Empty(t, b.started)
+		require.Equal(t, "new@example.com", seen.Email)
+		require.Equal(t, "oauth", seen.Type)
+		require.Empty(t, seen.User.ID, "the hook sees the user the profile would create")
+	})
+	t.Run("redirect: the hook's target, nothing written", func(t *testing.T) {
+		st, b := newStore(), &browser{}
+		s := service(st)
+		s.Hooks.SignIn = func(context.Context, signin.SignInInput) (bool, string) { return true, "/elsewhere" }
+		_, err := s.OAuth(context.Background(), b, ident())
+		var e *signin.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, "/elsewhere", e.Redirect)
+		require.Empty(t, st.users)
+	})
+	t.Run("allowed domains: the default hook checks the profile's e-mail", func(t *testing.T) {
+		st := newStore()
+		s := service(st)
+		s.Hooks = signin.DefaultHooks(configWithDomains("example.org"))
+		_, err := s.OAuth(context.Background(), &browser{}, ident())
+		requireCode(t, err, signin.CodeAccessDenied)
+	})
+}
+
+func TestOAuthFailures(t *testing.T) {
+	ident := func() signin.OAuthIdentity {
+		return signin.OAuthIdentity{Provider: "gh", Profile: oauth.Profile{ID: "7", Email: "new@example.com"},
+			Account: &models.Account{Type: "oauth", Provider: "gh", ProviderAccountID: "7"}}
+	}
+	cases := []struct {
+		name  string
+		setup func(*store, *browser, *signin.Service)
+		code  signin.Code
+	}{
+		{"current session unreadable", func(_ *store, b *browser, _ *signin.Service) { b.readErr = errBoom }, signin.CodeCallback},
+		{"user creation fails", func(st *store, _ *browser, _ *signin.Service) { st.failCreate = errBoom }, signin.CodeOAuthCreateAccount},
+		{"user creation conflicts", func(st *store, _ *browser, _ *signin.Service) { st.failCreate = models.ErrConflict }, signin.CodeOAuthAccountNotLinked},
+		{"linking to the signed-in user fails", func(st *store, b *browser, _ *signin.Service) {
+			b.user = st.addUser("me@example.com").ID
+			st.failLink = errBoom
+		}, signin.CodeOAuthAccountNotLinked},
+		{"session cannot start", func(_ *store, b *browser, _ *signin.Service) { b.startErr = errBoom }, signin.CodeCallback},
+		{"JWT hook returns no token", func(_ *store, _ *browser, s *signin.Service) {
+			s.JWTSessions = true
+			s.Hooks.JWT = func(map[string]any, signin.JWTInput) map[string]any { return nil }
+		}, signin.CodeAccessDenied},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, b := newStore(), &browser{}
+			s := service(st)
+			tc.setup(st, b, s)
+			_, err := s.OAuth(context.Background(), b, ident())
+			requireCode(t, err, tc.code)
+			require.Empty(t, b.started)
+		})
+	}
+}
+
+func TestOAuthJWTClaims(t *testing.T) {
+	st, b := newStore(), &browser{}
+	s := service(st)
+	s.JWTSessions = true
+	var triggers []string
+	s.Hooks.JWT = func(tok map[string]any, in signin.JWTInput) map[string]any {
+		triggers = append(triggers, in.Trigger)
+		tok["role"] = "admin"
+		return tok
+	}
+	in := signin.OAuthIdentity{Provider: "gh", Profile: oauth.Profile{ID: "9", Email: "j@example.com", Name: "J"},
+		Account: &models.Account{Type: "oauth", Provider: "gh", ProviderAccountID: "9"}}
+	out, err := s.OAuth(context.Background(), b, in)
+	require.NoError(t, err)
+	in.Account = &models.Account{Type: "oauth", Provider: "gh", ProviderAccountID: "9"}
+	_, err = s.OAuth(context.Background(), &browser{}, in)
+	require.NoError(t, err)
+	require.Equal(t, []string{"signUp", "signIn"}, triggers)
+	require.Equal(t, "admin", b.claims[0]["role"])
+	require.Equal(t, out.User.ID, b.claims[0]["sub"])
+	require.Equal(t, "j@example.com", *b.claims[0]["email"].(*string))
+}
