@@ -16,7 +16,6 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/signin"
-	"github.com/latchkey-auth/latchkey/models"
 )
 
 // Address normalisation over HTTP: valid input is mailed to the normalised
@@ -166,7 +165,7 @@ func TestEmailConfirmPage(t *testing.T) {
 	forged := e.get(e.browser(), e.base+"/callback/email?token="+strings.Repeat("ab", 32)+"&email=alice%40example.com")
 	require.Equal(t, http.StatusOK, forged.StatusCode)
 	require.EqualValues(t, 1, e.tokens())
-	require.EqualValues(t, 0, e.rows(&models.User{}))
+	require.EqualValues(t, 0, e.counts().Users)
 
 	c := e.browser()
 	page := e.get(c, link)
@@ -270,11 +269,11 @@ func TestEmailSignInHook(t *testing.T) {
 	require.False(t, last.VerificationRequest)
 	require.Equal(t, "alice@example.com", last.Email)
 	require.EqualValues(t, 1, e.tokens())
-	require.EqualValues(t, 0, e.rows(&models.User{}))
+	require.EqualValues(t, 0, e.counts().Users)
 
 	setDeny(false, false)
 	require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
-	require.EqualValues(t, 1, e.rows(&models.User{}))
+	require.EqualValues(t, 1, e.counts().Users)
 }
 
 // callbacks.allowed_email_domains (the default SignIn hook) applies to e-mail sign-in.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email/smtptest"
-	"github.com/latchkey-auth/latchkey/models"
 )
 
 // mailClosedPort is a loopback address nothing listens on.
@@ -87,7 +86,7 @@ func TestEmailWithoutServerLogsLink(t *testing.T) {
 	require.Equal(t, e.origin+"/dev", res.location())
 	addr, _ := e.sessionUser(c)
 	require.Equal(t, "alice@example.com", addr)
-	require.EqualValues(t, 1, e.rows(&models.User{}))
+	require.EqualValues(t, 1, e.counts().Users)
 }
 
 // A server URL that cannot be used stops app.New with a clear error that

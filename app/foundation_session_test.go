@@ -129,14 +129,14 @@ func TestFoundationSessionDatabaseExpired(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	u := e.addUser("Old", "old@example.com", "")
 	tok := e.addDBSession(u, time.Now().Add(-time.Minute))
-	require.EqualValues(t, 1, e.counts()["sessions"])
+	require.EqualValues(t, 1, e.counts().Sessions)
 
 	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, "{}", strings.TrimSpace(res.body))
 	requireCleared(t, res.Header, "next-auth.session-token")
-	require.EqualValues(t, 0, e.counts()["sessions"], "the expired row is deleted")
-	require.EqualValues(t, 1, e.counts()["users"], "the user stays")
+	require.EqualValues(t, 0, e.counts().Sessions, "the expired row is deleted")
+	require.EqualValues(t, 1, e.counts().Users, "the user stays")
 }
 
 func TestFoundationSessionDatabaseSliding(t *testing.T) {
@@ -183,7 +183,7 @@ func TestFoundationSessionJWT(t *testing.T) {
 	c, ok := findCookie(res.Header, "next-auth.session-token")
 	require.True(t, ok, "the JWT is re-issued on every read")
 	require.NotEmpty(t, c.Value)
-	require.EqualValues(t, 0, e.counts()["sessions"], "no database row for jwt sessions")
+	require.EqualValues(t, 0, e.counts().Sessions, "no database row for jwt sessions")
 
 	// A token made under another secret is garbage: {} and cleared.
 	other, err := jwt.NewKey("another-secret-another-secret-another", "", jwt.V4)

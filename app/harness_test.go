@@ -468,26 +468,32 @@ func linkQuery(t testing.TB, link string) url.Values {
 
 // ---- database ----
 
-// rows counts a model's table.
-func (e *env) rows(model any) int64 {
+// counts counts the rows of every table.
+func (e *env) counts() models.Counts {
 	e.t.Helper()
-	var n int64
-	require.NoError(e.t, e.app.Store().DB().Model(model).Count(&n).Error)
-	return n
+	c, err := e.app.Store().Count(context.Background())
+	require.NoError(e.t, err)
+	return c
 }
 
-func (e *env) tokens() int64 { return e.rows(&models.VerificationToken{}) }
+func (e *env) tokens() int64 { return e.counts().VerificationTokens }
 
-// counts counts the rows of every table.
-func (e *env) counts() map[string]int64 {
+// onlyUser is the one user in the database.
+func (e *env) onlyUser() models.User {
 	e.t.Helper()
-	out := map[string]int64{}
-	for _, table := range []string{"users", "accounts", "sessions", "verification_tokens"} {
-		var n int64
-		require.NoError(e.t, e.app.Store().DB().Table(table).Count(&n).Error)
-		out[table] = n
-	}
-	return out
+	users, err := e.app.Store().ListUsers(context.Background(), 2)
+	require.NoError(e.t, err)
+	require.Len(e.t, users, 1)
+	return users[0]
+}
+
+// onlyAccount is the one provider account of the one user.
+func (e *env) onlyAccount() models.Account {
+	e.t.Helper()
+	accs, err := e.app.Store().AccountsOf(context.Background(), e.onlyUser().ID)
+	require.NoError(e.t, err)
+	require.Len(e.t, accs, 1)
+	return accs[0]
 }
 
 // addUser inserts a user row; empty strings are NULL.
@@ -500,7 +506,7 @@ func (e *env) addUser(name, email, image string) *models.User {
 		return &v
 	}
 	u := &models.User{ID: models.NewID(), Name: str(name), Email: str(email), Image: str(image)}
-	require.NoError(e.t, e.app.Store().DB().Create(u).Error)
+	require.NoError(e.t, e.app.Store().CreateUser(context.Background(), u))
 	return u
 }
 

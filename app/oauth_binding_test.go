@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/oauth"
-	"github.com/latchkey-auth/latchkey/models"
 )
 
 const (
@@ -54,9 +53,8 @@ func TestOAuthCheckCookiesBoundToProvider(t *testing.T) {
 
 	// Control: the same code and cookies complete the flow they were made for.
 	require.Equal(t, e.origin+"/home", s.get(cb.String()).location())
-	require.EqualValues(t, 1, e.rows(&models.Account{}))
-	var acc models.Account
-	require.NoError(t, e.app.Store().DB().Take(&acc).Error)
+	require.EqualValues(t, 1, e.counts().Accounts)
+	acc := e.onlyAccount()
 	require.Equal(t, "other", acc.Provider)
 }
 
@@ -81,7 +79,7 @@ func TestOAuthCheckCookiesExpire(t *testing.T) {
 			res := s.get(cb.String())
 			if tc.ok {
 				require.Equal(t, e.origin+"/home", res.location())
-				require.EqualValues(t, 1, e.rows(&models.Session{}))
+				require.EqualValues(t, 1, e.counts().Sessions)
 				return
 			}
 			e.requireError(res, "OAuthCallback")
@@ -136,16 +134,16 @@ func TestEmailAfterRealOIDCSignIn(t *testing.T) {
 	addr, id := e.sessionUser(oidcBrowser)
 	require.Equal(t, "alice@example.com", addr)
 	require.NotEmpty(t, id)
-	require.EqualValues(t, 1, e.rows(&models.User{}))
-	require.EqualValues(t, 1, e.rows(&models.Account{}))
+	require.EqualValues(t, 1, e.counts().Users)
+	require.EqualValues(t, 1, e.counts().Accounts)
 
 	c := e.browser()
 	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(e.browser(), "Alice@Example.com", e.origin+"/")).StatusCode)
 	gotAddr, gotID := e.sessionUser(c)
 	require.Equal(t, "alice@example.com", gotAddr)
 	require.Equal(t, id, gotID, "the e-mail sign-in is the OIDC user")
-	require.EqualValues(t, 1, e.rows(&models.User{}))
-	require.EqualValues(t, 1, e.rows(&models.Account{}), "e-mail sign-in adds no account row")
+	require.EqualValues(t, 1, e.counts().Users)
+	require.EqualValues(t, 1, e.counts().Accounts, "e-mail sign-in adds no account row")
 	u, err := e.app.Store().UserByID(t.Context(), id)
 	require.NoError(t, err)
 	require.NotNil(t, u.EmailVerified)

@@ -9,8 +9,6 @@ import (
 
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
-
-	"github.com/latchkey-auth/latchkey/models"
 )
 
 // steps walks the flow one redirect at a time so a test can tamper between hops.
@@ -54,9 +52,9 @@ func (s steps) cookie(name string) string {
 
 func requireNothingCreated(t *testing.T, e *env) {
 	t.Helper()
-	require.Zero(t, e.rows(&models.User{}))
-	require.Zero(t, e.rows(&models.Account{}))
-	require.Zero(t, e.rows(&models.Session{}))
+	require.Zero(t, e.counts().Users)
+	require.Zero(t, e.counts().Accounts)
+	require.Zero(t, e.counts().Sessions)
 }
 
 func TestOAuthCallbackChecksFailClosed(t *testing.T) {
@@ -204,8 +202,8 @@ func TestOAuthReplayedCode(t *testing.T) {
 	s.setCookie(pkce, savedPKCE)
 	s.setCookie(nonce, savedNonce)
 	e.requireError(s.get(cb.String()), "OAuthCallback")
-	require.EqualValues(t, 1, e.rows(&models.User{}))
-	require.EqualValues(t, 1, e.rows(&models.Session{}))
+	require.EqualValues(t, 1, e.counts().Users)
+	require.EqualValues(t, 1, e.counts().Sessions)
 }
 
 func TestOAuthProviderError(t *testing.T) {

@@ -24,7 +24,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
-	"github.com/latchkey-auth/latchkey/models"
 )
 
 // tokenTap wraps mockoidc's token endpoint.
@@ -218,11 +217,10 @@ func TestOAuthUnverifiedEmail(t *testing.T) {
 		tap.set(e, nil, unverified)
 		e.idp.QueueUser(&mockoidc.MockUser{Subject: "s-unv", Email: "ceo@corp.example", EmailVerified: true})
 		require.Equal(t, e.origin+"/home", e.signIn(e.client, "idp", "/home").location())
-		var u models.User
-		require.NoError(t, e.app.Store().DB().Take(&u).Error)
+		u := e.onlyUser()
 		require.Nil(t, u.Email)
 		require.Empty(t, userEmail(e.session(e.client)))
-		require.EqualValues(t, 1, e.rows(&models.Account{}))
+		require.EqualValues(t, 1, e.counts().Accounts)
 	})
 	t.Run("allowed_email_domains: AccessDenied", func(t *testing.T) {
 		e, tap := startTapped(t, envOpts{config: func(c *config.Config) {

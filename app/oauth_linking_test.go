@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
-	"github.com/latchkey-auth/latchkey/models"
 )
 
 // twoProviders adds a second OIDC provider "other" on the same IdP.
@@ -34,8 +33,8 @@ func TestLinkingEndToEnd(t *testing.T) {
 		e.idp.QueueUser(user("y", "y@example.com"))
 		e.signIn(e.client, "idp", "/home") // X signs in
 		requireChainEndsWith(t, e, e.client, "other", "OAuthAccountNotLinked")
-		require.EqualValues(t, 2, e.rows(&models.User{}))
-		require.EqualValues(t, 2, e.rows(&models.Account{}))
+		require.EqualValues(t, 2, e.counts().Users)
+		require.EqualValues(t, 2, e.counts().Accounts)
 	})
 
 	t.Run("same e-mail, not linked: OAuthAccountNotLinked, nothing created", func(t *testing.T) {
@@ -43,9 +42,9 @@ func TestLinkingEndToEnd(t *testing.T) {
 		e.addUser("", "taken@example.com", "")
 		e.idp.QueueUser(user("s9", "Taken@Example.com"))
 		requireChainEndsWith(t, e, e.client, "idp", "OAuthAccountNotLinked")
-		require.EqualValues(t, 1, e.rows(&models.User{}))
-		require.Zero(t, e.rows(&models.Account{}))
-		require.Zero(t, e.rows(&models.Session{}))
+		require.EqualValues(t, 1, e.counts().Users)
+		require.Zero(t, e.counts().Accounts)
+		require.Zero(t, e.counts().Sessions)
 	})
 
 	t.Run("otherwise: user and account created, new_user page", func(t *testing.T) {
@@ -54,9 +53,8 @@ func TestLinkingEndToEnd(t *testing.T) {
 		e.idp.QueueUser(user("new", "new@example.com"))
 		res := e.signIn(e.client, "idp", "/home")
 		require.Equal(t, e.origin+"/welcome?callbackUrl="+url.QueryEscape(e.origin+"/home"), res.Header.Get("Location"))
-		require.EqualValues(t, 1, e.rows(&models.User{}))
-		var acc models.Account
-		require.NoError(t, e.app.Store().DB().Take(&acc).Error)
+		require.EqualValues(t, 1, e.counts().Users)
+		acc := e.onlyAccount()
 		require.Equal(t, "oidc", acc.Type)
 		require.NotNil(t, acc.AccessToken)
 		require.NotNil(t, acc.IDToken)
@@ -81,8 +79,7 @@ func TestSignInHookOptions(t *testing.T) {
 				c.Session.Strategy = strategy
 			}, nil)
 			e.signIn(e.client, "idp", "/home")
-			var u models.User
-			require.NoError(t, e.app.Store().DB().Take(&u).Error)
+			u := e.onlyUser()
 			s := e.session(e.client)
 			require.Equal(t, u.ID, s["user"].(map[string]any)["id"], strategy)
 		}

@@ -33,7 +33,7 @@ func TestServePurgesExpiredRows(t *testing.T) {
 	st := a.Store()
 	email := "p@example.com"
 	u := &models.User{ID: models.NewID(), Email: &email}
-	require.NoError(t, st.DB().Create(u).Error)
+	require.NoError(t, st.CreateUser(ctx, u))
 	require.NoError(t, st.CreateSession(ctx, u.ID, "live", now.Add(time.Hour)))
 	require.NoError(t, st.CreateVerificationToken(ctx, email, "live-token", now.Add(time.Hour)))
 
@@ -47,13 +47,9 @@ func TestServePurgesExpiredRows(t *testing.T) {
 	// Rows that expire while the server runs are removed by a later tick.
 	require.NoError(t, st.CreateSession(ctx, u.ID, "old", now.Add(-time.Second)))
 	require.NoError(t, st.CreateVerificationToken(ctx, email, "old-token", now.Add(-time.Second)))
-	count := func(model any) int64 {
-		var n int64
-		require.NoError(t, st.DB().Model(model).Count(&n).Error)
-		return n
-	}
 	require.Eventually(t, func() bool {
-		return count(&models.Session{}) == 1 && count(&models.VerificationToken{}) == 1
+		c, err := st.Count(ctx)
+		return err == nil && c.Sessions == 1 && c.VerificationTokens == 1
 	}, 5*time.Second, 10*time.Millisecond)
 	_, err = st.SessionAndUser(ctx, "live")
 	require.NoError(t, err, "the live session stays")

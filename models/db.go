@@ -38,6 +38,9 @@ func Open(path string) (*Store, error) {
 		Logger:                 logger.Discard,
 		PrepareStmt:            true,
 		SkipDefaultTransaction: true,
+		// Constraint failures come back as gorm.ErrDuplicatedKey and
+		// gorm.ErrForeignKeyViolated, whatever the driver's wording.
+		TranslateError: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -79,6 +82,3 @@ func (s *Store) Close() error {
 	}
 	return sqlDB.Close()
 }
-
-// DB exposes the handle to tests in other packages that need to inspect rows.
-func (s *Store) DB() *gorm.DB { return s.db }

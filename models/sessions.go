@@ -2,12 +2,12 @@ package models
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 )
 
@@ -15,21 +15,24 @@ import (
 var ErrNotFound = errors.New("not found")
 
 // NewID returns a random UUID v4 string for primary keys.
-func NewID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
+func NewID() string { return uuid.NewString() }
 
 // CreateSession stores a session for userID under the hash of its token.
 func (s *Store) CreateSession(ctx context.Context, userID, tokenHash string, expires time.Time) error {
 	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: expires.UTC()}
 	if err := s.db.WithContext(ctx).Omit("User").Create(&row).Error; err != nil {
-		return fmt.Errorf("create session: %w", err)
+		return fmt.Errorf("create session: %w", conflict(err))
 	}
 	return nil
+}
+
+// SessionsOf returns a user's sessions, soonest expiry first.
+func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error) {
+	var out []Session
+	if err := s.db.WithContext(ctx).Where("user_id = ?", userID).Order("expires").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
 }
 
 // sessionAndUserSQL is GET /session's only query: one lookup on the unique

@@ -73,10 +73,40 @@ func (s *Store) LinkAccount(ctx context.Context, acc *Account) error {
 	return nil
 }
 
-// conflict maps SQLite unique-constraint failures to ErrConflict.
+// conflict maps unique-constraint failures (translated by GORM) to ErrConflict.
 func conflict(err error) error {
-	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
-		return fmt.Errorf("%w: %v", ErrConflict, err)
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	return err
+}
+
+// CreateUser stores a new user (an id is generated when empty); an e-mail
+// that is taken is ErrConflict.
+func (s *Store) CreateUser(ctx context.Context, u *User) error {
+	if u.ID == "" {
+		u.ID = NewID()
+	}
+	if err := s.db.WithContext(ctx).Create(u).Error; err != nil {
+		return fmt.Errorf("create user: %w", conflict(err))
+	}
+	return nil
+}
+
+// ListUsers returns up to limit users, oldest first.
+func (s *Store) ListUsers(ctx context.Context, limit int) ([]User, error) {
+	var out []User
+	if err := s.db.WithContext(ctx).Order("created_at, id").Limit(limit).Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	return out, nil
+}
+
+// AccountsOf returns the provider accounts linked to a user.
+func (s *Store) AccountsOf(ctx context.Context, userID string) ([]Account, error) {
+	var out []Account
+	if err := s.db.WithContext(ctx).Where("user_id = ?", userID).Order("created_at, id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list accounts: %w", err)
+	}
+	return out, nil
 }

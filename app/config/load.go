@@ -2,8 +2,6 @@ package config
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/latchkey-auth/latchkey/app/random"
 )
 
 // Defaults returns the configuration used when nothing is set.
@@ -257,11 +257,7 @@ func (c *Config) EnsureSecret() error {
 		// Never silently replace a secret: that would end every session.
 		return fmt.Errorf("config: %s holds fewer than 32 characters; fix or delete it", path)
 	case errors.Is(err, fs.ErrNotExist):
-		buf := make([]byte, 32)
-		if _, err := rand.Read(buf); err != nil {
-			return fmt.Errorf("config: generate secret: %w", err)
-		}
-		c.Secret = hex.EncodeToString(buf)
+		c.Secret = random.Hex(32)
 		if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 			return fmt.Errorf("config: create data folder: %w", err)
 		}

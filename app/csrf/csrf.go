@@ -4,11 +4,12 @@
 package csrf
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/random"
 )
 
 // maxCookieLen bounds the work done on a hostile cookie (64 + 1 + 64 is normal).
@@ -24,9 +25,7 @@ func NewSigner(secret string) Signer { return Signer{secret: secret} }
 
 // New returns a fresh token and its cookie value "token|sha256hex(token+secret)".
 func (s Signer) New() (token, cookieValue string) {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	token = hex.EncodeToString(b[:])
+	token = random.Hex(32)
 	return token, token + "|" + s.hash(token)
 }
 

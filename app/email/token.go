@@ -1,22 +1,16 @@
 package email
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"net/url"
+
+	"github.com/latchkey-auth/latchkey/app/random"
 )
 
 // NewToken returns next-auth's default verification token: 32 random bytes
 // as 64 lower-case hex characters.
-func NewToken() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("generate verification token: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
-}
+func NewToken() string { return random.Hex(32) }
 
 // HashToken is what the database stores instead of the token:
 // sha256hex(token + secret), as next-auth's hashToken, so a leaked table

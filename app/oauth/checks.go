@@ -1,11 +1,11 @@
 package oauth
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/hex"
+
+	"github.com/latchkey-auth/latchkey/app/random"
 )
 
 // State is the OAuth state for a CSRF token: a SHA-256 hash of the token
@@ -29,8 +29,4 @@ func StateMatches(csrfToken, provider, returned string) bool {
 
 // RandomValue is a PKCE verifier or nonce: base64url of 32 random bytes
 // (43 characters), as openid-client generates them.
-func RandomValue() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
+func RandomValue() string { return random.Base64URL(32) }

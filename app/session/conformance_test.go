@@ -354,13 +354,13 @@ func newDatabaseHarness(t *testing.T) (harness, *countingStore) {
 		clock:    clk,
 		newUser: func(t *testing.T) session.User {
 			u := models.User{ID: models.NewID(), Name: str("Ada"), Email: str(models.NewID() + "@example.com"), Image: nil}
-			require.NoError(t, store.DB().Create(&u).Error)
+			require.NoError(t, store.CreateUser(context.Background(), &u))
 			return session.User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image}
 		},
 		stored: func(t *testing.T) int {
-			var n int64
-			require.NoError(t, store.DB().Model(&models.Session{}).Count(&n).Error)
-			return int(n)
+			c, err := store.Count(context.Background())
+			require.NoError(t, err)
+			return int(c.Sessions)
 		},
 	}, store
 }
@@ -448,11 +448,12 @@ func TestDatabaseSlidingExpiry(t *testing.T) {
 func TestDatabaseTokenIsHashed(t *testing.T) {
 	h, store := newDatabaseHarness(t)
 	b := browser{}
-	create(t, h, b, h.newUser(t), nil)
+	u := h.newUser(t)
+	create(t, h, b, u, nil)
 	tok := b[cookieName]
 	require.Len(t, tok, 36)
-	var rows []models.Session
-	require.NoError(t, store.DB().Find(&rows).Error)
+	rows, err := store.SessionsOf(context.Background(), u.ID)
+	require.NoError(t, err)
 	require.Len(t, rows, 1)
 	require.Equal(t, session.HashToken(tok), rows[0].TokenHash)
 	require.NotContains(t, rows[0].TokenHash, tok)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -105,7 +106,7 @@ func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.R
 
 // Create stores a new session and sets its cookie.
 func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Request, u User, _ map[string]any) error {
-	tok := models.NewID()
+	tok := random.UUID()
 	expires := d.life.Now().Add(d.life.MaxAge)
 	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), expires); err != nil {
 		return err

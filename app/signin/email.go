@@ -50,10 +50,7 @@ func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest)
 	if err := s.checkSignIn(ctx, in2); err != nil {
 		return err
 	}
-	token, err := email.NewToken()
-	if err != nil {
-		return Fail(CodeEmailSignin, err)
-	}
+	token := email.NewToken()
 	hash := s.HashToken(token)
 	if err := s.Tokens.CreateVerificationToken(ctx, addr, hash, now.Add(p.MaxAge)); err != nil {
 		return Fail(CodeEmailSignin, err)
