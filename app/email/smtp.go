@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"strconv"
 	"time"
@@ -41,6 +42,10 @@ type SMTPOptions struct {
 	TLSConfig *tls.Config
 	// Logger receives one line per delivery; nil means slog.Default().
 	Logger *slog.Logger
+	// Dial, when set, opens the TCP connection instead of a net.Dialer.
+	// Tests use it to reach a loopback server under a non-loopback host
+	// name, so that every decision still rests on the configured name.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // SMTP delivers through one server with a fresh connection per message:
@@ -55,6 +60,7 @@ type SMTP struct {
 	timeout  time.Duration
 	tls      *tls.Config
 	log      *slog.Logger
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // NewSMTP reads a server URL as nodemailer does:
@@ -66,7 +72,7 @@ func NewSMTP(server string, opts SMTPOptions) (*SMTP, error) {
 	if err != nil {
 		return nil, errors.New("smtp server: not a URL") // the parse error would echo the password
 	}
-	s := &SMTP{host: u.Hostname(), timeout: opts.Timeout, tls: opts.TLSConfig, log: opts.Logger}
+	s := &SMTP{host: u.Hostname(), timeout: opts.Timeout, tls: opts.TLSConfig, log: opts.Logger, dial: opts.Dial}
 	switch u.Scheme {
 	case "smtp":
 		s.port = mail.DefaultPortTLS
@@ -155,6 +161,9 @@ func (s *SMTP) clientOptions() []mail.Option {
 	if s.tls != nil {
 		opts = append(opts, mail.WithTLSConfig(s.tls))
 	}
+	if s.dial != nil {
+		opts = append(opts, mail.WithDialContextFunc(s.dialContext))
+	}
 	if s.user != "" {
 		opts = append(opts,
 			mail.WithOpportunisticSMTPAuth(
@@ -165,4 +174,24 @@ func (s *SMTP) clientOptions() []mail.Option {
 			mail.WithPassword(s.pass))
 	}
 	return opts
+}
+
+// dialContext wraps SMTPOptions.Dial. go-mail skips its own implicit TLS
+// when given a dial function, so for smtps:// the handshake happens here,
+// with the same configuration go-mail would use.
+func (s *SMTP) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := s.dial(ctx, network, addr)
+	if err != nil || !s.implicit {
+		return conn, err
+	}
+	cfg := &tls.Config{ServerName: s.host, MinVersion: mail.DefaultTLSMinVersion}
+	if s.tls != nil {
+		cfg = s.tls
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return tc, nil
 }
