@@ -3,6 +3,7 @@ package config_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,26 @@ func TestServiceURLFollowsPortWhenUnset(t *testing.T) {
 	cfg, err = config.Load([]byte("service_url: \"\"\n"), env("PORT", "8080", "SERVICE_URL", "https://auth.example.com"))
 	require.NoError(t, err)
 	require.Equal(t, "https://auth.example.com", cfg.ServiceURL)
+}
+
+// A malformed SMTP server URL is reported with its userinfo replaced by ***,
+// never with the password: check-config output and the start-up log are
+// often pasted into tickets.
+func TestMalformedServerHidesUserinfo(t *testing.T) {
+	for _, server := range []string{
+		"smtp://user:s3cr3t-pass@smtp.example.com:587%zz", // url.Parse fails and quotes the whole string
+		"smtp:user:s3cr3t-pass@smtp.example.com",          // parses as an opaque URL: Redacted keeps it all
+		"smtp://user:1234/s3cr3t-pass@smtp.example.com",   // parses as host "user", port 1234
+		"smtp://s3cr3t-pass@smtp.example.com:99999",       // a token as the user name, bad port
+		"smtp://user:s3cr3t-pass@smtp.example.com:0",      // parsed userinfo, bad port
+	} {
+		t.Run(server, func(t *testing.T) {
+			cfg := config.Defaults()
+			cfg.Providers = []config.Provider{{ID: "email", Type: config.TypeEmail, Server: server}}
+			warnings, err := cfg.Validate(catalogue)
+			p := problems(t, err)
+			require.NotContains(t, p.Error()+strings.Join(warnings, "\n"), "s3cr3t-pass")
+			requireProblem(t, p, "providers[0] (email)", "***@smtp.example.com")
+		})
+	}
 }

@@ -3,12 +3,9 @@ package email
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
-	"strconv"
 	"time"
 
 	mail "github.com/wneessen/go-mail"
@@ -52,47 +49,21 @@ type SMTPOptions struct {
 // sign-in mail is rare, and a pool would mostly hold connections the server
 // has already timed out.
 type SMTP struct {
-	host     string
-	port     int
-	implicit bool // smtps://: TLS from the first byte
-	user     string
-	pass     string
-	timeout  time.Duration
-	tls      *tls.Config
-	log      *slog.Logger
-	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	srv     Server
+	timeout time.Duration
+	tls     *tls.Config
+	log     *slog.Logger
+	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// NewSMTP reads a server URL as nodemailer does:
-// smtp://[user:pass@]host[:port] (default port 587, STARTTLS whenever the
-// server offers it) or smtps://... (implicit TLS, default port 465).
-// Credentials are percent-decoded. Errors never contain the password.
+// NewSMTP prepares delivery through the server URL (see ParseServer).
+// Errors never contain the user name or password.
 func NewSMTP(server string, opts SMTPOptions) (*SMTP, error) {
-	u, err := url.Parse(server)
+	srv, err := ParseServer(server)
 	if err != nil {
-		return nil, errors.New("smtp server: not a URL") // the parse error would echo the password
+		return nil, err
 	}
-	s := &SMTP{host: u.Hostname(), timeout: opts.Timeout, tls: opts.TLSConfig, log: opts.Logger, dial: opts.Dial}
-	switch u.Scheme {
-	case "smtp":
-		s.port = mail.DefaultPortTLS
-	case "smtps":
-		s.port, s.implicit = mail.DefaultPortSSL, true
-	default:
-		return nil, fmt.Errorf("smtp server %s: scheme must be smtp or smtps", u.Redacted())
-	}
-	if s.host == "" {
-		return nil, fmt.Errorf("smtp server %s: no host", u.Redacted())
-	}
-	if p := u.Port(); p != "" {
-		if s.port, err = strconv.Atoi(p); err != nil || s.port < 1 || s.port > 65535 {
-			return nil, fmt.Errorf("smtp server %s: bad port", u.Redacted())
-		}
-	}
-	if u.User != nil {
-		s.user = u.User.Username()
-		s.pass, _ = u.User.Password()
-	}
+	s := &SMTP{srv: srv, timeout: opts.Timeout, tls: opts.TLSConfig, log: opts.Logger, dial: opts.Dial}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -103,7 +74,7 @@ func NewSMTP(server string, opts SMTPOptions) (*SMTP, error) {
 }
 
 // Addr is host:port, for logs.
-func (s *SMTP) Addr() string { return s.host + ":" + strconv.Itoa(s.port) }
+func (s *SMTP) Addr() string { return s.srv.Addr() }
 
 // Send delivers m as multipart/alternative (text, then HTML). A delivery is
 // logged with the server and recipient; a failure is returned for the
@@ -114,7 +85,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
-	client, err := mail.NewClient(s.host, s.clientOptions()...)
+	client, err := mail.NewClient(s.srv.Host, s.clientOptions()...)
 	if err != nil {
 		return fmt.Errorf("smtp client for %s: %w", s.Addr(), err)
 	}
@@ -151,11 +122,11 @@ func (s *SMTP) message(m Message) (*mail.Msg, error) {
 // to localhost, as net/smtp does.
 func (s *SMTP) clientOptions() []mail.Option {
 	opts := []mail.Option{
-		mail.WithPort(s.port),
+		mail.WithPort(s.srv.Port),
 		mail.WithTimeout(s.timeout),
 		mail.WithTLSPolicy(mail.TLSOpportunistic),
 	}
-	if s.implicit {
+	if s.srv.Implicit {
 		opts = append(opts, mail.WithSSL())
 	}
 	if s.tls != nil {
@@ -164,14 +135,14 @@ func (s *SMTP) clientOptions() []mail.Option {
 	if s.dial != nil {
 		opts = append(opts, mail.WithDialContextFunc(s.dialContext))
 	}
-	if s.user != "" {
+	if s.srv.User != "" {
 		opts = append(opts,
 			mail.WithOpportunisticSMTPAuth(
 				mail.SMTPAuthSCRAMSHA256PLUS, mail.SMTPAuthSCRAMSHA256,
 				mail.SMTPAuthSCRAMSHA1PLUS, mail.SMTPAuthSCRAMSHA1,
 				mail.SMTPAuthCramMD5, mail.SMTPAuthPlain, mail.SMTPAuthLogin),
-			mail.WithUsername(s.user),
-			mail.WithPassword(s.pass))
+			mail.WithUsername(s.srv.User),
+			mail.WithPassword(s.srv.Pass))
 	}
 	return opts
 }
@@ -181,10 +152,10 @@ func (s *SMTP) clientOptions() []mail.Option {
 // with the same configuration go-mail would use.
 func (s *SMTP) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	conn, err := s.dial(ctx, network, addr)
-	if err != nil || !s.implicit {
+	if err != nil || !s.srv.Implicit {
 		return conn, err
 	}
-	cfg := &tls.Config{ServerName: s.host, MinVersion: mail.DefaultTLSMinVersion}
+	cfg := &tls.Config{ServerName: s.srv.Host, MinVersion: mail.DefaultTLSMinVersion}
 	if s.tls != nil {
 		cfg = s.tls
 	}
