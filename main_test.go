@@ -289,3 +289,20 @@ func TestMalformedSMTPServerHidesPassword(t *testing.T) {
 		})
 	}
 }
+
+// ?insecure=true is announced by check-config, and once in the start-up log.
+func TestInsecureSMTPServerWarnsOnce(t *testing.T) {
+	clearEnv(t)
+	config := "providers:\n  - id: email\n    type: email\n    server: smtp://relay.example.com:25?insecure=true\n"
+	code, stdout, stderr := runCmd("--config", writeFile(t, config), "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "warning: providers[0] (email): ")
+	require.Contains(t, stdout, "insecure=true")
+	require.Contains(t, stdout, "configuration OK")
+
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(config), 0o600))
+	_, logs := serveOnce(t)
+	require.Equal(t, 1, strings.Count(logs, "insecure=true"), logs)
+}

@@ -82,3 +82,31 @@ func TestMalformedServerHidesUserinfo(t *testing.T) {
 		})
 	}
 }
+
+// ?insecure=true on a remote relay is allowed but never quiet: check-config
+// and the start-up log (both print these warnings) say that mail goes in
+// plain text. On a loopback relay it changes nothing and says nothing.
+func TestInsecureServerWarns(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Providers = []config.Provider{{ID: "email", Type: config.TypeEmail, Server: "smtp://relay.example.com:25?insecure=true"}}
+	warnings, err := cfg.Validate(catalogue)
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+	require.Contains(t, warnings[0], "providers[0] (email)")
+	require.Contains(t, warnings[0], "insecure=true")
+	require.Contains(t, warnings[0], "plain text")
+
+	cfg.Providers[0].Server = "smtp://mailer:s3cr3t-pass@relay.example.com:25?insecure=true"
+	warnings, err = cfg.Validate(catalogue)
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+	require.Contains(t, warnings[0], "password", "says the credentials still need STARTTLS")
+	require.NotContains(t, warnings[0], "s3cr3t-pass")
+
+	for _, quiet := range []string{"smtp://127.0.0.1:25?insecure=true", "smtp://relay.example.com:587", "smtps://relay.example.com"} {
+		cfg.Providers[0].Server = quiet
+		warnings, err = cfg.Validate(catalogue)
+		require.NoError(t, err, quiet)
+		require.Empty(t, warnings, quiet)
+	}
+}

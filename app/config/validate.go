@@ -119,10 +119,13 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 			add("%s: server is required when the service URL is https (without one, sign-in links would be written to the log): set server: smtp://... for this provider in a config file (--config FILE), or remove the provider", where)
 		} else if pr.Server == "" {
 			warnings = append(warnings, where+": no SMTP server configured: sign-in links are written to the log (development only)")
-		} else if _, err := email.ParseServer(pr.Server); err != nil {
+		} else if srv, err := email.ParseServer(pr.Server); err != nil {
 			// The very parser NewSMTP uses, so that whatever passes here
 			// starts; its errors show the URL with *** for the userinfo.
 			add("%s: %v", where, err)
+		} else if w := srv.Warning(); w != "" {
+			// Printed by check-config and logged once at start-up.
+			warnings = append(warnings, where+": "+w)
 		}
 		if pr.From != "" {
 			if _, err := mail.ParseAddress(pr.From); err != nil {

@@ -3,9 +3,11 @@ package email
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"time"
 
 	mail "github.com/wneessen/go-mail"
@@ -34,8 +36,8 @@ const DefaultTimeout = 15 * time.Second
 type SMTPOptions struct {
 	// Timeout bounds one delivery; zero means DefaultTimeout.
 	Timeout time.Duration
-	// TLSConfig replaces the default (system roots, server name from the
-	// URL), e.g. to trust a private CA.
+	// TLSConfig replaces the default (system roots), e.g. to trust a
+	// private CA; an empty ServerName means the host name of the URL.
 	TLSConfig *tls.Config
 	// Logger receives one line per delivery; nil means slog.Default().
 	Logger *slog.Logger
@@ -56,8 +58,11 @@ type SMTP struct {
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// NewSMTP prepares delivery through the server URL (see ParseServer).
-// Errors never contain the user name or password.
+// NewSMTP prepares delivery through the server URL (see ParseServer):
+// STARTTLS is required unless the host is loopback or the URL says
+// ?insecure=true, and AUTH is never sent in plain text to a host that is
+// not loopback (see tlsPolicy). Errors never contain the user name or
+// password.
 func NewSMTP(server string, opts SMTPOptions) (*SMTP, error) {
 	srv, err := ParseServer(server)
 	if err != nil {
@@ -94,7 +99,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	start := time.Now()
 	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
 		return fmt.Errorf("e-mail not delivered to %s via %s after %v: %w",
-			m.To, s.Addr(), time.Since(start).Round(time.Millisecond), err)
+			m.To, s.Addr(), time.Since(start).Round(time.Millisecond), s.explain(err))
 	}
 	s.log.Info("sign-in e-mail delivered", "server", s.Addr(), "to", m.To,
 		"duration", time.Since(start).Round(time.Millisecond))
@@ -115,22 +120,20 @@ func (s *SMTP) message(m Message) (*mail.Msg, error) {
 	return msg, nil
 }
 
-// clientOptions: STARTTLS when offered (opportunistic; a certificate that
-// does not verify is still an error), implicit TLS for smtps. With
-// credentials, the strongest mechanism the server offers; go-mail's PLAIN
-// and LOGIN refuse to send a password over an unencrypted connection except
-// to localhost, as net/smtp does.
+// clientOptions: implicit TLS for smtps, the STARTTLS policy of tlsPolicy
+// for smtp (a certificate that does not verify is always an error). With
+// credentials, the strongest mechanism the server offers.
 func (s *SMTP) clientOptions() []mail.Option {
 	opts := []mail.Option{
 		mail.WithPort(s.srv.Port),
 		mail.WithTimeout(s.timeout),
-		mail.WithTLSPolicy(mail.TLSOpportunistic),
+		mail.WithTLSPolicy(s.tlsPolicy()),
 	}
 	if s.srv.Implicit {
 		opts = append(opts, mail.WithSSL())
 	}
-	if s.tls != nil {
-		opts = append(opts, mail.WithTLSConfig(s.tls))
+	if c := s.tlsConfig(); c != nil {
+		opts = append(opts, mail.WithTLSConfig(c))
 	}
 	if s.dial != nil {
 		opts = append(opts, mail.WithDialContextFunc(s.dialContext))
@@ -147,6 +150,49 @@ func (s *SMTP) clientOptions() []mail.Option {
 	return opts
 }
 
+// tlsPolicy: an on-path attacker can strip STARTTLS from the server's
+// greeting, so towards a host that is not loopback it is mandatory, and
+// go-mail stops before MAIL FROM (and before AUTH) when it is missing.
+// insecure=true relaxes that to opportunistic, but only without
+// credentials: every AUTH mechanism, CRAM-MD5 and SCRAM included, hands an
+// eavesdropper the password or something to crack offline.
+func (s *SMTP) tlsPolicy() mail.TLSPolicy {
+	if s.srv.Loopback() || (s.srv.Insecure && s.srv.User == "") {
+		return mail.TLSOpportunistic
+	}
+	return mail.TLSMandatory
+}
+
+// tlsConfig is SMTPOptions.TLSConfig with the host name of the URL as
+// ServerName when it sets none, or nil for go-mail's default (system roots,
+// the host name of the URL).
+func (s *SMTP) tlsConfig() *tls.Config {
+	if s.tls == nil || s.tls.ServerName != "" {
+		return s.tls
+	}
+	c := s.tls.Clone()
+	c.ServerName = s.srv.Host
+	return c
+}
+
+// explain turns go-mail's refusal of a server without STARTTLS into what
+// to do about it; any other error is returned as is. go-mail has no
+// sentinel for it, so the text is matched (TestSMTPRequiresStartTLSToARemoteRelay
+// notices if it changes).
+func (s *SMTP) explain(err error) error {
+	if !strings.Contains(err.Error(), "does not support STARTTLS") {
+		return err
+	}
+	if s.srv.Insecure {
+		return errors.New("the server offers no STARTTLS, and the SMTP user name and password are never sent " +
+			"unencrypted to a host that is not loopback, not even with insecure=true: use smtps://, " +
+			"enable STARTTLS on the relay, or remove the credentials from the server URL")
+	}
+	return errors.New("the server offers no STARTTLS, and mail to a host that is not loopback goes only over TLS: " +
+		"use smtps://, enable STARTTLS on the relay, or (plain text, readable by anyone on the network path, " +
+		"and only without credentials) add ?insecure=true to the server URL")
+}
+
 // dialContext wraps SMTPOptions.Dial. go-mail skips its own implicit TLS
 // when given a dial function, so for smtps:// the handshake happens here,
 // with the same configuration go-mail would use.
@@ -155,9 +201,9 @@ func (s *SMTP) dialContext(ctx context.Context, network, addr string) (net.Conn,
 	if err != nil || !s.srv.Implicit {
 		return conn, err
 	}
-	cfg := &tls.Config{ServerName: s.srv.Host, MinVersion: mail.DefaultTLSMinVersion}
-	if s.tls != nil {
-		cfg = s.tls
+	cfg := s.tlsConfig()
+	if cfg == nil {
+		cfg = &tls.Config{ServerName: s.srv.Host, MinVersion: mail.DefaultTLSMinVersion}
 	}
 	tc := tls.Client(conn, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
