@@ -263,3 +263,46 @@ func TestFlagsAfterCommand(t *testing.T) {
 	require.Equal(t, 2, run([]string{"check-config", "extra"}, &out, &errOut))
 	require.Contains(t, errOut.String(), `unexpected argument "extra"`)
 }
+
+// A malformed SMTP server URL never shows its password, neither in
+// check-config nor in the log of a start-up it stops.
+func TestMalformedSMTPServerHidesPassword(t *testing.T) {
+	clearEnv(t)
+	for _, server := range []string{
+		`smtp://user:s3cr3t-pass@smtp.example.com:587%zz`,
+		`smtp:user:s3cr3t-pass@smtp.example.com`,
+		`smtp://user:1234/s3cr3t-pass@smtp.example.com`,
+		`smtp://s3cr3t-pass@smtp.example.com:99999`,
+	} {
+		t.Run(server, func(t *testing.T) {
+			path := writeFile(t, "providers:\n  - id: email\n    type: email\n    server: \""+server+"\"\n")
+			code, stdout, stderr := runCmd("--config", path, "check-config")
+			require.Equal(t, 1, code, stdout)
+			require.NotContains(t, stdout+stderr, "s3cr3t-pass")
+			require.Contains(t, stderr, "error: providers[0] (email): ")
+			require.Contains(t, stderr, "***@smtp.example.com")
+
+			code, stdout, stderr = runCmd("--config", path)
+			require.Equal(t, 1, code)
+			require.NotContains(t, stdout+stderr, "s3cr3t-pass")
+			require.Contains(t, stderr, "did not start")
+		})
+	}
+}
+
+// ?insecure=true is announced by check-config, and once in the start-up log.
+func TestInsecureSMTPServerWarnsOnce(t *testing.T) {
+	clearEnv(t)
+	config := "providers:\n  - id: email\n    type: email\n    server: smtp://relay.example.com:25?insecure=true\n"
+	code, stdout, stderr := runCmd("--config", writeFile(t, config), "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "warning: providers[0] (email): ")
+	require.Contains(t, stdout, "insecure=true")
+	require.Contains(t, stdout, "configuration OK")
+
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(config), 0o600))
+	_, logs := serveOnce(t)
+	require.Equal(t, 1, strings.Count(logs, "insecure=true"), logs)
+}

@@ -3,6 +3,7 @@ package config_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,54 @@ func TestServiceURLFollowsPortWhenUnset(t *testing.T) {
 	cfg, err = config.Load([]byte("service_url: \"\"\n"), env("PORT", "8080", "SERVICE_URL", "https://auth.example.com"))
 	require.NoError(t, err)
 	require.Equal(t, "https://auth.example.com", cfg.ServiceURL)
+}
+
+// A malformed SMTP server URL is reported with its userinfo replaced by ***,
+// never with the password: check-config output and the start-up log are
+// often pasted into tickets.
+func TestMalformedServerHidesUserinfo(t *testing.T) {
+	for _, server := range []string{
+		"smtp://user:s3cr3t-pass@smtp.example.com:587%zz", // url.Parse fails and quotes the whole string
+		"smtp:user:s3cr3t-pass@smtp.example.com",          // parses as an opaque URL: Redacted keeps it all
+		"smtp://user:1234/s3cr3t-pass@smtp.example.com",   // parses as host "user", port 1234
+		"smtp://s3cr3t-pass@smtp.example.com:99999",       // a token as the user name, bad port
+		"smtp://user:s3cr3t-pass@smtp.example.com:0",      // parsed userinfo, bad port
+	} {
+		t.Run(server, func(t *testing.T) {
+			cfg := config.Defaults()
+			cfg.Providers = []config.Provider{{ID: "email", Type: config.TypeEmail, Server: server}}
+			warnings, err := cfg.Validate(catalogue)
+			p := problems(t, err)
+			require.NotContains(t, p.Error()+strings.Join(warnings, "\n"), "s3cr3t-pass")
+			requireProblem(t, p, "providers[0] (email)", "***@smtp.example.com")
+		})
+	}
+}
+
+// ?insecure=true on a remote relay is allowed but never quiet: check-config
+// and the start-up log (both print these warnings) say that mail goes in
+// plain text. On a loopback relay it changes nothing and says nothing.
+func TestInsecureServerWarns(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Providers = []config.Provider{{ID: "email", Type: config.TypeEmail, Server: "smtp://relay.example.com:25?insecure=true"}}
+	warnings, err := cfg.Validate(catalogue)
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+	require.Contains(t, warnings[0], "providers[0] (email)")
+	require.Contains(t, warnings[0], "insecure=true")
+	require.Contains(t, warnings[0], "plain text")
+
+	cfg.Providers[0].Server = "smtp://mailer:s3cr3t-pass@relay.example.com:25?insecure=true"
+	warnings, err = cfg.Validate(catalogue)
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+	require.Contains(t, warnings[0], "password", "says the credentials still need STARTTLS")
+	require.NotContains(t, warnings[0], "s3cr3t-pass")
+
+	for _, quiet := range []string{"smtp://127.0.0.1:25?insecure=true", "smtp://relay.example.com:587", "smtps://relay.example.com"} {
+		cfg.Providers[0].Server = quiet
+		warnings, err = cfg.Validate(catalogue)
+		require.NoError(t, err, quiet)
+		require.Empty(t, warnings, quiet)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/email"
 )
 
 // Catalogue answers whether an OAuth provider id exists and which extra
@@ -117,8 +119,13 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 			add("%s: server is required when the service URL is https (without one, sign-in links would be written to the log): set server: smtp://... for this provider in a config file (--config FILE), or remove the provider", where)
 		} else if pr.Server == "" {
 			warnings = append(warnings, where+": no SMTP server configured: sign-in links are written to the log (development only)")
-		} else if u, err := url.Parse(pr.Server); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
-			add("%s: server %q must be smtp://[user:pass@]host:port or smtps://...", where, redactURL(pr.Server))
+		} else if srv, err := email.ParseServer(pr.Server); err != nil {
+			// The very parser NewSMTP uses, so that whatever passes here
+			// starts; its errors show the URL with *** for the userinfo.
+			add("%s: %v", where, err)
+		} else if w := srv.Warning(); w != "" {
+			// Printed by check-config and logged once at start-up.
+			warnings = append(warnings, where+": "+w)
 		}
 		if pr.From != "" {
 			if _, err := mail.ParseAddress(pr.From); err != nil {
@@ -147,15 +154,6 @@ func requireCredentials(pr Provider, where string, add func(string, ...any)) {
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
-
-// redactURL hides the password of a URL so it never reaches a message.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparseable)"
-	}
-	return u.Redacted()
 }
 
 // Merge joins the Problems of several steps (Load, then Validate) into one

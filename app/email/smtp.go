@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"strconv"
+	"net"
+	"strings"
 	"time"
 
 	mail "github.com/wneessen/go-mail"
@@ -36,57 +36,39 @@ const DefaultTimeout = 15 * time.Second
 type SMTPOptions struct {
 	// Timeout bounds one delivery; zero means DefaultTimeout.
 	Timeout time.Duration
-	// TLSConfig replaces the default (system roots, server name from the
-	// URL), e.g. to trust a private CA.
+	// TLSConfig replaces the default (system roots), e.g. to trust a
+	// private CA; an empty ServerName means the host name of the URL.
 	TLSConfig *tls.Config
 	// Logger receives one line per delivery; nil means slog.Default().
 	Logger *slog.Logger
+	// Dial, when set, opens the TCP connection instead of a net.Dialer.
+	// Tests use it to reach a loopback server under a non-loopback host
+	// name, so that every decision still rests on the configured name.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // SMTP delivers through one server with a fresh connection per message:
 // sign-in mail is rare, and a pool would mostly hold connections the server
 // has already timed out.
 type SMTP struct {
-	host     string
-	port     int
-	implicit bool // smtps://: TLS from the first byte
-	user     string
-	pass     string
-	timeout  time.Duration
-	tls      *tls.Config
-	log      *slog.Logger
+	srv     Server
+	timeout time.Duration
+	tls     *tls.Config
+	log     *slog.Logger
+	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// NewSMTP reads a server URL as nodemailer does:
-// smtp://[user:pass@]host[:port] (default port 587, STARTTLS whenever the
-// server offers it) or smtps://... (implicit TLS, default port 465).
-// Credentials are percent-decoded. Errors never contain the password.
+// NewSMTP prepares delivery through the server URL (see ParseServer):
+// STARTTLS is required unless the host is loopback or the URL says
+// ?insecure=true, and AUTH is never sent in plain text to a host that is
+// not loopback (see tlsPolicy). Errors never contain the user name or
+// password.
 func NewSMTP(server string, opts SMTPOptions) (*SMTP, error) {
-	u, err := url.Parse(server)
+	srv, err := ParseServer(server)
 	if err != nil {
-		return nil, errors.New("smtp server: not a URL") // the parse error would echo the password
+		return nil, err
 	}
-	s := &SMTP{host: u.Hostname(), timeout: opts.Timeout, tls: opts.TLSConfig, log: opts.Logger}
-	switch u.Scheme {
-	case "smtp":
-		s.port = mail.DefaultPortTLS
-	case "smtps":
-		s.port, s.implicit = mail.DefaultPortSSL, true
-	default:
-		return nil, fmt.Errorf("smtp server %s: scheme must be smtp or smtps", u.Redacted())
-	}
-	if s.host == "" {
-		return nil, fmt.Errorf("smtp server %s: no host", u.Redacted())
-	}
-	if p := u.Port(); p != "" {
-		if s.port, err = strconv.Atoi(p); err != nil || s.port < 1 || s.port > 65535 {
-			return nil, fmt.Errorf("smtp server %s: bad port", u.Redacted())
-		}
-	}
-	if u.User != nil {
-		s.user = u.User.Username()
-		s.pass, _ = u.User.Password()
-	}
+	s := &SMTP{srv: srv, timeout: opts.Timeout, tls: opts.TLSConfig, log: opts.Logger, dial: opts.Dial}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -97,7 +79,7 @@ func NewSMTP(server string, opts SMTPOptions) (*SMTP, error) {
 }
 
 // Addr is host:port, for logs.
-func (s *SMTP) Addr() string { return s.host + ":" + strconv.Itoa(s.port) }
+func (s *SMTP) Addr() string { return s.srv.Addr() }
 
 // Send delivers m as multipart/alternative (text, then HTML). A delivery is
 // logged with the server and recipient; a failure is returned for the
@@ -108,7 +90,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
-	client, err := mail.NewClient(s.host, s.clientOptions()...)
+	client, err := mail.NewClient(s.srv.Host, s.clientOptions()...)
 	if err != nil {
 		return fmt.Errorf("smtp client for %s: %w", s.Addr(), err)
 	}
@@ -117,7 +99,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	start := time.Now()
 	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
 		return fmt.Errorf("e-mail not delivered to %s via %s after %v: %w",
-			m.To, s.Addr(), time.Since(start).Round(time.Millisecond), err)
+			m.To, s.Addr(), time.Since(start).Round(time.Millisecond), s.explain(err))
 	}
 	s.log.Info("sign-in e-mail delivered", "server", s.Addr(), "to", m.To,
 		"duration", time.Since(start).Round(time.Millisecond))
@@ -138,31 +120,95 @@ func (s *SMTP) message(m Message) (*mail.Msg, error) {
 	return msg, nil
 }
 
-// clientOptions: STARTTLS when offered (opportunistic; a certificate that
-// does not verify is still an error), implicit TLS for smtps. With
-// credentials, the strongest mechanism the server offers; go-mail's PLAIN
-// and LOGIN refuse to send a password over an unencrypted connection except
-// to localhost, as net/smtp does.
+// clientOptions: implicit TLS for smtps, the STARTTLS policy of tlsPolicy
+// for smtp (a certificate that does not verify is always an error). With
+// credentials, the strongest mechanism the server offers.
 func (s *SMTP) clientOptions() []mail.Option {
 	opts := []mail.Option{
-		mail.WithPort(s.port),
+		mail.WithPort(s.srv.Port),
 		mail.WithTimeout(s.timeout),
-		mail.WithTLSPolicy(mail.TLSOpportunistic),
+		mail.WithTLSPolicy(s.tlsPolicy()),
 	}
-	if s.implicit {
+	if s.srv.Implicit {
 		opts = append(opts, mail.WithSSL())
 	}
-	if s.tls != nil {
-		opts = append(opts, mail.WithTLSConfig(s.tls))
+	if c := s.tlsConfig(); c != nil {
+		opts = append(opts, mail.WithTLSConfig(c))
 	}
-	if s.user != "" {
+	if s.dial != nil {
+		opts = append(opts, mail.WithDialContextFunc(s.dialContext))
+	}
+	if s.srv.User != "" {
 		opts = append(opts,
 			mail.WithOpportunisticSMTPAuth(
 				mail.SMTPAuthSCRAMSHA256PLUS, mail.SMTPAuthSCRAMSHA256,
 				mail.SMTPAuthSCRAMSHA1PLUS, mail.SMTPAuthSCRAMSHA1,
 				mail.SMTPAuthCramMD5, mail.SMTPAuthPlain, mail.SMTPAuthLogin),
-			mail.WithUsername(s.user),
-			mail.WithPassword(s.pass))
+			mail.WithUsername(s.srv.User),
+			mail.WithPassword(s.srv.Pass))
 	}
 	return opts
+}
+
+// tlsPolicy: an on-path attacker can strip STARTTLS from the server's
+// greeting, so towards a host that is not loopback it is mandatory, and
+// go-mail stops before MAIL FROM (and before AUTH) when it is missing.
+// insecure=true relaxes that to opportunistic, but only without
+// credentials: every AUTH mechanism, CRAM-MD5 and SCRAM included, hands an
+// eavesdropper the password or something to crack offline.
+func (s *SMTP) tlsPolicy() mail.TLSPolicy {
+	if s.srv.Loopback() || (s.srv.Insecure && s.srv.User == "") {
+		return mail.TLSOpportunistic
+	}
+	return mail.TLSMandatory
+}
+
+// tlsConfig is SMTPOptions.TLSConfig with the host name of the URL as
+// ServerName when it sets none, or nil for go-mail's default (system roots,
+// the host name of the URL).
+func (s *SMTP) tlsConfig() *tls.Config {
+	if s.tls == nil || s.tls.ServerName != "" {
+		return s.tls
+	}
+	c := s.tls.Clone()
+	c.ServerName = s.srv.Host
+	return c
+}
+
+// explain turns go-mail's refusal of a server without STARTTLS into what
+// to do about it; any other error is returned as is. go-mail has no
+// sentinel for it, so the text is matched (TestSMTPRequiresStartTLSToARemoteRelay
+// notices if it changes).
+func (s *SMTP) explain(err error) error {
+	if !strings.Contains(err.Error(), "does not support STARTTLS") {
+		return err
+	}
+	if s.srv.Insecure {
+		return errors.New("the server offers no STARTTLS, and the SMTP user name and password are never sent " +
+			"unencrypted to a host that is not loopback, not even with insecure=true: use smtps://, " +
+			"enable STARTTLS on the relay, or remove the credentials from the server URL")
+	}
+	return errors.New("the server offers no STARTTLS, and mail to a host that is not loopback goes only over TLS: " +
+		"use smtps://, enable STARTTLS on the relay, or (plain text, readable by anyone on the network path, " +
+		"and only without credentials) add ?insecure=true to the server URL")
+}
+
+// dialContext wraps SMTPOptions.Dial. go-mail skips its own implicit TLS
+// when given a dial function, so for smtps:// the handshake happens here,
+// with the same configuration go-mail would use.
+func (s *SMTP) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := s.dial(ctx, network, addr)
+	if err != nil || !s.srv.Implicit {
+		return conn, err
+	}
+	cfg := s.tlsConfig()
+	if cfg == nil {
+		cfg = &tls.Config{ServerName: s.srv.Host, MinVersion: mail.DefaultTLSMinVersion}
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return tc, nil
 }

@@ -4,6 +4,7 @@
 package smtptest
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -24,6 +25,11 @@ type Options struct {
 	Implicit bool
 	// Username and Password, when set, make AUTH PLAIN mandatory.
 	Username, Password string
+	// CRAMMD5 also offers AUTH CRAM-MD5, ahead of PLAIN, as many relays do:
+	// a client may pick it over a plain-text connection because the
+	// password itself is not sent, yet an on-path attacker can still crack
+	// the digest offline.
+	CRAMMD5 bool
 	// RejectRcpt answers RCPT TO with 550 for the addresses it returns true for.
 	RejectRcpt func(addr string) bool
 }
@@ -44,8 +50,14 @@ type Server struct {
 
 	mu     sync.Mutex
 	mails  []Mail
+	auths  []bool // one per AUTH command: was the connection encrypted
 	notify chan struct{}
 }
+
+// RemoteHost is a name that is not loopback and that no resolver knows:
+// a client reaches the server under it only through Dial, so a test can
+// check what a client does towards a remote relay. SelfSigned certifies it.
+const RemoteHost = "relay.smtptest.test"
 
 // Start listens on a free loopback port until the test ends.
 func Start(t testing.TB, opts Options) *Server {
@@ -81,6 +93,21 @@ func (s *Server) URL(scheme, userinfo string) string {
 		userinfo += "@"
 	}
 	return scheme + "://" + userinfo + s.Addr
+}
+
+// Dial connects to the server whatever address is asked for: give it to
+// the client as its dial function to reach the server under RemoteHost.
+func (s *Server) Dial(ctx context.Context, network, _ string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, network, s.Addr)
+}
+
+// AuthAttempts reports, for every AUTH command received so far, whether
+// it came over an encrypted connection.
+func (s *Server) AuthAttempts() []bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]bool(nil), s.auths...)
 }
 
 // Mails returns the messages received so far.
@@ -124,20 +151,31 @@ type session struct {
 }
 
 func (ss *session) AuthMechanisms() []string {
-	if ss.srv.opts.Username == "" {
+	switch {
+	case ss.srv.opts.Username == "":
 		return nil
+	case ss.srv.opts.CRAMMD5:
+		return []string{cramMD5, sasl.Plain}
 	}
 	return []string{sasl.Plain}
 }
 
-func (ss *session) Auth(string) (sasl.Server, error) {
-	return sasl.NewPlainServer(func(_, user, pass string) error {
+func (ss *session) Auth(mech string) (sasl.Server, error) {
+	_, isTLS := ss.conn.TLSConnectionState()
+	ss.srv.mu.Lock()
+	ss.srv.auths = append(ss.srv.auths, isTLS)
+	ss.srv.mu.Unlock()
+	check := func(user, pass string) error {
 		if user != ss.srv.opts.Username || pass != ss.srv.opts.Password {
 			return errors.New("invalid credentials")
 		}
 		ss.authed, ss.mail.Auth = true, user
 		return nil
-	}), nil
+	}
+	if mech == cramMD5 && ss.srv.opts.CRAMMD5 {
+		return &cramMD5Server{user: ss.srv.opts.Username, pass: ss.srv.opts.Password, ok: check}, nil
+	}
+	return sasl.NewPlainServer(func(_, user, pass string) error { return check(user, pass) }), nil
 }
 
 func (ss *session) Mail(from string, _ *smtp.MailOptions) error {

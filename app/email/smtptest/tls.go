@@ -14,7 +14,8 @@ import (
 )
 
 // SelfSigned returns a server TLS config with a fresh certificate for
-// 127.0.0.1 and a client config that trusts exactly that certificate.
+// 127.0.0.1, localhost and RemoteHost, and a client config (server name
+// 127.0.0.1) that trusts exactly that certificate.
 func SelfSigned(t testing.TB) (server, client *tls.Config) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -25,6 +26,7 @@ func SelfSigned(t testing.TB) (server, client *tls.Config) {
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "smtptest"},
 		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:              []string{"localhost", RemoteHost},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(time.Hour),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
