@@ -143,18 +143,22 @@ func (o *oidcClient) Exchange(ctx context.Context, code, verifier, nonce string)
 	if c.Email == "" || c.Name == "" {
 		o.fillFromUserInfo(ctx, tok, &c)
 	}
+	return &Result{Profile: c.profile(idt.Subject), Token: tok, IDToken: raw}, nil
+}
+
+// profile maps verified id_token (and userinfo) claims to a Profile. An
+// address the IdP marks unverified is dropped (see unverified); any other
+// address counts as verified, an absent email_verified claim included.
+func (c idClaims) profile(subject string) Profile {
+	email := strings.ToLower(c.Email)
 	if c.unverified() {
-		c.Email = ""
+		email = ""
 	}
 	name := c.Name
 	if name == "" {
 		name = c.PreferredName
 	}
-	return &Result{
-		Profile: Profile{ID: idt.Subject, Name: name, Email: strings.ToLower(c.Email), Image: c.Picture},
-		Token:   tok,
-		IDToken: raw,
-	}, nil
+	return Profile{ID: subject, Name: name, Email: email, EmailVerified: email != "", Image: c.Picture}
 }
 
 // fillFromUserInfo completes name/e-mail from the userinfo endpoint when the

@@ -16,7 +16,9 @@ import (
 // Profile is the user as the provider describes them, mapped from goth.User.
 type Profile struct {
 	ID, Name, Email, Image string
-	Raw                    map[string]any // the provider's own JSON, as goth decoded it
+	// EmailVerified says the provider vouches for Email; see VerifiesEmail.
+	EmailVerified bool
+	Raw           map[string]any // the provider's own JSON, as goth decoded it
 }
 
 // sessionKeys names the JSON fields of a goth Session type. goth has no
@@ -132,12 +134,16 @@ func toProfile(id string, u goth.User) (Profile, error) {
 	if raw == nil {
 		raw = map[string]any{}
 	}
+	email := strings.ToLower(strings.TrimSpace(u.Email))
 	return Profile{
 		ID:    u.UserID,
 		Name:  name,
-		Email: strings.ToLower(strings.TrimSpace(u.Email)),
-		Image: u.AvatarURL,
-		Raw:   raw,
+		Email: email,
+		// Every catalogue e-mail has been trusted so far; stated here so the
+		// sign-in core can read it.
+		EmailVerified: email != "",
+		Image:         u.AvatarURL,
+		Raw:           raw,
 	}, nil
 }
 
