@@ -39,6 +39,8 @@ type Provider struct {
 	// context.WithValue(ctx, oauth2.HTTPClient, p.HTTPClient).
 	HTTPClient *http.Client
 	// Profile exchanges nothing: given the token set from the code exchange, it fetches and maps the user.
+	// The token must be the one latchkey's own exchange returned: an id_token
+	// in it is read without a signature check (see microsoftEDOV).
 	Profile func(ctx context.Context, tok *oauth2.Token) (Profile, error)
 }
 

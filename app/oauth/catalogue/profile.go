@@ -87,7 +87,8 @@ func (e entry) profileFunc(c Config, scopes []string) func(context.Context, *oau
 			return Profile{}, fmt.Errorf("provider %q: profile: %w", id, err)
 		}
 		gp := e.newGoth(c, slices.Clone(scopes))
-		setHTTPClient(gp, withContext(ctx, c.HTTPClient))
+		hc := withContext(ctx, c.HTTPClient)
+		setHTTPClient(gp, hc)
 		sess, err := gp.UnmarshalSession(data)
 		if err != nil {
 			return Profile{}, fmt.Errorf("provider %q: profile: session: %w", id, err)
@@ -110,7 +111,11 @@ func (e entry) profileFunc(c Config, scopes []string) func(context.Context, *oau
 		if u.Email == "" && e.emailFromToken != "" {
 			u.Email = tokenString(tok, e.emailFromToken)
 		}
-		return toProfile(id, u)
+		if p, err = toProfile(id, u); err != nil {
+			return Profile{}, err
+		}
+		p.EmailVerified = p.Email != "" && emailVerified(ctx, id, hc, tok, u)
+		return p, nil
 	}
 }
 
@@ -134,16 +139,12 @@ func toProfile(id string, u goth.User) (Profile, error) {
 	if raw == nil {
 		raw = map[string]any{}
 	}
-	email := strings.ToLower(strings.TrimSpace(u.Email))
 	return Profile{
 		ID:    u.UserID,
 		Name:  name,
-		Email: email,
-		// Every catalogue e-mail has been trusted so far; stated here so the
-		// sign-in core can read it.
-		EmailVerified: email != "",
-		Image:         u.AvatarURL,
-		Raw:           raw,
+		Email: strings.ToLower(strings.TrimSpace(u.Email)),
+		Image: u.AvatarURL,
+		Raw:   raw,
 	}, nil
 }
 
