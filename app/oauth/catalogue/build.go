@@ -21,6 +21,9 @@ type Config struct {
 	Scopes []string
 	// Extra holds the fields named in Spec.Extra, e.g. {"tenant": "..."}.
 	Extra map[string]string
+	// TrustEmail marks every e-mail of this provider verified (config
+	// trust_email), whatever VerifiesEmail says.
+	TrustEmail bool
 	// HTTPClient is used for profile requests and should be used for the code
 	// exchange too (see Provider.HTTPClient). Not from config.yaml; nil means a
 	// client with a 10-second timeout.

@@ -114,7 +114,7 @@ func (e entry) profileFunc(c Config, scopes []string) func(context.Context, *oau
 		if p, err = toProfile(id, u); err != nil {
 			return Profile{}, err
 		}
-		p.EmailVerified = p.Email != "" && emailVerified(ctx, id, hc, tok, u)
+		p.EmailVerified = p.Email != "" && (c.TrustEmail || emailVerified(ctx, id, hc, tok, u))
 		return p, nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -257,4 +258,52 @@ func TestVerifiesEmail(t *testing.T) {
 	}
 	require.False(t, VerifiesEmail("nextcloud"))
 	require.False(t, VerifiesEmail("no-such-provider"))
+
+	// config.yaml lists them for operators.
+	b, err := os.ReadFile("../../../config.yaml")
+	require.NoError(t, err)
+	_, doc, ok := strings.Cut(string(b), "counts as verified only where the provider says so")
+	require.True(t, ok, "config.yaml no longer explains trust_email")
+	doc, _, _ = strings.Cut(doc, "Every other catalogue e-mail")
+	for _, id := range VerifyingIDs() {
+		require.Contains(t, doc, id, "config.yaml's list of verifying providers")
+	}
+}
+
+// trust_email marks every address of the provider verified, with no extra
+// request, but still none when there is no address.
+func TestTrustEmail(t *testing.T) {
+	var emailCalls atomic.Int32
+	hc := idpClient(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/user/emails":
+			emailCalls.Add(1)
+			writeJSON(w, `[]`)
+		case r.URL.Path == "/user":
+			writeJSON(w, `{"id": 42, "login": "octocat", "email": "Octo@Example.com"}`)
+		case strings.HasPrefix(r.URL.Path, "/ocs/"):
+			writeJSON(w, `{"ocs": {"data": {"id": "admin", "email": "CEO@Corp.example"}}}`)
+		default:
+			writeJSON(w, `{"id": "8", "username": "no-email"}`) // discord
+		}
+	})
+	profile := func(id string, trust bool) Profile {
+		cfg := fakeConfig(id)
+		cfg.HTTPClient, cfg.TrustEmail = hc, trust
+		p, err := Build(cfg)
+		require.NoError(t, err)
+		got, err := p.Profile(t.Context(), &oauth2.Token{AccessToken: "x"})
+		require.NoError(t, err)
+		return got
+	}
+	for _, id := range []string{"nextcloud", "github"} {
+		require.False(t, profile(id, false).EmailVerified, id)
+		got := profile(id, true)
+		require.NotEmpty(t, got.Email, id)
+		require.True(t, got.EmailVerified, id)
+	}
+	require.Equal(t, int32(1), emailCalls.Load(), "only the untrusted GitHub sign-in looks up /user/emails")
+	got := profile("discord", true)
+	require.Empty(t, got.Email)
+	require.False(t, got.EmailVerified)
 }
