@@ -56,6 +56,11 @@ type Provider struct {
 	AuthorizationParams map[string]string `yaml:"authorization_params"`
 	// AllowDangerousEmailAccountLinking links an OAuth identity to an existing user with the same e-mail.
 	AllowDangerousEmailAccountLinking bool `yaml:"allow_dangerous_email_account_linking"`
+	// TrustEmail marks every e-mail of this OAuth or OIDC provider verified,
+	// for operators who know the provider checks addresses although it does
+	// not say so. Where users or tenant admins can set any address, that
+	// lets them claim any user with that address.
+	TrustEmail bool `yaml:"trust_email"`
 
 	// E-mail provider settings.
 	Server    string    `yaml:"server"`

@@ -541,3 +541,33 @@ func TestEnsureSecret(t *testing.T) {
 	_, err = cfg.Validate(catalogue)
 	require.NoError(t, err)
 }
+
+func TestTrustEmail(t *testing.T) {
+	cfg, err := config.Load([]byte(`
+providers:
+  - id: github
+    client_id: gh
+    client_secret: ghs
+    trust_email: true
+  - id: sso
+    type: oidc
+    issuer: https://sso.example.com
+    client_id: c
+    client_secret: s
+    trust_email: true
+  - id: gitlab
+    client_id: gl
+    client_secret: gls
+  - id: email
+    type: email
+    trust_email: true
+`), noEnv)
+	require.NoError(t, err)
+	require.True(t, cfg.Providers[0].TrustEmail)
+	require.True(t, cfg.Providers[1].TrustEmail)
+	require.False(t, cfg.Providers[2].TrustEmail, "off unless set")
+	_, err = cfg.Validate(catalogue)
+	p := problems(t, err)
+	requireProblem(t, p, "providers[3] (email)", "trust_email")
+	require.Len(t, p, 1, p.Error())
+}

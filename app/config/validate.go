@@ -112,6 +112,9 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 		}
 		requireCredentials(pr, where, add)
 	case TypeEmail:
+		if pr.TrustEmail {
+			add("%s: trust_email is for OAuth and OIDC providers; e-mail sign-in always proves the address", where)
+		}
 		base, _ := ParseBase(c.ServiceURL)
 		if pr.Server == "" && base.Secure {
 			// An https deployment is production: writing working sign-in

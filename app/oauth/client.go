@@ -21,6 +21,11 @@ type Profile struct {
 	Name  string
 	Email string
 	Image string
+	// EmailVerified says the provider vouches that the user controls Email
+	// (always false when Email is empty). An unverified address is still the
+	// user's own description of themselves, but it must not be trusted as
+	// proof of ownership: anyone can type "ceo@corp.example" into a profile.
+	EmailVerified bool
 }
 
 // Result is what a successful code exchange yields.

@@ -48,7 +48,10 @@ func (g *gothClient) Exchange(ctx context.Context, code, verifier, _ string) (*R
 	}
 	idToken, _ := tok.Extra("id_token").(string)
 	return &Result{
-		Profile: Profile{ID: prof.ID, Name: prof.Name, Email: strings.ToLower(prof.Email), Image: prof.Image},
+		Profile: Profile{
+			ID: prof.ID, Name: prof.Name, Image: prof.Image,
+			Email: strings.ToLower(prof.Email), EmailVerified: prof.EmailVerified && prof.Email != "",
+		},
 		Token:   tok,
 		IDToken: idToken,
 	}, nil

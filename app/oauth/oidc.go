@@ -19,6 +19,9 @@ type OIDCConfig struct {
 	Issuer, ClientID, ClientSecret, RedirectURL string
 	Scopes                                      []string
 	HTTPClient                                  *http.Client
+	// TrustEmail keeps and marks verified an address the IdP says is not
+	// (config trust_email).
+	TrustEmail bool
 }
 
 // oidcClient discovers its issuer on first use (so latchkey starts even when
@@ -143,18 +146,23 @@ func (o *oidcClient) Exchange(ctx context.Context, code, verifier, nonce string)
 	if c.Email == "" || c.Name == "" {
 		o.fillFromUserInfo(ctx, tok, &c)
 	}
-	if c.unverified() {
-		c.Email = ""
+	return &Result{Profile: c.profile(idt.Subject, o.cfg.TrustEmail), Token: tok, IDToken: raw}, nil
+}
+
+// profile maps verified id_token (and userinfo) claims to a Profile. An
+// address the IdP marks unverified is dropped (see unverified) unless the
+// operator trusts this IdP's addresses; any other address counts as
+// verified, an absent email_verified claim included.
+func (c idClaims) profile(subject string, trustEmail bool) Profile {
+	email := strings.ToLower(c.Email)
+	if c.unverified() && !trustEmail {
+		email = ""
 	}
 	name := c.Name
 	if name == "" {
 		name = c.PreferredName
 	}
-	return &Result{
-		Profile: Profile{ID: idt.Subject, Name: name, Email: strings.ToLower(c.Email), Image: c.Picture},
-		Token:   tok,
-		IDToken: raw,
-	}, nil
+	return Profile{ID: subject, Name: name, Email: email, EmailVerified: email != "", Image: c.Picture}
 }
 
 // fillFromUserInfo completes name/e-mail from the userinfo endpoint when the

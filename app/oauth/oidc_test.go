@@ -3,6 +3,8 @@ package oauth
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestUnverifiedEmailClaim(t *testing.T) {
@@ -23,5 +25,35 @@ func TestUnverifiedEmailClaim(t *testing.T) {
 		if got := c.unverified(); got != want {
 			t.Errorf("%s: unverified = %v, want %v", raw, got, want)
 		}
+	}
+}
+
+// The OIDC mapping keeps its rule: an address marked email_verified:false is
+// dropped, any other (an absent claim included) is verified; trust_email
+// keeps the marked one too.
+func TestOIDCProfileEmail(t *testing.T) {
+	cases := []struct {
+		claims   string
+		trust    bool
+		email    string
+		verified bool
+	}{
+		{`{"email":"A@Corp.example"}`, false, "a@corp.example", true},
+		{`{"email":"a@corp.example","email_verified":true}`, false, "a@corp.example", true},
+		{`{"email":"a@corp.example","email_verified":"true"}`, false, "a@corp.example", true},
+		{`{"email":"a@corp.example","email_verified":false}`, false, "", false},
+		{`{"email":"a@corp.example","email_verified":"false"}`, false, "", false},
+		{`{"email":"a@corp.example","email_verified":false}`, true, "a@corp.example", true},
+		{`{"email":"a@corp.example","email_verified":true}`, true, "a@corp.example", true},
+		{`{"email_verified":true}`, false, "", false},
+		{`{}`, true, "", false},
+	}
+	for _, tc := range cases {
+		var c idClaims
+		require.NoError(t, json.Unmarshal([]byte(tc.claims), &c))
+		got := c.profile("sub-1", tc.trust)
+		require.Equal(t, "sub-1", got.ID)
+		require.Equal(t, tc.email, got.Email, "%s trust=%v", tc.claims, tc.trust)
+		require.Equal(t, tc.verified, got.EmailVerified, "%s trust=%v", tc.claims, tc.trust)
 	}
 }

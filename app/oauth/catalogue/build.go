@@ -21,6 +21,9 @@ type Config struct {
 	Scopes []string
 	// Extra holds the fields named in Spec.Extra, e.g. {"tenant": "..."}.
 	Extra map[string]string
+	// TrustEmail marks every e-mail of this provider verified (config
+	// trust_email), whatever VerifiesEmail says.
+	TrustEmail bool
 	// HTTPClient is used for profile requests and should be used for the code
 	// exchange too (see Provider.HTTPClient). Not from config.yaml; nil means a
 	// client with a 10-second timeout.
@@ -39,6 +42,8 @@ type Provider struct {
 	// context.WithValue(ctx, oauth2.HTTPClient, p.HTTPClient).
 	HTTPClient *http.Client
 	// Profile exchanges nothing: given the token set from the code exchange, it fetches and maps the user.
+	// The token must be the one latchkey's own exchange returned: an id_token
+	// in it is read without a signature check (see microsoftEDOV).
 	Profile func(ctx context.Context, tok *oauth2.Token) (Profile, error)
 }
 

@@ -16,7 +16,9 @@ import (
 // Profile is the user as the provider describes them, mapped from goth.User.
 type Profile struct {
 	ID, Name, Email, Image string
-	Raw                    map[string]any // the provider's own JSON, as goth decoded it
+	// EmailVerified says the provider vouches for Email; see VerifiesEmail.
+	EmailVerified bool
+	Raw           map[string]any // the provider's own JSON, as goth decoded it
 }
 
 // sessionKeys names the JSON fields of a goth Session type. goth has no
@@ -85,7 +87,8 @@ func (e entry) profileFunc(c Config, scopes []string) func(context.Context, *oau
 			return Profile{}, fmt.Errorf("provider %q: profile: %w", id, err)
 		}
 		gp := e.newGoth(c, slices.Clone(scopes))
-		setHTTPClient(gp, withContext(ctx, c.HTTPClient))
+		hc := withContext(ctx, c.HTTPClient)
+		setHTTPClient(gp, hc)
 		sess, err := gp.UnmarshalSession(data)
 		if err != nil {
 			return Profile{}, fmt.Errorf("provider %q: profile: session: %w", id, err)
@@ -108,7 +111,11 @@ func (e entry) profileFunc(c Config, scopes []string) func(context.Context, *oau
 		if u.Email == "" && e.emailFromToken != "" {
 			u.Email = tokenString(tok, e.emailFromToken)
 		}
-		return toProfile(id, u)
+		if p, err = toProfile(id, u); err != nil {
+			return Profile{}, err
+		}
+		p.EmailVerified = p.Email != "" && (c.TrustEmail || emailVerified(ctx, id, hc, tok, u))
+		return p, nil
 	}
 }
 
