@@ -254,7 +254,7 @@ func TestEmailSignInHook(t *testing.T) {
 	require.Zero(t, e.tokens())
 	require.Empty(t, e.smtp.Mails())
 	first := call(0)
-	require.Equal(t, signin.SignInInput{User: first.User, Provider: "email", Type: "email", Email: "alice@example.com", VerificationRequest: true}, first)
+	require.Equal(t, signin.SignInInput{User: first.User, Provider: "email", Type: "email", Email: "alice@example.com", EmailVerified: true, VerificationRequest: true}, first)
 	require.Equal(t, "alice@example.com", first.User.ID, "unknown users are stand-ins whose id is the address")
 
 	res := e.requestLink(e.browser(), "redirect@example.com", nil)

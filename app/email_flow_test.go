@@ -219,16 +219,16 @@ func TestEmailLinkConcurrentClicks(t *testing.T) {
 	require.Equal(t, 1, signedIn)
 }
 
-// A user who first came through OAuth and then uses an e-mail link with the
-// same address is the same user: no new user, emailVerified set.
+// A user who first came through OAuth with a verified address and then
+// uses an e-mail link with the same address is the same user: no new user.
 func TestEmailAfterOAuthSameUser(t *testing.T) {
 	e := startMail(t, envOpts{})
 	ctx := context.Background()
 	name, addr := "Alice", "alice@example.com"
-	u := &models.User{Name: &name, Email: &addr}
+	verifiedAt := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	u := &models.User{Name: &name, Email: &addr, EmailVerified: &verifiedAt}
 	require.NoError(t, e.app.Store().CreateUserWithAccount(ctx, u,
 		&models.Account{Type: "oidc", Provider: "idp", ProviderAccountID: "sub-alice"}))
-	require.Nil(t, u.EmailVerified)
 
 	c := e.browser()
 	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(e.browser(), "Alice@example.com", e.origin+"/")).StatusCode)
@@ -241,6 +241,25 @@ func TestEmailAfterOAuthSameUser(t *testing.T) {
 	after, err := e.app.Store().UserByID(ctx, u.ID)
 	require.NoError(t, err)
 	require.NotNil(t, after.EmailVerified)
+}
+
+// An address an OAuth provider did not verify ("nOAuth": anyone can type the
+// victim's address at such a provider) never lets the victim's later e-mail
+// link sign into that user: AccessDenied, the link stays unspent.
+func TestEmailRefusedForUnverifiedOAuthUser(t *testing.T) {
+	e := startMail(t, envOpts{})
+	ctx := context.Background()
+	addr := "victim@example.com"
+	u := &models.User{Email: &addr} // emailVerified NULL: the provider did not vouch
+	require.NoError(t, e.app.Store().CreateUserWithAccount(ctx, u,
+		&models.Account{Type: "oauth", Provider: "nextcloud", ProviderAccountID: "attacker"}))
+
+	c := e.browser()
+	link := e.emailLink(e.browser(), addr, e.origin+"/")
+	e.requireError(e.get(c, link), "AccessDenied")
+	got, _ := e.sessionUser(c)
+	require.Empty(t, got)
+	require.EqualValues(t, 1, e.tokens(), "the link is not spent")
 }
 
 // A browser signed in as Bob that opens Alice's link ends up as Alice, and

@@ -19,12 +19,12 @@ func (a *App) buildOAuthClients(idpClient *http.Client) (map[string]oauth.Client
 		case config.TypeOIDC:
 			clients[p.ID] = oauth.NewOIDC(oauth.OIDCConfig{
 				Issuer: p.Issuer, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
-				RedirectURL: redirect, Scopes: p.Scopes, HTTPClient: idpClient,
+				RedirectURL: redirect, Scopes: p.Scopes, HTTPClient: idpClient, TrustEmail: p.TrustEmail,
 			})
 		case config.TypeOAuth:
 			c, err := oauth.NewGoth(catalogue.Config{
 				ID: p.ID, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
-				CallbackURL: redirect, Scopes: p.Scopes, Extra: p.Extra, HTTPClient: idpClient,
+				CallbackURL: redirect, Scopes: p.Scopes, Extra: p.Extra, HTTPClient: idpClient, TrustEmail: p.TrustEmail,
 			})
 			if err != nil {
 				return nil, fmt.Errorf("provider %s: %w", p.ID, err)

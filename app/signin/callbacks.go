@@ -32,7 +32,10 @@ type SignInInput struct {
 	User     models.User
 	Provider string
 	Type     string // "oauth", "oidc" or "email"
-	Email    string // the address being verified (e-mail sign-in)
+	Email    string // the profile's address (OAuth) or the address being verified (e-mail)
+	// EmailVerified says the provider vouches for Email: always for an
+	// e-mail sign-in (the link proves it), per provider for OAuth.
+	EmailVerified bool
 	// VerificationRequest is true when an e-mail link is about to be sent.
 	VerificationRequest bool
 }
@@ -81,9 +84,14 @@ func DefaultHooks(cfg config.Callbacks) Hooks {
 			if len(domains) == 0 {
 				return true, ""
 			}
-			email := in.Email
+			email, verified := in.Email, in.EmailVerified
 			if email == "" && in.User.Email != nil {
-				email = *in.User.Email
+				email, verified = *in.User.Email, in.User.EmailVerified != nil
+			}
+			if !verified {
+				// Anyone can type an address at a provider that does not
+				// check it: it proves nothing about the domain.
+				return false, ""
 			}
 			at := strings.LastIndexByte(email, '@')
 			return at > 0 && domains[strings.ToLower(email[at+1:])], ""

@@ -16,6 +16,7 @@ type Users interface {
 	UserByAccount(ctx context.Context, provider, providerAccountID string) (*models.User, error)
 	LinkAccount(ctx context.Context, acc *models.Account) error
 	CreateUserWithAccount(ctx context.Context, u *models.User, acc *models.Account) error
+	AccountsOf(ctx context.Context, userID string) ([]models.Account, error)
 }
 
 // Tokens is the storage of pending e-mail sign-ins (hashed tokens only).

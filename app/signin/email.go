@@ -46,7 +46,7 @@ func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest)
 	if err != nil {
 		return Fail(CodeEmailSignin, err)
 	}
-	in2 := SignInInput{User: *user, Provider: p.ID, Type: "email", Email: addr, VerificationRequest: true}
+	in2 := SignInInput{User: *user, Provider: p.ID, Type: "email", Email: addr, EmailVerified: true, VerificationRequest: true}
 	if err := s.checkSignIn(ctx, in2); err != nil {
 		return err
 	}
@@ -91,7 +91,10 @@ func (s *Service) RedeemLink(ctx context.Context, b Browser, provider, token, ad
 	if err != nil {
 		return nil, Fail(CodeCallback, err)
 	}
-	if err := s.checkSignIn(ctx, SignInInput{User: *candidate, Provider: provider, Type: "email", Email: row.Identifier}); err != nil {
+	if err := s.claimedWithoutProof(ctx, candidate); err != nil {
+		return nil, err
+	}
+	if err := s.checkSignIn(ctx, SignInInput{User: *candidate, Provider: provider, Type: "email", Email: row.Identifier, EmailVerified: true}); err != nil {
 		return nil, err
 	}
 	user, isNew, err := s.Tokens.RedeemVerificationToken(ctx, row.Identifier, hash, now)
@@ -138,6 +141,25 @@ func (s *Service) endOtherUsersSession(ctx context.Context, b Browser, userID st
 	if err := b.EndSession(ctx); err != nil {
 		s.Log.Warn("previous session not removed", "err", err)
 	}
+}
+
+// claimedWithoutProof refuses an e-mail sign-in into a user whose address
+// came from an OAuth provider that did not verify it: whoever typed the
+// victim's address there would share the victim's account once the victim
+// used a link ("nOAuth" account pre-hijacking). Users created by an e-mail
+// link, or by a provider that verifies addresses, carry emailVerified.
+func (s *Service) claimedWithoutProof(ctx context.Context, u *models.User) error {
+	if u.EmailVerified != nil || u.Email == nil || u.ID == *u.Email { // the stand-in of a new address
+		return nil
+	}
+	accounts, err := s.Users.AccountsOf(ctx, u.ID)
+	if err != nil {
+		return Fail(CodeCallback, err)
+	}
+	if len(accounts) > 0 {
+		return Fail(CodeAccessDenied, errors.New("the user's e-mail came from a provider that does not verify it; the link cannot sign into it"))
+	}
+	return nil
 }
 
 // emailUser is the user next-auth shows the SignIn hook for an address: the

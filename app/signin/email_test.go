@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -169,6 +170,34 @@ func TestRedeemLinkRefusalsKeepTheLink(t *testing.T) {
 			require.Empty(t, b.started)
 		})
 	}
+}
+
+// TestRedeemLinkRefusesUnverifiedOAuthUser: an attacker signed up at a
+// provider that does not verify e-mail, typing the victim's address; the
+// victim's later magic link must not sign into that user.
+func TestRedeemLinkRefusesUnverifiedOAuthUser(t *testing.T) {
+	st, b := newStore(), &browser{}
+	s := service(st)
+	_, err := s.OAuth(context.Background(), &browser{}, signin.OAuthIdentity{Provider: "nextcloud",
+		Profile: oauth.Profile{ID: "evil", Email: "victim@example.com"},
+		Account: &models.Account{Type: "oauth", Provider: "nextcloud", ProviderAccountID: "evil"}})
+	require.NoError(t, err)
+	tok := issue(t, s, "victim@example.com")
+	_, err = s.RedeemLink(context.Background(), b, "email", tok, "")
+	requireCode(t, err, signin.CodeAccessDenied)
+	require.Contains(t, st.tokens, "hash:"+tok, "the link is not spent")
+	require.Empty(t, b.started)
+
+	// A provider that verifies the address makes the user reachable by link.
+	st2 := newStore()
+	s = service(st2)
+	_, err = s.OAuth(context.Background(), &browser{}, signin.OAuthIdentity{Provider: "google",
+		Profile: oauth.Profile{ID: "g", Email: "owner@example.com", EmailVerified: true},
+		Account: &models.Account{Type: "oauth", Provider: "google", ProviderAccountID: "g"}})
+	require.NoError(t, err)
+	out, err := s.RedeemLink(context.Background(), &browser{}, "email", issue(t, s, "owner@example.com"), "")
+	require.NoError(t, err)
+	require.False(t, out.IsNew)
 }
 
 // TestRedeemLinkRestoresTokenWhenSessionFails: the link was consumed in the

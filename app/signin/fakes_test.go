@@ -74,6 +74,18 @@ func (s *store) UserByAccount(_ context.Context, provider, id string) (*models.U
 	return nil, models.ErrNotFound
 }
 
+func (s *store) AccountsOf(_ context.Context, userID string) ([]models.Account, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []models.Account
+	for _, acc := range s.accounts {
+		if acc.UserID == userID {
+			out = append(out, *acc)
+		}
+	}
+	return out, nil
+}
+
 func (s *store) LinkAccount(_ context.Context, acc *models.Account) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -3,6 +3,7 @@ package signin
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/models"
@@ -43,12 +44,13 @@ func (s *Service) OAuth(ctx context.Context, b Browser, in OAuthIdentity) (*Sign
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
 		return nil, Fail(CodeCallback, err)
 	}
-	profileUser := userFromProfile(in.Profile)
+	profileUser := userFromProfile(in.Profile, s.Now())
 	candidate := profileUser
 	if linked != nil {
 		candidate = linked
 	}
-	if err := s.checkSignIn(ctx, SignInInput{User: *candidate, Provider: in.Provider, Type: acc.Type, Email: in.Profile.Email}); err != nil {
+	hookIn := SignInInput{User: *candidate, Provider: in.Provider, Type: acc.Type, Email: in.Profile.Email, EmailVerified: in.Profile.EmailVerified}
+	if err := s.checkSignIn(ctx, hookIn); err != nil {
 		return nil, err
 	}
 	user, isNew, err := s.link(ctx, in, current, linked, profileUser)
@@ -86,6 +88,11 @@ func (s *Service) link(ctx context.Context, in OAuthIdentity, current string, li
 			if !in.AllowDangerousEmailAccountLinking {
 				return nil, false, Fail(CodeOAuthAccountNotLinked, errors.New("a user with this e-mail exists and the account is not linked"))
 			}
+			if !in.Profile.EmailVerified {
+				// Linking by an address the provider did not verify would
+				// hand the user to whoever typed it in ("nOAuth").
+				return nil, false, Fail(CodeOAuthAccountNotLinked, errors.New("a user with this e-mail exists and the provider does not verify the address"))
+			}
 			return byEmail, false, s.linkTo(ctx, byEmail, acc)
 		}
 	}
@@ -106,13 +113,19 @@ func (s *Service) linkTo(ctx context.Context, u *models.User, acc *models.Accoun
 	return nil
 }
 
-func userFromProfile(p oauth.Profile) *models.User {
+// userFromProfile is the user a profile creates. Its e-mail is marked
+// verified only when the provider vouches for it, so a later e-mail sign-in
+// can tell an address someone merely typed in.
+func userFromProfile(p oauth.Profile, now time.Time) *models.User {
 	u := &models.User{}
 	if p.Name != "" {
 		u.Name = &p.Name
 	}
 	if p.Email != "" {
 		u.Email = &p.Email
+		if p.EmailVerified {
+			u.EmailVerified = &now
+		}
 	}
 	if p.Image != "" {
 		u.Image = &p.Image

@@ -16,12 +16,13 @@ import (
 // whether a user with the profile's e-mail exists decide the outcome.
 func TestOAuthLinkingTable(t *testing.T) {
 	type world struct {
-		st        *store
-		u, v      *models.User // U holds the identity when linked; V is another user
-		linked    bool
-		signedIn  string // "", "U" or "V"
-		emailUser bool   // a user W exists with the profile's e-mail
-		dangerous bool   // allow_dangerous_email_account_linking
+		st         *store
+		u, v       *models.User // U holds the identity when linked; V is another user
+		linked     bool
+		signedIn   string // "", "U" or "V"
+		emailUser  bool   // a user W exists with the profile's e-mail
+		dangerous  bool   // allow_dangerous_email_account_linking
+		unverified bool   // the provider does not vouch for the profile's e-mail
 	}
 	cases := []struct {
 		name      string
@@ -37,7 +38,9 @@ func TestOAuthLinkingTable(t *testing.T) {
 		{name: "not linked, signed in, e-mail of another user: still the signed-in one", w: world{signedIn: "V", emailUser: true}, wantUser: "V", wantLinks: 1},
 		{name: "not linked, e-mail of an existing user: refused", w: world{emailUser: true}, wantCode: signin.CodeOAuthAccountNotLinked},
 		{name: "not linked, e-mail of an existing user, dangerous linking: linked to it", w: world{emailUser: true, dangerous: true}, wantUser: "W", wantLinks: 1},
+		{name: "not linked, unverified e-mail of an existing user, dangerous linking: refused", w: world{emailUser: true, dangerous: true, unverified: true}, wantCode: signin.CodeOAuthAccountNotLinked},
 		{name: "not linked, unknown e-mail: a new user", w: world{}, wantUser: "new", wantLinks: 1},
+		{name: "not linked, unknown unverified e-mail: a new user, address not verified", w: world{unverified: true}, wantUser: "new", wantLinks: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,7 +65,7 @@ func TestOAuthLinkingTable(t *testing.T) {
 			out, err := service(st).OAuth(context.Background(), b, signin.OAuthIdentity{
 				Provider:                          "gh",
 				AllowDangerousEmailAccountLinking: tc.w.dangerous,
-				Profile:                           oauth.Profile{ID: "42", Name: "P", Email: "profile@example.com"},
+				Profile:                           oauth.Profile{ID: "42", Name: "P", Email: "profile@example.com", EmailVerified: !tc.w.unverified},
 				Account:                           &models.Account{Type: "oauth", Provider: "gh", ProviderAccountID: "42"},
 			})
 
@@ -80,6 +83,11 @@ func TestOAuthLinkingTable(t *testing.T) {
 				require.Len(t, st.users, users+1)
 				require.Equal(t, "profile@example.com", *out.User.Email)
 				require.Equal(t, "P", *out.User.Name)
+				if tc.w.unverified {
+					require.Nil(t, out.User.EmailVerified, "stored as unverified")
+				} else {
+					require.Equal(t, now, *out.User.EmailVerified)
+				}
 			} else {
 				require.False(t, out.IsNew)
 				require.Equal(t, want.ID, out.User.ID)
@@ -126,6 +134,21 @@ func TestOAuthSignInHook(t *testing.T) {
 		s := service(st)
 		s.Hooks = signin.DefaultHooks(configWithDomains("example.org"))
 		_, err := s.OAuth(context.Background(), &browser{}, ident())
+		requireCode(t, err, signin.CodeAccessDenied)
+	})
+	t.Run("allowed domains: only a verified address counts", func(t *testing.T) {
+		s := service(newStore())
+		s.Hooks = signin.DefaultHooks(configWithDomains("example.com"))
+		in := ident()
+		in.Profile.EmailVerified = true
+		_, err := s.OAuth(context.Background(), &browser{}, in)
+		require.NoError(t, err)
+
+		s = service(newStore())
+		s.Hooks = signin.DefaultHooks(configWithDomains("example.com"))
+		in = ident()
+		in.Profile.EmailVerified = false
+		_, err = s.OAuth(context.Background(), &browser{}, in)
 		requireCode(t, err, signin.CodeAccessDenied)
 	})
 }
