@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/static"
 )
 
@@ -19,6 +20,7 @@ func (a *App) routes() *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
 	e.IPExtractor = clientIP(a.cfg.TrustedProxies)
+	e.Pre(echo.WrapMiddleware(cookies.Track)) // O(1) per Set-Cookie (issue 9)
 	e.Pre(a.rejectOptions)
 	e.Use(a.logRequests, middleware.Recover())
 
