@@ -13,10 +13,7 @@ import (
 
 // Defaults of the e-mail provider, applied where the config leaves zero.
 const (
-	defaultEmailMaxAge     = 24 * time.Hour // next-auth's maxAge
-	defaultEmailPerAddress = 5
-	defaultEmailPerIP      = 20
-	defaultEmailRateWindow = time.Hour
+	defaultEmailMaxAge = 24 * time.Hour // next-auth's maxAge
 )
 
 // emailProvider is one e-mail provider ready for requests.
@@ -25,9 +22,9 @@ type emailProvider struct {
 	sender email.Sender // nil: no server configured, links go to the log
 	from   string
 	maxAge time.Duration
-	// perAddress and perIP are nil when rate_limit.disabled is set.
-	perAddress, perIP *email.Limiter
-	confirm           bool
+	// limits are the rate limits (all off with rate_limit.disabled).
+	limits  *email.Limits
+	confirm bool
 }
 
 // buildEmailProviders prepares every e-mail provider once: its SMTP
@@ -52,34 +49,24 @@ func (a *App) buildEmailProviders() (map[string]*emailProvider, error) {
 			}
 			ep.sender = s
 		}
-		if rl := p.RateLimit; !rl.Disabled {
-			window := rl.Window.D()
-			if window <= 0 {
-				window = defaultEmailRateWindow
-			}
-			ep.perAddress = email.NewLimiter(positiveOr(rl.PerAddress, defaultEmailPerAddress), window)
-			ep.perIP = email.NewLimiter(positiveOr(rl.PerIP, defaultEmailPerIP), window)
+		rl := p.RateLimit
+		limits, err := email.NewLimits(email.LimitConfig{
+			Disabled: rl.Disabled, PerAddress: rl.PerAddress, PerAddressCeiling: rl.PerAddressCeiling,
+			PerIP: rl.PerIP, PerNetwork: rl.PerNetwork, Global: rl.Global, Window: rl.Window.D(), MaxKeys: rl.MaxKeys,
+		}, a.log.With("provider", p.ID))
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", p.ID, err)
 		}
+		ep.limits = limits
 		out[p.ID] = ep
 	}
 	return out, nil
 }
 
-// allow counts one sign-in request against both limits; the reason names
-// the limit that refused it. The IP is checked first so that a refused IP
-// does not also spend the address's allowance.
+// allow counts one sign-in request against the provider's rate limits; the
+// reason names the limit that refused it (never the address).
 func (ep *emailProvider) allow(addr, remoteAddr string, now time.Time) (ok bool, reason string) {
-	if ep.perIP == nil {
-		return true, ""
-	}
-	ip := email.ClientKey(remoteAddr)
-	if !ep.perIP.Allow(ip, now) {
-		return false, "per-IP limit reached for " + ip
-	}
-	if !ep.perAddress.Allow(addr, now) {
-		return false, "per-address limit reached for " + addr
-	}
-	return true, ""
+	return ep.limits.Allow(addr, remoteAddr, now)
 }
 
 // deliver sends msg, or without a server writes the link to the log: the
@@ -91,13 +78,6 @@ func (a *App) deliver(ctx context.Context, ep *emailProvider, msg email.Message,
 		return nil
 	}
 	return ep.sender.Send(ctx, msg)
-}
-
-func positiveOr(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // mailDomainOf is the domain of the default From address: the service's
