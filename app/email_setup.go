@@ -11,13 +11,9 @@ import (
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
-// Defaults of the e-mail provider, applied where the config leaves zero.
-const (
-	defaultEmailMaxAge     = 24 * time.Hour // next-auth's maxAge
-	defaultEmailPerAddress = 5
-	defaultEmailPerIP      = 20
-	defaultEmailRateWindow = time.Hour
-)
+// defaultEmailMaxAge is next-auth's link lifetime, used where the config
+// leaves zero (the rate limits' defaults live in app/email).
+const defaultEmailMaxAge = 24 * time.Hour
 
 // buildEmailProviders prepares every e-mail provider once: its SMTP
 // sender, link lifetime and rate limiters (which must outlive requests).
@@ -47,45 +43,18 @@ func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
 		if ep.MaxAge <= 0 {
 			ep.MaxAge = defaultEmailMaxAge
 		}
-		if rl := p.RateLimit; !rl.Disabled {
-			window := rl.Window.D()
-			if window <= 0 {
-				window = defaultEmailRateWindow
-			}
-			ep.Limits = emailLimits{
-				perAddress: email.NewLimiter(positiveOr(rl.PerAddress, defaultEmailPerAddress), window),
-				perIP:      email.NewLimiter(positiveOr(rl.PerIP, defaultEmailPerIP), window),
-			}
+		rl := p.RateLimit
+		limits, err := email.NewLimits(email.LimitConfig{
+			Disabled: rl.Disabled, PerAddress: rl.PerAddress, PerAddressCeiling: rl.PerAddressCeiling,
+			PerIP: rl.PerIP, PerNetwork: rl.PerNetwork, Global: rl.Global, Window: rl.Window.D(), MaxKeys: rl.MaxKeys,
+		}, a.log.With("provider", p.ID))
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", p.ID, err)
 		}
+		ep.Limits = limits
 		out[p.ID] = ep
 	}
 	return out, nil
-}
-
-// emailLimits counts sign-in requests per client IP and per address.
-type emailLimits struct {
-	perAddress, perIP *email.Limiter
-}
-
-// Allow counts one request against both limits; the reason names the
-// limit that refused it. The IP is checked first so that a refused IP does
-// not also spend the address's allowance.
-func (l emailLimits) Allow(addr, remoteAddr string, now time.Time) (ok bool, reason string) {
-	ip := email.ClientKey(remoteAddr)
-	if !l.perIP.Allow(ip, now) {
-		return false, "per-IP limit reached for " + ip
-	}
-	if !l.perAddress.Allow(addr, now) {
-		return false, "per-address limit reached for " + addr
-	}
-	return true, ""
-}
-
-func positiveOr(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // mailDomainOf is the domain of the default From address: the service's

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/static"
 )
 
@@ -24,6 +25,7 @@ func (a *App) routes() (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
 	e.IPExtractor = clientIP(a.cfg.TrustedProxies)
+	e.Pre(echo.WrapMiddleware(cookies.Track)) // indexes Set-Cookie lines: replacing one is O(1)
 	e.Pre(a.rejectOptions)
 	e.Use(a.logRequests, middleware.Recover())
 

@@ -70,12 +70,26 @@ type Provider struct {
 	RateLimit RateLimit `yaml:"rate_limit"`
 }
 
-// RateLimit bounds e-mail sign-in requests per address and per client IP.
+// RateLimit bounds the sign-in e-mails one provider sends per window. A
+// client is an IPv4 address or an IPv6 /64; zero values take the defaults
+// documented in config.yaml (app/email applies them).
 type RateLimit struct {
-	Disabled   bool     `yaml:"disabled"`
-	PerAddress int      `yaml:"per_address"`
-	PerIP      int      `yaml:"per_ip"`
-	Window     Duration `yaml:"window"`
+	Disabled bool `yaml:"disabled"`
+	// PerAddress is per (address, client): a stranger's requests from
+	// elsewhere do not use up the owner's own allowance.
+	PerAddress int `yaml:"per_address"`
+	// PerAddressCeiling is per address from all clients together: it caps
+	// how many e-mails one inbox can be sent.
+	PerAddressCeiling int `yaml:"per_address_ceiling"`
+	PerIP             int `yaml:"per_ip"`
+	// PerNetwork is per IPv6 /48, one site's usual allocation.
+	PerNetwork int `yaml:"per_network"`
+	// Global is every e-mail of the provider, whoever asks.
+	Global int      `yaml:"global"`
+	Window Duration `yaml:"window"`
+	// MaxKeys bounds each table of counters; the least recently used key
+	// is forgotten first.
+	MaxKeys int `yaml:"max_keys"`
 }
 
 // Session selects where sessions live and how long they last.

@@ -138,10 +138,33 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 		if pr.MaxAge < 0 {
 			add("%s: max_age must be positive", where)
 		}
+		validateRateLimit(pr.RateLimit, where, add)
 	default:
 		add("%s: type %q must be oauth, oidc or email", where, pr.Type)
 	}
 	return warnings
+}
+
+// validateRateLimit refuses negative limits (zero means the default) and a
+// ceiling below the per-(address, client) limit, which would hide it.
+func validateRateLimit(rl RateLimit, where string, add func(string, ...any)) {
+	for _, f := range []struct {
+		key string
+		v   int
+	}{
+		{"per_address", rl.PerAddress}, {"per_address_ceiling", rl.PerAddressCeiling}, {"per_ip", rl.PerIP},
+		{"per_network", rl.PerNetwork}, {"global", rl.Global}, {"max_keys", rl.MaxKeys},
+	} {
+		if f.v < 0 {
+			add("%s: rate_limit.%s must not be negative (0 means the default)", where, f.key)
+		}
+	}
+	if rl.Window < 0 {
+		add("%s: rate_limit.window must not be negative (0 means the default)", where)
+	}
+	if rl.PerAddressCeiling > 0 && rl.PerAddressCeiling < rl.PerAddress {
+		add("%s: rate_limit.per_address_ceiling (%d) is below per_address (%d)", where, rl.PerAddressCeiling, rl.PerAddress)
+	}
 }
 
 func requireCredentials(pr Provider, where string, add func(string, ...any)) {

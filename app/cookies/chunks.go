@@ -11,6 +11,12 @@ import (
 // ChunkSize is next-auth v4's value budget per cookie (4096 − 163).
 const ChunkSize = 4096 - 163
 
+// maxChunk is the highest chunk index read or cleared: 65 chunks of
+// ChunkSize are 255 KB, far more than a browser keeps for one site. Bounding
+// the names keeps a request full of look-alike cookies from costing more than
+// a real chunked session.
+const maxChunk = 64
+
 // ReadChunked joins a session cookie that may be split as name, name.0, name.1, ...
 // ordered by the numeric suffix, as next-auth's SessionStore reads it.
 func ReadChunked(r *http.Request, name string) string {
@@ -20,19 +26,9 @@ func ReadChunked(r *http.Request, name string) string {
 	}
 	var parts []part
 	for _, c := range r.Cookies() {
-		if c.Name == name {
-			parts = append(parts, part{-1, c.Value})
-			continue
+		if n, ok := chunkIndex(c.Name, name); ok {
+			parts = append(parts, part{n, c.Value})
 		}
-		suffix, ok := strings.CutPrefix(c.Name, name+".")
-		if !ok {
-			continue
-		}
-		n, err := strconv.Atoi(suffix)
-		if err != nil || n < 0 || n > 64 {
-			continue
-		}
-		parts = append(parts, part{n, c.Value})
 	}
 	if len(parts) == 1 {
 		return parts[0].v
@@ -45,13 +41,43 @@ func ReadChunked(r *http.Request, name string) string {
 	return b.String()
 }
 
-// chunkNames lists the session cookie and its chunks present on the request.
+// chunkIndex tells whether cookie is name (index -1) or one of its chunks
+// name.0 ... name.64, spelled the way SetChunked writes them (no sign, no
+// leading zero), so reading and clearing agree on one bounded set of names.
+func chunkIndex(cookie, name string) (int, bool) {
+	rest, ok := strings.CutPrefix(cookie, name)
+	if !ok {
+		return 0, false
+	}
+	if rest == "" {
+		return -1, true
+	}
+	digits, ok := strings.CutPrefix(rest, ".")
+	if !ok || digits == "" || len(digits) > 2 || len(digits) > 1 && digits[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(digits[i]-'0')
+	}
+	return n, n <= maxChunk
+}
+
+// chunkNames lists the session cookie and its chunks present on the request,
+// each once: at most maxChunk+2 names, whatever the request carries.
 func chunkNames(r *http.Request, name string) []string {
+	var seen [maxChunk + 2]bool // by index+1: seen[0] is name itself
 	var names []string
 	for _, c := range r.Cookies() {
-		if c.Name == name || strings.HasPrefix(c.Name, name+".") {
-			names = append(names, c.Name)
+		n, ok := chunkIndex(c.Name, name)
+		if !ok || seen[n+1] {
+			continue
 		}
+		seen[n+1] = true
+		names = append(names, c.Name)
 	}
 	return names
 }

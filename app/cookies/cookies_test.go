@@ -229,7 +229,7 @@ func TestChunkingClearsOldChunks(t *testing.T) {
 func TestReadChunkedIgnoresStrangers(t *testing.T) {
 	const name = "s"
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	r.Header.Set("Cookie", "s.1=B; sx=no; s.x=no; s.-1=no; s.65=no; s.0=A; s.2=C; t.0=no")
+	r.Header.Set("Cookie", "s.1=B; sx=no; s.x=no; s.-1=no; s.65=no; s.01=no; s.+2=no; s.0=A; s.2=C; t.0=no")
 	require.Equal(t, "ABC", cookies.ReadChunked(r, name))
 	r.Header.Set("Cookie", "s.10=K; s.2=C; s.1=B; s.0=A")
 	require.Equal(t, "ABCK", cookies.ReadChunked(r, name), "numeric, not lexical, order")

@@ -33,24 +33,51 @@ func (w Writer) Set(rw http.ResponseWriter, name, value string, expires time.Tim
 	setOnce(rw, c)
 }
 
-// setOnce adds c, first dropping any Set-Cookie for the same name already on
-// this response: a response should set a name at most once (RFC 6265 §4.1.1),
-// so a later decision (rotate the CSRF token, replace a session) wins cleanly.
+// setOnce adds c, replacing any Set-Cookie for the same name already on this
+// response in its place: a response should set a name at most once (RFC 6265
+// §4.1.1), so a later decision (rotate the CSRF token, replace a session)
+// wins cleanly. Under Track this is constant time; otherwise it scans.
 func setOnce(rw http.ResponseWriter, c *http.Cookie) {
+	line := c.String()
+	if line == "" {
+		return // an invalid name: dropped, as http.SetCookie does
+	}
 	h := rw.Header()
-	if lines := h.Values("Set-Cookie"); len(lines) > 0 {
-		prefix := c.Name + "="
-		kept := lines[:0:0]
-		for _, l := range lines {
-			if !strings.HasPrefix(l, prefix) {
-				kept = append(kept, l)
-			}
-		}
-		if len(kept) != len(lines) {
-			h["Set-Cookie"] = kept
+	lines := h["Set-Cookie"]
+	t := trackerOf(rw)
+	var i int
+	var found bool
+	if t != nil {
+		i, found = t.find(lines, c.Name)
+	} else {
+		i, found = scan(lines, c.Name)
+	}
+	if found {
+		lines[i] = line
+	} else {
+		i = len(lines)
+		lines = append(lines, line)
+		h["Set-Cookie"] = lines
+	}
+	if t != nil {
+		t.put(lines, c.Name, i)
+	}
+}
+
+// scan finds name's Set-Cookie line by looking at every line.
+func scan(lines []string, name string) (int, bool) {
+	for i, l := range lines {
+		if lineName(l) == name {
+			return i, true
 		}
 	}
-	http.SetCookie(rw, c)
+	return 0, false
+}
+
+// lineName is the cookie name a Set-Cookie line sets.
+func lineName(line string) string {
+	name, _, _ := strings.Cut(line, "=")
+	return name
 }
 
 // Clear expires a cookie now (Max-Age=0).

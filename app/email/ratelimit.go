@@ -1,30 +1,27 @@
 package email
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"golang.org/x/time/rate"
 )
 
-// DefaultMaxKeys bounds the memory of one Limiter (about 100 bytes a key).
-const DefaultMaxKeys = 100_000
-
-// Limiter allows n events per window for each key (an address, a client IP)
-// with one golang.org/x/time/rate token bucket per key: a burst of n, then
-// one more every window/n. A key idle for a whole window has a full bucket
-// again, so forgetting it changes nothing; that is how idle keys are evicted
-// without a background goroutine.
-type Limiter struct {
-	mu      sync.Mutex
-	every   rate.Limit
-	burst   int
-	window  time.Duration
-	maxKeys int
-	keys    map[string]*bucket
-	swept   time.Time
+// tier counts events per key (a client, a network, an address) with one
+// golang.org/x/time/rate token bucket a key: a burst of n, then one more
+// every window/n. It remembers at most maxKeys keys and forgets the least
+// recently used first, so a full table lets a new client in with a full
+// bucket instead of refusing everyone, while a key in use (an abuser still
+// knocking) stays and stays limited. Not safe for concurrent use: Limits
+// holds one lock over all its tiers.
+type tier struct {
+	every  rate.Limit
+	burst  int
+	window time.Duration
+	keys   *simplelru.LRU[string, *bucket]
 }
 
 type bucket struct {
@@ -32,73 +29,77 @@ type bucket struct {
 	seen time.Time
 }
 
-// NewLimiter allows n events per window per key; n and window must be positive.
-func NewLimiter(n int, window time.Duration) *Limiter {
-	return &Limiter{
-		every:   rate.Every(window / time.Duration(n)),
-		burst:   n,
-		window:  window,
-		maxKeys: DefaultMaxKeys,
-		keys:    map[string]*bucket{},
+// newTier allows n events per window per key; all three must be positive.
+func newTier(n int, window time.Duration, maxKeys int) (*tier, error) {
+	keys, err := simplelru.NewLRU[string, *bucket](maxKeys, nil)
+	if err != nil {
+		return nil, fmt.Errorf("rate-limit table of %d keys: %w", maxKeys, err)
 	}
+	return &tier{every: rate.Every(window / time.Duration(n)), burst: n, window: window, keys: keys}, nil
 }
 
-// Allow reports whether key may act at now, and counts the event if so.
-// When the table is full of keys active within the window, a new key is
-// refused: the limiter fails closed rather than growing without bound.
-func (l *Limiter) Allow(key string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.swept) >= l.window {
-		l.sweep(now)
-	}
-	b, ok := l.keys[key]
-	if !ok {
-		if len(l.keys) >= l.maxKeys {
-			l.sweep(now)
-			if len(l.keys) >= l.maxKeys {
-				return false
-			}
+// get returns key's bucket, a full one for a key not held, and marks the
+// key used at now. Keys idle for a whole window are dropped first: their
+// buckets are full again, so forgetting them changes nothing, and the LRU
+// order makes that cheap (the idle ones are the oldest).
+func (t *tier) get(key string, now time.Time) *bucket {
+	for {
+		_, b, ok := t.keys.GetOldest()
+		if !ok || now.Sub(b.seen) < t.window {
+			break
 		}
-		b = &bucket{lim: rate.NewLimiter(l.every, l.burst)}
-		l.keys[key] = b
+		t.keys.RemoveOldest()
+	}
+	b, ok := t.keys.Get(key)
+	if !ok {
+		b = &bucket{lim: rate.NewLimiter(t.every, t.burst)}
+		t.keys.Add(key, b) // evicts the least recently used key when full
 	}
 	b.seen = now
-	return b.lim.AllowN(now, 1)
+	return b
 }
 
-// Len is the number of keys held, for tests.
-func (l *Limiter) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.keys)
-}
+// has reports whether the bucket holds a whole event at now, without
+// spending it: Limits spends only once every tier has agreed.
+func (b *bucket) has(now time.Time) bool { return b.lim.TokensAt(now) >= 1 }
 
-func (l *Limiter) sweep(now time.Time) {
-	for k, b := range l.keys {
-		if now.Sub(b.seen) >= l.window {
-			delete(l.keys, k)
-		}
-	}
-	l.swept = now
-}
+// len is the number of keys held, for tests.
+func (t *tier) len() int { return t.keys.Len() }
 
-// ClientKey is the rate-limit key of a remote address ("host:port" or a bare
+// clientKey is the rate-limit key of a client address ("host:port" or a bare
 // IP): the IP for IPv4, its /64 for IPv6, since one subscriber usually holds
 // a whole /64 and could otherwise rotate through it.
-func ClientKey(remoteAddr string) string {
+func clientKey(remoteAddr string) string {
+	ip, ok := parseIP(remoteAddr)
+	if !ok {
+		return remoteAddr
+	}
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// networkKey is the /48 of an IPv6 client, the usual allocation of one site:
+// a client rotating through /64s still counts against it. IPv4 has none.
+func networkKey(remoteAddr string) (string, bool) {
+	ip, ok := parseIP(remoteAddr)
+	if !ok || !ip.Is6() {
+		return "", false
+	}
+	p, _ := ip.Prefix(48)
+	return p.String(), true
+}
+
+func parseIP(remoteAddr string) (netip.Addr, bool) {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		host = remoteAddr
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return host
+		return netip.Addr{}, false
 	}
-	ip = ip.Unmap().WithZone("")
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
+	return ip.Unmap().WithZone(""), true
 }

@@ -4,65 +4,64 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
-func TestLimiterPerKeyWindow(t *testing.T) {
-	l := NewLimiter(5, time.Hour)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func mustTier(t *testing.T, n int, window time.Duration, maxKeys int) *tier {
+	t.Helper()
+	tr, err := newTier(n, window, maxKeys)
+	require.NoError(t, err)
+	return tr
+}
+
+// allow counts one event for key, as Limits does for a single tier.
+func (t *tier) allow(key string, now time.Time) bool {
+	b := t.get(key, now)
+	return b.has(now) && b.lim.AllowN(now, 1)
+}
+
+func TestTierPerKeyWindow(t *testing.T) {
+	l := mustTier(t, 5, time.Hour, 100)
 	for i := range 5 {
-		if !l.Allow("a", t0) {
-			t.Fatalf("event %d of 5 refused", i+1)
-		}
+		require.True(t, l.allow("a", t0), "event %d of 5", i+1)
 	}
-	if l.Allow("a", t0.Add(time.Minute)) {
-		t.Fatal("6th event within the window allowed")
-	}
-	if !l.Allow("b", t0.Add(time.Minute)) {
-		t.Fatal("another key is limited by a's events")
-	}
+	require.False(t, l.allow("a", t0.Add(time.Minute)), "6th event within the window")
+	require.True(t, l.allow("b", t0.Add(time.Minute)), "another key is not limited by a's events")
 	// One event comes back every window/n (12 minutes).
-	if !l.Allow("a", t0.Add(12*time.Minute)) {
-		t.Fatal("no event allowed after window/n")
-	}
-	if l.Allow("a", t0.Add(13*time.Minute)) {
-		t.Fatal("two events allowed after window/n")
-	}
+	require.True(t, l.allow("a", t0.Add(12*time.Minute)), "one event after window/n")
+	require.False(t, l.allow("a", t0.Add(13*time.Minute)), "two events after window/n")
 }
 
-func TestLimiterEvictsIdleKeys(t *testing.T) {
-	l := NewLimiter(2, time.Hour)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+func TestTierForgetsIdleKeys(t *testing.T) {
+	l := mustTier(t, 2, time.Hour, 100)
 	for i := range 50 {
-		l.Allow(fmt.Sprint("k", i), t0)
+		l.allow(fmt.Sprint("k", i), t0)
 	}
-	l.Allow("late", t0.Add(59*time.Minute))
-	if l.Len() != 51 {
-		t.Fatalf("%d keys, want 51", l.Len())
-	}
-	// A window later every key but "late" is idle and goes; an evicted key
+	l.allow("late", t0.Add(59*time.Minute))
+	require.Equal(t, 51, l.len())
+	// A window later every key but "late" is idle and goes; a forgotten key
 	// starts with a full bucket, exactly as if it had been kept.
-	l.Allow("k0", t0.Add(time.Hour+time.Second))
-	if l.Len() != 2 {
-		t.Fatalf("%d keys after a window, want 2 (late, k0)", l.Len())
-	}
-	if !l.Allow("k0", t0.Add(time.Hour+2*time.Second)) {
-		t.Fatal("re-created key has no burst left")
-	}
+	l.allow("k0", t0.Add(time.Hour+time.Second))
+	require.Equal(t, 2, l.len(), "late and k0")
+	require.True(t, l.allow("k0", t0.Add(time.Hour+2*time.Second)), "re-created key has its burst")
 }
 
-func TestLimiterFailsClosedWhenFull(t *testing.T) {
-	l := NewLimiter(1, time.Hour)
-	l.maxKeys = 3
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, k := range []string{"a", "b", "c"} {
-		l.Allow(k, t0)
-	}
-	if l.Allow("d", t0.Add(time.Minute)) {
-		t.Fatal("new key accepted although the table is full of active keys")
-	}
-	if !l.Allow("d", t0.Add(time.Hour)) {
-		t.Fatal("new key refused after the others went idle")
-	}
+// Issue 9, finding 5: a full table used to refuse every new key (failing
+// closed for everyone once 100,000 keys were live). Now the least recently
+// used key is forgotten; a key still in use keeps its (empty) bucket.
+func TestTierEvictsLeastRecentlyUsed(t *testing.T) {
+	l := mustTier(t, 1, time.Hour, 3)
+	require.True(t, l.allow("abuser", t0))
+	require.True(t, l.allow("b", t0.Add(time.Second)))
+	require.True(t, l.allow("c", t0.Add(2*time.Second)))
+	require.False(t, l.allow("abuser", t0.Add(time.Minute)), "abuser knocks again: refused, and now the most recent")
+	require.True(t, l.allow("new", t0.Add(2*time.Minute)), "a new client gets in when the table is full")
+	require.Equal(t, 3, l.len())
+	require.False(t, l.allow("abuser", t0.Add(3*time.Minute)), "the abuser was not the one forgotten")
+	require.True(t, l.allow("b", t0.Add(4*time.Minute)), "b was forgotten: a full bucket again")
 }
 
 func TestClientKey(t *testing.T) {
@@ -71,11 +70,26 @@ func TestClientKey(t *testing.T) {
 		"192.0.2.7":                     "192.0.2.7",
 		"[::ffff:192.0.2.7]:80":         "192.0.2.7",
 		"[2001:db8:1:2:3:4:5:6]:443":    "2001:db8:1:2::/64",
+		"2001:db8:1:2:3:4:5:6":          "2001:db8:1:2::/64",
 		"[2001:db8:1:2:ffff::1%eth0]:1": "2001:db8:1:2::/64",
 		"pipe":                          "pipe",
 	} {
-		if got := ClientKey(in); got != want {
-			t.Errorf("ClientKey(%q) = %q, want %q", in, got, want)
-		}
+		require.Equal(t, want, clientKey(in), in)
+	}
+}
+
+func TestNetworkKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"2001:db8:1:2:3:4:5:6":      "2001:db8:1::/48",
+		"[2001:db8:1:ffff::1]:443":  "2001:db8:1::/48",
+		"[2001:db8:1:2::1%eth0]:80": "2001:db8:1::/48",
+	} {
+		got, ok := networkKey(in)
+		require.True(t, ok, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"192.0.2.7", "::ffff:192.0.2.7", "pipe", ""} {
+		_, ok := networkKey(in)
+		require.False(t, ok, "%q has no /48", in)
 	}
 }

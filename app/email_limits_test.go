@@ -1,0 +1,125 @@
+package app_test
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+// Issue 9, finding 5: the e-mail rate limits over HTTP, with clients told
+// apart by X-Forwarded-For from a trusted proxy (the test itself).
+
+// startLimited is the e-mail setup behind a trusted proxy with rl as the
+// provider's rate_limit.
+func startLimited(t *testing.T, rl config.RateLimit) *env {
+	return startMail(t, envOpts{
+		email:  func(p *config.Provider) { p.RateLimit = rl },
+		config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32", "::1/128"} },
+	})
+}
+
+// linkFrom asks for a sign-in link for addr as the client at ip and tells
+// whether it was sent.
+func (e *env) linkFrom(ip, addr string) bool {
+	e.t.Helper()
+	c := e.browser()
+	res := e.post(c, "/signin/email", url.Values{"csrfToken": {e.csrf(c)}, "email": {addr}}, "X-Forwarded-For", ip)
+	if res.location() == e.base+"/verify-request?provider=email&type=email" {
+		return true
+	}
+	e.requireError(res, "EmailSignin")
+	return false
+}
+
+// A stranger cannot lock the owner out from elsewhere: each of his clients
+// has its own small allowance for the address (per_address), and the owner's
+// client keeps hers. Only the ceiling (per_address_ceiling, all clients
+// together) stops the owner too. That is the trade-off: without a ceiling one
+// inbox could be sent per_address e-mails per client per window (a mail bomb
+// from a botnet or an IPv6 block); with it, a stranger with ceiling/per_address
+// clients can still hold the owner off until the window refills the ceiling.
+func TestEmailRateLimitStrangerCannotLockOutOwner(t *testing.T) {
+	e := startLimited(t, config.RateLimit{PerAddress: 2, PerIP: 100}) // ceiling: 10 × 2
+	const owner, victim = "192.0.2.10", "alice@example.com"
+	stranger := func(i int) string { return fmt.Sprintf("198.51.100.%d", i) }
+
+	require.True(t, e.linkFrom(stranger(1), victim))
+	require.True(t, e.linkFrom(stranger(1), victim))
+	require.False(t, e.linkFrom(stranger(1), victim), "per (address, client)")
+	require.True(t, e.linkFrom(owner, victim), "the stranger used up his allowance, not the owner's")
+
+	sent := 3
+	for i := 2; i <= 50; i++ {
+		if e.linkFrom(stranger(i), victim) {
+			sent++
+		}
+		if i == 10 {
+			require.True(t, e.linkFrom(owner, victim), "after %d e-mails to her address, from 10 clients", sent)
+			sent++
+		}
+	}
+	require.Equal(t, 20, sent, "50 clients send the address no more than the ceiling")
+	require.False(t, e.linkFrom(owner, victim), "the ceiling reached holds the owner off too (the trade-off)")
+	require.Contains(t, e.logs.String(), "per-address ceiling reached")
+
+	e.clock.Add(time.Hour / 2) // her own allowance refills one, the ceiling ten
+	require.True(t, e.linkFrom(owner, victim))
+	requireNoAddressInRateLogs(t, e, victim)
+}
+
+// IPv6 clients are counted by /64 (one subscriber), and /64s by their /48
+// (one site) in a coarser tier.
+func TestEmailRateLimitIPv6Prefixes(t *testing.T) {
+	e := startLimited(t, config.RateLimit{PerIP: 2, PerNetwork: 3, PerAddress: 100})
+	require.True(t, e.linkFrom("2001:db8:1:1::a", "a@example.com"))
+	require.True(t, e.linkFrom("2001:db8:1:1::b", "b@example.com"))
+	require.False(t, e.linkFrom("2001:db8:1:1:ffff::c", "c@example.com"), "same /64, same bucket")
+	require.Contains(t, e.logs.String(), "per-IP limit reached for 2001:db8:1:1::/64")
+
+	require.True(t, e.linkFrom("2001:db8:1:2::1", "d@example.com"), "another /64 of the /48")
+	require.False(t, e.linkFrom("2001:db8:1:3::1", "e@example.com"), "the /48's allowance is spent")
+	require.Contains(t, e.logs.String(), "per-network limit reached for 2001:db8:1::/48")
+	require.True(t, e.linkFrom("2001:db8:2:1::1", "f@example.com"), "another /48")
+	require.True(t, e.linkFrom("192.0.2.1", "g@example.com"), "IPv4 has no network tier")
+	require.Len(t, e.smtp.Mails(), 5)
+}
+
+// The provider's global budget holds across every client and address, and
+// its exhaustion is logged once per window, not per refused request.
+func TestEmailRateLimitGlobalBudget(t *testing.T) {
+	e := startLimited(t, config.RateLimit{Global: 4, Window: config.Duration(10 * time.Minute)})
+	const warning = "sign-in e-mail budget exhausted"
+	sent := 0
+	for i := range 12 {
+		if e.linkFrom(fmt.Sprintf("203.0.113.%d", i+1), fmt.Sprintf("u%d@example.com", i)) {
+			sent++
+		}
+	}
+	require.Equal(t, 4, sent)
+	require.Len(t, e.smtp.Mails(), 4)
+	require.Equal(t, 1, strings.Count(e.logs.String(), warning), e.logs.String())
+
+	e.clock.Add(10 * time.Minute) // a window later: a full budget, and a new warning when spent
+	for i := range 6 {
+		e.linkFrom(fmt.Sprintf("203.0.113.%d", 100+i), fmt.Sprintf("v%d@example.com", i))
+	}
+	require.Len(t, e.smtp.Mails(), 8)
+	require.Equal(t, 2, strings.Count(e.logs.String(), warning))
+}
+
+// requireNoAddressInRateLogs checks that no rate-limit log line names addr:
+// the reasons are logged, the address is personal data.
+func requireNoAddressInRateLogs(t *testing.T, e *env, addr string) {
+	t.Helper()
+	for _, line := range strings.Split(e.logs.String(), "\n") {
+		if strings.Contains(line, "rate limited") {
+			require.NotContains(t, line, addr)
+		}
+	}
+}
