@@ -65,8 +65,35 @@ func Open(path string) (*Store, error) {
 // Migrate applies the schema. AutoMigrate only adds tables, columns and
 // indexes and never drops data, which suits a schema this small; see README.
 func (s *Store) Migrate() error {
+	if err := s.dropAmbiguousVerificationTokens(); err != nil {
+		return err
+	}
 	if err := s.db.AutoMigrate(&User{}, &Account{}, &Session{}, &VerificationToken{}); err != nil {
 		return fmt.Errorf("migrate schema: %w", err)
+	}
+	return nil
+}
+
+// tokenHashIndex is the unique index on verification_tokens.token_hash.
+const tokenHashIndex = "idx_verification_tokens_token_hash"
+
+// dropAmbiguousVerificationTokens prepares a database made before token_hash
+// had its own unique index, which AutoMigrate then adds. Hashes are
+// sha256(random token + secret), so two rows share one only by a bug or a
+// hand edit; the index could not be created over them and latchkey would
+// not start. Such a link is ambiguous (the callback cannot tell which
+// address it was sent to), so every row of a shared hash is deleted rather
+// than one kept: its holder asks for a new link. Once the index exists
+// this does nothing, so it costs one scan on the first start only.
+func (s *Store) dropAmbiguousVerificationTokens() error {
+	m := s.db.Migrator()
+	if !m.HasTable(&VerificationToken{}) || m.HasIndex(&VerificationToken{}, tokenHashIndex) {
+		return nil
+	}
+	err := s.db.Exec(`DELETE FROM verification_tokens WHERE token_hash IN
+		(SELECT token_hash FROM verification_tokens GROUP BY token_hash HAVING COUNT(*) > 1)`).Error
+	if err != nil {
+		return fmt.Errorf("migrate schema: drop verification tokens sharing a hash: %w", err)
 	}
 	return nil
 }
