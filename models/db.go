@@ -2,9 +2,11 @@ package models
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
@@ -19,21 +21,32 @@ type Store struct {
 
 // Open opens (creating if needed) the SQLite file at path with WAL and a busy
 // timeout, so concurrent requests wait instead of failing with "database is
-// locked", and applies the schema.
+// locked", and applies the schema. path is a file name, taken literally:
+// "#", "?" and "%" in it are part of the name.
 func Open(path string) (*Store, error) {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create database folder: %w", err)
-		}
+	if path == "" {
+		return nil, errors.New("open database: no file name")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create database folder: %w", err)
 	}
 	// The database holds users and tokens: create it private (SQLite gives
 	// its -wal and -shm files the same mode).
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
-		_ = f.Close()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	_ = f.Close()
+	uri, err := fileURI(path)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	// mode=rw: SQLite opens the file made above and never creates one
+	// itself, so a name it read differently would fail here instead of
+	// silently becoming another file with the umask's mode.
 	// _txlock=immediate takes the write lock at BEGIN, so two writers queue
 	// on the busy timeout instead of deadlocking on a lock upgrade.
-	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+	dsn := uri + "?mode=rw&_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
 	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{
 		Logger:                 logger.Discard,
 		PrepareStmt:            true,
@@ -60,6 +73,33 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("prepare session lookup: %w", err)
 	}
 	return s, nil
+}
+
+// fileURI returns the SQLite URI (https://sqlite.org/uri.html) naming
+// exactly the file at path. In a URI SQLite ends the name at "?" or "#" and
+// decodes "%XX", so every byte but unreserved ones and "/" is %-escaped;
+// the driver, which splits its own options at the first "?", then sees none
+// in the name either. The path is made absolute so no name can be read as
+// a URI authority ("file://host/...").
+func fileURI(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("absolute path: %w", err)
+	}
+	name := filepath.ToSlash(abs)
+	var b strings.Builder
+	b.WriteString("file://")
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '/' || c == '-' || c == '.' || c == '_' || c == '~',
+			'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String(), nil
 }
 
 // Migrate applies the schema. AutoMigrate only adds tables, columns and
