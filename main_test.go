@@ -126,6 +126,29 @@ func TestCheckConfigEnvFallbacks(t *testing.T) {
 	require.Contains(t, stdout, "configuration OK")
 }
 
+// An in-memory DATABASE_URL would give each pooled connection its own
+// database: check-config lists it, and serve refuses to start without
+// creating any file (issue 9, finding 10).
+func TestCheckConfigRefusesInMemoryDatabase(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, u := range []string{":memory:", "file::memory:?cache=shared", "sqlite://:memory:", "file:l.db?mode=memory"} {
+		t.Setenv("DATABASE_URL", u)
+		code, stdout, stderr := runCmd("check-config")
+		require.Equal(t, 1, code, u)
+		require.NotContains(t, stdout, "configuration OK")
+		require.Contains(t, stderr, `error: database_url (DATABASE_URL) "`+u+`": an in-memory database is not supported`)
+
+		code, _, stderr = runCmd()
+		require.Equal(t, 1, code, u)
+		require.Contains(t, stderr, "in-memory database is not supported", u)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing was created")
+}
+
 func TestCheckConfigUnreadable(t *testing.T) {
 	clearEnv(t)
 	code, _, stderr := runCmd("--config", filepath.Join(t.TempDir(), "missing.yaml"), "check-config")

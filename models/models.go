@@ -47,9 +47,11 @@ type Session struct {
 
 // VerificationToken is a pending e-mail sign-in. TokenHash is
 // sha256hex(token + secret) as next-auth stores it; the token itself only
-// travels in the e-mail.
+// travels in the e-mail. The e-mail link carries only the token, so the
+// callback looks rows up by hash alone: TokenHash has its own unique index
+// (the primary key starts with Identifier and cannot serve that lookup).
 type VerificationToken struct {
 	Identifier string    `gorm:"primaryKey;uniqueIndex:idx_verification_identifier_token"`
-	TokenHash  string    `gorm:"primaryKey;uniqueIndex:idx_verification_identifier_token;size:64"`
+	TokenHash  string    `gorm:"primaryKey;uniqueIndex:idx_verification_identifier_token;uniqueIndex:idx_verification_tokens_token_hash;size:64"`
 	Expires    time.Time `gorm:"index;not null"`
 }

@@ -157,8 +157,9 @@ func TestUniqueVerificationIdentifierToken(t *testing.T) {
 	require.NoError(t, s.db.Create(&VerificationToken{Identifier: "a@example.com", TokenHash: "t1", Expires: exp}).Error)
 	requireUnique(t, s.db.Create(&VerificationToken{Identifier: "a@example.com", TokenHash: "t1", Expires: exp}).Error)
 	require.NoError(t, s.db.Create(&VerificationToken{Identifier: "a@example.com", TokenHash: "t2", Expires: exp}).Error)
-	require.NoError(t, s.db.Create(&VerificationToken{Identifier: "b@example.com", TokenHash: "t1", Expires: exp}).Error)
-	require.EqualValues(t, 3, count(t, s, "verification_tokens"))
+	// The hash alone is unique too: the e-mail link is looked up by it.
+	requireUnique(t, s.db.Create(&VerificationToken{Identifier: "b@example.com", TokenHash: "t1", Expires: exp}).Error)
+	require.EqualValues(t, 2, count(t, s, "verification_tokens"))
 }
 
 func TestForeignKeys(t *testing.T) {

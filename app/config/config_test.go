@@ -484,21 +484,6 @@ func TestParseDuration(t *testing.T) {
 	}
 }
 
-func TestDatabasePath(t *testing.T) {
-	cases := map[string]string{
-		"":                              filepath.Join("d", "latchkey.db"),
-		"/var/db/l.db":                  "/var/db/l.db",
-		"file:/var/db/l.db?_fk=1":       "/var/db/l.db",
-		"sqlite:///var/db/l.db":         "/var/db/l.db",
-		"sqlite://rel.db":               "rel.db",
-		"sqlite3://rel.db?cache=shared": "rel.db",
-	}
-	for in, want := range cases {
-		c := config.Config{DataDir: "d", DatabaseURL: in}
-		require.Equal(t, want, c.DatabasePath(), in)
-	}
-}
-
 func TestEnsureSecret(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nested", "data")
 	cfg := config.Defaults()

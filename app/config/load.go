@@ -270,21 +270,3 @@ func (c *Config) EnsureSecret() error {
 	c.SecretGenerated = true
 	return nil
 }
-
-// DatabasePath returns the SQLite file path from DatabaseURL or the data folder.
-func (c *Config) DatabasePath() string {
-	u := c.DatabaseURL
-	if u == "" {
-		return filepath.Join(c.DataDir, "latchkey.db")
-	}
-	for _, p := range []string{"sqlite3://", "sqlite://", "file:"} {
-		if rest, ok := strings.CutPrefix(u, p); ok {
-			u = rest
-			break
-		}
-	}
-	if i := strings.IndexByte(u, '?'); i >= 0 {
-		u = u[:i]
-	}
-	return u
-}

@@ -38,6 +38,9 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	if c.Secret != "" && len(c.Secret) < 32 {
 		add("secret: too short (%d characters); use at least 32, e.g. `openssl rand -hex 32`", len(c.Secret))
 	}
+	if _, err := c.databasePath(); err != nil {
+		add("database_url (DATABASE_URL) %q: %v", c.DatabaseURL, err)
+	}
 	if c.MaxBodyBytes < 1024 {
 		add("max_body_bytes: %d is too small (minimum 1024)", c.MaxBodyBytes)
 	}
