@@ -128,7 +128,7 @@ func TestCheckConfigEnvFallbacks(t *testing.T) {
 
 // An in-memory DATABASE_URL would give each pooled connection its own
 // database: check-config lists it, and serve refuses to start without
-// creating any file (issue 9, finding 10).
+// creating any file.
 func TestCheckConfigRefusesInMemoryDatabase(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()

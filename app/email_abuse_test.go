@@ -52,7 +52,7 @@ func TestEmailRateLimitPerAddress(t *testing.T) {
 	}
 	e.requireError(e.requestLink(e.browser(), "ALICE@example.com", nil), "EmailSignin")
 	require.Contains(t, e.logs.String(), "rate limited")
-	// Per (address, client) since issue 9; the reason no longer names the address.
+	// Counted per (address, client); the logged reason never names the address.
 	require.Contains(t, e.logs.String(), "per-address limit reached from 127.0.0.1")
 	requireNoAddressInRateLogs(t, e, "alice@example.com")
 	require.Len(t, e.smtp.Mails(), 5)

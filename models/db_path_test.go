@@ -11,9 +11,9 @@ import (
 )
 
 // Open uses the file named by path, whatever characters the name holds.
-// Before issue 9 (#10) the path went into a file: URI unescaped, so SQLite
-// read "#" as a fragment, "?" as options and "%41" as "A", and opened (and
-// created, world-readable) another file than the 0600 one Open had made.
+// Put into a file: URI unescaped, a path makes SQLite read "#" as a
+// fragment, "?" as options and "%41" as "A", and open (and create,
+// world-readable) another file than the 0600 one Open made.
 func TestOpenExactPath(t *testing.T) {
 	root := t.TempDir()
 	for i, rel := range []string{"a#b.db", "a%41.db", "a?x=1.db", "a b.db", "ünï©ode.db", "a&b=c;d.db", ":memory:", "a%.db", "d#%3F?x/l.db"} {

@@ -15,7 +15,7 @@ import (
 
 // requireIndexedHashLookup asks SQLite how it runs VerificationTokenByHash's
 // query (GET /callback/email): it must search an index on token_hash, not
-// scan the table, which took 22 ms with 300k pending links (issue 9, #7).
+// scan the table (22 ms with 300k pending links).
 func requireIndexedHashLookup(t *testing.T, db *gorm.DB) {
 	t.Helper()
 	// The same query VerificationTokenByHash builds.

@@ -9,7 +9,7 @@ import (
 )
 
 // State is the OAuth state for a CSRF token: a SHA-256 hash of the token
-// (the mission's rule, after next-auth v3), bound to the provider id so a
+// (as next-auth v3 made it, so a state proves the browser's CSRF cookie), bound to the provider id so a
 // state seen by one IdP is worthless at another. The callback recomputes it
 // from the CSRF cookie, so no state cookie is needed, and a forged callback
 // cannot carry the victim's state without the victim's HttpOnly cookie. The

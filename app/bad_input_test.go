@@ -14,8 +14,8 @@ import (
 	"github.com/latchkey-auth/latchkey/app/cookies"
 )
 
-// fndRoutes is every route of the table with a method it accepts.
-var fndRoutes = []struct{ method, path string }{
+// everyRoute is every route of the table with a method it accepts.
+var everyRoute = []struct{ method, path string }{
 	{http.MethodGet, "/csrf"},
 	{http.MethodGet, "/providers"},
 	{http.MethodGet, "/session"},
@@ -34,12 +34,12 @@ func requireFreshCSRF(t *testing.T, h http.Header, name string, msg ...any) {
 	t.Helper()
 	c, ok := findCookie(h, name)
 	require.True(t, ok, "fresh CSRF cookie expected in %v (%v)", h.Values("Set-Cookie"), msg)
-	m := fndWireCSRF.FindStringSubmatch(rawValue(c.raw))
+	m := wireCSRF.FindStringSubmatch(rawValue(c.raw))
 	require.NotNil(t, m, c.raw)
 	require.Equal(t, csrfHash(m[1], testSecret), m[2])
 }
 
-func TestFoundationBadCookies(t *testing.T) {
+func TestBadCookies(t *testing.T) {
 	tok := strings.Repeat("c", 64)
 	huge := strings.Repeat("x", 8*1024)
 	badCSRF := map[string]string{
@@ -69,7 +69,7 @@ func TestFoundationBadCookies(t *testing.T) {
 			e := startEnv(t, envOpts{strategy: strategy})
 			before := e.counts()
 			for name, cookie := range badCSRF {
-				for _, rt := range fndRoutes {
+				for _, rt := range everyRoute {
 					res := e.rawDo(rt.method, rt.path, cookie, strings.NewReader("csrfToken="+tok),
 						"Content-Type", "application/x-www-form-urlencoded")
 					require.Less(t, res.StatusCode, 500, "%s %s with %s: %s", rt.method, rt.path, name, res.body)
@@ -85,7 +85,7 @@ func TestFoundationBadCookies(t *testing.T) {
 				}
 			}
 			for _, cookie := range otherCookies {
-				for _, rt := range fndRoutes {
+				for _, rt := range everyRoute {
 					res := e.rawDo(rt.method, rt.path, cookie, nil)
 					require.Less(t, res.StatusCode, 500, "%s %s with %.60s", rt.method, rt.path, cookie)
 					if loc := res.Header.Get("Location"); strings.HasPrefix(loc, "http") {
@@ -102,7 +102,7 @@ func TestFoundationBadCookies(t *testing.T) {
 	}
 }
 
-func TestFoundationUnsupportedMethods(t *testing.T) {
+func TestUnsupportedMethods(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	before := e.counts()
 	paths := []string{"/csrf", "/providers", "/session", "/signin", "/signin/email", "/callback/email",
@@ -141,7 +141,7 @@ func TestFoundationUnsupportedMethods(t *testing.T) {
 	require.Equal(t, before, e.counts())
 }
 
-func TestFoundationBodyLimit(t *testing.T) {
+func TestBodyLimit(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	tok := e.csrf(e.client)
 	before := e.counts()
@@ -186,7 +186,7 @@ func TestFoundationBodyLimit(t *testing.T) {
 	require.Equal(t, before, e.counts())
 }
 
-func TestFoundationMalformedBodies(t *testing.T) {
+func TestMalformedBodies(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	tok := e.csrf(e.client)
 	before := e.counts()
@@ -222,8 +222,8 @@ func TestFoundationMalformedBodies(t *testing.T) {
 	require.Equal(t, before, e.counts())
 }
 
-// fndHostile are callbackUrl values that must never leave the origin.
-var fndHostile = []string{
+// hostileCallbackURLs are callbackUrl values that must never leave the origin.
+var hostileCallbackURLs = []string{
 	"//evil.test",
 	"//evil.test/path",
 	"///evil.test",
@@ -263,7 +263,7 @@ var fndHostile = []string{
 	"/%2F%2Fevil.test",
 }
 
-func TestFoundationHostileCallbackURL(t *testing.T) {
+func TestHostileCallbackURL(t *testing.T) {
 	e := startEnv(t, envOpts{config: func(c *config.Config) { c.AllowedRedirectOrigins = []string{"https://app.example.com"} }})
 	tok := e.csrf(e.client)
 	before := e.counts()
@@ -287,14 +287,14 @@ func TestFoundationHostileCallbackURL(t *testing.T) {
 			require.True(t, sameOrigin(u, e.origin), "%s: url %q leaves the origin", what, u)
 		}
 	}
-	for _, v := range fndHostile {
+	for _, v := range hostileCallbackURLs {
 		q := "?callbackUrl=" + url.QueryEscape(v)
 		t.Run(strings.ToValidUTF8(v[:min(len(v), 40)], "?"), func(t *testing.T) {
 			for _, p := range []string{"/csrf", "/session", "/signin", "/signout", "/error", "/verify-request"} {
 				check(t, "GET "+p+" query", e.rawDo(http.MethodGet, p+q, "", nil))
 			}
 			// The sign-in page never puts it in a form.
-			page := fndParse(t, e.rawDo(http.MethodGet, "/signin"+q, "", nil).body)
+			page := parsePage(t, e.rawDo(http.MethodGet, "/signin"+q, "", nil).body)
 			for _, f := range page.forms() {
 				if cb, ok := f.input("callbackUrl"); ok {
 					require.True(t, sameOrigin(cb.value, e.origin), cb.value)
@@ -326,7 +326,7 @@ func TestFoundationHostileCallbackURL(t *testing.T) {
 	require.Equal(t, before, e.counts(), "nothing written")
 }
 
-func TestFoundationIgnoresHostHeaders(t *testing.T) {
+func TestIgnoresHostHeaders(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	req, _ := http.NewRequest(http.MethodGet, e.url("/error?error=OAuthSignin"), nil)
 	req.Host = "evil.test"

@@ -12,29 +12,29 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 )
 
-// fndInput is one <input> of a form.
-type fndInput struct {
+// formInput is one <input> of a form.
+type formInput struct {
 	typ, name, value, id string
 	required             bool
 }
 
-// fndForm is one <form> with its inputs.
-type fndForm struct {
+// pageForm is one <form> with its inputs.
+type pageForm struct {
 	action, method string
-	inputs         []fndInput
+	inputs         []formInput
 	text           string
 }
 
-func (f fndForm) input(name string) (fndInput, bool) {
+func (f pageForm) input(name string) (formInput, bool) {
 	for _, in := range f.inputs {
 		if in.name == name {
 			return in, true
 		}
 	}
-	return fndInput{}, false
+	return formInput{}, false
 }
 
-func fndAttr(n *html.Node, key string) (string, bool) {
+func htmlAttr(n *html.Node, key string) (string, bool) {
 	for _, a := range n.Attr {
 		if a.Key == key {
 			return a.Val, true
@@ -43,16 +43,16 @@ func fndAttr(n *html.Node, key string) (string, bool) {
 	return "", false
 }
 
-func fndWalk(n *html.Node, f func(*html.Node)) {
+func walkHTML(n *html.Node, f func(*html.Node)) {
 	f(n)
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		fndWalk(c, f)
+		walkHTML(c, f)
 	}
 }
 
-func fndText(n *html.Node) string {
+func htmlText(n *html.Node) string {
 	var b strings.Builder
-	fndWalk(n, func(x *html.Node) {
+	walkHTML(n, func(x *html.Node) {
 		if x.Type == html.TextNode {
 			b.WriteString(x.Data)
 		}
@@ -60,37 +60,37 @@ func fndText(n *html.Node) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
-// fndPage is a parsed HTML page.
-type fndPage struct {
+// parsedPage is a parsed HTML page.
+type parsedPage struct {
 	doc *html.Node
 }
 
-func fndParse(t *testing.T, body string) fndPage {
+func parsePage(t *testing.T, body string) parsedPage {
 	t.Helper()
 	doc, err := html.Parse(strings.NewReader(body))
 	require.NoError(t, err)
-	return fndPage{doc}
+	return parsedPage{doc}
 }
 
-func (p fndPage) forms() []fndForm {
-	var out []fndForm
-	fndWalk(p.doc, func(n *html.Node) {
+func (p parsedPage) forms() []pageForm {
+	var out []pageForm
+	walkHTML(p.doc, func(n *html.Node) {
 		if n.Type != html.ElementNode || n.Data != "form" {
 			return
 		}
-		f := fndForm{text: fndText(n)}
-		f.action, _ = fndAttr(n, "action")
-		f.method, _ = fndAttr(n, "method")
-		fndWalk(n, func(x *html.Node) {
+		f := pageForm{text: htmlText(n)}
+		f.action, _ = htmlAttr(n, "action")
+		f.method, _ = htmlAttr(n, "method")
+		walkHTML(n, func(x *html.Node) {
 			if x.Type != html.ElementNode || x.Data != "input" {
 				return
 			}
-			var in fndInput
-			in.typ, _ = fndAttr(x, "type")
-			in.name, _ = fndAttr(x, "name")
-			in.value, _ = fndAttr(x, "value")
-			in.id, _ = fndAttr(x, "id")
-			_, in.required = fndAttr(x, "required")
+			var in formInput
+			in.typ, _ = htmlAttr(x, "type")
+			in.name, _ = htmlAttr(x, "name")
+			in.value, _ = htmlAttr(x, "value")
+			in.id, _ = htmlAttr(x, "id")
+			_, in.required = htmlAttr(x, "required")
 			f.inputs = append(f.inputs, in)
 		})
 		out = append(out, f)
@@ -99,9 +99,9 @@ func (p fndPage) forms() []fndForm {
 }
 
 // elements returns every element with the tag.
-func (p fndPage) elements(tag string) []*html.Node {
+func (p parsedPage) elements(tag string) []*html.Node {
 	var out []*html.Node
-	fndWalk(p.doc, func(n *html.Node) {
+	walkHTML(p.doc, func(n *html.Node) {
 		if n.Type == html.ElementNode && n.Data == tag {
 			out = append(out, n)
 		}
@@ -110,23 +110,23 @@ func (p fndPage) elements(tag string) []*html.Node {
 }
 
 // byClass returns the text of elements carrying class c.
-func (p fndPage) byClass(c string) []string {
+func (p parsedPage) byClass(c string) []string {
 	var out []string
-	fndWalk(p.doc, func(n *html.Node) {
+	walkHTML(p.doc, func(n *html.Node) {
 		if n.Type != html.ElementNode {
 			return
 		}
-		if cls, ok := fndAttr(n, "class"); ok && strings.Contains(" "+cls+" ", " "+c+" ") {
-			out = append(out, fndText(n))
+		if cls, ok := htmlAttr(n, "class"); ok && strings.Contains(" "+cls+" ", " "+c+" ") {
+			out = append(out, htmlText(n))
 		}
 	})
 	return out
 }
 
 // urls returns every src, href and action attribute value.
-func (p fndPage) urls() []string {
+func (p parsedPage) urls() []string {
 	var out []string
-	fndWalk(p.doc, func(n *html.Node) {
+	walkHTML(p.doc, func(n *html.Node) {
 		if n.Type != html.ElementNode {
 			return
 		}
@@ -140,15 +140,15 @@ func (p fndPage) urls() []string {
 	return out
 }
 
-func (p fndPage) title() string {
+func (p parsedPage) title() string {
 	if ts := p.elements("title"); len(ts) > 0 {
-		return fndText(ts[0])
+		return htmlText(ts[0])
 	}
 	return ""
 }
 
 // requireOwnURLsOnly: no page makes the browser talk to another host.
-func requireOwnURLsOnly(t *testing.T, p fndPage, origin string) {
+func requireOwnURLsOnly(t *testing.T, p parsedPage, origin string) {
 	t.Helper()
 	for _, u := range p.urls() {
 		if strings.Contains(strings.ToLower(u), "http") || strings.HasPrefix(u, "//") {
@@ -159,12 +159,12 @@ func requireOwnURLsOnly(t *testing.T, p fndPage, origin string) {
 	require.Empty(t, p.elements("iframe"))
 }
 
-func requireHTML(t *testing.T, res resp, status int) fndPage {
+func requireHTML(t *testing.T, res resp, status int) parsedPage {
 	t.Helper()
 	require.Equal(t, status, res.StatusCode, res.body)
 	require.Equal(t, "text/html; charset=UTF-8", res.Header.Get("Content-Type"))
 	require.True(t, strings.HasPrefix(res.body, "<!doctype html>") || strings.HasPrefix(res.body, "<!DOCTYPE html>"))
-	return fndParse(t, res.body)
+	return parsePage(t, res.body)
 }
 
 // jarCSRFToken is the token inside the CSRF cookie the browser holds.
@@ -180,8 +180,8 @@ func (e *env) jarCSRFToken(t *testing.T) string {
 	return tok
 }
 
-func TestFoundationSignInPage(t *testing.T) {
-	e := startEnv(t, envOpts{config: fndThreeProviders})
+func TestSignInPage(t *testing.T) {
+	e := startEnv(t, envOpts{config: threeProviders})
 	res := e.get(e.client, "/signin")
 	p := requireHTML(t, res, http.StatusOK)
 	require.Equal(t, "Sign In", p.title())
@@ -231,8 +231,8 @@ func TestFoundationSignInPage(t *testing.T) {
 	require.Len(t, p.forms(), 3)
 }
 
-func TestFoundationSignInPageQuery(t *testing.T) {
-	e := startEnv(t, envOpts{config: fndThreeProviders})
+func TestSignInPageQuery(t *testing.T) {
+	e := startEnv(t, envOpts{config: threeProviders})
 	p := requireHTML(t, e.get(e.client, "/signin?callbackUrl=%2Fdashboard&email=pre%40example.com"), http.StatusOK)
 	forms := p.forms()
 	cb, _ := forms[0].input("callbackUrl")
@@ -254,7 +254,7 @@ func TestFoundationSignInPageQuery(t *testing.T) {
 	require.Equal(t, `"><script>alert(1)</script>`, email.value)
 }
 
-func TestFoundationSignInErrorMessages(t *testing.T) {
+func TestSignInErrorMessages(t *testing.T) {
 	table := map[string]string{
 		"Signin":                "Try signing in with a different account.",
 		"OAuthSignin":           "Try signing in with a different account.",
@@ -280,7 +280,7 @@ func TestFoundationSignInErrorMessages(t *testing.T) {
 	}
 }
 
-func TestFoundationSignOutPage(t *testing.T) {
+func TestSignOutPage(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	p := requireHTML(t, e.get(e.client, "/signout"), http.StatusOK)
 	require.Equal(t, "Sign Out", p.title())
@@ -300,7 +300,7 @@ func TestFoundationSignOutPage(t *testing.T) {
 	require.Len(t, p.byClass("error"), 1)
 }
 
-func TestFoundationErrorPage(t *testing.T) {
+func TestErrorPage(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	cases := []struct {
 		code    string
@@ -324,12 +324,12 @@ func TestFoundationErrorPage(t *testing.T) {
 			require.Equal(t, "Error", p.title())
 			h1 := p.elements("h1")
 			require.Len(t, h1, 1)
-			require.Equal(t, tc.heading, fndText(h1[0]))
+			require.Equal(t, tc.heading, htmlText(h1[0]))
 			requireOwnURLsOnly(t, p, e.origin)
 			require.NotContains(t, res.body, "<script>alert")
 			var links []string
 			for _, a := range p.elements("a") {
-				href, _ := fndAttr(a, "href")
+				href, _ := htmlAttr(a, "href")
 				links = append(links, href)
 			}
 			if tc.signIn {
@@ -339,17 +339,17 @@ func TestFoundationErrorPage(t *testing.T) {
 			}
 		})
 	}
-	text := fndText(fndParse(t, e.get(e.client, "/error?error=Configuration").body).doc)
+	text := htmlText(parsePage(t, e.get(e.client, "/error?error=Configuration").body).doc)
 	require.Contains(t, text, "There is a problem with the server configuration.")
 	require.Contains(t, text, "Check the server logs for more information.")
-	text = fndText(fndParse(t, e.get(e.client, "/error?error=AccessDenied").body).doc)
+	text = htmlText(parsePage(t, e.get(e.client, "/error?error=AccessDenied").body).doc)
 	require.Contains(t, text, "You do not have permission to sign in.")
-	text = fndText(fndParse(t, e.get(e.client, "/error?error=Verification").body).doc)
+	text = htmlText(parsePage(t, e.get(e.client, "/error?error=Verification").body).doc)
 	require.Contains(t, text, "The sign in link is no longer valid.")
 	require.Contains(t, text, "It may have been used already or it may have expired.")
 }
 
-func TestFoundationErrorPageBouncesSignInCodes(t *testing.T) {
+func TestErrorPageBouncesSignInCodes(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	for _, code := range []string{"Signin", "OAuthSignin", "OAuthCallback", "OAuthCreateAccount", "EmailCreateAccount",
 		"Callback", "OAuthAccountNotLinked", "EmailSignin", "CredentialsSignin", "SessionRequired"} {
@@ -359,28 +359,28 @@ func TestFoundationErrorPageBouncesSignInCodes(t *testing.T) {
 	}
 }
 
-func TestFoundationVerifyRequestPage(t *testing.T) {
+func TestVerifyRequestPage(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	p := requireHTML(t, e.get(e.client, "/verify-request?provider=email&type=email"), http.StatusOK)
 	require.Equal(t, "Verify Request", p.title())
-	require.Equal(t, "Check your email", fndText(p.elements("h1")[0]))
-	require.Contains(t, fndText(p.doc), "A sign in link has been sent to your email address.")
+	require.Equal(t, "Check your email", htmlText(p.elements("h1")[0]))
+	require.Contains(t, htmlText(p.doc), "A sign in link has been sent to your email address.")
 	requireOwnURLsOnly(t, p, e.origin)
 	var links []string
 	for _, a := range p.elements("a") {
-		href, _ := fndAttr(a, "href")
+		href, _ := htmlAttr(a, "href")
 		links = append(links, href)
 	}
 	require.Equal(t, []string{"http://localhost:3000"}, links)
 }
 
-func TestFoundationStaticCSS(t *testing.T) {
+func TestStaticCSS(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	p := requireHTML(t, e.get(e.client, "/signin"), http.StatusOK)
 	var sheets []string
 	for _, l := range p.elements("link") {
-		if rel, _ := fndAttr(l, "rel"); rel == "stylesheet" {
-			href, _ := fndAttr(l, "href")
+		if rel, _ := htmlAttr(l, "rel"); rel == "stylesheet" {
+			href, _ := htmlAttr(l, "href")
 			sheets = append(sheets, href)
 		}
 	}
@@ -398,7 +398,7 @@ func TestFoundationStaticCSS(t *testing.T) {
 	}
 }
 
-func TestFoundationCustomPages(t *testing.T) {
+func TestCustomPages(t *testing.T) {
 	e := startEnv(t, envOpts{config: func(c *config.Config) {
 		c.Pages = config.Pages{SignIn: "/login", SignOut: "/logout", Error: "/oops?x=1", VerifyRequest: "/check"}
 	}})

@@ -12,7 +12,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 )
 
-var fndWireCSRF = regexp.MustCompile(`^([0-9a-f]{64})%7C([0-9a-f]{64})$`)
+var wireCSRF = regexp.MustCompile(`^([0-9a-f]{64})%7C([0-9a-f]{64})$`)
 
 // requireNoStore checks next-auth's three no-cache headers.
 func requireNoStore(t *testing.T, h http.Header) {
@@ -22,7 +22,7 @@ func requireNoStore(t *testing.T, h http.Header) {
 	require.Equal(t, "0", h.Get("Expires"))
 }
 
-func TestFoundationCSRFCookieFormat(t *testing.T) {
+func TestCSRFCookieFormat(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	res := e.get(e.client, "/csrf")
 	require.Equal(t, http.StatusOK, res.StatusCode)
@@ -36,7 +36,7 @@ func TestFoundationCSRFCookieFormat(t *testing.T) {
 
 	c, ok := findCookie(res.Header, "next-auth.csrf-token")
 	require.True(t, ok, "CSRF cookie set on first request: %v", res.Header.Values("Set-Cookie"))
-	m := fndWireCSRF.FindStringSubmatch(rawValue(c.raw))
+	m := wireCSRF.FindStringSubmatch(rawValue(c.raw))
 	require.NotNil(t, m, "wire value is <64 hex>%%7C<64 hex>: %s", c.raw)
 	require.Equal(t, token, m[1], "token in GET /csrf equals the cookie's")
 	require.Equal(t, csrfHash(token, testSecret), m[2], "hash is sha256hex(token+secret)")
@@ -56,7 +56,7 @@ func TestFoundationCSRFCookieFormat(t *testing.T) {
 	require.Equal(t, "http%3A%2F%2Flocalhost%3A3000", rawValue(cb.raw))
 }
 
-func TestFoundationCSRFValidCookieKeepsToken(t *testing.T) {
+func TestCSRFValidCookieKeepsToken(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	first := e.csrf(e.client)
 	for range 3 {
@@ -81,7 +81,7 @@ func TestFoundationCSRFValidCookieKeepsToken(t *testing.T) {
 	require.Equal(t, first, e.csrf(e.client))
 }
 
-func TestFoundationCSRFInvalidCookieReplaced(t *testing.T) {
+func TestCSRFInvalidCookieReplaced(t *testing.T) {
 	other := strings.Repeat("ab", 32)
 	cases := map[string]string{
 		"missing":            "",
@@ -107,7 +107,7 @@ func TestFoundationCSRFInvalidCookieReplaced(t *testing.T) {
 			require.Equal(t, http.StatusOK, res.StatusCode)
 			c, ok := findCookie(res.Header, "next-auth.csrf-token")
 			require.True(t, ok, "a fresh cookie replaces %q", value)
-			m := fndWireCSRF.FindStringSubmatch(rawValue(c.raw))
+			m := wireCSRF.FindStringSubmatch(rawValue(c.raw))
 			require.NotNil(t, m)
 			require.NotEqual(t, other, m[1])
 			require.Equal(t, csrfHash(m[1], testSecret), m[2])
@@ -129,7 +129,7 @@ func TestFoundationCSRFInvalidCookieReplaced(t *testing.T) {
 	})
 }
 
-func TestFoundationNoStoreHeaders(t *testing.T) {
+func TestNoStoreHeaders(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	for _, p := range []string{"/csrf", "/session"} {
 		res := e.get(e.client, p)
@@ -138,7 +138,7 @@ func TestFoundationNoStoreHeaders(t *testing.T) {
 	}
 }
 
-func TestFoundationCookieNames(t *testing.T) {
+func TestCookieNames(t *testing.T) {
 	cases := []struct {
 		name, serviceURL, style string
 		csrf, callback          string
@@ -165,7 +165,7 @@ func TestFoundationCookieNames(t *testing.T) {
 			require.Equal(t, "/", c.Path)
 			require.Empty(t, c.Domain, "__Host- requires no Domain")
 			require.True(t, c.HttpOnly)
-			m := fndWireCSRF.FindStringSubmatch(rawValue(c.raw))
+			m := wireCSRF.FindStringSubmatch(rawValue(c.raw))
 			require.NotNil(t, m)
 			require.Equal(t, csrfHash(m[1], testSecret), m[2])
 
@@ -185,9 +185,9 @@ func TestFoundationCookieNames(t *testing.T) {
 	}
 }
 
-// TestFoundationCSRFEveryPost: one verification for every CSRF-checked POST,
+// TestCSRFEveryPost: one verification for every CSRF-checked POST,
 // answered in next-auth's three redirect styles.
-func TestFoundationCSRFEveryPost(t *testing.T) {
+func TestCSRFEveryPost(t *testing.T) {
 	type target struct{ path, failTo string }
 	targets := []target{
 		{"/signin/email", "/signin?csrf=true"},
@@ -252,7 +252,7 @@ func TestFoundationCSRFEveryPost(t *testing.T) {
 	}
 }
 
-func TestFoundationCSRFJSONBooleanIsNotJSONMode(t *testing.T) {
+func TestCSRFJSONBooleanIsNotJSONMode(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	e.csrf(e.client)
 	req, _ := http.NewRequest(http.MethodPost, e.url("/signout"), strings.NewReader(`{"json":true}`))
@@ -262,7 +262,7 @@ func TestFoundationCSRFJSONBooleanIsNotJSONMode(t *testing.T) {
 	require.Equal(t, e.base+"/signout?csrf=true", res.Header.Get("Location"))
 }
 
-func TestFoundationCSRFValidPostPasses(t *testing.T) {
+func TestCSRFValidPostPasses(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	tok := e.csrf(e.client)
 
@@ -287,7 +287,7 @@ func TestFoundationCSRFValidPostPasses(t *testing.T) {
 	require.NotEqual(t, http.StatusInternalServerError, res.StatusCode)
 }
 
-func TestFoundationPostSessionCSRF(t *testing.T) {
+func TestPostSessionCSRF(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	tok := e.csrf(e.client)
 	post := func(body string) resp {

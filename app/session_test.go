@@ -18,7 +18,7 @@ import (
 	"github.com/latchkey-auth/latchkey/models"
 )
 
-var fndISOms = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+var isoMillis = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
 // requireCleared checks that the response clears the named cookie (Max-Age=0).
 func requireCleared(t *testing.T, h http.Header, name string) {
@@ -31,7 +31,7 @@ func requireCleared(t *testing.T, h http.Header, name string) {
 	require.Equal(t, "/", c.Path)
 }
 
-func TestFoundationSessionEmpty(t *testing.T) {
+func TestSessionEmpty(t *testing.T) {
 	for _, strategy := range strategies() {
 		t.Run(strategy, func(t *testing.T) {
 			e := startEnv(t, envOpts{strategy: strategy})
@@ -46,7 +46,7 @@ func TestFoundationSessionEmpty(t *testing.T) {
 	}
 }
 
-func TestFoundationSessionGarbageCookies(t *testing.T) {
+func TestSessionGarbageCookies(t *testing.T) {
 	garbage := []string{
 		"garbage",
 		"",
@@ -78,7 +78,7 @@ func TestFoundationSessionGarbageCookies(t *testing.T) {
 	}
 }
 
-func TestFoundationSessionDatabase(t *testing.T) {
+func TestSessionDatabase(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	u := e.addUser("Ada Lovelace", "ada@example.com", "https://img.example.com/ada.png")
 	expires := time.Now().Add(10 * 24 * time.Hour).UTC()
@@ -97,7 +97,7 @@ func TestFoundationSessionDatabase(t *testing.T) {
 		},
 		"expires": expires.Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z"),
 	}, body)
-	require.Regexp(t, fndISOms, body["expires"])
+	require.Regexp(t, isoMillis, body["expires"])
 
 	// The session cookie is re-issued with the same token and an expiry of now+max_age.
 	c, ok := findCookie(res.Header, "next-auth.session-token")
@@ -117,7 +117,7 @@ func TestFoundationSessionDatabase(t *testing.T) {
 	require.NotContains(t, res.body, `"id"`, "user.id is hidden unless expose_user_id")
 }
 
-func TestFoundationSessionExposeUserID(t *testing.T) {
+func TestSessionExposeUserID(t *testing.T) {
 	e := startEnv(t, envOpts{config: func(c *config.Config) { c.Callbacks.ExposeUserID = true }})
 	u := e.addUser("A", "a@example.com", "")
 	tok := e.addDBSession(u, time.Now().Add(time.Hour))
@@ -125,7 +125,7 @@ func TestFoundationSessionExposeUserID(t *testing.T) {
 	require.Equal(t, u.ID, res.json(t)["user"].(map[string]any)["id"])
 }
 
-func TestFoundationSessionDatabaseExpired(t *testing.T) {
+func TestSessionDatabaseExpired(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	u := e.addUser("Old", "old@example.com", "")
 	tok := e.addDBSession(u, time.Now().Add(-time.Minute))
@@ -139,7 +139,7 @@ func TestFoundationSessionDatabaseExpired(t *testing.T) {
 	require.EqualValues(t, 1, e.counts().Users, "the user stays")
 }
 
-func TestFoundationSessionDatabaseSliding(t *testing.T) {
+func TestSessionDatabaseSliding(t *testing.T) {
 	clock := &testClock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
 	e := startEnv(t, envOpts{clock: clock}) // max_age 720h, update_age 24h
 	store := e.app.Store()
@@ -169,14 +169,14 @@ func TestFoundationSessionDatabaseSliding(t *testing.T) {
 	require.True(t, extended.Equal(expiresInDB()), "at most one write per update_age")
 }
 
-func TestFoundationSessionJWT(t *testing.T) {
+func TestSessionJWT(t *testing.T) {
 	e := startEnv(t, envOpts{strategy: config.StrategyJWT})
 	tok := jwtCookie(t, map[string]any{"name": "Jo", "email": "jo@example.com", "picture": "https://img.example.com/jo.png", "sub": "user-1"}, time.Now())
 	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	body := res.json(t)
 	require.Equal(t, map[string]any{"name": "Jo", "email": "jo@example.com", "image": "https://img.example.com/jo.png"}, body["user"])
-	require.Regexp(t, fndISOms, body["expires"])
+	require.Regexp(t, isoMillis, body["expires"])
 	exp, err := time.Parse(time.RFC3339, body["expires"].(string))
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now().Add(30*24*time.Hour), exp, time.Minute)
@@ -201,7 +201,7 @@ func TestFoundationSessionJWT(t *testing.T) {
 	requireCleared(t, res.Header, "next-auth.session-token")
 }
 
-func TestFoundationSessionJWTAuthJS(t *testing.T) {
+func TestSessionJWTAuthJS(t *testing.T) {
 	e := startEnv(t, envOpts{config: func(c *config.Config) {
 		c.Session.Strategy = config.StrategyJWT
 		c.Cookies.Style = config.StyleAuthJS

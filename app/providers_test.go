@@ -11,7 +11,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 )
 
-func fndThreeProviders(c *config.Config) {
+func threeProviders(c *config.Config) {
 	c.Providers = []config.Provider{
 		{ID: "github", ClientID: "gh-id", ClientSecret: "gh-secret"},
 		{ID: "email", Type: config.TypeEmail, Server: "smtp://127.0.0.1:9"},
@@ -19,8 +19,8 @@ func fndThreeProviders(c *config.Config) {
 	}
 }
 
-// fndOrderedKeys returns the keys of a JSON object in document order.
-func fndOrderedKeys(t *testing.T, body string) []string {
+// orderedKeys returns the keys of a JSON object in document order.
+func orderedKeys(t *testing.T, body string) []string {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(body))
 	tok, err := dec.Token()
@@ -37,13 +37,13 @@ func fndOrderedKeys(t *testing.T, body string) []string {
 	return keys
 }
 
-func TestFoundationProviders(t *testing.T) {
-	e := startEnv(t, envOpts{config: fndThreeProviders})
+func TestProviders(t *testing.T) {
+	e := startEnv(t, envOpts{config: threeProviders})
 	res := e.get(e.client, "/providers")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.True(t, strings.HasPrefix(res.Header.Get("Content-Type"), "application/json"))
 	require.Empty(t, res.Header.Values("Set-Cookie"), "next-auth sets no cookies on /providers")
-	require.Equal(t, []string{"github", "email", "google"}, fndOrderedKeys(t, res.body), "config order is kept")
+	require.Equal(t, []string{"github", "email", "google"}, orderedKeys(t, res.body), "config order is kept")
 
 	var got map[string]map[string]any
 	require.NoError(t, json.Unmarshal([]byte(res.body), &got))
@@ -66,7 +66,7 @@ func TestFoundationProviders(t *testing.T) {
 	require.Empty(t, res.Header.Values("Set-Cookie"))
 }
 
-func TestFoundationProvidersOIDCWireType(t *testing.T) {
+func TestProvidersOIDCWireType(t *testing.T) {
 	for style, want := range map[string]string{config.StyleNextAuth: "oauth", config.StyleAuthJS: "oidc"} {
 		t.Run(style, func(t *testing.T) {
 			e := startEnv(t, envOpts{config: func(c *config.Config) {
@@ -82,7 +82,7 @@ func TestFoundationProvidersOIDCWireType(t *testing.T) {
 	}
 }
 
-func TestFoundationProvidersNone(t *testing.T) {
+func TestProvidersNone(t *testing.T) {
 	e := startEnv(t, envOpts{config: func(c *config.Config) { c.Providers = nil }})
 	res := e.get(e.client, "/providers")
 	require.Equal(t, http.StatusOK, res.StatusCode)

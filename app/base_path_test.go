@@ -12,7 +12,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 )
 
-func TestFoundationBasePath(t *testing.T) {
+func TestBasePath(t *testing.T) {
 	cases := []struct {
 		serviceURL string
 		base       string // absolute base URL (next-auth's parseUrl)
@@ -31,7 +31,7 @@ func TestFoundationBasePath(t *testing.T) {
 		t.Run(tc.serviceURL, func(t *testing.T) {
 			e := startEnv(t, envOpts{config: func(c *config.Config) {
 				c.ServiceURL = tc.serviceURL
-				fndThreeProviders(c)
+				threeProviders(c)
 			}})
 			require.Equal(t, tc.base, e.base)
 			require.Equal(t, tc.path, e.path)

@@ -11,9 +11,9 @@ import (
 	"github.com/latchkey-auth/latchkey/app/cookies"
 )
 
-// fndBenchSession measures GET /session through the real handler (routing,
+// benchSession measures GET /session through the real handler (routing,
 // init with a valid CSRF cookie, session lookup, JSON) for one cookie header.
-func fndBenchSession(b *testing.B, e *env, cookieHeader string) {
+func benchSession(b *testing.B, e *env, cookieHeader string) {
 	b.Helper()
 	h := e.app.Handler()
 	// One checked request first, so a broken setup cannot pass as fast.
@@ -34,8 +34,8 @@ func fndBenchSession(b *testing.B, e *env, cookieHeader string) {
 	}
 }
 
-// fndBrowserCookies are the cookies a browser holds after GET /csrf.
-func fndBrowserCookies() string {
+// browserCookieHeader are the cookies a browser holds after GET /csrf.
+func browserCookieHeader() string {
 	tok := strings.Repeat("5a", 32)
 	return "next-auth.csrf-token=" + cookies.Encode(tok+"|"+csrfHash(tok, testSecret)) +
 		"; next-auth.callback-url=" + cookies.Encode("http://localhost:3000")
@@ -45,16 +45,16 @@ func BenchmarkGetSessionDatabase(b *testing.B) {
 	e := startEnv(b, envOpts{})
 	u := e.addUser("Bench", "bench@example.com", "https://img.example.com/b.png")
 	tok := e.addDBSession(u, time.Now().Add(30*24*time.Hour))
-	fndBenchSession(b, e, fndBrowserCookies()+"; next-auth.session-token="+tok)
+	benchSession(b, e, browserCookieHeader()+"; next-auth.session-token="+tok)
 }
 
 func BenchmarkGetSessionJWT(b *testing.B) {
 	e := startEnv(b, envOpts{strategy: config.StrategyJWT})
 	tok := jwtCookie(b, map[string]any{"name": "Bench", "email": "bench@example.com", "picture": "https://img.example.com/b.png", "sub": "user-1"}, time.Now())
-	fndBenchSession(b, e, fndBrowserCookies()+"; next-auth.session-token="+tok)
+	benchSession(b, e, browserCookieHeader()+"; next-auth.session-token="+tok)
 }
 
 func BenchmarkGetSessionNone(b *testing.B) {
 	e := startEnv(b, envOpts{})
-	fndBenchSession(b, e, fndBrowserCookies())
+	benchSession(b, e, browserCookieHeader())
 }
