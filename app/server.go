@@ -76,7 +76,8 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service url: %w", err)
 	}
-	if cfg.Secret == "" {
+	secrets := cfg.Secrets()
+	if len(secrets) == 0 {
 		return nil, errors.New("no secret configured")
 	}
 	d := dialectOf(cfg.Cookies.Style)

@@ -16,6 +16,9 @@ type Config struct {
 	ServiceURL string `yaml:"service_url"`
 	// Secret signs CSRF cookies and derives JWT keys (AUTH_SECRET, NEXTAUTH_SECRET, AUTH_SECRET_FILE).
 	Secret string `yaml:"secret"`
+	// RotationSecrets are AUTH_SECRET_3, _2, _1 (those set, in that order):
+	// the first of them signs everything new, and all are accepted. See Secrets.
+	RotationSecrets []string `yaml:"-"`
 	// Port is the listening port (PORT).
 	Port int `yaml:"port"`
 	// DataDir holds the default SQLite file and the generated secret.

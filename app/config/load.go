@@ -195,13 +195,15 @@ func (c *Config) applyEnv(env Env) (p Problems) {
 	if v, ok := first(env, "SERVICE_URL", "AUTH_URL", "NEXTAUTH_URL"); ok {
 		c.ServiceURL = v
 	}
-	if v, ok := first(env, "AUTH_SECRET", "NEXTAUTH_SECRET"); ok {
+	if v, ok := secretFromEnv(env, &p, "AUTH_SECRET", "NEXTAUTH_SECRET"); ok {
 		c.Secret = v
-	} else if path, ok := env("AUTH_SECRET_FILE"); ok && path != "" {
-		if b, err := os.ReadFile(path); err != nil {
-			p = append(p, fmt.Sprintf("AUTH_SECRET_FILE: %v", err))
-		} else {
-			c.Secret = strings.TrimSpace(string(b))
+	}
+	// Auth.js's rotation order: the highest-numbered secret set comes first
+	// and signs everything new; AUTH_SECRET comes last.
+	c.RotationSecrets = nil
+	for _, n := range []string{"3", "2", "1"} {
+		if v, ok := secretFromEnv(env, &p, "AUTH_SECRET_"+n); ok {
+			c.RotationSecrets = append(c.RotationSecrets, v)
 		}
 	}
 	if v, ok := first(env, "PORT"); ok {
@@ -242,10 +244,42 @@ func first(env Env, keys ...string) (string, bool) {
 	return "", false
 }
 
+// secretFromEnv reads the first of keys that is set, else the file named by
+// the first key's _FILE variant.
+func secretFromEnv(env Env, p *Problems, keys ...string) (string, bool) {
+	if v, ok := first(env, keys...); ok {
+		return v, true
+	}
+	fileKey := keys[0] + "_FILE"
+	path, ok := env(fileKey)
+	if !ok || path == "" {
+		return "", false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		*p = append(*p, fmt.Sprintf("%s: %v", fileKey, err))
+		return "", false
+	}
+	return strings.TrimSpace(string(b)), true
+}
+
+// Secrets is every active secret, the one that signs and encrypts
+// everything new first: AUTH_SECRET_3, _2, _1 (those set), then
+// AUTH_SECRET. Every one of them is accepted when reading.
+func (c *Config) Secrets() []string {
+	out := make([]string, 0, len(c.RotationSecrets)+1)
+	for _, s := range append(append([]string{}, c.RotationSecrets...), c.Secret) {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // EnsureSecret generates a secret in DataDir when none is configured, so a
 // fresh `go run .` works and keeps sessions valid across restarts.
 func (c *Config) EnsureSecret() error {
-	if c.Secret != "" {
+	if len(c.Secrets()) > 0 {
 		return nil
 	}
 	path := filepath.Join(c.DataDir, "secret")

@@ -38,6 +38,11 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	if c.Secret != "" && len(c.Secret) < 32 {
 		add("secret: too short (%d characters); use at least 32, e.g. `openssl rand -hex 32`", len(c.Secret))
 	}
+	for i, s := range c.RotationSecrets {
+		if len(s) < 32 {
+			add("rotation secret %d of %d (AUTH_SECRET_1..3): too short (%d characters); use at least 32", i+1, len(c.RotationSecrets), len(s))
+		}
+	}
 	if _, err := c.databasePath(); err != nil {
 		add("database_url (DATABASE_URL) %q: %v", c.DatabaseURL, err)
 	}
