@@ -120,7 +120,7 @@ func loadConfig(path string) (config.Config, []string, error) {
 }
 
 func checkConfig(path string, stdout, stderr io.Writer) int {
-	_, warnings, err := loadConfig(path)
+	cfg, warnings, err := loadConfig(path)
 	for _, w := range warnings {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
@@ -135,8 +135,21 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	fmt.Fprintln(stdout, secretsSummary(cfg))
 	fmt.Fprintln(stdout, "configuration OK")
 	return 0
+}
+
+// secretsSummary says how many secrets are active, never their values.
+func secretsSummary(cfg config.Config) string {
+	switch n := len(cfg.Secrets()); n {
+	case 0:
+		return "secrets: none set (a generated one in the data folder will be used)"
+	case 1:
+		return "secrets: 1 active"
+	default:
+		return fmt.Sprintf("secrets: %d active (AUTH_SECRET_1..3 rotation: the first signs, all are accepted)", n)
+	}
 }
 
 func serve(path string, log *slog.Logger) int {

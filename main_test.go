@@ -20,7 +20,7 @@ import (
 // clearEnv unsets (empties) every variable latchkey reads, for this test.
 func clearEnv(t *testing.T) {
 	for _, k := range []string{"SERVICE_URL", "AUTH_URL", "NEXTAUTH_URL", "AUTH_SECRET", "NEXTAUTH_SECRET",
-		"AUTH_SECRET_FILE", "PORT", "DATABASE_URL", "LOG_LEVEL", "AUTH_GITHUB_ID", "AUTH_GITHUB_SECRET"} {
+		"AUTH_SECRET_FILE", "AUTH_SECRET_1", "AUTH_SECRET_2", "AUTH_SECRET_3", "PORT", "DATABASE_URL", "LOG_LEVEL", "AUTH_GITHUB_ID", "AUTH_GITHUB_SECRET"} {
 		t.Setenv(k, "")
 	}
 }
@@ -69,6 +69,25 @@ func TestCheckConfigDefault(t *testing.T) {
 	code, stdout, stderr = runCmd("check-config")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "configuration OK")
+}
+
+// TestCheckConfigCountsSecrets: check-config tells how many secrets are
+// active for rotation, and never prints one.
+func TestCheckConfigCountsSecrets(t *testing.T) {
+	clearEnv(t)
+	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	t.Setenv("AUTH_SECRET", a)
+	t.Setenv("AUTH_SECRET_1", b)
+	code, stdout, stderr := runCmd("check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "secrets: 2 active")
+	require.NotContains(t, stdout+stderr, a)
+	require.NotContains(t, stdout+stderr, b)
+
+	t.Setenv("AUTH_SECRET_2", "short")
+	code, _, stderr = runCmd("check-config")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "too short")
 }
 
 func TestCheckConfigListsEveryProblem(t *testing.T) {

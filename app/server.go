@@ -90,7 +90,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		purge:   opts.PurgeEvery,
 		names:   cookies.NewNames(d.cookiePrefix, base.Secure),
 		cookies: cookies.Writer{Secure: base.Secure},
-		csrf:    csrf.NewSigner(cfg.Secret),
+		csrf:    csrf.NewSigner(secrets...),
 		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
 		hooks:   signin.DefaultHooks(cfg.Callbacks),
 	}
@@ -139,7 +139,7 @@ func (a *App) build(idpClient *http.Client) error {
 		Tokens:      a.store,
 		Hooks:       a.hooks,
 		Now:         a.now,
-		HashToken:   func(token string) string { return email.HashToken(token, a.cfg.Secret) },
+		TokenHashes: func(token string) []string { return email.HashTokens(token, a.cfg.Secrets()) },
 		JWTSessions: a.sessions.Name() == config.StrategyJWT,
 		Log:         a.log,
 	}

@@ -14,7 +14,7 @@ import (
 func (a *App) buildSessions() (session.Strategy, error) {
 	life := session.Lifetime{MaxAge: a.cfg.Session.MaxAge.D(), UpdateAge: a.cfg.Session.UpdateAge.D(), Now: a.now}
 	if a.cfg.Session.Strategy == config.StrategyJWT {
-		return session.NewJWT(a.cfg.Secret, a.dialect.jwt, a.names.SessionToken, a.cookies, life)
+		return session.NewJWT(a.cfg.Secrets(), a.dialect.jwt, a.names.SessionToken, a.cookies, life)
 	}
 	return session.NewDatabase(a.store, a.names.SessionToken, a.cookies, life), nil
 }

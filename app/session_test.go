@@ -206,7 +206,7 @@ func TestSessionJWTAuthJS(t *testing.T) {
 		c.Session.Strategy = config.StrategyJWT
 		c.Cookies.Style = config.StyleAuthJS
 	}})
-	s, err := session.NewJWT(testSecret, jwt.V5, "authjs.session-token", cookies.Writer{}, session.Lifetime{MaxAge: time.Hour, Now: time.Now})
+	s, err := session.NewJWT([]string{testSecret}, jwt.V5, "authjs.session-token", cookies.Writer{}, session.Lifetime{MaxAge: time.Hour, Now: time.Now})
 	require.NoError(t, err)
 	rec := httptest.NewRecorder()
 	require.NoError(t, s.Create(context.Background(), rec, httptest.NewRequest(http.MethodGet, "/", nil), session.User{}, map[string]any{"sub": "u", "email": "v5@example.com"}))

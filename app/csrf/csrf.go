@@ -17,16 +17,17 @@ const maxCookieLen = 256
 
 // Signer makes and checks CSRF cookie values with the service secret.
 type Signer struct {
-	secret string
+	secrets []string
 }
 
-// NewSigner returns a Signer for secret.
-func NewSigner(secret string) Signer { return Signer{secret: secret} }
+// NewSigner returns a Signer that signs with the first secret and accepts
+// a cookie signed with any of them (secret rotation).
+func NewSigner(secrets ...string) Signer { return Signer{secrets: secrets} }
 
 // New returns a fresh token and its cookie value "token|sha256hex(token+secret)".
 func (s Signer) New() (token, cookieValue string) {
 	token = random.Hex(32)
-	return token, token + "|" + s.hash(token)
+	return token, token + "|" + hash(token, s.secrets[0])
 }
 
 // Parse returns the token in a (percent-decoded) cookie value when its hash
@@ -35,14 +36,16 @@ func (s Signer) Parse(cookieValue string) (token string, ok bool) {
 	if len(cookieValue) > maxCookieLen {
 		return "", false
 	}
-	token, hash, found := strings.Cut(cookieValue, "|")
+	token, sum, found := strings.Cut(cookieValue, "|")
 	if !found || token == "" {
 		return "", false
 	}
-	if subtle.ConstantTimeCompare([]byte(hash), []byte(s.hash(token))) != 1 {
-		return "", false
+	for _, secret := range s.secrets {
+		if subtle.ConstantTimeCompare([]byte(sum), []byte(hash(token, secret))) == 1 {
+			return token, true
+		}
 	}
-	return token, true
+	return "", false
 }
 
 // Verify reports whether the submitted form token equals the cookie token,
@@ -56,7 +59,7 @@ func Verify(cookieToken, formToken string) bool {
 
 // hash is next-auth's plain sha256(token + secret), not an HMAC, so cookies
 // stay interchangeable with next-auth's.
-func (s Signer) hash(token string) string {
-	sum := sha256.Sum256([]byte(token + s.secret))
+func hash(token, secret string) string {
+	sum := sha256.Sum256([]byte(token + secret))
 	return hex.EncodeToString(sum[:])
 }

@@ -82,3 +82,19 @@ func TestVerify(t *testing.T) {
 	require.False(t, csrf.Verify(tok, tok+" "))
 	require.False(t, csrf.Verify(tok, tok+"|"+hash(tok, secret)))
 }
+
+// TestRotation: the first secret signs; a cookie signed with any listed
+// secret parses; a cookie of a secret no longer listed does not.
+func TestRotation(t *testing.T) {
+	const older, newer = "older secret older secret older secret", "newer secret newer secret newer secret"
+	tok, value := csrf.NewSigner(older).New()
+	rotated := csrf.NewSigner(newer, older)
+	got, ok := rotated.Parse(value)
+	require.True(t, ok, "a cookie signed before the rotation")
+	require.Equal(t, tok, got)
+
+	tok2, value2 := rotated.New()
+	require.Equal(t, tok2+"|"+hash(tok2, newer), value2, "new cookies are signed with the first secret")
+	_, ok = csrf.NewSigner(newer).Parse(value)
+	require.False(t, ok, "the old secret retired")
+}

@@ -20,6 +20,16 @@ func HashToken(token, secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// HashTokens is HashToken under every secret, the current one first: new
+// rows store the first; a link from before a secret rotation matches a later one.
+func HashTokens(token string, secrets []string) []string {
+	out := make([]string, len(secrets))
+	for i, s := range secrets {
+		out[i] = HashToken(token, s)
+	}
+	return out
+}
+
 // Link builds the sign-in link next-auth e-mails:
 // {endpoint}?callbackUrl=...&token=...&email=..., in that order (v4 builds it
 // with URLSearchParams, and clients compare the keys).

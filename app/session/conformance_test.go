@@ -369,7 +369,7 @@ func newJWTHarness(format jwt.Format) constructor {
 	return func(t *testing.T) harness {
 		clk := &clock{t: time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)}
 		life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, Now: clk.Now}
-		s, err := session.NewJWT(secret, format, cookieName, cookies.Writer{}, life)
+		s, err := session.NewJWT([]string{secret}, format, cookieName, cookies.Writer{}, life)
 		require.NoError(t, err)
 		return harness{
 			strategy: s,

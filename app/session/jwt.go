@@ -13,36 +13,51 @@ import (
 // JWT keeps the session in the cookie as an encrypted JWT that next-auth
 // (v4 format) or Auth.js (v5 format) can also read.
 type JWT struct {
-	key    *jwt.Key
+	keys   []*jwt.Key // the first encrypts; every one decrypts (secret rotation)
 	name   string
 	writer cookies.Writer
 	life   Lifetime
 }
 
-// NewJWT derives the key once: v4 uses an empty salt, v5 the cookie name.
-func NewJWT(secret string, format jwt.Format, name string, w cookies.Writer, life Lifetime) (*JWT, error) {
+// NewJWT derives one key per secret, once: v4 uses an empty salt, v5 the
+// cookie name. The first secret encrypts new tokens.
+func NewJWT(secrets []string, format jwt.Format, name string, w cookies.Writer, life Lifetime) (*JWT, error) {
+	if len(secrets) == 0 {
+		return nil, errors.New("session key: no secret")
+	}
 	salt := ""
 	if format == jwt.V5 {
 		salt = name
 	}
-	key, err := jwt.NewKey(secret, salt, format)
-	if err != nil {
-		return nil, fmt.Errorf("session key: %w", err)
+	j := &JWT{name: name, writer: w, life: life}
+	for i, secret := range secrets {
+		key, err := jwt.NewKey(secret, salt, format)
+		if err != nil {
+			return nil, fmt.Errorf("session key %d: %w", i+1, err)
+		}
+		j.keys = append(j.keys, key)
 	}
-	return &JWT{key: key, name: name, writer: w, life: life}, nil
+	return j, nil
 }
 
 // Name implements Strategy.
 func (j *JWT) Name() string { return "jwt" }
 
-// Read decrypts the (possibly chunked) cookie: one decryption, no I/O.
+// Read decrypts the (possibly chunked) cookie: one decryption with the
+// current secret, no I/O; older secrets are tried only when it fails.
 func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 	raw := cookies.ReadChunked(r, j.name)
 	if raw == "" {
 		_, err := r.Cookie(j.name)
 		return nil, err == nil, nil
 	}
-	claims, err := j.key.Decode(raw, j.life.Now())
+	var claims map[string]any
+	err := jwt.ErrInvalid
+	for _, key := range j.keys {
+		if claims, err = key.Decode(raw, j.life.Now()); !errors.Is(err, jwt.ErrInvalid) {
+			break
+		}
+	}
 	if errors.Is(err, jwt.ErrInvalid) {
 		return nil, true, nil
 	}
@@ -61,7 +76,9 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 	}, true, nil
 }
 
-// Refresh re-encodes the claims with a new exp and re-sets the cookie(s).
+// Refresh re-encodes the claims with a new exp under the current secret and
+// re-sets the cookie(s), so a token read with an older secret is re-issued
+// under the current one in the same response.
 func (j *JWT) Refresh(_ context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
 	return j.write(w, r, s.Claims)
 }
@@ -73,7 +90,7 @@ func (j *JWT) Create(_ context.Context, w http.ResponseWriter, r *http.Request, 
 
 func (j *JWT) write(w http.ResponseWriter, r *http.Request, claims map[string]any) error {
 	now := j.life.Now()
-	tok, err := j.key.Encode(claims, j.life.MaxAge, now)
+	tok, err := j.keys[0].Encode(claims, j.life.MaxAge, now)
 	if err != nil {
 		return fmt.Errorf("encode session token: %w", err)
 	}

@@ -51,7 +51,7 @@ func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest)
 		return err
 	}
 	token := email.NewToken()
-	hash := s.HashToken(token)
+	hash := s.TokenHashes(token)[0]
 	if err := s.Tokens.CreateVerificationToken(ctx, addr, hash, now.Add(p.MaxAge)); err != nil {
 		return Fail(CodeEmailSignin, err)
 	}
@@ -75,8 +75,7 @@ func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest)
 // addr is the link's email parameter ("" when absent); it must match.
 func (s *Service) RedeemLink(ctx context.Context, b Browser, provider, token, addr string) (*SignedIn, error) {
 	now := s.Now()
-	hash := s.HashToken(token)
-	row, err := s.Tokens.VerificationTokenByHash(ctx, hash)
+	row, err := s.tokenRow(ctx, token)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		return nil, Fail(CodeVerification, errors.New("unknown or already used sign-in link"))
@@ -97,7 +96,7 @@ func (s *Service) RedeemLink(ctx context.Context, b Browser, provider, token, ad
 	if err := s.checkSignIn(ctx, SignInInput{User: *candidate, Provider: provider, Type: "email", Email: row.Identifier, EmailVerified: true}); err != nil {
 		return nil, err
 	}
-	user, isNew, err := s.Tokens.RedeemVerificationToken(ctx, row.Identifier, hash, now)
+	user, isNew, err := s.Tokens.RedeemVerificationToken(ctx, row.Identifier, row.TokenHash, now)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		return nil, Fail(CodeVerification, errors.New("sign-in link used by a concurrent request"))
@@ -112,6 +111,17 @@ func (s *Service) RedeemLink(ctx context.Context, b Browser, provider, token, ad
 		return nil, s.restore(ctx, row, err)
 	}
 	return out, nil
+}
+
+// tokenRow finds a link's row under any of the secrets' hashes.
+func (s *Service) tokenRow(ctx context.Context, token string) (*models.VerificationToken, error) {
+	for _, hash := range s.TokenHashes(token) {
+		row, err := s.Tokens.VerificationTokenByHash(ctx, hash)
+		if !errors.Is(err, models.ErrNotFound) {
+			return row, err
+		}
+	}
+	return nil, models.ErrNotFound
 }
 
 // restore puts a consumed token back after a failure, so the link still

@@ -220,3 +220,18 @@ func TestRedeemLinkRestoresTokenWhenSessionFails(t *testing.T) {
 	requireCode(t, err, signin.CodeCallback)
 	require.ErrorContains(t, err, "could not be restored")
 }
+
+// TestRedeemLinkAfterSecretRotation: a link sent before a secret rotation
+// is stored under the old secret's hash; it still redeems, once.
+func TestRedeemLinkAfterSecretRotation(t *testing.T) {
+	st := newStore()
+	s := service(st)
+	s.TokenHashes = func(token string) []string { return []string{"old:" + token} }
+	tok := issue(t, s, "a@example.com")
+	s.TokenHashes = func(token string) []string { return []string{"new:" + token, "old:" + token} }
+	_, err := s.RedeemLink(context.Background(), &browser{}, "email", tok, "")
+	require.NoError(t, err)
+	require.Empty(t, st.tokens)
+	_, err = s.RedeemLink(context.Background(), &browser{}, "email", tok, "")
+	requireCode(t, err, signin.CodeVerification)
+}

@@ -226,7 +226,7 @@ func service(st *store) *signin.Service {
 		Tokens:    st,
 		Hooks:     signin.DefaultHooks(config.Callbacks{}),
 		Now:       func() time.Time { return now },
-		HashToken: func(token string) string { return "hash:" + token },
+		TokenHashes: func(token string) []string { return []string{"hash:" + token} },
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 }

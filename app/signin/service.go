@@ -18,8 +18,10 @@ type Service struct {
 	Hooks  Hooks
 	// Now is the clock.
 	Now func() time.Time
-	// HashToken turns an e-mail token into the value stored for it.
-	HashToken func(token string) string
+	// TokenHashes turns an e-mail token into the values stored for it, one
+	// per secret: the first is stored for new links, any matches when
+	// redeeming (secret rotation).
+	TokenHashes func(token string) []string
 	// JWTSessions is true when sessions live in the cookie: the JWT hook
 	// shapes their claims, and there is no session row to replace.
 	JWTSessions bool
