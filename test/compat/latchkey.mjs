@@ -51,10 +51,11 @@ cookies:
 }
 
 /**
- * Start latchkey. opts: {bin, port, basePath, secret, config (yaml text), dir (temp dir), name}.
+ * Start latchkey. opts: {bin, port, basePath, secret, config (yaml text), dir (temp dir), name,
+ * env (extra environment, e.g. AUTH_SECRET_1)}.
  * Returns {name, base, origin, port, dir, log, proc, stop()}.
  */
-export async function startLatchkey({ bin, port, basePath = "/api/auth", secret, config, dir, name }) {
+export async function startLatchkey({ bin, port, basePath = "/api/auth", secret, config, dir, name, env: extraEnv = {} }) {
   fs.mkdirSync(dir, { recursive: true });
   const configFile = path.join(dir, "config.yaml");
   fs.writeFileSync(configFile, config);
@@ -69,6 +70,7 @@ export async function startLatchkey({ bin, port, basePath = "/api/auth", secret,
     PORT: String(port),
     AUTH_SECRET: secret,
     DATABASE_URL: path.join(dir, "latchkey.db"),
+    ...extraEnv,
   };
   const proc = spawnLogged(bin, ["--config", configFile], { env, cwd: dir, logFile: log });
   await waitHttp(proc, `${base}/providers`, log);

@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -26,6 +26,7 @@ const SUITES = {
   client: () => import("./client.test.mjs"),
   diff: () => import("./diff.test.mjs"),
   browser: () => import("./browser.test.mjs"),
+  rotation: () => import("./rotation.test.mjs"),
 };
 
 const started = Date.now();
