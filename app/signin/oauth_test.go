@@ -15,9 +15,8 @@ import (
 // who the identity is linked to, who the browser is signed in as, and
 // whether a user with the profile's e-mail exists decide the outcome.
 func TestOAuthLinkingTable(t *testing.T) {
+	// U holds the identity when linked; V is another user.
 	type world struct {
-		st         *store
-		u, v       *models.User // U holds the identity when linked; V is another user
 		linked     bool
 		signedIn   string // "", "U" or "V"
 		emailUser  bool   // a user W exists with the profile's e-mail
