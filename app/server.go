@@ -50,6 +50,7 @@ type App struct {
 
 	echo   *echo.Echo
 	server *http.Server
+	csp    cspCache
 }
 
 // Options are the dependencies New does not build from the config itself.
@@ -169,6 +170,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	go a.purgeLoop(ctx)
+	go a.discoverIdPs(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- a.server.Serve(l) }()
 	select {
