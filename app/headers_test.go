@@ -122,6 +122,32 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 	}
 }
 
+// Pages carry a CSRF token (sign-in, sign-out, confirm) or may set the CSRF
+// and callback-url cookies (all of them): a shared cache that stored one
+// would hand its token and cookies to the next visitor. Every page is
+// no-store; /csrf and /session keep next-auth's exact headers.
+func TestPagesAreNeverStored(t *testing.T) {
+	e := startEnv(t, envOpts{ownURL: true, smtp: &smtptest.Options{},
+		email: func(p *config.Provider) { p.Confirm = true }})
+	for _, path := range []string{
+		"/signin", "/signout", "/callback/email?token=abc&email=a%40example.com",
+		"/error?error=Verification", "/verify-request?provider=email&type=email",
+	} {
+		// A fresh browser (the response sets cookies) and a returning one.
+		for _, c := range []*http.Client{e.browser(), e.client} {
+			res := e.get(c, path)
+			require.Contains(t, res.Header.Get("Content-Type"), "text/html", path)
+			require.Equal(t, "no-store", res.Header.Get("Cache-Control"), path)
+		}
+	}
+	for _, path := range []string{"/csrf", "/session"} {
+		res := e.get(e.client, path)
+		require.Equal(t, "private, no-cache, no-store", res.Header.Get("Cache-Control"), path)
+		require.Equal(t, "no-cache", res.Header.Get("Pragma"), path)
+		require.Equal(t, "0", res.Header.Get("Expires"), path)
+	}
+}
+
 // A form's POST may answer a redirect to any origin a callbackUrl or a
 // custom page may name, and Chromium checks form-action on every redirect
 // of a form submission: the list is the service's origin, each provider's
