@@ -110,3 +110,29 @@ func TestInsecureServerWarns(t *testing.T) {
 		require.Empty(t, warnings, quiet)
 	}
 }
+
+// Under an https service URL (production) a secret must be configured: a
+// generated one lives in one data folder, so several instances, or one on
+// an ephemeral disk, would each sign with their own and reject each
+// other's cookies. Any of AUTH_SECRET, AUTH_SECRET_1..3 or secret: will do;
+// over http a generated secret is still fine (development).
+func TestGeneratedSecretRefusedForHTTPS(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.ServiceURL = "https://auth.example.com/api/auth"
+	_, err := cfg.Validate(catalogue)
+	requireProblem(t, problems(t, err), "secret", "https", "AUTH_SECRET")
+
+	for name, set := range map[string]func(*config.Config){
+		"secret":        func(c *config.Config) { c.Secret = strings.Repeat("s", 32) },
+		"AUTH_SECRET_1": func(c *config.Config) { c.RotationSecrets = []string{strings.Repeat("r", 32)} },
+	} {
+		c := cfg
+		set(&c)
+		_, err := c.Validate(catalogue)
+		require.NoError(t, err, name)
+	}
+
+	cfg.ServiceURL = "http://localhost:3000/api/auth"
+	_, err = cfg.Validate(catalogue)
+	require.NoError(t, err)
+}
