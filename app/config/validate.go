@@ -56,6 +56,12 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	if c.MaxBodyBytes < 1024 {
 		add("max_body_bytes: %d is too small (minimum 1024)", c.MaxBodyBytes)
 	}
+	if c.Server.MaxConnections < 1 {
+		add("server.max_connections: %d must be at least 1", c.Server.MaxConnections)
+	}
+	if c.Server.IdleTimeout <= 0 {
+		add("server.idle_timeout: must be positive, e.g. 75s")
+	}
 	switch c.Session.Strategy {
 	case StrategyDatabase, StrategyJWT:
 	default:

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -135,4 +136,21 @@ func TestGeneratedSecretRefusedForHTTPS(t *testing.T) {
 	cfg.ServiceURL = "http://localhost:3000/api/auth"
 	_, err = cfg.Validate(catalogue)
 	require.NoError(t, err)
+}
+
+// The connection limits have working defaults, are read from the server:
+// section, and nonsense is refused rather than taken as "unlimited".
+func TestServerLimits(t *testing.T) {
+	d := config.Defaults()
+	require.Equal(t, 4096, d.Server.MaxConnections)
+	require.Equal(t, 75*time.Second, d.Server.IdleTimeout.D())
+
+	cfg, err := config.Load([]byte("server:\n  max_connections: 10\n  idle_timeout: 5s\n"), env())
+	require.NoError(t, err)
+	require.Equal(t, config.Server{MaxConnections: 10, IdleTimeout: config.Duration(5 * time.Second)}, cfg.Server)
+
+	cfg.Server = config.Server{MaxConnections: 0, IdleTimeout: 0}
+	p := problems(t, func() error { _, err := cfg.Validate(catalogue); return err }())
+	requireProblem(t, p, "server.max_connections")
+	requireProblem(t, p, "server.idle_timeout")
 }
