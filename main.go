@@ -173,7 +173,7 @@ func serve(path string, log *slog.Logger) int {
 		return 1
 	}
 	if cfg.SecretGenerated {
-		log.Warn("no AUTH_SECRET set: using a generated secret stored in the data folder; set AUTH_SECRET in production", "dir", cfg.DataDir)
+		log.Warn("no AUTH_SECRET set: using a generated secret stored in the data folder (development only: an https SERVICE_URL requires AUTH_SECRET)", "dir", cfg.DataDir)
 	}
 	a, err := app.New(cfg, app.Options{Logger: log})
 	if err != nil {

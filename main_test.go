@@ -348,3 +348,37 @@ func TestInsecureSMTPServerWarnsOnce(t *testing.T) {
 	_, logs := serveOnce(t)
 	require.Equal(t, 1, strings.Count(logs, "insecure=true"), logs)
 }
+
+// With an https SERVICE_URL and no secret, check-config lists the problem and
+// serve refuses to start, before generating anything: every instance (or
+// every restart on an ephemeral disk) would otherwise sign with its own
+// secret. Any rotation secret counts as a secret.
+func TestHTTPSRequiresASecret(t *testing.T) {
+	clearEnv(t)
+	for _, k := range []string{"AUTH_SECRET_1", "AUTH_SECRET_2", "AUTH_SECRET_3"} {
+		t.Setenv(k, "")
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("SERVICE_URL", "https://auth.example.com/api/auth")
+	path := writeFile(t, "providers:\n  - id: email\n    type: email\n    server: smtp://relay.example.com:587\n")
+
+	code, stdout, stderr := runCmd("--config", path, "check-config")
+	require.Equal(t, 1, code, stdout)
+	require.Contains(t, stderr, "error: secret: ")
+	require.Contains(t, stderr, "AUTH_SECRET")
+	require.NotContains(t, stdout, "configuration OK")
+
+	code, _, stderr = runCmd("--config", path)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "AUTH_SECRET")
+	require.Contains(t, stderr, "did not start")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "no secret was generated")
+
+	t.Setenv("AUTH_SECRET_2", strings.Repeat("k", 32))
+	code, stdout, stderr = runCmd("--config", path, "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "configuration OK")
+}

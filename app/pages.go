@@ -17,9 +17,15 @@ func (a *App) page(title string) views.Page {
 	return views.Page{Title: title, StaticURL: a.base.Path + "/static"}
 }
 
-// render writes a templ component as HTML with the given status.
+// render writes a templ component as HTML with the given status. No page
+// may be stored by a cache: sign-in, sign-out and the e-mail confirm page
+// embed the browser's CSRF token, and every page can set the CSRF and
+// callback-url cookies, which a shared cache would hand to the next visitor
+// along with the page. (The error and verify-request pages lose nothing by
+// it: they are small and rarely visited twice.)
 func render(c echo.Context, status int, comp templ.Component) error {
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	c.Response().WriteHeader(status)
 	return comp.Render(c.Request().Context(), c.Response())
 }

@@ -25,6 +25,7 @@ func (a *App) routes() (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
 	e.IPExtractor = clientIP(a.cfg.TrustedProxies)
+	e.Pre(a.securityHeaders)                  // first: every answer, errors included, carries them
 	e.Pre(echo.WrapMiddleware(cookies.Track)) // indexes Set-Cookie lines: replacing one is O(1)
 	e.Pre(a.rejectOptions)
 	e.Use(a.logRequests, middleware.Recover())

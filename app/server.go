@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/net/netutil"
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
@@ -50,6 +51,7 @@ type App struct {
 
 	echo   *echo.Echo
 	server *http.Server
+	csp    cspCache
 }
 
 // Options are the dependencies New does not build from the config itself.
@@ -157,18 +159,27 @@ func (a *App) Base() config.Base { return a.base }
 func (a *App) Store() *models.Store { return a.store }
 
 // Serve answers requests on l until ctx is cancelled, then shuts down
-// gracefully, giving in-flight requests up to 10 seconds.
+// gracefully, giving in-flight requests up to 10 seconds. At most
+// server.max_connections connections are open at once (further ones wait in
+// the kernel's accept queue) and keep-alive connections close after
+// server.idle_timeout, so no number of held connections can use up the
+// process's file descriptors.
 func (a *App) Serve(ctx context.Context, l net.Listener) error {
+	if a.cfg.Server.MaxConnections < 1 { // a limit of 0 would never accept anyone
+		return fmt.Errorf("serve: server.max_connections is %d; it must be at least 1", a.cfg.Server.MaxConnections)
+	}
+	l = netutil.LimitListener(l, a.cfg.Server.MaxConnections)
 	a.server = &http.Server{
 		Handler:           a.echo,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		IdleTimeout:       a.cfg.Server.IdleTimeout.D(),
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	go a.purgeLoop(ctx)
+	go a.discoverIdPs(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- a.server.Serve(l) }()
 	select {

@@ -39,6 +39,8 @@ type Config struct {
 	TrustedProxies []string `yaml:"trusted_proxies"`
 	// MaxBodyBytes caps request bodies; larger ones get 413.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// Server bounds the connections the listener holds.
+	Server Server `yaml:"server"`
 
 	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
 	SecretGenerated bool `yaml:"-"`
@@ -93,6 +95,17 @@ type RateLimit struct {
 	// MaxKeys bounds each table of counters; the least recently used key
 	// is forgotten first.
 	MaxKeys int `yaml:"max_keys"`
+}
+
+// Server bounds connections, so that clients holding many of them open
+// cannot use up the process's file descriptors.
+type Server struct {
+	// MaxConnections caps concurrent connections; one more waits in the
+	// kernel's accept queue until another closes.
+	MaxConnections int `yaml:"max_connections"`
+	// IdleTimeout closes a keep-alive connection that has waited this long
+	// for its next request.
+	IdleTimeout Duration `yaml:"idle_timeout"`
 }
 
 // Session selects where sessions live and how long they last.

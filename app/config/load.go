@@ -25,6 +25,7 @@ func Defaults() Config {
 		Port:         3000,
 		DataDir:      "data",
 		MaxBodyBytes: 64 << 10,
+		Server:       Server{MaxConnections: 4096, IdleTimeout: Duration(75 * time.Second)},
 		Session: Session{
 			Strategy:  StrategyDatabase,
 			MaxAge:    Duration(30 * 24 * time.Hour),

@@ -43,11 +43,24 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 			add("rotation secret %d of %d (AUTH_SECRET_1..3): too short (%d characters); use at least 32", i+1, len(c.RotationSecrets), len(s))
 		}
 	}
+	if base, err := ParseBase(c.ServiceURL); err == nil && base.Secure && len(c.Secrets()) == 0 {
+		// An https deployment is production, where a secret generated into
+		// the data folder goes wrong: several instances, or one whose disk
+		// does not survive a restart, would each sign with their own and
+		// reject each other's cookies and sessions.
+		add("secret: required when the service URL is https (a generated secret belongs to one data folder, so several instances or an ephemeral disk would each have their own): set AUTH_SECRET, AUTH_SECRET_FILE or secret: to 32+ random characters, e.g. `openssl rand -hex 32`")
+	}
 	if _, err := c.databasePath(); err != nil {
 		add("database_url (DATABASE_URL) %q: %v", c.DatabaseURL, err)
 	}
 	if c.MaxBodyBytes < 1024 {
 		add("max_body_bytes: %d is too small (minimum 1024)", c.MaxBodyBytes)
+	}
+	if c.Server.MaxConnections < 1 {
+		add("server.max_connections: %d must be at least 1", c.Server.MaxConnections)
+	}
+	if c.Server.IdleTimeout <= 0 {
+		add("server.idle_timeout: must be positive, e.g. 75s")
 	}
 	switch c.Session.Strategy {
 	case StrategyDatabase, StrategyJWT:

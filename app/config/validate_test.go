@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -109,4 +110,47 @@ func TestInsecureServerWarns(t *testing.T) {
 		require.NoError(t, err, quiet)
 		require.Empty(t, warnings, quiet)
 	}
+}
+
+// Under an https service URL (production) a secret must be configured: a
+// generated one lives in one data folder, so several instances, or one on
+// an ephemeral disk, would each sign with their own and reject each
+// other's cookies. Any of AUTH_SECRET, AUTH_SECRET_1..3 or secret: will do;
+// over http a generated secret is still fine (development).
+func TestGeneratedSecretRefusedForHTTPS(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.ServiceURL = "https://auth.example.com/api/auth"
+	_, err := cfg.Validate(catalogue)
+	requireProblem(t, problems(t, err), "secret", "https", "AUTH_SECRET")
+
+	for name, set := range map[string]func(*config.Config){
+		"secret":        func(c *config.Config) { c.Secret = strings.Repeat("s", 32) },
+		"AUTH_SECRET_1": func(c *config.Config) { c.RotationSecrets = []string{strings.Repeat("r", 32)} },
+	} {
+		c := cfg
+		set(&c)
+		_, err := c.Validate(catalogue)
+		require.NoError(t, err, name)
+	}
+
+	cfg.ServiceURL = "http://localhost:3000/api/auth"
+	_, err = cfg.Validate(catalogue)
+	require.NoError(t, err)
+}
+
+// The connection limits have working defaults, are read from the server:
+// section, and nonsense is refused rather than taken as "unlimited".
+func TestServerLimits(t *testing.T) {
+	d := config.Defaults()
+	require.Equal(t, 4096, d.Server.MaxConnections)
+	require.Equal(t, 75*time.Second, d.Server.IdleTimeout.D())
+
+	cfg, err := config.Load([]byte("server:\n  max_connections: 10\n  idle_timeout: 5s\n"), env())
+	require.NoError(t, err)
+	require.Equal(t, config.Server{MaxConnections: 10, IdleTimeout: config.Duration(5 * time.Second)}, cfg.Server)
+
+	cfg.Server = config.Server{MaxConnections: 0, IdleTimeout: 0}
+	p := problems(t, func() error { _, err := cfg.Validate(catalogue); return err }())
+	requireProblem(t, p, "server.max_connections")
+	requireProblem(t, p, "server.idle_timeout")
 }

@@ -6,8 +6,12 @@
 //  - screenshots of the sign-in, sign-out, error and verify-request pages at
 //    390 px (phone) and 1280 px (desktop) (`npm run screenshots` writes them
 //    to docs/screenshots/);
-//  - every request a latchkey page makes is recorded: none may leave its origin.
+//  - every request a latchkey page makes is recorded: none may leave its origin;
+//  - latchkey's pages send a Content-Security-Policy, no page reports a
+//    violation of it (its form-action lets the IdP button's redirect through),
+//    and a page on another origin cannot frame the sign-in page.
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
@@ -46,12 +50,30 @@ export async function launchChromium() {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, chromiumSandbox: false, timeout: 60000 });
 }
 
-/** A browser context that records every request and blocks any host but 127.0.0.1. */
+/**
+ * A browser context that records every request and blocks any host but
+ * 127.0.0.1. It also records Content-Security-Policy violations, from the
+ * console ("Refused to ...") and from securitypolicyviolation events, in
+ * context.csp; every page sets window.__cspWatch so a check can tell the
+ * listener ran (init scripts come through the DevTools protocol, which the
+ * pages' own CSP does not block).
+ */
 async function newContext(browser, viewport) {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale: "en-US" });
   context.requests = [];
   context.blocked = [];
+  context.csp = [];
   context.on("request", (r) => context.requests.push({ url: r.url(), type: r.resourceType(), nav: r.isNavigationRequest() }));
+  context.on("console", (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) context.csp.push(`console on ${m.page()?.url()}: ${m.text()}`);
+  });
+  await context.exposeBinding("__cspViolation", (_src, v) => context.csp.push(`event: ${v}`));
+  await context.addInitScript(() => {
+    window.__cspWatch = true;
+    document.addEventListener("securitypolicyviolation", (e) =>
+      window.__cspViolation(`${e.violatedDirective} blocked ${e.blockedURI} on ${e.documentURI}`),
+    );
+  });
   await context.route("**/*", (route) => {
     const u = new URL(route.request().url());
     if (u.hostname !== "127.0.0.1" && u.protocol !== "data:") {
@@ -96,6 +118,26 @@ async function sessionIn(page, base) {
   }
 }
 
+/** The directives of a Content-Security-Policy header: {name: [sources]}. */
+function cspDirectives(header) {
+  const out = {};
+  for (const d of (header ?? "").split(";")) {
+    const [name, ...sources] = d.trim().split(/\s+/);
+    if (name) out[name] = sources;
+  }
+  return out;
+}
+
+/** A page on another origin (another port of 127.0.0.1) that frames url. */
+async function framingSite(url) {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end(`<!doctype html><title>framer</title><iframe id="victim" src="${url}" width="600" height="400"></iframe>`);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
 export async function run(report, ctx) {
   const t = report.scope("browser ");
   SHOTS = shotsDir(ctx);
@@ -120,6 +162,15 @@ export async function run(report, ctx) {
       const { res, resources } = await openPage(page, `${base}/signin?callbackUrl=${encodeURIComponent(dashboard)}`, origin);
       eq(res.status(), 200, "status");
       eq(await page.title(), "Sign In", "title");
+      if (ctx.target === "latchkey") {
+        const csp = cspDirectives(res.headers()["content-security-policy"]);
+        eq(csp["frame-ancestors"], ["'none'"], "CSP frame-ancestors");
+        eq(csp["default-src"], ["'none'"], "CSP default-src");
+        assert(csp["form-action"]?.includes(new URL(ctx.idp.issuer).origin), `CSP form-action ${show(csp["form-action"])} lacks the IdP`);
+        eq(res.headers()["x-frame-options"], "DENY", "X-Frame-Options");
+        eq(await page.evaluate(() => window.__cspWatch === true), true, "the violation listener runs on the page");
+        eq(desktop.csp, [], "CSP violations");
+      }
       return `${resources} sub-resources; ${await shot(page, "signin-desktop")}`;
     });
     await t.check("clicking the IdP button signs in through the IdP and lands on callbackUrl", async () => {
@@ -186,6 +237,31 @@ export async function run(report, ctx) {
       eq(desktop.blocked, [], "blocked requests");
       return `${desktop.requests.length} requests recorded`;
     });
+    if (ctx.target === "latchkey") {
+      await t.check("no page reported a Content-Security-Policy violation (IdP sign-in, e-mail, sign-out)", async () => {
+        eq(desktop.csp, [], "CSP violations");
+      });
+      await t.check("a page on another origin cannot frame the sign-in page", async () => {
+        const signin = `${base}/signin`;
+        const site = await framingSite(signin);
+        try {
+          const framed = page.waitForResponse((r) => r.url() === signin, { timeout: 15000 });
+          await page.goto(site.url, { waitUntil: "load" });
+          const res = await framed;
+          assert(cspDirectives(res.headers()["content-security-policy"])["frame-ancestors"]?.includes("'none'"), "the framed answer has no frame-ancestors 'none'");
+          const frame = page.frames().find((f) => f !== page.mainFrame());
+          assert(frame, "no child frame");
+          const forms = await frame.locator("form").count().catch(() => 0);
+          eq(forms, 0, "forms rendered inside the frame");
+          // The one violation this check provokes, and no other.
+          const reported = desktop.csp.splice(0);
+          assert(reported.some((v) => /frame-ancestors/.test(v)), `no frame-ancestors violation reported: ${show(reported)}`);
+          return `frame at ${frame.url()}`;
+        } finally {
+          await site.close();
+        }
+      });
+    }
     await desktop.close();
 
     // ---- phone-width screenshots -----------------------------------------

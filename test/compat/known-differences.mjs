@@ -71,6 +71,13 @@ export const KNOWN = [
     },
     reason: "the sign-in page's hidden callbackUrl fields: latchkey puts the resolved absolute URL in every form, including the e-mail form; next-auth v4 echoes the raw query value and leaves it out of the e-mail form. The POST resolves it the same way",
   },
+  {
+    id: "pages-no-store",
+    scenario: /^GET \//,
+    path: /^headers\.cache-control$/,
+    when: (d) => d.a === "no-store" && absent(d.b),
+    reason: "latchkey's built-in pages (sign-in, sign-out, error, verify-request) send Cache-Control: no-store: they embed the CSRF token or set the CSRF and callback-url cookies, which a shared cache must not hand to the next visitor; next-auth v4's pages send no Cache-Control. /csrf and /session keep v4's exact headers",
+  },
 ];
 
 const used = new Set();

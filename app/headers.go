@@ -1,0 +1,148 @@
+package app
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync/atomic"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+// securityHeaders sets on every response (pages, JSON, redirects, errors,
+// the stylesheet) the headers that keep latchkey out of other sites'
+// frames, stop browsers from sniffing a JSON or text answer into HTML, and
+// keep latchkey's URLs, whose queries can carry e-mail tokens, out of
+// Referer headers. The Content-Security-Policy is written for the pages
+// (see contentSecurityPolicy) and is harmless on everything else.
+func (a *App) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", a.contentSecurityPolicy())
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		return next(c)
+	}
+}
+
+// cspCache holds the Content-Security-Policy once it can no longer change.
+type cspCache struct{ final atomic.Pointer[string] }
+
+// contentSecurityPolicy allows a page its own stylesheet and favicon and
+// nothing else: no scripts, inline styles, frames, plugins or connections,
+// no <base> to re-point its links, and no site may frame it
+// (clickjacking the sign-in and sign-out buttons). form-action lists every
+// origin a form's POST may end up on through redirects, which Chromium
+// checks hop by hop: see formActionOrigins.
+func (a *App) contentSecurityPolicy() string {
+	if p := a.csp.final.Load(); p != nil {
+		return *p
+	}
+	origins, final := a.formActionOrigins()
+	p := "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action " +
+		strings.Join(append([]string{"'self'"}, origins...), " ") + "; frame-ancestors 'none'"
+	if final {
+		a.csp.final.Store(&p)
+	}
+	return p
+}
+
+// signInDestinations is how an OAuth client says where its sign-in redirect
+// sends the browser (the catalogue and OIDC clients of app/oauth).
+type signInDestinations interface {
+	SignInURLs() (urls []string, final bool)
+}
+
+// formActionOrigins are the origins a form on a latchkey page may reach by
+// its POST and the redirects that answer it:
+//   - the service's own origin (also 'self', but the browser may know
+//     latchkey under another name than SERVICE_URL, and every redirect
+//     names SERVICE_URL's origin);
+//   - each OAuth provider's authorization endpoint (sign-in's 302); for
+//     generic OIDC the issuer's origin, plus the discovered endpoint's
+//     origin once discovery has run (final is false until then);
+//   - the allowed redirect origins (sign-out, the e-mail confirm page and
+//     any failure can redirect to a callbackUrl there);
+//   - the origins of custom pages given as absolute URLs (errors, verify
+//     request, new user).
+//
+// A chain of redirects through origins none of these names (an IdP whose
+// authorization endpoint bounces the browser on to another of its domains
+// before showing a page) is still refused by Chromium.
+func (a *App) formActionOrigins() (origins []string, final bool) {
+	final = true
+	seen := map[string]bool{}
+	add := func(raw string) {
+		if o, ok := cspOrigin(raw); ok && !seen[o] {
+			seen[o] = true
+			origins = append(origins, o)
+		}
+	}
+	add(a.base.Origin)
+	for _, p := range a.cfg.Providers {
+		if p.Type == config.TypeEmail {
+			continue
+		}
+		d, ok := a.oauth[p.ID].(signInDestinations)
+		if !ok {
+			continue
+		}
+		urls, done := d.SignInURLs()
+		final = final && done
+		for _, u := range urls {
+			add(u)
+		}
+	}
+	for _, o := range a.cfg.AllowedRedirectOrigins {
+		add(o)
+	}
+	pg := a.cfg.Pages
+	for _, u := range []string{pg.SignIn, pg.SignOut, pg.Error, pg.VerifyRequest, pg.NewUser} {
+		add(u) // relative paths are 'self' and add nothing
+	}
+	return origins, final
+}
+
+// cspHost is a host[:port] that is safe inside a CSP source expression: an
+// IdP's discovery document is not allowed to add directives with ";" or
+// spaces.
+var cspHost = regexp.MustCompile(`^([a-z0-9-]+(\.[a-z0-9-]+)*\.?|\[[0-9a-f:.]+\])(:[0-9]{1,5})?$`)
+
+// cspOrigin is the scheme://host[:port] of an absolute http(s) URL, as a CSP
+// source expression; false for anything else.
+func cspOrigin(raw string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", false
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if (scheme != "http" && scheme != "https") || !cspHost.MatchString(host) {
+		return "", false
+	}
+	return scheme + "://" + host, true
+}
+
+// discoverer is an OAuth client that can look up its endpoints ahead of
+// the first sign-in (generic OIDC).
+type discoverer interface {
+	Discover(ctx context.Context) error
+}
+
+// discoverIdPs runs OIDC discovery once at start-up, so the sign-in page's
+// form-action names the authorization endpoints before anyone signs in. An
+// IdP that is down changes nothing: the first sign-in discovers it.
+func (a *App) discoverIdPs(ctx context.Context) {
+	for _, p := range a.cfg.Providers {
+		d, ok := a.oauth[p.ID].(discoverer)
+		if !ok {
+			continue
+		}
+		if err := d.Discover(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("OIDC discovery at start-up failed; retried at the first sign-in", "provider", p.ID, "err", err)
+		}
+	}
+}
