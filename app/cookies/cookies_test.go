@@ -109,11 +109,15 @@ func TestWriterAttributes(t *testing.T) {
 	cookies.Writer{Secure: true}.Set(rec, "__Secure-x", "a|b c", exp, 15*time.Minute)
 	cookies.Writer{}.Set(rec, "y", "v", time.Time{}, 0)
 	cookies.Writer{Secure: true}.Clear(rec, "z")
+	cookies.Writer{Path: "/api/auth"}.Set(rec, "p", "v", time.Time{}, 0)
+	cookies.Writer{Path: "/api/auth"}.Clear(rec, "q")
 	lines := rec.Header().Values("Set-Cookie")
 	require.Equal(t, []string{
 		"__Secure-x=a%7Cb%20c; Path=/; Expires=Mon, 03 Feb 2031 03:05:06 GMT; Max-Age=900; HttpOnly; Secure; SameSite=Lax",
 		"y=v; Path=/; HttpOnly; SameSite=Lax",
 		"z=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax",
+		"p=v; Path=/api/auth; HttpOnly; SameSite=Lax",
+		"q=; Path=/api/auth; Max-Age=0; HttpOnly; SameSite=Lax",
 	}, lines)
 }
 
