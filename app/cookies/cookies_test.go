@@ -86,13 +86,12 @@ func TestNames(t *testing.T) {
 	n := cookies.NewNames("next-auth", false)
 	require.Equal(t, cookies.Names{
 		SessionToken: "next-auth.session-token", CallbackURL: "next-auth.callback-url", CSRF: "next-auth.csrf-token",
-		PKCE: "next-auth.pkce.code_verifier", State: "next-auth.state", Nonce: "next-auth.nonce",
+		OAuthCheck: "next-auth.oauth-check",
 	}, n)
 	n = cookies.NewNames("next-auth", true)
 	require.Equal(t, cookies.Names{
 		SessionToken: "__Secure-next-auth.session-token", CallbackURL: "__Secure-next-auth.callback-url",
-		CSRF: "__Host-next-auth.csrf-token", PKCE: "__Secure-next-auth.pkce.code_verifier",
-		State: "__Secure-next-auth.state", Nonce: "__Secure-next-auth.nonce",
+		CSRF: "__Host-next-auth.csrf-token", OAuthCheck: "__Secure-next-auth.oauth-check",
 	}, n)
 	n = cookies.NewNames("authjs", false)
 	require.Equal(t, "authjs.session-token", n.SessionToken)
@@ -101,6 +100,7 @@ func TestNames(t *testing.T) {
 	require.Equal(t, "__Secure-authjs.session-token", n.SessionToken)
 	require.Equal(t, "__Host-authjs.csrf-token", n.CSRF)
 	require.Equal(t, "__Secure-authjs.callback-url", n.CallbackURL)
+	require.Equal(t, "__Secure-authjs.oauth-check", n.OAuthCheck)
 }
 
 func TestWriterAttributes(t *testing.T) {
