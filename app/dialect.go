@@ -7,11 +7,11 @@ import (
 
 // dialect is everything cookies.style decides, derived once in New: a
 // next-auth v4 deployment and an Auth.js v5 one differ in cookie names, the
-// JWE format of session and check cookies, and the provider types
+// JWE format of session cookies, and the provider types
 // GET /providers reports.
 type dialect struct {
 	cookiePrefix string     // "next-auth" or "authjs"
-	jwt          jwt.Format // session and check cookies
+	jwt          jwt.Format // session cookies
 	reportsOIDC  bool       // v5 lists "oidc"; v4 knows only "oauth" and "email"
 }
 

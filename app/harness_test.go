@@ -270,9 +270,10 @@ func noRedirects(c *http.Client) *http.Client {
 	return &cp
 }
 
-// jarCookie returns c's value for a cookie name on the test server.
+// jarCookie returns c's value for a cookie name the browser would send to
+// the base path on the test server (cookies of Path=/ and of the base path).
 func (e *env) jarCookie(c *http.Client, name string) (string, bool) {
-	u, _ := url.Parse(e.srv.URL + "/")
+	u, _ := url.Parse(e.srv.URL + e.path + "/")
 	for _, ck := range c.Jar.Cookies(u) {
 		if ck.Name == name {
 			return ck.Value, true
@@ -284,8 +285,13 @@ func (e *env) jarCookie(c *http.Client, name string) (string, bool) {
 // setJarCookie puts a raw cookie into c's jar for the test server; an empty
 // value deletes it.
 func (e *env) setJarCookie(c *http.Client, name, value string) {
-	u, _ := url.Parse(e.srv.URL + "/")
-	ck := &http.Cookie{Name: name, Value: value, Path: "/"}
+	e.setJarCookieAt(c, name, value, "/")
+}
+
+// setJarCookieAt is setJarCookie for a cookie of the given Path.
+func (e *env) setJarCookieAt(c *http.Client, name, value, path string) {
+	u, _ := url.Parse(e.srv.URL + path)
+	ck := &http.Cookie{Name: name, Value: value, Path: path}
 	if value == "" {
 		ck.MaxAge = -1
 	}

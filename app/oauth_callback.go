@@ -13,10 +13,27 @@ import (
 	"github.com/latchkey-auth/latchkey/models"
 )
 
-// oauthCallback completes an OAuth sign-in: the state, PKCE and nonce
-// checks (any failure is OAuthCallback with nothing created) and the code
-// exchange happen here; the linking rules and the session are the core's.
+// oauthCallback completes an OAuth sign-in. Every callback spends the
+// browser's attempt, whatever its outcome: the check cookie is read once and
+// cleared, so a state works at most once. A failed callback also gets a new
+// CSRF token (a successful one gets it in afterSignIn), which retires every
+// state derived from the old one.
 func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) error {
+	chk, chkErr := a.checks.take(c.Request(), p.ID, a.now())
+	a.checks.clear(c.Response())
+	err := a.completeOAuth(c, rq, p, chk, chkErr)
+	if err != nil {
+		_, csrfCookie := a.csrf.New()
+		a.cookies.Set(c.Response(), a.names.CSRF, csrfCookie, timeZero, 0)
+	}
+	return err
+}
+
+// completeOAuth runs the checks — the IdP's error (Callback), then the check
+// cookie, the state, PKCE and nonce (any failure is OAuthCallback with
+// nothing created) — and the code exchange; the linking rules and the
+// session are the core's.
+func (a *App) completeOAuth(c echo.Context, rq *request, p config.Provider, chk oauthCheck, chkErr error) error {
 	params := c.QueryParams()
 	if c.Request().Method == http.MethodPost {
 		params = rq.form
@@ -25,32 +42,19 @@ func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) erro
 		// The IdP refused (access_denied, ...): next-auth reports Callback.
 		return signin.Failf(signin.CodeCallback, "provider %s returned error %q", p.ID, e)
 	}
-	if !oauth.StateMatches(rq.csrfToken, p.ID, params.Get("state")) {
-		return signin.Fail(signin.CodeOAuthCallback, errors.New("state does not match the CSRF cookie"))
+	if chkErr != nil {
+		return signin.Fail(signin.CodeOAuthCallback, chkErr)
+	}
+	if !oauth.StateMatches(rq.csrfToken, p.ID, chk.Attempt, params.Get("state")) {
+		return signin.Fail(signin.CodeOAuthCallback, errors.New("state does not match the CSRF and check cookies"))
 	}
 	client := a.oauth[p.ID]
-	now := a.now()
-	var verifier, nonce string
-	var err error
-	if client.UsesPKCE() {
-		if verifier, err = a.checks.take(c.Request(), a.names.PKCE, p.ID, now); err != nil {
-			return signin.Fail(signin.CodeOAuthCallback, err)
-		}
+	if client.UsesPKCE() && chk.Verifier == "" || client.UsesNonce() && chk.Nonce == "" {
+		return signin.Fail(signin.CodeOAuthCallback, errors.New("check cookie lacks the PKCE verifier or nonce"))
 	}
-	if client.UsesNonce() {
-		if nonce, err = a.checks.take(c.Request(), a.names.Nonce, p.ID, now); err != nil {
-			return signin.Fail(signin.CodeOAuthCallback, err)
-		}
-	}
-	res, err := client.Exchange(c.Request().Context(), params.Get("code"), verifier, nonce)
+	res, err := client.Exchange(c.Request().Context(), params.Get("code"), chk.Verifier, chk.Nonce)
 	if err != nil {
 		return signin.Failf(signin.CodeOAuthCallback, "provider %s: %w", p.ID, err)
-	}
-	if client.UsesPKCE() {
-		a.cookies.Clear(c.Response(), a.names.PKCE)
-	}
-	if client.UsesNonce() {
-		a.cookies.Clear(c.Response(), a.names.Nonce)
 	}
 
 	out, err := a.core.OAuth(c.Request().Context(), a.browser(c), signin.OAuthIdentity{

@@ -9,6 +9,8 @@ import (
 
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/random"
 )
 
 // steps walks the flow one redirect at a time so a test can tamper between hops.
@@ -79,16 +81,16 @@ func TestOAuthCallbackChecksFailClosed(t *testing.T) {
 			s.setCookie("next-auth.csrf-token", "")
 			return cb
 		}, "OAuthCallback"},
-		{"missing PKCE verifier", func(s steps, cb *url.URL) *url.URL {
-			s.setCookie("next-auth.pkce.code_verifier", "")
+		{"missing check cookie", func(s steps, cb *url.URL) *url.URL {
+			s.e.setJarCookieAt(s.c, checkCookie, "", s.e.path)
 			return cb
 		}, "OAuthCallback"},
-		{"garbage PKCE verifier", func(s steps, cb *url.URL) *url.URL {
-			s.setCookie("next-auth.pkce.code_verifier", "eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..x.y.z")
+		{"garbage check cookie", func(s steps, cb *url.URL) *url.URL {
+			s.setCheck("MTcwMDAwMDAwMHxnYXJiYWdlfGdhcmJhZ2U=")
 			return cb
 		}, "OAuthCallback"},
-		{"missing nonce", func(s steps, cb *url.URL) *url.URL {
-			s.setCookie("next-auth.nonce", "")
+		{"a later attempt replaced the check cookie", func(s steps, cb *url.URL) *url.URL {
+			s.toIdP()
 			return cb
 		}, "OAuthCallback"},
 		{"missing code", func(_ steps, cb *url.URL) *url.URL {
@@ -110,33 +112,30 @@ func TestOAuthCallbackChecksFailClosed(t *testing.T) {
 	}
 }
 
-// A verifier or nonce from another sign-in (a valid cookie, the wrong value)
-// fails, each on its own check: the callback is the second attempt's, and
-// only one of its two check cookies is swapped for the first attempt's. The
-// token endpoint shows which side refused: the IdP the verifier (no tokens
-// issued), latchkey the nonce (tokens issued, then refused).
+// A verifier or nonce from another sign-in fails, each on its own check:
+// the check cookie is sealed with the right attempt and provider but one
+// stale value. The token endpoint shows which side refused: the IdP the
+// verifier (no tokens issued), latchkey the nonce (tokens issued, then
+// refused).
 func TestOAuthWrongVerifierAndNonce(t *testing.T) {
 	cases := []struct {
 		name   string
-		stale  string // the cookie taken from the first attempt; "": none
-		issued int    // token responses with tokens
+		stale  func(p *checkPayload) // replaces one value by another sign-in's; nil: none
+		issued int                   // token responses with tokens
 		ok     bool
 	}{
-		{"stale verifier, fresh nonce", pkceCookie, 0, false},
-		{"fresh verifier, stale nonce", nonceCookie, 1, false},
-		{"control: both fresh", "", 1, true},
+		{"stale verifier, fresh nonce", func(p *checkPayload) { p.Verifier = random.Base64URL(32) }, 0, false},
+		{"fresh verifier, stale nonce", func(p *checkPayload) { p.Nonce = random.Base64URL(32) }, 1, false},
+		{"control: both fresh", nil, 1, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e, tap := startTapped(t, envOpts{})
 			s := steps{e, e.client}
-			s.toIdP()
-			first := map[string]string{pkceCookie: s.cookie(pkceCookie), nonceCookie: s.cookie(nonceCookie)}
-			cb := s.toCallback(s.toIdP()) // the second attempt rotates both cookies
-			require.NotEqual(t, first[pkceCookie], s.cookie(pkceCookie))
-			require.NotEqual(t, first[nonceCookie], s.cookie(nonceCookie))
-			if tc.stale != "" {
-				s.setCookie(tc.stale, first[tc.stale])
+			cb, p := s.sealedAttempt(testSecret, checkPayload{})
+			if tc.stale != nil {
+				tc.stale(&p)
+				s.setCheck(sealCheck(t, testSecret, p))
 			}
 			res := s.get(cb.String())
 			require.Equal(t, tc.issued, tap.issued())
@@ -151,20 +150,31 @@ func TestOAuthWrongVerifierAndNonce(t *testing.T) {
 	}
 }
 
-// A missing or unreadable check cookie is refused by latchkey itself, before
-// any token request: mockoidc would also refuse a code without its verifier,
-// but latchkey must not depend on the IdP enforcing PKCE.
+// A missing, unreadable or incomplete check cookie is refused by latchkey
+// itself, before any token request: mockoidc would also refuse a code
+// without its verifier, but latchkey must not depend on the IdP enforcing
+// PKCE.
 func TestOAuthMissingCheckCookieStopsBeforeIdP(t *testing.T) {
-	for _, tc := range []struct{ name, cookie, value string }{
-		{"missing verifier", pkceCookie, ""},
-		{"garbage verifier", pkceCookie, "eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..x.y.z"},
-		{"missing nonce", nonceCookie, ""},
+	for _, tc := range []struct {
+		name  string
+		alter func(s steps, p checkPayload)
+	}{
+		{"missing", func(s steps, _ checkPayload) { s.e.setJarCookieAt(s.c, checkCookie, "", s.e.path) }},
+		{"garbage", func(s steps, _ checkPayload) { s.setCheck("eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..x.y.z") }},
+		{"without a verifier", func(s steps, p checkPayload) {
+			p.Verifier = ""
+			s.setCheck(sealCheck(s.e.t, testSecret, p))
+		}},
+		{"without a nonce", func(s steps, p checkPayload) {
+			p.Nonce = ""
+			s.setCheck(sealCheck(s.e.t, testSecret, p))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, tap := startTapped(t, envOpts{})
 			s := steps{e, e.client}
-			cb := s.toCallback(s.toIdP())
-			s.setCookie(tc.cookie, tc.value)
+			cb, p := s.sealedAttempt(testSecret, checkPayload{})
+			tc.alter(s, p)
 			e.requireError(s.get(cb.String()), "OAuthCallback")
 			require.Zero(t, tap.requests(), "no token request may reach the IdP")
 			requireNothingCreated(t, e)
@@ -189,19 +199,22 @@ func TestOAuthCookiesFromAnotherProvider(t *testing.T) {
 	requireNothingCreated(t, e)
 }
 
+// Replaying the callback in the same browser, even with the check cookie
+// put back, fails at latchkey before the IdP is asked: the attempt is spent
+// and the CSRF token rotated. TestOAuthStateIsOneTime has the variants.
 func TestOAuthReplayedCode(t *testing.T) {
-	e := startOIDC(t, nil, nil)
+	e, tap := startTapped(t, envOpts{})
 	s := steps{e, e.client}
-	pkce, nonce := "next-auth.pkce.code_verifier", "next-auth.nonce"
 	cb := s.toCallback(s.toIdP())
-	savedPKCE, savedNonce := s.cookie(pkce), s.cookie(nonce)
+	saved := s.check()
 	res := s.get(cb.String())
 	require.Equal(t, e.origin+"/home", res.Header.Get("Location"))
-	// The attacker (or a double submit) replays the same callback with the
-	// same check cookies: the IdP refuses the used code.
-	s.setCookie(pkce, savedPKCE)
-	s.setCookie(nonce, savedNonce)
+	_, cleared := e.jarCookie(s.c, checkCookie)
+	require.False(t, cleared, "the callback clears the check cookie")
+	requests := tap.requests()
+	s.setCheck(saved)
 	e.requireError(s.get(cb.String()), "OAuthCallback")
+	require.Equal(t, requests, tap.requests(), "the replay never reaches the IdP")
 	require.EqualValues(t, 1, e.counts().Users)
 	require.EqualValues(t, 1, e.counts().Sessions)
 }
@@ -254,21 +267,23 @@ func TestOAuthJSONModeAndAuthorizationParams(t *testing.T) {
 	require.Equal(t, "login", q.Get("prompt"))
 	require.Equal(t, "bob", q.Get("login_hint"))
 	require.NotEqual(t, "evil", q.Get("state"), "the state cannot be overridden")
-	require.Len(t, q.Get("state"), 64)
+	require.Regexp(t, base64URL43, q.Get("state"))
 	require.Equal(t, "S256", q.Get("code_challenge_method"))
 	require.NotEmpty(t, q.Get("nonce"))
 	require.Equal(t, e.base+"/callback/idp", q.Get("redirect_uri"))
 }
 
-// Each successful sign-in rotates the CSRF token, so the state a finished
-// flow exposed (IdP logs, history) no longer matches anything.
+// Each successful sign-in rotates the CSRF token, so the states a finished
+// flow's browser could still derive (forms, other tabs) no longer match.
 func TestSignInRotatesCSRFAndState(t *testing.T) {
 	e := startOIDC(t, nil, nil)
 	s := steps{e, e.client}
 	before := s.toIdP().Query().Get("state")
+	csrfBefore := e.csrfTokenOf(s.c)
 	cb := s.toCallback(s.toIdP())
 	require.Equal(t, e.origin+"/home", s.get(cb.String()).location())
+	require.NotEqual(t, csrfBefore, e.csrfTokenOf(s.c))
 	after := s.toIdP().Query().Get("state")
 	require.NotEqual(t, before, after)
-	require.Len(t, after, 64)
+	require.Regexp(t, base64URL43, after)
 }

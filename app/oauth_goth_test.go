@@ -238,7 +238,7 @@ func (e *env) ghAuthorize(c *http.Client, callbackURL string) url.Values {
 	require.Equal(e.t, ghClientID, q.Get("client_id"))
 	require.Equal(e.t, e.base+"/callback/github", q.Get("redirect_uri"))
 	require.Equal(e.t, "code", q.Get("response_type"))
-	require.Regexp(e.t, hex64, q.Get("state"))
+	require.Regexp(e.t, base64URL43, q.Get("state"))
 	require.Equal(e.t, "S256", q.Get("code_challenge_method"))
 	require.Regexp(e.t, `^[A-Za-z0-9_-]{43}$`, q.Get("code_challenge"))
 	require.Equal(e.t, "read:user user:email", q.Get("scope"))
@@ -301,7 +301,7 @@ func TestGitHubCatalogueSignIn(t *testing.T) {
 			require.Equal(t, models.Counts{Users: 1, Accounts: 1, Sessions: wantSessions}, e.counts())
 
 			// Replaying GitHub's redirect in the same browser fails before
-			// GitHub is asked again: the PKCE cookie was used up.
+			// GitHub is asked again: the callback spent the check cookie.
 			e.requireError(e.ghCallback(b, code, q.Get("state")), "OAuthCallback")
 			tokens, _, _ = gh.stats()
 			require.Equal(t, 1, tokens)
@@ -331,12 +331,13 @@ func TestGitHubCatalogueSignInFailures(t *testing.T) {
 		gh := newFakeGitHub(t)
 		e := startGitHub(t, gh, "")
 		b := e.browser()
-		q := e.ghAuthorize(b, "/dashboard")
-		code := gh.authorize(q.Get("code_challenge"), q.Get("redirect_uri"))
-		// Another browser's state: a real state, but not for this CSRF cookie.
+		// Another browser's state: a real state, but not for this browser's
+		// CSRF and check cookies.
 		other := e.ghAuthorize(e.browser(), "/dashboard").Get("state")
-		require.NotEqual(t, q.Get("state"), other)
-		for _, state := range []string{other, strings.Repeat("0", 64), ""} {
+		for _, state := range []string{other, strings.Repeat("A", 43), ""} {
+			q := e.ghAuthorize(b, "/dashboard") // a fresh attempt each time: a callback spends one
+			require.NotEqual(t, q.Get("state"), other)
+			code := gh.authorize(q.Get("code_challenge"), q.Get("redirect_uri"))
 			e.requireError(e.ghCallback(b, code, state), "OAuthCallback")
 		}
 		tokens, users, _ := gh.stats()

@@ -10,24 +10,20 @@ import (
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
-// oauthSignIn redirects to the provider's authorization endpoint with
-// state = hash of the CSRF token, PKCE S256 where supported and a nonce for
-// OIDC. The callback URL is already in its cookie (request init).
+// oauthSignIn starts one sign-in attempt: a fresh attempt nonce, PKCE S256
+// where supported and a nonce for OIDC, sealed in the check cookie, and a
+// redirect to the provider's authorization endpoint with state = a hash of
+// the CSRF token, the provider and the attempt nonce. The callback URL is
+// already in its cookie (request init).
 func (a *App) oauthSignIn(c echo.Context, rq *request, p config.Provider) error {
 	client := a.oauth[p.ID]
 	now := a.now()
-	var verifier, nonce string
+	chk := oauthCheck{Attempt: oauth.RandomValue(), Provider: p.ID, Created: now.Unix()}
 	if client.UsesPKCE() {
-		verifier = oauth.RandomValue()
-		if err := a.checks.set(c.Response(), a.names.PKCE, p.ID, verifier, now); err != nil {
-			return signin.Fail(signin.CodeOAuthSignin, err)
-		}
+		chk.Verifier = oauth.RandomValue()
 	}
 	if client.UsesNonce() {
-		nonce = oauth.RandomValue()
-		if err := a.checks.set(c.Response(), a.names.Nonce, p.ID, nonce, now); err != nil {
-			return signin.Fail(signin.CodeOAuthSignin, err)
-		}
+		chk.Nonce = oauth.RandomValue()
 	}
 	// Configured parameters first, then the POST URL's query (signIn's
 	// authorizationParams) which may override them.
@@ -38,8 +34,11 @@ func (a *App) oauthSignIn(c echo.Context, rq *request, p config.Provider) error 
 	for k, vs := range c.QueryParams() {
 		params[k] = vs
 	}
-	to, err := client.AuthURL(c.Request().Context(), oauth.State(rq.csrfToken, p.ID), verifier, nonce, params)
+	to, err := client.AuthURL(c.Request().Context(), oauth.State(rq.csrfToken, p.ID, chk.Attempt), chk.Verifier, chk.Nonce, params)
 	if err != nil {
+		return signin.Fail(signin.CodeOAuthSignin, err)
+	}
+	if err := a.checks.set(c.Response(), chk, now); err != nil {
 		return signin.Fail(signin.CodeOAuthSignin, err)
 	}
 	return a.sendRedirect(c, rq, to)

@@ -130,7 +130,7 @@ func (a *App) build(idpClient *http.Client) error {
 	if a.oauth, err = a.buildOAuthClients(idpClient); err != nil {
 		return err
 	}
-	if a.checks, err = newCheckCookies(a.cfg.Secret, a.dialect.jwt, a.names, a.cookies); err != nil {
+	if a.checks, err = newCheckCookies(a.cfg.Secrets(), a.names.OAuthCheck, a.base.Path, a.cookies); err != nil {
 		return err
 	}
 	if a.emails, err = a.buildEmailProviders(); err != nil {

@@ -86,13 +86,12 @@ func TestNames(t *testing.T) {
 	n := cookies.NewNames("next-auth", false)
 	require.Equal(t, cookies.Names{
 		SessionToken: "next-auth.session-token", CallbackURL: "next-auth.callback-url", CSRF: "next-auth.csrf-token",
-		PKCE: "next-auth.pkce.code_verifier", State: "next-auth.state", Nonce: "next-auth.nonce",
+		OAuthCheck: "next-auth.oauth-check",
 	}, n)
 	n = cookies.NewNames("next-auth", true)
 	require.Equal(t, cookies.Names{
 		SessionToken: "__Secure-next-auth.session-token", CallbackURL: "__Secure-next-auth.callback-url",
-		CSRF: "__Host-next-auth.csrf-token", PKCE: "__Secure-next-auth.pkce.code_verifier",
-		State: "__Secure-next-auth.state", Nonce: "__Secure-next-auth.nonce",
+		CSRF: "__Host-next-auth.csrf-token", OAuthCheck: "__Secure-next-auth.oauth-check",
 	}, n)
 	n = cookies.NewNames("authjs", false)
 	require.Equal(t, "authjs.session-token", n.SessionToken)
@@ -101,6 +100,7 @@ func TestNames(t *testing.T) {
 	require.Equal(t, "__Secure-authjs.session-token", n.SessionToken)
 	require.Equal(t, "__Host-authjs.csrf-token", n.CSRF)
 	require.Equal(t, "__Secure-authjs.callback-url", n.CallbackURL)
+	require.Equal(t, "__Secure-authjs.oauth-check", n.OAuthCheck)
 }
 
 func TestWriterAttributes(t *testing.T) {
@@ -109,11 +109,15 @@ func TestWriterAttributes(t *testing.T) {
 	cookies.Writer{Secure: true}.Set(rec, "__Secure-x", "a|b c", exp, 15*time.Minute)
 	cookies.Writer{}.Set(rec, "y", "v", time.Time{}, 0)
 	cookies.Writer{Secure: true}.Clear(rec, "z")
+	cookies.Writer{Path: "/api/auth"}.Set(rec, "p", "v", time.Time{}, 0)
+	cookies.Writer{Path: "/api/auth"}.Clear(rec, "q")
 	lines := rec.Header().Values("Set-Cookie")
 	require.Equal(t, []string{
 		"__Secure-x=a%7Cb%20c; Path=/; Expires=Mon, 03 Feb 2031 03:05:06 GMT; Max-Age=900; HttpOnly; Secure; SameSite=Lax",
 		"y=v; Path=/; HttpOnly; SameSite=Lax",
 		"z=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax",
+		"p=v; Path=/api/auth; HttpOnly; SameSite=Lax",
+		"q=; Path=/api/auth; Max-Age=0; HttpOnly; SameSite=Lax",
 	}, lines)
 }
 

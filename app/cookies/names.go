@@ -8,9 +8,14 @@ type Names struct {
 	SessionToken string
 	CallbackURL  string
 	CSRF         string
-	PKCE         string
-	State        string
-	Nonce        string
+	// OAuthCheck holds one OAuth sign-in attempt (its nonce, PKCE verifier,
+	// OIDC nonce and provider) between the sign-in POST and the callback. It
+	// replaces next-auth's pkce.code_verifier, state and nonce cookies and
+	// has a name of its own because its format is latchkey's, not a JWE: a
+	// next-auth deployment on the same host never mistakes it for its own.
+	// It is narrowed to the base path, so under https it takes __Secure-
+	// (__Host- requires Path=/).
+	OAuthCheck string
 }
 
 // NewNames returns the names for prefix "next-auth" or "authjs". Under https
@@ -24,8 +29,6 @@ func NewNames(prefix string, secure bool) Names {
 		SessionToken: sec + prefix + ".session-token",
 		CallbackURL:  sec + prefix + ".callback-url",
 		CSRF:         host + prefix + ".csrf-token",
-		PKCE:         sec + prefix + ".pkce.code_verifier",
-		State:        sec + prefix + ".state",
-		Nonce:        sec + prefix + ".nonce",
+		OAuthCheck:   sec + prefix + ".oauth-check",
 	}
 }

@@ -11,6 +11,16 @@ import (
 // SameSite=Lax, Secure under https, no Domain (host-only).
 type Writer struct {
 	Secure bool
+	// Path narrows the cookies to a path (a cookie only latchkey's own routes
+	// read); "" is next-auth's Path=/.
+	Path string
+}
+
+func (w Writer) path() string {
+	if w.Path == "" {
+		return "/"
+	}
+	return w.Path
 }
 
 // Set writes name=value. A zero expires makes a browser-session cookie.
@@ -18,7 +28,7 @@ func (w Writer) Set(rw http.ResponseWriter, name, value string, expires time.Tim
 	c := &http.Cookie{
 		Name:     name,
 		Value:    Encode(value),
-		Path:     "/",
+		Path:     w.path(),
 		HttpOnly: true,
 		Secure:   w.Secure,
 		SameSite: http.SameSiteLaxMode,
@@ -85,7 +95,7 @@ func (w Writer) Clear(rw http.ResponseWriter, name string) {
 	setOnce(rw, &http.Cookie{
 		Name:     name,
 		Value:    "",
-		Path:     "/",
+		Path:     w.path(),
 		MaxAge:   -1,
 		HttpOnly: true,
 		Secure:   w.Secure,

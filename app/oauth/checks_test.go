@@ -2,7 +2,7 @@ package oauth
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
+	"encoding/base64"
 	"net/url"
 	"strings"
 	"testing"
@@ -10,22 +10,30 @@ import (
 	"golang.org/x/oauth2"
 )
 
-func TestStateIsSHA256OfCSRFTokenAndProvider(t *testing.T) {
-	tok := strings.Repeat("ab", 32)
-	sum := sha256.Sum256([]byte(tok + "|idp"))
-	if got, want := State(tok, "idp"), hex.EncodeToString(sum[:]); got != want {
+func TestStateIsSHA256OfCSRFTokenProviderAndAttempt(t *testing.T) {
+	tok, attempt := strings.Repeat("ab", 32), RandomValue()
+	sum := sha256.Sum256([]byte(tok + "|idp|" + attempt))
+	if got, want := State(tok, "idp", attempt), base64.RawURLEncoding.EncodeToString(sum[:]); got != want {
 		t.Fatalf("State = %s, want %s", got, want)
 	}
-	if !StateMatches(tok, "idp", State(tok, "idp")) {
+	if len(State(tok, "idp", attempt)) != 43 {
+		t.Fatalf("State is %d characters, want 43", len(State(tok, "idp", attempt)))
+	}
+	if !StateMatches(tok, "idp", attempt, State(tok, "idp", attempt)) {
 		t.Fatal("own state must match")
 	}
-	for _, bad := range []string{"", State(tok, "idp")[:63], strings.ToUpper(State(tok, "idp")), State(tok+"x", "idp"), State(tok, "other")} {
-		if StateMatches(tok, "idp", bad) {
+	own := State(tok, "idp", attempt)
+	for _, bad := range []string{"", own[:42], strings.ToUpper(own), State(tok+"x", "idp", attempt),
+		State(tok, "other", attempt), State(tok, "idp", RandomValue()), State(tok, "idp", "")} {
+		if StateMatches(tok, "idp", attempt, bad) {
 			t.Fatalf("state %q must not match", bad)
 		}
 	}
-	if StateMatches("", "idp", State("", "idp")) {
+	if StateMatches("", "idp", attempt, State("", "idp", attempt)) {
 		t.Fatal("an empty CSRF token must never match")
+	}
+	if StateMatches(tok, "idp", "", State(tok, "idp", "")) {
+		t.Fatal("an empty attempt must never match")
 	}
 }
 

@@ -12,7 +12,7 @@ export const KNOWN = [
     scenario: /^(POST \/signin\/idp|OIDC sign-in|GET \/callback\/idp)/,
     path: /^cookies\.next-auth\.state$/,
     when: (d) => absent(d.a),
-    reason: "latchkey derives the OAuth state from the CSRF token and recomputes it at the callback; next-auth v4 keeps a random state in a next-auth.state cookie",
+    reason: "latchkey derives the OAuth state from the CSRF token and the attempt nonce in its check cookie, and recomputes it at the callback; next-auth v4 keeps a random state in a next-auth.state cookie",
   },
   {
     id: "protocol-relative-callback",
@@ -43,11 +43,20 @@ export const KNOWN = [
     reason: "latchkey serves the v5 client too: a redirecting POST with X-Auth-Return-Redirect answers 200 {url} (as @auth/core does); next-auth v4 ignores the header and answers 302",
   },
   {
-    id: "nonce-cookie-max-age",
-    scenario: /^POST \/signin\/idp/,
-    path: /^cookies\.next-auth\.nonce\.maxAge$/,
-    when: (d) => d.a === 900 && absent(d.b),
-    reason: "latchkey's nonce cookie has Max-Age=900 next to the same 15-minute Expires; next-auth v4 sets only Expires (its nonce cookie has no maxAge default). Same lifetime in every browser",
+    id: "oauth-check-cookie",
+    scenario: /(\/signin\/idp|OIDC sign-in|\/callback\/idp)/,
+    path: /^cookies\.next-auth\.(oauth-check|pkce\.code_verifier|nonce)$/,
+    // latchkey sets (sign-in) or clears (every callback) its one cookie; v4 sets
+    // or clears its two, and clears them only after a successful callback.
+    when: (d) => (d.path.endsWith(".oauth-check") ? absent(d.b) && (d.a.value === "" ? isClearing(d.a) : d.a.maxAge === 900) : absent(d.a)),
+    reason: "latchkey keeps an OAuth attempt (attempt nonce, PKCE verifier, OIDC nonce, provider) in one gorilla/securecookie cookie, next-auth.oauth-check with Path = the base path, and clears it at every callback, failed ones included; next-auth v4 keeps the verifier and the nonce in two JWE cookies (next-auth.pkce.code_verifier, next-auth.nonce) and clears them only after a successful callback. Both live 15 minutes and are read only by the server",
+  },
+  {
+    id: "csrf-rotates-after-failed-callback",
+    scenario: /\/callback\/idp/,
+    path: /^cookies\.next-auth\.csrf-token$/,
+    when: (d) => absent(d.b) && d.a && !Array.isArray(d.a) && d.a.value === "<hex64>%7C<hex64>",
+    reason: "a failed OAuth callback gets a new CSRF token from latchkey, which retires every state derived from the old one; next-auth v4 keeps the token. The v4 client fetches a fresh token before every POST",
   },
   {
     id: "signout-always-clears",

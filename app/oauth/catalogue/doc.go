@@ -5,8 +5,8 @@
 // scopes, the extra authorization parameters it sends, and its code that turns
 // an access token into a user. We never use gothic or goth's Session.Authorize:
 // gothic's state check fails open, and latchkey owns state, PKCE and nonce
-// (the state a hash of the CSRF token, PKCE and the OIDC nonce on top, as
-// Auth.js does). So latchkey builds the authorization URL and does the code
+// (the state a hash of the CSRF token and a one-time attempt nonce, PKCE and
+// the OIDC nonce on top, as Auth.js does). So latchkey builds the authorization URL and does the code
 // exchange itself with the *oauth2.Config that [Build] returns, then calls
 // [Provider.Profile] with the resulting token.
 //
