@@ -22,7 +22,7 @@ func (a *App) emailSignIn(c echo.Context, rq *request, p config.Provider) error 
 	if !ok {
 		return signin.Failf(signin.CodeEmailSignin, "e-mail provider %s is not set up", p.ID)
 	}
-	err := a.core.SendLink(c.Request().Context(), ep, signin.LinkRequest{
+	_, err := a.core.SendLink(c.Request().Context(), ep, signin.LinkRequest{
 		Email:       rq.form.Get("email"),
 		ClientIP:    c.RealIP(),
 		CallbackURL: rq.callbackURL,
