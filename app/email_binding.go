@@ -135,7 +135,10 @@ func (lb *linkBindings) add(w http.ResponseWriter, r *http.Request, tokenHash st
 	if len(entries) > maxLinkBindings {
 		entries = entries[:maxLinkBindings]
 	}
-	return lb.write(w, entries, now)
+	// The new link's whole life, rounded up: the core read the clock a
+	// moment before now, which must not shave a second off Max-Age.
+	life := (expires.Sub(now) + time.Second - 1).Truncate(time.Second)
+	return lb.write(w, entries, now, life)
 }
 
 // drop removes a redeemed link's binding, clearing the cookie when it was
@@ -146,24 +149,25 @@ func (lb *linkBindings) drop(w http.ResponseWriter, r *http.Request, tokenHash s
 	if i < 0 {
 		return nil
 	}
-	return lb.write(w, append(entries[:i], entries[i+1:]...), now)
+	return lb.write(w, append(entries[:i], entries[i+1:]...), now, 0)
 }
 
 // write sets the cookie to entries (or clears it when there are none). It
-// lives as long as the longest-lived link it binds: the newest link's max
-// age, unless an older one came from a provider with a longer one.
-func (lb *linkBindings) write(w http.ResponseWriter, entries []linkBinding, now time.Time) error {
+// lives as long as the longest-lived link it binds, at least minAge: the
+// newest link's max age, unless an older one came from a provider with a
+// longer one.
+func (lb *linkBindings) write(w http.ResponseWriter, entries []linkBinding, now time.Time, minAge time.Duration) error {
 	c := &http.Cookie{Name: lb.name, Path: lb.path, HttpOnly: true, Secure: lb.secure, SameSite: http.SameSiteLaxMode, MaxAge: -1}
 	if len(entries) > 0 {
 		value, err := securecookie.EncodeMulti(lb.name, entries, lb.codecs...)
 		if err != nil {
 			return fmt.Errorf("encode the link binding cookie: %w", err)
 		}
-		var last int64
+		age := int64(minAge / time.Second)
 		for _, e := range entries {
-			last = max(last, e.Expires)
+			age = max(age, e.Expires-now.Unix())
 		}
-		c.Value, c.MaxAge = value, int(last-now.Unix())
+		c.Value, c.MaxAge = value, int(age)
 	}
 	http.SetCookie(w, c)
 	return nil

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"crypto/hkdf"
 	"crypto/sha256"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email/smtptest"
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // bindingCookie is the e-mail link binding cookie's name under plain http
@@ -148,6 +150,24 @@ func TestEmailLinkInRequestingBrowserSignsInDirectly(t *testing.T) {
 			require.False(t, inJar)
 		})
 	}
+}
+
+// Max-Age is the link's whole life even when a second boundary passes
+// between storing the link and setting the cookie (here the SignIn hook
+// takes 600 ms, from x.6 s to x+1.2 s).
+func TestEmailBindingCookieMaxAgeAcrossASecond(t *testing.T) {
+	clock := &testClock{now: time.Now().UTC().Truncate(time.Second).Add(600 * time.Millisecond)}
+	hooks := &signin.Hooks{SignIn: func(_ context.Context, in signin.SignInInput) (bool, string) {
+		if in.VerificationRequest {
+			clock.Add(600 * time.Millisecond)
+		}
+		return true, ""
+	}}
+	e := startMail(t, envOpts{clock: clock, hooks: hooks})
+	res := e.requestLink(e.browser(), "alice@example.com", nil)
+	ck, ok := findCookie(res.Header, bindingCookie)
+	require.True(t, ok)
+	require.Equal(t, int((24 * time.Hour).Seconds()), ck.MaxAge)
 }
 
 // One browser can have several links pending (retries, other addresses):
