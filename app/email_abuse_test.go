@@ -130,19 +130,22 @@ func TestEmailRateLimitDisabled(t *testing.T) {
 // answers next-auth's 400 before any handler runs.
 func TestEmailHeadDoesNotConsume(t *testing.T) {
 	e := startMail(t, envOpts{})
-	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
-	req, err := http.NewRequest(http.MethodHead, link, nil)
-	require.NoError(t, err)
-	res := e.do(e.browser(), req)
-	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	c := e.browser()
+	link := e.emailLink(c, "alice@example.com", e.origin+"/")
+	for _, b := range []*http.Client{e.browser(), c} { // a scanner, and the bound browser itself
+		req, err := http.NewRequest(http.MethodHead, link, nil)
+		require.NoError(t, err)
+		res := e.do(b, req)
+		require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	}
 	require.EqualValues(t, 1, e.tokens())
-	require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
+	require.Equal(t, http.StatusFound, e.get(c, link).StatusCode)
 }
 
 var mailHiddenRE = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)"`)
 
 // mailForm is the confirm page's form: action and hidden fields.
-func mailForm(t *testing.T, body string) (string, url.Values) {
+func mailForm(t testing.TB, body string) (string, url.Values) {
 	t.Helper()
 	m := regexp.MustCompile(`<form action="([^"]+)" method="POST">`).FindStringSubmatch(body)
 	require.NotNil(t, m, "no form in %s", body)
@@ -154,37 +157,39 @@ func mailForm(t *testing.T, body string) (string, url.Values) {
 }
 
 // With confirm: true, GET of the link only shows a page whose button POSTs
-// it (with CSRF): scanners that fetch links spend nothing and learn nothing.
+// it (with CSRF), even in the browser that asked for it: scanners that
+// fetch links spend nothing. A made-up token has nothing to confirm: it is
+// the Verification error at once, as the button would give.
 func TestEmailConfirmPage(t *testing.T) {
 	e := startMail(t, envOpts{email: func(p *config.Provider) { p.Confirm = true }})
-	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/after")
+	c := e.browser()
+	link := e.emailLink(c, "alice@example.com", e.origin+"/after")
 	q := linkQuery(t, link)
 
-	// A scanner's GET, and a GET with a made-up token, look the same and change nothing.
 	scanner := e.get(e.browser(), link)
 	require.Equal(t, http.StatusOK, scanner.StatusCode)
 	require.Contains(t, scanner.Header.Get("Cache-Control"), "no-store")
-	forged := e.get(e.browser(), e.base+"/callback/email?token="+strings.Repeat("ab", 32)+"&email=alice%40example.com")
-	require.Equal(t, http.StatusOK, forged.StatusCode)
+	e.requireError(e.get(e.browser(), e.base+"/callback/email?token="+strings.Repeat("ab", 32)+"&email=alice%40example.com"), "Verification")
 	require.EqualValues(t, 1, e.tokens())
 	require.EqualValues(t, 0, e.counts().Users)
 
-	c := e.browser()
 	page := e.get(c, link)
-	require.Equal(t, http.StatusOK, page.StatusCode)
-	require.Contains(t, page.body, `id="submitButton"`)
+	e.requireConfirmPage(c, page, "alice@example.com")
 	action, fields := mailForm(t, page.body)
 	require.Equal(t, e.base+"/callback/email", action)
 	require.Equal(t, q.Get("token"), fields.Get("token"))
-	require.Equal(t, "alice@example.com", fields.Get("email"))
+	require.Empty(t, fields.Get("email"), "the token alone names the address")
 	require.Equal(t, e.origin+"/after", fields.Get("callbackUrl"))
 	require.Len(t, fields.Get("csrfToken"), 64)
 
-	// Without the CSRF token the POST is refused with the page again, unspent.
-	noCSRF := url.Values{"token": {fields.Get("token")}, "email": {fields.Get("email")}}
+	// Without the CSRF token the POST is refused with the page again (still
+	// naming the stored address, not a posted one), unspent.
+	noCSRF := url.Values{"token": {fields.Get("token")}, "email": {"mallory@example.com"}}
 	res := e.post(c, action, noCSRF)
 	require.Equal(t, http.StatusForbidden, res.StatusCode)
 	require.Contains(t, res.body, "expired")
+	require.Contains(t, res.body, "<strong>alice@example.com</strong>")
+	require.NotContains(t, res.body, "mallory")
 	res = e.post(e.browser(), action, fields) // right form, other browser: cookie missing
 	require.Equal(t, http.StatusForbidden, res.StatusCode)
 	require.EqualValues(t, 1, e.tokens())
@@ -195,6 +200,9 @@ func TestEmailConfirmPage(t *testing.T) {
 	addr, _ := e.sessionUser(c)
 	require.Equal(t, "alice@example.com", addr)
 	require.Zero(t, e.tokens())
+	ck, ok := findCookie(res.Header, bindingCookie)
+	require.True(t, ok, "the spent link's binding goes with the click too")
+	require.Negative(t, ck.MaxAge)
 
 	// Sign-in rotated the CSRF token: the page's old one is refused outright,
 	// and with a fresh one the spent link is a Verification error.
@@ -265,8 +273,9 @@ func TestEmailSignInHook(t *testing.T) {
 
 	// Refused at the callback: AccessDenied, the link stays valid, nothing created.
 	setDeny(false, true)
-	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
-	e.requireError(e.get(e.browser(), link), "AccessDenied")
+	c := e.browser()
+	link := e.emailLink(c, "alice@example.com", e.origin+"/")
+	e.requireError(e.get(c, link), "AccessDenied")
 	last := call(-1)
 	require.False(t, last.VerificationRequest)
 	require.Equal(t, "alice@example.com", last.Email)
@@ -274,7 +283,7 @@ func TestEmailSignInHook(t *testing.T) {
 	require.EqualValues(t, 0, e.counts().Users)
 
 	setDeny(false, false)
-	require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
+	require.Equal(t, http.StatusFound, e.get(c, link).StatusCode)
 	require.EqualValues(t, 1, e.counts().Users)
 }
 

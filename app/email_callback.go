@@ -16,44 +16,79 @@ import (
 // link without a token (it renders the 500 "Server error" page).
 const codeMissingToken signin.Code = "configuration"
 
-// emailCallback redeems a magic link. GET is the link itself, or with
-// confirm: true only a page whose button POSTs it; that POST has passed the
-// route's CSRF check. HEAD never gets here (the router answers 400), so
-// scanners probing links with HEAD spend nothing.
+// emailCallback redeems a magic link. GET is the link itself: in the
+// browser that asked for it (its binding cookie) it signs in at once, as
+// next-auth does; anywhere else, or with confirm: true everywhere, it shows
+// the confirm page (signin.OpenLink). That page's POST has passed the
+// route's CSRF check, so it is a click in the browser showing the page, and
+// it signs in. HEAD never gets here (the router answers 400), so scanners
+// probing links with HEAD spend nothing; neither does any GET without the
+// binding.
 func (a *App) emailCallback(c echo.Context, rq *request, p config.Provider) error {
+	ctx, r := c.Request().Context(), c.Request()
+	post := r.Method == http.MethodPost
 	params := c.QueryParams()
-	post := c.Request().Method == http.MethodPost
 	if post {
 		params = rq.form
 	}
 	token := params.Get("token")
-	switch {
-	case token == "":
+	if token == "" {
 		return signin.Fail(codeMissingToken, errors.New("e-mail callback without a token"))
-	case !post && p.Confirm:
-		return a.confirmPage(c, rq, p, params, http.StatusOK, "")
 	}
-	out, err := a.core.RedeemLink(c.Request().Context(), a.browser(c), p.ID, token, params.Get("email"))
+	var out *signin.SignedIn
+	var err error
+	if post {
+		out, err = a.core.RedeemLink(ctx, a.browser(c), p.ID, token, params.Get("email"))
+	} else {
+		var pending *signin.PendingLink
+		out, pending, err = a.core.OpenLink(ctx, a.browser(c), signin.OpenedLink{
+			Provider: p.ID, Token: token, Email: params.Get("email"),
+			Bound: a.bindings.bound(r, a.now()), Confirm: p.Confirm,
+		})
+		if err == nil && pending != nil {
+			return a.renderConfirm(c, rq, p, token, pending.Identifier, http.StatusOK, "")
+		}
+	}
 	if err != nil {
 		return err
+	}
+	// The spent link's binding goes; a failure here only leaves an entry
+	// that matches nothing and expires with the link.
+	if err := a.bindings.drop(c.Response(), r, out.LinkHash, a.now()); err != nil {
+		a.log.Warn("spent link's binding not removed", "provider", p.ID, "err", err)
 	}
 	return a.afterSignIn(c, rq, out)
 }
 
-// confirmPage shows the "Sign in" button for a link instead of using it.
-// It looks nothing up, so it tells a scanner nothing about the token.
+// confirmPage shows a link's page again after its POST failed the CSRF
+// check (403). The address is the one stored with the token, looked up
+// without spending it; for a dead token the page names none (its button
+// then leads to the Verification error).
 func (a *App) confirmPage(c echo.Context, rq *request, p config.Provider, params url.Values, status int, msg string) error {
-	if params.Get("token") == "" {
+	token := params.Get("token")
+	if token == "" {
 		return signin.Fail(codeMissingToken, errors.New("e-mail callback without a token"))
 	}
-	noStore(c)
-	c.Response().Header().Set("Referrer-Policy", "no-referrer")
+	identifier := ""
+	if link, err := a.core.LookUpLink(c.Request().Context(), token); err == nil {
+		identifier = link.Identifier
+	}
+	return a.renderConfirm(c, rq, p, token, identifier, status, msg)
+}
+
+// renderConfirm is the page with the "Sign in" button for a link. It names
+// the address stored with the token (identifier), never the link's email
+// parameter: whoever sent the link chose that parameter, and the page is
+// what tells a person lured to someone else's link whose account the
+// button signs into.
+func (a *App) renderConfirm(c echo.Context, rq *request, p config.Provider, token, identifier string, status int, msg string) error {
+	// render makes it no-store; every response is already no-referrer.
 	return render(c, status, views.ConfirmSignInPage(views.ConfirmSignIn{
 		Page:        a.page("Sign In"),
 		Action:      a.base.URL("/callback/" + p.ID),
 		CSRFToken:   rq.csrfToken,
-		Token:       params.Get("token"),
-		Email:       params.Get("email"),
+		Token:       token,
+		Email:       identifier,
 		CallbackURL: rq.callbackURL,
 		Host:        hostOf(a.base.Origin),
 		Error:       msg,

@@ -51,7 +51,7 @@ func TestEmailSMTPRejectsRecipient(t *testing.T) {
 	require.Contains(t, e.logs.String(), "550")
 
 	c := e.browser()
-	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(e.browser(), "alice@example.com", e.origin+"/")).StatusCode)
+	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(c, "alice@example.com", e.origin+"/")).StatusCode)
 	addr, _ := e.sessionUser(c)
 	require.Equal(t, "alice@example.com", addr)
 }
@@ -72,7 +72,8 @@ func TestEmailSMTPAuth(t *testing.T) {
 // warning) and works.
 func TestEmailWithoutServerLogsLink(t *testing.T) {
 	e := startMail(t, envOpts{email: func(p *config.Provider) { p.Server = "" }})
-	res := e.requestLink(e.browser(), "alice@example.com", map[string][]string{"callbackUrl": {e.origin + "/dev"}})
+	c := e.browser()
+	res := e.requestLink(c, "alice@example.com", map[string][]string{"callbackUrl": {e.origin + "/dev"}})
 	require.Equal(t, e.base+"/verify-request?provider=email&type=email", res.location())
 	require.Empty(t, e.smtp.Mails())
 	logs := e.logs.String()
@@ -81,7 +82,6 @@ func TestEmailWithoutServerLogsLink(t *testing.T) {
 	require.NotEmpty(t, link)
 	link = strings.Trim(link, `"`)
 
-	c := e.browser()
 	res = e.get(c, link)
 	require.Equal(t, e.origin+"/dev", res.location())
 	addr, _ := e.sessionUser(c)

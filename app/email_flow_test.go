@@ -20,13 +20,15 @@ import (
 )
 
 // The whole magic-link flow over real HTTP and real SMTP, in both session
-// strategies: request, receive and parse the e-mail, open the link in a
-// fresh browser, end up signed in.
+// strategies: request, receive and parse the e-mail, open the link in the
+// browser that asked for it, end up signed in (on another device, see
+// TestEmailLinkOpenedInAnotherBrowserAsksFirst).
 func TestEmailSignInFlow(t *testing.T) {
 	for _, strategy := range strategies() {
 		t.Run(strategy, func(t *testing.T) {
 			e := startMail(t, envOpts{strategy: strategy})
-			link := e.emailLink(e.browser(), "  Alice@Example.COM ", e.origin+"/home")
+			clicker := e.browser()
+			link := e.emailLink(clicker, "  Alice@Example.COM ", e.origin+"/home")
 
 			m, msg := e.mail(1)
 			require.Equal(t, []string{"alice@example.com"}, m.To)
@@ -54,7 +56,6 @@ func TestEmailSignInFlow(t *testing.T) {
 			require.Equal(t, "alice@example.com", row.Identifier)
 			require.WithinDuration(t, e.clock.Now().Add(24*time.Hour), row.Expires, time.Second)
 
-			clicker := e.browser()
 			res := e.get(clicker, link)
 			require.Equal(t, http.StatusFound, res.StatusCode, res.body)
 			require.Equal(t, e.origin+"/home", res.location())
@@ -85,15 +86,25 @@ func TestEmailSignInJSONMode(t *testing.T) {
 	require.Equal(t, e.origin+"/x", linkQuery(t, e.link(1)).Get("callbackUrl"))
 }
 
+// A used link is the Verification error everywhere: in the browser that
+// used it, and in any other (no confirm page for a dead link).
 func TestEmailLinkIsSingleUse(t *testing.T) {
 	e := startMail(t, envOpts{})
-	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
-	require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
+	c := e.browser()
+	link := e.emailLink(c, "alice@example.com", e.origin+"/")
+	require.Equal(t, http.StatusFound, e.get(c, link).StatusCode)
+	e.requireError(e.get(c, link), "Verification")
 	again := e.browser()
 	e.requireError(e.get(again, link), "Verification")
 	addr, _ := e.sessionUser(again)
 	require.Empty(t, addr)
 	require.EqualValues(t, 1, e.counts().Sessions)
+
+	// Used through the confirm page of another browser, the same.
+	link = e.emailLink(e.browser(), "bob@example.com", e.origin+"/")
+	require.Equal(t, http.StatusFound, e.confirmLink(e.browser(), link).StatusCode)
+	e.requireError(e.get(e.browser(), link), "Verification")
+	require.EqualValues(t, 2, e.counts().Sessions)
 }
 
 func TestEmailLinkExpires(t *testing.T) {
@@ -114,26 +125,29 @@ func TestEmailLinkExpires(t *testing.T) {
 
 func TestEmailLinkJustBeforeExpiry(t *testing.T) {
 	e := startMail(t, envOpts{email: func(p *config.Provider) { p.MaxAge = config.Duration(10 * time.Minute) }})
-	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
+	c := e.browser()
+	link := e.emailLink(c, "alice@example.com", e.origin+"/")
 	e.clock.Add(10*time.Minute - time.Second)
-	require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
+	require.Equal(t, http.StatusFound, e.get(c, link).StatusCode)
 }
 
-// A link whose email parameter was changed is refused and, like every
-// refusal, does not spend the token: the real link still works.
+// In the browser that asked for it, a link whose email parameter was
+// changed is refused (as next-auth) and, like every refusal, does not spend
+// the token: the real link still works. (Elsewhere the parameter is simply
+// ignored: the confirm page names the stored address.)
 func TestEmailLinkWrongAddress(t *testing.T) {
 	e := startMail(t, envOpts{})
-	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
+	c := e.browser()
+	link := e.emailLink(c, "alice@example.com", e.origin+"/")
 	q := linkQuery(t, link)
 	for _, other := range []string{"mallory@example.com", "ALICE@example.com"} {
 		q2 := url.Values{"callbackUrl": {q.Get("callbackUrl")}, "token": {q.Get("token")}, "email": {other}}
-		e.requireError(e.get(e.browser(), e.base+"/callback/email?"+q2.Encode()), "Verification")
+		e.requireError(e.get(c, e.base+"/callback/email?"+q2.Encode()), "Verification")
 	}
-	e.requireError(e.get(e.browser(), e.base+"/callback/email?token="+strings.Repeat("0", 64)+"&email=alice%40example.com"), "Verification")
+	e.requireError(e.get(c, e.base+"/callback/email?token="+strings.Repeat("0", 64)+"&email=alice%40example.com"), "Verification")
 	require.EqualValues(t, 1, e.tokens())
 	require.EqualValues(t, 0, e.counts().Users)
 
-	c := e.browser()
 	require.Equal(t, http.StatusFound, e.get(c, link).StatusCode)
 	addr, _ := e.sessionUser(c)
 	require.Equal(t, "alice@example.com", addr)
@@ -148,7 +162,8 @@ func TestEmailLinkWithoutToken(t *testing.T) {
 	require.Equal(t, http.StatusInternalServerError, res.StatusCode)
 }
 
-// Two clicks on one link at the same time give exactly one session. The
+// Two clicks on one link at the same time (tabs of the browser that asked
+// for it, so every click signs in directly) give exactly one session. The
 // SignIn hook holds every click until all have passed the token look-up, so
 // they really race for the consuming transaction.
 func TestEmailLinkConcurrentClicks(t *testing.T) {
@@ -172,10 +187,12 @@ func TestEmailLinkConcurrentClicks(t *testing.T) {
 		return true, ""
 	}}
 	e := startMail(t, envOpts{hooks: hooks})
-	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/in")
+	requester := e.browser()
+	link := e.emailLink(requester, "alice@example.com", e.origin+"/in")
 	clients := make([]*http.Client, n)
 	for i := range clients {
 		clients[i] = e.browser()
+		e.shareBinding(requester, clients[i])
 	}
 	results := make([]resp, n)
 	start := make(chan struct{})
@@ -231,7 +248,7 @@ func TestEmailAfterOAuthSameUser(t *testing.T) {
 		&models.Account{Type: "oidc", Provider: "idp", ProviderAccountID: "sub-alice"}))
 
 	c := e.browser()
-	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(e.browser(), "Alice@example.com", e.origin+"/")).StatusCode)
+	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(c, "Alice@example.com", e.origin+"/")).StatusCode)
 	got, id := e.sessionUser(c)
 	require.Equal(t, addr, got)
 	require.Equal(t, u.ID, id)
@@ -255,11 +272,17 @@ func TestEmailRefusedForUnverifiedOAuthUser(t *testing.T) {
 		&models.Account{Type: "oauth", Provider: "nextcloud", ProviderAccountID: "attacker"}))
 
 	c := e.browser()
-	link := e.emailLink(e.browser(), addr, e.origin+"/")
+	link := e.emailLink(c, addr, e.origin+"/")
 	e.requireError(e.get(c, link), "AccessDenied")
 	got, _ := e.sessionUser(c)
 	require.Empty(t, got)
 	require.EqualValues(t, 1, e.tokens(), "the link is not spent")
+	// Nor through the confirm page of another browser.
+	other := e.browser()
+	e.requireError(e.confirmLink(other, link), "AccessDenied")
+	got, _ = e.sessionUser(other)
+	require.Empty(t, got)
+	require.EqualValues(t, 1, e.tokens())
 }
 
 // A browser signed in as Bob that opens Alice's link ends up as Alice, and

@@ -24,9 +24,9 @@ func TestEmailLinkRestoredWhenSessionFails(t *testing.T) {
 		return token
 	}}
 	e := startMail(t, envOpts{strategy: config.StrategyJWT, hooks: hooks})
-	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/home")
-
 	c := e.browser()
+	link := e.emailLink(c, "alice@example.com", e.origin+"/home")
+
 	e.requireError(e.get(c, link), "AccessDenied")
 	require.EqualValues(t, 1, e.tokens(), "the link is not spent by a failed sign-in")
 	require.Equal(t, map[string]any{}, e.session(c))

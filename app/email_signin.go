@@ -15,20 +15,26 @@ import (
 	"github.com/latchkey-auth/latchkey/views"
 )
 
-// emailSignIn sends a magic link (the core's SendLink) and sends the
-// browser to verify-request.
+// emailSignIn sends a magic link (the core's SendLink), binds it to this
+// browser (so that here, and only here, opening it signs in at once) and
+// sends the browser to verify-request.
 func (a *App) emailSignIn(c echo.Context, rq *request, p config.Provider) error {
 	ep, ok := a.emails[p.ID]
 	if !ok {
 		return signin.Failf(signin.CodeEmailSignin, "e-mail provider %s is not set up", p.ID)
 	}
-	err := a.core.SendLink(c.Request().Context(), ep, signin.LinkRequest{
+	sent, err := a.core.SendLink(c.Request().Context(), ep, signin.LinkRequest{
 		Email:       rq.form.Get("email"),
 		ClientIP:    c.RealIP(),
 		CallbackURL: rq.callbackURL,
 	})
 	if err != nil {
 		return err
+	}
+	if err := a.bindings.add(c.Response(), c.Request(), sent.TokenHash, sent.Expires, a.now()); err != nil {
+		// The link is on its way and works without the binding (through
+		// the confirm page); failing the request now would only confuse.
+		a.log.Warn("sign-in link not bound to the browser", "provider", p.ID, "err", err)
 	}
 	q := url.Values{"provider": {p.ID}, "type": {config.TypeEmail}}
 	return a.sendRedirect(c, rq, a.base.URL("/verify-request")+"?"+q.Encode())

@@ -80,6 +80,7 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 		email: func(p *config.Provider) { p.Confirm = true }})
 	idp := originOf(t, e.idp.Issuer())
 	formAction := []string{"'self'", e.origin, idp}
+	link := e.emailLink(e.browser(), "a@example.com", e.origin+"/")
 
 	for _, page := range []struct {
 		path   string
@@ -91,7 +92,7 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 		{"/error?error=Verification", http.StatusForbidden},
 		{"/error?error=Configuration", http.StatusInternalServerError},
 		{"/verify-request?provider=email&type=email", http.StatusOK},
-		{"/callback/email?token=abc&email=a%40example.com", http.StatusOK}, // confirm: true
+		{link, http.StatusOK}, // confirm: true
 	} {
 		res := e.get(e.client, page.path)
 		requireHTML(t, res, page.status)
@@ -129,8 +130,9 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 func TestPagesAreNeverStored(t *testing.T) {
 	e := startEnv(t, envOpts{ownURL: true, smtp: &smtptest.Options{},
 		email: func(p *config.Provider) { p.Confirm = true }})
+	link := e.emailLink(e.browser(), "a@example.com", e.origin+"/")
 	for _, path := range []string{
-		"/signin", "/signout", "/callback/email?token=abc&email=a%40example.com",
+		"/signin", "/signout", link,
 		"/error?error=Verification", "/verify-request?provider=email&type=email",
 	} {
 		// A fresh browser (the response sets cookies) and a returning one.

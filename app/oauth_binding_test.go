@@ -139,7 +139,7 @@ func TestEmailAfterRealOIDCSignIn(t *testing.T) {
 	require.EqualValues(t, 1, e.counts().Accounts)
 
 	c := e.browser()
-	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(e.browser(), "Alice@Example.com", e.origin+"/")).StatusCode)
+	require.Equal(t, http.StatusFound, e.get(c, e.emailLink(c, "Alice@Example.com", e.origin+"/")).StatusCode)
 	gotAddr, gotID := e.sessionUser(c)
 	require.Equal(t, "alice@example.com", gotAddr)
 	require.Equal(t, id, gotID, "the e-mail sign-in is the OIDC user")

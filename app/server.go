@@ -48,6 +48,7 @@ type App struct {
 	oauth     map[string]oauth.Client
 	checks    *checkCookies
 	emails    map[string]signin.EmailProvider
+	bindings  *linkBindings // e-mail links bound to the browser that asked
 
 	echo   *echo.Echo
 	server *http.Server
@@ -134,6 +135,9 @@ func (a *App) build(idpClient *http.Client) error {
 		return err
 	}
 	if a.emails, err = a.buildEmailProviders(); err != nil {
+		return err
+	}
+	if a.bindings, err = a.buildLinkBindings(); err != nil {
 		return err
 	}
 	a.core = &signin.Service{

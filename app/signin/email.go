@@ -27,43 +27,105 @@ type LinkRequest struct {
 	CallbackURL string // validated, carried in the link
 }
 
+// SentLink is a delivered link as stored: the hash of its token and its
+// expiry. The HTTP layer binds it to the browser that asked for it.
+type SentLink struct {
+	TokenHash string
+	Expires   time.Time
+}
+
 // SendLink sends a magic link, as next-auth's e-mail sign-in: normalise the
 // address, count it against the limits, ask the SignIn hook (a verification
 // request), store the token's hash and deliver. Every refusal leaves nothing
 // stored and nothing sent; a failed delivery removes the row it stored.
-func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest) error {
+func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest) (*SentLink, error) {
 	now := s.Now()
 	addr, err := email.Normalize(in.Email)
 	if err != nil {
-		return Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
+		return nil, Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
 	}
 	if p.Limits != nil {
 		if ok, why := p.Limits.Allow(addr, in.ClientIP, now); !ok {
-			return Failf(CodeEmailSignin, "provider %s: rate limited: %s", p.ID, why)
+			return nil, Failf(CodeEmailSignin, "provider %s: rate limited: %s", p.ID, why)
 		}
 	}
 	user, err := s.emailUser(ctx, addr)
 	if err != nil {
-		return Fail(CodeEmailSignin, err)
+		return nil, Fail(CodeEmailSignin, err)
 	}
 	in2 := SignInInput{User: *user, Provider: p.ID, Type: "email", Email: addr, EmailVerified: true, VerificationRequest: true}
 	if err := s.checkSignIn(ctx, in2); err != nil {
-		return err
+		return nil, err
 	}
 	token := email.NewToken()
-	hash := s.TokenHashes(token)[0]
-	if err := s.Tokens.CreateVerificationToken(ctx, addr, hash, now.Add(p.MaxAge)); err != nil {
-		return Fail(CodeEmailSignin, err)
+	sent := &SentLink{TokenHash: s.TokenHashes(token)[0], Expires: now.Add(p.MaxAge)}
+	if err := s.Tokens.CreateVerificationToken(ctx, addr, sent.TokenHash, sent.Expires); err != nil {
+		return nil, Fail(CodeEmailSignin, err)
 	}
 	link := email.Link(p.Endpoint, in.CallbackURL, token, addr)
 	if err := p.Mailer.SendLink(ctx, addr, link); err != nil {
 		// The request may be cancelled already; the clean-up must still run.
-		if derr := s.Tokens.DeleteVerificationToken(context.WithoutCancel(ctx), addr, hash); derr != nil {
+		if derr := s.Tokens.DeleteVerificationToken(context.WithoutCancel(ctx), addr, sent.TokenHash); derr != nil {
 			err = errors.Join(err, fmt.Errorf("the undelivered token was not removed: %w", derr))
 		}
-		return Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
+		return nil, Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
 	}
-	return nil
+	return sent, nil
+}
+
+// PendingLink is a live link as stored: the address it signs into (the one
+// it was sent to, whatever the URL says), its token's hash and its expiry.
+type PendingLink struct {
+	Identifier string
+	TokenHash  string
+	Expires    time.Time
+}
+
+// LookUpLink finds the live link of a token without spending it: unknown,
+// spent or expired is Verification, as redeeming it would be.
+func (s *Service) LookUpLink(ctx context.Context, token string) (*PendingLink, error) {
+	row, err := s.tokenRow(ctx, token)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return nil, Fail(CodeVerification, errors.New("unknown or already used sign-in link"))
+	case err != nil:
+		return nil, Fail(CodeCallback, err)
+	case !row.Expires.After(s.Now()):
+		return nil, Failf(CodeVerification, "sign-in link expired at %s", row.Expires.Format(time.RFC3339))
+	}
+	return &PendingLink{Identifier: row.Identifier, TokenHash: row.TokenHash, Expires: row.Expires}, nil
+}
+
+// OpenedLink is a GET of an e-mailed link.
+type OpenedLink struct {
+	Provider string
+	Token    string
+	Email    string // the link's email parameter, "" when absent
+	// Bound reports whether the opening browser holds the binding made
+	// when this link (by its stored token hash) was sent to it; nil: none.
+	Bound func(tokenHash string) bool
+	// Confirm is the provider's confirm: true, a page for every link.
+	Confirm bool
+}
+
+// OpenLink decides what opening a link does. Only the browser that asked
+// for the link signs in at once, as next-auth does: anywhere else (another
+// device, a mail scanner, a victim lured to an attacker's own link, which
+// would sign the victim into the attacker's account: login CSRF) it returns
+// the pending link, unspent, for a confirm page that names the stored
+// address and signs in only when its button is pressed (RedeemLink). With
+// Confirm every browser gets that page. A dead token is Verification
+// either way: there is nothing to confirm.
+func (s *Service) OpenLink(ctx context.Context, b Browser, in OpenedLink) (*SignedIn, *PendingLink, error) {
+	link, err := s.LookUpLink(ctx, in.Token)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.Confirm || in.Bound == nil || !in.Bound(link.TokenHash) {
+		return nil, link, nil
+	}
+	out, err := s.redeem(ctx, b, in.Provider, link, in.Email)
+	return out, nil, err
 }
 
 // RedeemLink signs in with a link's token: it checks the token without
@@ -74,29 +136,29 @@ func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest)
 // session cannot start the token is put back, so a failure does not spend it.
 // addr is the link's email parameter ("" when absent); it must match.
 func (s *Service) RedeemLink(ctx context.Context, b Browser, provider, token, addr string) (*SignedIn, error) {
-	now := s.Now()
-	row, err := s.tokenRow(ctx, token)
-	switch {
-	case errors.Is(err, models.ErrNotFound):
-		return nil, Fail(CodeVerification, errors.New("unknown or already used sign-in link"))
-	case err != nil:
-		return nil, Fail(CodeCallback, err)
-	case !row.Expires.After(now):
-		return nil, Failf(CodeVerification, "sign-in link expired at %s", row.Expires.Format(time.RFC3339))
-	case addr != "" && addr != row.Identifier:
+	link, err := s.LookUpLink(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	return s.redeem(ctx, b, provider, link, addr)
+}
+
+// redeem is RedeemLink after the look-up.
+func (s *Service) redeem(ctx context.Context, b Browser, provider string, link *PendingLink, addr string) (*SignedIn, error) {
+	if addr != "" && addr != link.Identifier {
 		return nil, Fail(CodeVerification, errors.New("the link's e-mail does not match its token"))
 	}
-	candidate, err := s.emailUser(ctx, row.Identifier)
+	candidate, err := s.emailUser(ctx, link.Identifier)
 	if err != nil {
 		return nil, Fail(CodeCallback, err)
 	}
 	if err := s.claimedWithoutProof(ctx, candidate); err != nil {
 		return nil, err
 	}
-	if err := s.checkSignIn(ctx, SignInInput{User: *candidate, Provider: provider, Type: "email", Email: row.Identifier, EmailVerified: true}); err != nil {
+	if err := s.checkSignIn(ctx, SignInInput{User: *candidate, Provider: provider, Type: "email", Email: link.Identifier, EmailVerified: true}); err != nil {
 		return nil, err
 	}
-	user, isNew, err := s.Tokens.RedeemVerificationToken(ctx, row.Identifier, row.TokenHash, now)
+	user, isNew, err := s.Tokens.RedeemVerificationToken(ctx, link.Identifier, link.TokenHash, s.Now())
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		return nil, Fail(CodeVerification, errors.New("sign-in link used by a concurrent request"))
@@ -106,9 +168,9 @@ func (s *Service) RedeemLink(ctx context.Context, b Browser, provider, token, ad
 		return nil, Fail(CodeCallback, err)
 	}
 	s.endOtherUsersSession(ctx, b, user.ID)
-	out := &SignedIn{User: user, Provider: provider, IsNew: isNew}
+	out := &SignedIn{User: user, Provider: provider, IsNew: isNew, LinkHash: link.TokenHash}
 	if err := s.startSession(ctx, b, out); err != nil {
-		return nil, s.restore(ctx, row, err)
+		return nil, s.restore(ctx, link, err)
 	}
 	return out, nil
 }
@@ -126,8 +188,8 @@ func (s *Service) tokenRow(ctx context.Context, token string) (*models.Verificat
 
 // restore puts a consumed token back after a failure, so the link still
 // works; a failed restore is added to the cause.
-func (s *Service) restore(ctx context.Context, row *models.VerificationToken, failure error) error {
-	if err := s.Tokens.CreateVerificationToken(context.WithoutCancel(ctx), row.Identifier, row.TokenHash, row.Expires); err != nil {
+func (s *Service) restore(ctx context.Context, link *PendingLink, failure error) error {
+	if err := s.Tokens.CreateVerificationToken(context.WithoutCancel(ctx), link.Identifier, link.TokenHash, link.Expires); err != nil {
 		var e *Error
 		if errors.As(failure, &e) {
 			e.Cause = errors.Join(e.Cause, fmt.Errorf("the sign-in link could not be restored: %w", err))

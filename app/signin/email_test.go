@@ -41,7 +41,7 @@ func sentToken(t *testing.T, m *mailer) string {
 
 func TestSendLink(t *testing.T) {
 	st, m := newStore(), &mailer{}
-	err := service(st).SendLink(context.Background(), emailProvider(m), signin.LinkRequest{Email: " Alice@Example.COM ", CallbackURL: "https://app.example.com/x"})
+	sent, err := service(st).SendLink(context.Background(), emailProvider(m), signin.LinkRequest{Email: " Alice@Example.COM ", CallbackURL: "https://app.example.com/x"})
 	require.NoError(t, err)
 	require.Len(t, m.links, 1)
 	require.True(t, strings.HasPrefix(m.links[0], "alice@example.com https://auth.example.com/api/auth/callback/email?callbackUrl=https%3A%2F%2Fapp.example.com%2Fx&token="), m.links[0])
@@ -50,6 +50,7 @@ func TestSendLink(t *testing.T) {
 	require.True(t, ok, "only the hash is stored")
 	require.Equal(t, "alice@example.com", row.Identifier)
 	require.Equal(t, now.Add(time.Hour), row.Expires)
+	require.Equal(t, &signin.SentLink{TokenHash: "hash:" + tok, Expires: now.Add(time.Hour)}, sent, "what the browser is bound to")
 }
 
 func TestSendLinkRefusals(t *testing.T) {
@@ -76,8 +77,9 @@ func TestSendLinkRefusals(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(s, &p, m)
 			}
-			err := s.SendLink(context.Background(), p, signin.LinkRequest{Email: tc.email})
+			sent, err := s.SendLink(context.Background(), p, signin.LinkRequest{Email: tc.email})
 			requireCode(t, err, tc.code)
+			require.Nil(t, sent, "nothing to bind")
 			require.Empty(t, st.tokens, "nothing stored")
 			require.Empty(t, m.links, "nothing sent")
 		})
@@ -88,7 +90,8 @@ func TestSendLinkRefusals(t *testing.T) {
 func issue(t *testing.T, s *signin.Service, addr string) string {
 	t.Helper()
 	m := &mailer{}
-	require.NoError(t, s.SendLink(context.Background(), emailProvider(m), signin.LinkRequest{Email: addr}))
+	_, err := s.SendLink(context.Background(), emailProvider(m), signin.LinkRequest{Email: addr})
+	require.NoError(t, err)
 	return sentToken(t, m)
 }
 
@@ -100,6 +103,7 @@ func TestRedeemLink(t *testing.T) {
 		out, err := s.RedeemLink(context.Background(), b, "email", tok, "new@example.com")
 		require.NoError(t, err)
 		require.True(t, out.IsNew)
+		require.Equal(t, "hash:"+tok, out.LinkHash, "the binding to drop")
 		require.Equal(t, now, *out.User.EmailVerified)
 		require.Len(t, b.started, 1)
 		require.Empty(t, st.tokens)

@@ -34,6 +34,9 @@ type SignedIn struct {
 	User     *models.User
 	Provider string
 	IsNew    bool
+	// LinkHash is, for an e-mail link, its stored token hash: the HTTP
+	// layer drops that link's binding from the browser.
+	LinkHash string
 }
 
 // checkSignIn asks the SignIn hook. A refusal is AccessDenied, or the hook's

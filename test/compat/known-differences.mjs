@@ -29,12 +29,45 @@ export const KNOWN = [
   },
   {
     id: "csrf-rotates-at-sign-in",
-    scenario: /^(OIDC sign-in: callback response|GET e-mail link \(fresh browser\))$/,
+    scenario: /^(OIDC sign-in: callback response|GET e-mail link \((fresh|requesting) browser\))$/,
     path: /^cookies\.next-auth\.csrf-token$/,
     // One new CSRF cookie where v4 sends none (or its init cookie); two Set-Cookies
     // for the same name in one response are not accepted (RFC 6265 §4.1.1).
     when: (d) => d.a && !Array.isArray(d.a) && d.a.value === "<hex64>%7C<hex64>",
     reason: "latchkey issues a new CSRF token when a sign-in completes, so states and forms from before the sign-in are retired; next-auth v4 keeps the token for the life of the cookie. The v4 client fetches a fresh token before every POST",
+  },
+  {
+    id: "email-link-binding-cookie",
+    scenario: /^(POST \/signin\/email with CSRF|GET e-mail link \(requesting browser\))/,
+    path: /^cookies\.next-auth\.email-binding$/,
+    // Set with the link (Max-Age = the link's 24 h), cleared when it is used;
+    // HttpOnly, SameSite=Lax, scoped to the base path (never sent to the app).
+    when: (d) =>
+      absent(d.b) && d.a && !Array.isArray(d.a) && d.a.httpOnly && d.a.sameSite === "lax" && d.a.path !== "/" &&
+      (isClearing(d.a) || d.a.maxAge === 86400),
+    reason: "latchkey binds an e-mail link to the browser that asked for it with an encrypted cookie of its own (next-auth v4 binds nothing), set by the sign-in POST and cleared when the link is used. No client reads it",
+  },
+  {
+    id: "email-link-other-browser-confirm-page",
+    scenario: /^GET e-mail link \(fresh browser\)$/,
+    path: /^(status|type|location|body|headers\.(cache-control|pragma|expires)|cookies\.next-auth\.session-token)$/,
+    when: (d) => {
+      switch (d.path) {
+        case "status":
+          return d.a === 200 && d.b === 302;
+        case "type":
+          return d.a === "text/html" && absent(d.b);
+        case "location":
+          return absent(d.a) && typeof d.b === "string";
+        case "body":
+          return d.a?.title === "Sign In" && d.a.forms?.length === 1 && absent(d.b);
+        case "cookies.next-auth.session-token":
+          return absent(d.a);
+        default: // the confirm page's no-store headers against the redirect's
+          return true;
+      }
+    },
+    reason: "a link opened in a browser that did not ask for it (another device, a mail scanner, a victim lured to an attacker's own link: login CSRF) shows latchkey's confirm page naming the address stored with the token, and signs in only when its button is pressed; nothing is spent before. next-auth v4 signs in on GET. In the browser that asked for the link latchkey signs in on GET as v4 does",
   },
   {
     id: "v5-return-redirect-header",
