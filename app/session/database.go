@@ -16,7 +16,7 @@ import (
 
 // Store is what the database strategy needs from storage.
 type Store interface {
-	CreateSession(ctx context.Context, userID, tokenHash string, expires time.Time) error
+	CreateSession(ctx context.Context, userID, tokenHash string, signedIn, expires time.Time) error
 	SessionAndUser(ctx context.Context, tokenHash string) (*models.Session, error)
 	ExtendSession(ctx context.Context, id string, expires time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
@@ -104,11 +104,12 @@ func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.R
 	return nil
 }
 
-// Create stores a new session and sets its cookie.
+// Create stores a new session, signed in now, and sets its cookie.
 func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Request, u User, _ map[string]any) error {
 	tok := random.UUID()
-	expires := d.life.Now().Add(d.life.MaxAge)
-	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), expires); err != nil {
+	now := d.life.Now()
+	expires := now.Add(d.life.MaxAge)
+	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), now, expires); err != nil {
 		return err
 	}
 	d.writer.Set(w, d.name, tok, expires, 0)
