@@ -60,7 +60,9 @@ func (d *Database) token(r *http.Request) (string, bool) {
 }
 
 // Read looks the session up by token hash in one indexed query joined with
-// its user. An expired row is deleted.
+// its user (and its sign-in time). A row past its expiry or its absolute
+// end is deleted, not just ignored: a later, longer absolute_max_age cannot
+// revive it, and the table does not keep dead sessions.
 func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, error) {
 	tok, sent := d.token(r)
 	if !sent {
@@ -76,7 +78,8 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	if err != nil {
 		return nil, true, fmt.Errorf("read database session: %w", err)
 	}
-	if !row.Expires.After(d.life.Now()) {
+	now := d.life.Now()
+	if !row.Expires.After(now) || d.life.over(row.CreatedAt, now) {
 		if err := d.store.DeleteSession(ctx, row.TokenHash); err != nil {
 			return nil, true, err
 		}
@@ -84,17 +87,22 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	}
 	u := row.User
 	return &Session{
-		User:    User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image},
-		Expires: row.Expires,
-		rowID:   row.ID,
+		User: User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image},
+		// A row stored before absolute_max_age was set or shortened may
+		// expire later than the limit allows; report the limit.
+		Expires:  d.life.capped(row.CreatedAt, row.Expires),
+		SignedIn: row.CreatedAt,
+		rowID:    row.ID,
 	}, true, nil
 }
 
-// Refresh extends the row at most once per update_age and re-sets the cookie.
+// Refresh extends the row at most once per update_age, never past the
+// absolute end, and re-sets the cookie. Once the extension is capped there
+// is nothing to move, so no write is made.
 func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
 	now := d.life.Now()
-	newExpiry := now.Add(d.life.MaxAge)
-	if !s.Expires.Add(-d.life.MaxAge).Add(d.life.UpdateAge).After(now) {
+	newExpiry := d.life.capped(s.SignedIn, now.Add(d.life.MaxAge))
+	if !s.Expires.Add(-d.life.MaxAge).Add(d.life.UpdateAge).After(now) && newExpiry.After(s.Expires) {
 		if err := d.store.ExtendSession(ctx, s.rowID, newExpiry); err != nil {
 			return err
 		}
@@ -108,7 +116,7 @@ func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.R
 func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Request, u User, _ map[string]any) error {
 	tok := random.UUID()
 	now := d.life.Now()
-	expires := now.Add(d.life.MaxAge)
+	expires := d.life.capped(now, now.Add(d.life.MaxAge))
 	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), now, expires); err != nil {
 		return err
 	}
