@@ -20,6 +20,7 @@ type Store interface {
 	SessionAndUser(ctx context.Context, tokenHash string) (*models.Session, error)
 	ExtendSession(ctx context.Context, id string, expires time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
+	DeleteUserSessions(ctx context.Context, userID string) error
 }
 
 // maxDBTokenLen: our tokens are 36-character UUIDs; anything far longer is junk.
@@ -135,6 +136,25 @@ func (d *Database) Destroy(ctx context.Context, w http.ResponseWriter, r *http.R
 		}
 	}
 	return nil
+}
+
+// DestroyAll deletes every session row of the request's user and clears the
+// cookie. The user is the one of the request's valid session: a browser
+// without one ends nothing but its own cookie. The cookie is cleared even
+// when the delete fails, as in Destroy.
+func (d *Database) DestroyAll(ctx context.Context, w http.ResponseWriter, r *http.Request) (bool, error) {
+	s, _, err := d.Read(ctx, r)
+	d.Clear(w, r)
+	if err != nil {
+		return false, err
+	}
+	if s == nil {
+		return true, nil
+	}
+	if err := d.store.DeleteUserSessions(ctx, s.User.ID); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Clear implements Strategy.

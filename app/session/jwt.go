@@ -140,6 +140,15 @@ func (j *JWT) Destroy(_ context.Context, w http.ResponseWriter, r *http.Request)
 	return nil
 }
 
+// DestroyAll can end only this browser's session: a JWT session lives in
+// its cookie, and other browsers' tokens stay valid until they expire
+// (at the latest sign-in + absolute_max_age). Revoking them would need a
+// stored "valid after" time read on every GET /session, which is the
+// database strategy's job.
+func (j *JWT) DestroyAll(ctx context.Context, w http.ResponseWriter, r *http.Request) (bool, error) {
+	return false, j.Destroy(ctx, w, r)
+}
+
 // Clear implements Strategy.
 func (j *JWT) Clear(w http.ResponseWriter, r *http.Request) {
 	j.writer.ClearChunked(w, r, j.name)
