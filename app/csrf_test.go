@@ -193,6 +193,7 @@ func TestCSRFEveryPost(t *testing.T) {
 		{"/signin/email", "/signin?csrf=true"},
 		{"/signin/nope", "/signin?csrf=true"}, // unknown provider: same redirect as v4
 		{"/signout", "/signout?csrf=true"},
+		{"/signout/all", "/signout?csrf=true"},
 	}
 	type tokenCase struct {
 		name  string

@@ -516,12 +516,16 @@ func (e *env) addUser(name, email, image string) *models.User {
 	return u
 }
 
-// addDBSession inserts a database session for u through the store and
-// returns the cookie token.
+// addDBSession inserts a database session for u, signed in now (the env's
+// clock, else real time), through the store and returns the cookie token.
 func (e *env) addDBSession(u *models.User, expires time.Time) string {
 	e.t.Helper()
+	signedIn := time.Now()
+	if e.clock != nil {
+		signedIn = e.clock.Now()
+	}
 	tok := models.NewID()
-	require.NoError(e.t, e.app.Store().CreateSession(context.Background(), u.ID, session.HashToken(tok), expires))
+	require.NoError(e.t, e.app.Store().CreateSession(context.Background(), u.ID, session.HashToken(tok), signedIn, expires))
 	return tok
 }
 

@@ -47,6 +47,7 @@ func (a *App) routes() (*echo.Echo, error) {
 	post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
 	g.GET("/signout", a.withRequest(a.getSignOut))
 	post("/signout", a.postSignOut, a.retryPage("/signout"))
+	post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))
 	g.GET("/error", a.withRequest(a.getError))
 	g.GET("/verify-request", a.withRequest(a.getVerifyRequest))
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))

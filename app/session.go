@@ -12,7 +12,12 @@ import (
 
 // buildSessions picks the configured strategy; JWT keys are derived here, once.
 func (a *App) buildSessions() (session.Strategy, error) {
-	life := session.Lifetime{MaxAge: a.cfg.Session.MaxAge.D(), UpdateAge: a.cfg.Session.UpdateAge.D(), Now: a.now}
+	life := session.Lifetime{
+		MaxAge:         a.cfg.Session.MaxAge.D(),
+		UpdateAge:      a.cfg.Session.UpdateAge.D(),
+		AbsoluteMaxAge: a.cfg.Session.AbsoluteMaxAge.D(),
+		Now:            a.now,
+	}
 	if a.cfg.Session.Strategy == config.StrategyJWT {
 		return session.NewJWT(a.cfg.Secrets(), a.dialect.jwt, a.names.SessionToken, a.cookies, life)
 	}
@@ -56,7 +61,7 @@ func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.Sess
 			a.sessions.Clear(w, r)
 			return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, emptySession)
 		}
-		s.User = userFromClaims(s.Claims)
+		s.User = userFromClaims(s.Claims, s.User)
 	}
 	sin.UserID, sin.Token = s.User.ID, s.Claims
 	obj := a.hooks.Session(signin.SessionObject{
@@ -69,17 +74,22 @@ func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.Sess
 	return c.JSON(http.StatusOK, obj)
 }
 
-// userFromClaims reads next-auth's token fields after a JWT hook ran.
-func userFromClaims(c map[string]any) session.User {
-	str := func(k string) *string {
-		if v, ok := c[k].(string); ok {
-			return &v
+// userFromClaims reads next-auth's token fields after a JWT hook ran. A
+// field the hook left alone keeps read's pointer, which saves GET /session
+// an allocation per field.
+func userFromClaims(c map[string]any, read session.User) session.User {
+	str := func(k string, prev *string) *string {
+		v, ok := c[k].(string)
+		switch {
+		case !ok:
+			return nil
+		case prev != nil && *prev == v:
+			return prev
 		}
-		return nil
+		p := v // declared here so only a changed field allocates
+		return &p
 	}
-	u := session.User{Name: str("name"), Email: str("email"), Image: str("picture")}
-	if id := str("sub"); id != nil {
-		u.ID = *id
-	}
+	u := session.User{Name: str("name", read.Name), Email: str("email", read.Email), Image: str("picture", read.Image)}
+	u.ID, _ = c["sub"].(string)
 	return u
 }

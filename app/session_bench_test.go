@@ -50,7 +50,8 @@ func BenchmarkGetSessionDatabase(b *testing.B) {
 
 func BenchmarkGetSessionJWT(b *testing.B) {
 	e := startEnv(b, envOpts{strategy: config.StrategyJWT})
-	tok := jwtCookie(b, map[string]any{"name": "Bench", "email": "bench@example.com", "picture": "https://img.example.com/b.png", "sub": "user-1"}, time.Now())
+	// The claims latchkey writes: next-auth's four plus auth_time (the sign-in).
+	tok := jwtCookie(b, map[string]any{"name": "Bench", "email": "bench@example.com", "picture": "https://img.example.com/b.png", "sub": "user-1", "auth_time": time.Now().Unix()}, time.Now())
 	benchSession(b, e, browserCookieHeader()+"; next-auth.session-token="+tok)
 }
 

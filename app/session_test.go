@@ -141,7 +141,11 @@ func TestSessionDatabaseExpired(t *testing.T) {
 
 func TestSessionDatabaseSliding(t *testing.T) {
 	clock := &testClock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
-	e := startEnv(t, envOpts{clock: clock}) // max_age 720h, update_age 24h
+	// max_age 720h, update_age 24h; an absolute limit far enough away that
+	// it does not cap the extension (the default equals max_age, so would).
+	e := startEnv(t, envOpts{clock: clock, config: func(c *config.Config) {
+		c.Session.AbsoluteMaxAge = config.Duration(90 * 24 * time.Hour)
+	}})
 	store := e.app.Store()
 	u := e.addUser("S", "s@example.com", "")
 	start := clock.Now().Add(30 * 24 * time.Hour)

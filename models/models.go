@@ -42,6 +42,8 @@ type Session struct {
 	UserID    string    `gorm:"index;not null;size:36"`
 	User      User      `gorm:"constraint:OnDelete:CASCADE"`
 	Expires   time.Time `gorm:"index;not null"`
+	// CreatedAt is the sign-in time, set by the caller (see CreateSession)
+	// and never moved by sliding expiry: the absolute lifetime counts from it.
 	CreatedAt time.Time
 }
 

@@ -18,8 +18,10 @@ var ErrNotFound = errors.New("not found")
 func NewID() string { return uuid.NewString() }
 
 // CreateSession stores a session for userID under the hash of its token.
-func (s *Store) CreateSession(ctx context.Context, userID, tokenHash string, expires time.Time) error {
-	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: expires.UTC()}
+// signedIn becomes the row's CreatedAt: the absolute session lifetime
+// counts from it, so it is the caller's clock, not GORM's.
+func (s *Store) CreateSession(ctx context.Context, userID, tokenHash string, signedIn, expires time.Time) error {
+	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: expires.UTC(), CreatedAt: signedIn.UTC()}
 	if err := s.db.WithContext(ctx).Omit("User").Create(&row).Error; err != nil {
 		return fmt.Errorf("create session: %w", conflict(err))
 	}
@@ -36,30 +38,37 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 }
 
 // sessionAndUserSQL is GET /session's only query: one lookup on the unique
-// token_hash index joined with the user's primary key.
-const sessionAndUserSQL = `SELECT s.id, s.token_hash, s.user_id, s.expires, u.name, u.email, u.image
+// token_hash index joined with the user's primary key. It reads created_at
+// (the sign-in time) too, so the absolute lifetime costs no second query.
+const sessionAndUserSQL = `SELECT s.id, s.token_hash, s.user_id, s.expires, s.created_at, u.name, u.email, u.image
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 
 // SessionAndUser finds a session and its user in one indexed query. It
 // bypasses GORM's reflection (a prepared statement and a plain Scan) because
 // it runs on every page load of every client.
 func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
-	var (
-		row                Session
+	var row Session
+	// The nullable columns are scanned into one struct: one allocation
+	// instead of one per column, on the hottest query.
+	n := new(struct {
+		signedIn           sql.NullTime
 		name, email, image sql.NullString
-	)
-	err := s.sessionStmt.QueryRowContext(ctx, tokenHash).Scan(&row.ID, &row.TokenHash, &row.UserID, &row.Expires, &name, &email, &image)
+	})
+	err := s.sessionStmt.QueryRowContext(ctx, tokenHash).Scan(&row.ID, &row.TokenHash, &row.UserID, &row.Expires, &n.signedIn, &n.name, &n.email, &n.image)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find session: %w", err)
 	}
-	row.User = User{ID: row.UserID, Name: nullable(name), Email: nullable(email), Image: nullable(image)}
+	// A row without created_at (only a hand edit makes one) keeps the zero
+	// time: its sign-in is unknown, so an absolute lifetime counts it as over.
+	row.CreatedAt = n.signedIn.Time
+	row.User = User{ID: row.UserID, Name: nullable(&n.name), Email: nullable(&n.email), Image: nullable(&n.image)}
 	return &row, nil
 }
 
-func nullable(s sql.NullString) *string {
+func nullable(s *sql.NullString) *string {
 	if !s.Valid {
 		return nil
 	}

@@ -144,10 +144,10 @@ func TestUniqueSessionTokenHash(t *testing.T) {
 	ctx := context.Background()
 	u := newUser(t, s, "s@example.com")
 	exp := time.Now().Add(time.Hour)
-	require.NoError(t, s.CreateSession(ctx, u.ID, "hash-1", exp))
-	err := s.CreateSession(ctx, u.ID, "hash-1", exp)
+	require.NoError(t, s.CreateSession(ctx, u.ID, "hash-1", time.Now(), exp))
+	err := s.CreateSession(ctx, u.ID, "hash-1", time.Now(), exp)
 	requireUnique(t, err)
-	require.NoError(t, s.CreateSession(ctx, u.ID, "hash-2", exp), "a user may hold several sessions")
+	require.NoError(t, s.CreateSession(ctx, u.ID, "hash-2", time.Now(), exp), "a user may hold several sessions")
 	require.EqualValues(t, 2, count(t, s, "sessions"))
 }
 
@@ -165,12 +165,12 @@ func TestUniqueVerificationIdentifierToken(t *testing.T) {
 func TestForeignKeys(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	err := s.CreateSession(ctx, NewID(), "orphan", time.Now().Add(time.Hour))
+	err := s.CreateSession(ctx, NewID(), "orphan", time.Now(), time.Now().Add(time.Hour))
 	require.Error(t, err, "a session needs an existing user")
 	require.ErrorIs(t, err, gorm.ErrForeignKeyViolated)
 
 	u := newUser(t, s, "gone@example.com")
-	require.NoError(t, s.CreateSession(ctx, u.ID, "h", time.Now().Add(time.Hour)))
+	require.NoError(t, s.CreateSession(ctx, u.ID, "h", time.Now(), time.Now().Add(time.Hour)))
 	require.NoError(t, s.LinkAccount(ctx, &Account{UserID: u.ID, Type: "oauth", Provider: "github", ProviderAccountID: "9"}))
 	require.NoError(t, s.db.Delete(&User{}, "id = ?", u.ID).Error)
 	require.Zero(t, count(t, s, "sessions"), "sessions go with their user")
@@ -182,7 +182,8 @@ func TestSessionMethods(t *testing.T) {
 	ctx := context.Background()
 	u := newUser(t, s, "m@example.com")
 	exp := time.Date(2031, 3, 4, 5, 6, 7, 890_000_000, time.FixedZone("CET", 3600))
-	require.NoError(t, s.CreateSession(ctx, u.ID, "h1", exp))
+	signedIn := time.Date(2031, 2, 1, 9, 8, 7, 654_000_000, time.FixedZone("PST", -8*3600))
+	require.NoError(t, s.CreateSession(ctx, u.ID, "h1", signedIn, exp))
 
 	row, err := s.SessionAndUser(ctx, "h1")
 	require.NoError(t, err)
@@ -191,6 +192,7 @@ func TestSessionMethods(t *testing.T) {
 	require.Equal(t, u.ID, row.User.ID, "the user comes in the same query")
 	require.Equal(t, "m@example.com", *row.User.Email)
 	require.True(t, exp.Equal(row.Expires), "expiry round-trips to the millisecond: %v", row.Expires)
+	require.True(t, signedIn.Equal(row.CreatedAt), "the sign-in time (the caller's clock) comes in the same query: %v", row.CreatedAt)
 	require.Len(t, row.ID, 36)
 
 	_, err = s.SessionAndUser(ctx, "missing")
@@ -201,6 +203,13 @@ func TestSessionMethods(t *testing.T) {
 	row, err = s.SessionAndUser(ctx, "h1")
 	require.NoError(t, err)
 	require.True(t, later.Equal(row.Expires))
+	require.True(t, signedIn.Equal(row.CreatedAt), "extending never moves the sign-in time")
+
+	// A row without created_at (a hand edit) reads as an unknown sign-in, not an error.
+	require.NoError(t, s.db.Exec("UPDATE sessions SET created_at = NULL WHERE token_hash = ?", "h1").Error)
+	row, err = s.SessionAndUser(ctx, "h1")
+	require.NoError(t, err)
+	require.True(t, row.CreatedAt.IsZero())
 
 	require.NoError(t, s.DeleteSession(ctx, "h1"))
 	require.NoError(t, s.DeleteSession(ctx, "h1"), "deleting a missing session is fine")
@@ -208,10 +217,10 @@ func TestSessionMethods(t *testing.T) {
 	require.True(t, errors.Is(err, ErrNotFound))
 
 	for i := range 3 {
-		require.NoError(t, s.CreateSession(ctx, u.ID, fmt.Sprint("u", i), exp))
+		require.NoError(t, s.CreateSession(ctx, u.ID, fmt.Sprint("u", i), signedIn, exp))
 	}
 	other := newUser(t, s, "o@example.com")
-	require.NoError(t, s.CreateSession(ctx, other.ID, "o", exp))
+	require.NoError(t, s.CreateSession(ctx, other.ID, "o", signedIn, exp))
 	require.NoError(t, s.DeleteUserSessions(ctx, u.ID))
 	require.EqualValues(t, 1, count(t, s, "sessions"))
 }
@@ -221,8 +230,8 @@ func TestPurgeExpired(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	u := newUser(t, s, "p@example.com")
-	require.NoError(t, s.CreateSession(ctx, u.ID, "old", now.Add(-time.Second)))
-	require.NoError(t, s.CreateSession(ctx, u.ID, "new", now.Add(time.Second)))
+	require.NoError(t, s.CreateSession(ctx, u.ID, "old", now.Add(-time.Hour), now.Add(-time.Second)))
+	require.NoError(t, s.CreateSession(ctx, u.ID, "new", now.Add(-time.Hour), now.Add(time.Second)))
 	require.NoError(t, s.db.Create(&VerificationToken{Identifier: "x", TokenHash: "old", Expires: now.Add(-time.Minute)}).Error)
 	require.NoError(t, s.db.Create(&VerificationToken{Identifier: "x", TokenHash: "new", Expires: now.Add(time.Minute)}).Error)
 	n, err := s.PurgeExpired(ctx, now)
@@ -262,7 +271,7 @@ func TestConcurrentWriters(t *testing.T) {
 			u := users[i]
 			hash := fmt.Sprintf("hash-%d", i)
 			exp := time.Now().Add(time.Hour)
-			if err := s.CreateSession(ctx, u.ID, hash, exp); err != nil {
+			if err := s.CreateSession(ctx, u.ID, hash, time.Now(), exp); err != nil {
 				errs <- fmt.Errorf("create %d: %w", i, err)
 				return
 			}

@@ -113,6 +113,10 @@ type Session struct {
 	Strategy  string   `yaml:"strategy"`
 	MaxAge    Duration `yaml:"max_age"`
 	UpdateAge Duration `yaml:"update_age"`
+	// AbsoluteMaxAge ends every session this long after its sign-in,
+	// however active it stays: sliding expiry never reaches past it. 0 turns
+	// it off (next-auth's behaviour: an active session never ends).
+	AbsoluteMaxAge Duration `yaml:"absolute_max_age"`
 }
 
 // Cookies selects cookie names: "next-auth" (v4) or "authjs" (v5, with v5 JWTs).

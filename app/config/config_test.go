@@ -75,6 +75,7 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, config.StrategyDatabase, d.Session.Strategy)
 	require.Equal(t, 30*24*time.Hour, d.Session.MaxAge.D())
 	require.Equal(t, 24*time.Hour, d.Session.UpdateAge.D())
+	require.Equal(t, 30*24*time.Hour, d.Session.AbsoluteMaxAge.D(), "sessions end 30 days after sign-in by default")
 	require.Equal(t, config.StyleNextAuth, d.Cookies.Style)
 	require.Equal(t, filepath.Join("data", "latchkey.db"), d.DatabasePath())
 
@@ -138,6 +139,7 @@ session:
   strategy: jwt
   max_age: 7d
   update_age: 1h
+  absolute_max_age: 90d
 cookies:
   style: authjs
 pages:
@@ -162,7 +164,7 @@ max_body_bytes: 4096
 	require.Equal(t, "https://sso.example.com", cfg.Providers[1].Issuer)
 	require.Equal(t, 24*time.Hour, cfg.Providers[2].MaxAge.D())
 	require.Equal(t, config.RateLimit{PerAddress: 3, PerIP: 10, Window: config.Duration(30 * time.Minute)}, cfg.Providers[2].RateLimit)
-	require.Equal(t, config.Session{Strategy: "jwt", MaxAge: config.Duration(7 * 24 * time.Hour), UpdateAge: config.Duration(time.Hour)}, cfg.Session)
+	require.Equal(t, config.Session{Strategy: "jwt", MaxAge: config.Duration(7 * 24 * time.Hour), UpdateAge: config.Duration(time.Hour), AbsoluteMaxAge: config.Duration(90 * 24 * time.Hour)}, cfg.Session)
 	require.Equal(t, config.StyleAuthJS, cfg.Cookies.Style)
 	require.Equal(t, config.Pages{SignIn: "/login", Error: "https://app.example.com/error"}, cfg.Pages)
 	require.Equal(t, config.Callbacks{ExposeUserID: true, AllowedEmailDomains: []string{"example.com"}}, cfg.Callbacks)
@@ -555,4 +557,30 @@ providers:
 	p := problems(t, err)
 	requireProblem(t, p, "providers[3] (email)", "trust_email")
 	require.Len(t, p, 1, p.Error())
+}
+
+func TestValidateAbsoluteMaxAge(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{
+		{"0", true},    // no limit
+		{"720h", true}, // equal to max_age
+		{"90d", true},
+		{"7d", false}, // shorter than max_age (30d)
+		{"-1h", false},
+	} {
+		cfg, err := config.Load([]byte("session:\n  absolute_max_age: "+tc.value+"\n"), noEnv)
+		require.NoError(t, err, tc.value)
+		_, err = cfg.Validate(catalogue)
+		if tc.ok {
+			require.NoError(t, err, tc.value)
+			continue
+		}
+		requireProblem(t, problems(t, err), "session.absolute_max_age", "720h")
+	}
+	// An unset ${VAR} is not a silent 0 (no limit): the default stays.
+	cfg, err := config.Load([]byte("session:\n  absolute_max_age: ${NOPE}\n"), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, 30*24*time.Hour, cfg.Session.AbsoluteMaxAge.D())
 }

@@ -30,6 +30,9 @@ func Defaults() Config {
 			Strategy:  StrategyDatabase,
 			MaxAge:    Duration(30 * 24 * time.Hour),
 			UpdateAge: Duration(24 * time.Hour),
+			// A stolen cookie kept alive by use still dies 30 days after
+			// the sign-in it came from.
+			AbsoluteMaxAge: Duration(30 * 24 * time.Hour),
 		},
 		Cookies: Cookies{Style: StyleNextAuth},
 	}

@@ -73,6 +73,11 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	if c.Session.UpdateAge < 0 || c.Session.UpdateAge > c.Session.MaxAge {
 		add("session.update_age: must be between 0 and session.max_age")
 	}
+	// Shorter than max_age, the absolute limit would silently override the
+	// idle one on every session; the operator should lower max_age instead.
+	if a := c.Session.AbsoluteMaxAge; a < 0 || (a > 0 && a < c.Session.MaxAge) {
+		add("session.absolute_max_age: must be 0 (no limit) or at least session.max_age (%s)", c.Session.MaxAge.D())
+	}
 	switch c.Cookies.Style {
 	case StyleNextAuth, StyleAuthJS:
 	default:

@@ -54,8 +54,9 @@ type harness struct {
 	stored func(t *testing.T) int
 }
 
-// constructor builds a fresh harness; the suite calls it once per subtest.
-type constructor func(t *testing.T) harness
+// constructor builds a fresh harness with an absolute max age (0: none);
+// the suite calls it once per subtest.
+type constructor func(t *testing.T, absolute time.Duration) harness
 
 func str(s string) *string { return &s }
 
@@ -133,7 +134,8 @@ func refresh(t *testing.T, h harness, b browser, s *session.Session) *httptest.R
 }
 
 // runConformance is the suite every Strategy passes.
-func runConformance(t *testing.T, newHarness constructor) {
+func runConformance(t *testing.T, build constructor) {
+	newHarness := func(t *testing.T) harness { return build(t, 0) }
 	t.Run("no cookie", func(t *testing.T) {
 		h := newHarness(t)
 		s, sent := read(t, h, browser{"unrelated": "x"})
@@ -291,6 +293,119 @@ func runConformance(t *testing.T, newHarness constructor) {
 		require.Equal(t, u.ID, s.User.ID)
 	})
 
+	t.Run("absolute lifetime ends an active session", func(t *testing.T) {
+		const absolute = 45 * 24 * time.Hour
+		h := build(t, absolute)
+		b := browser{}
+		start := h.clock.Now()
+		end := start.Add(absolute)
+		create(t, h, b, h.newUser(t), nil)
+		// A visit every 5 days would keep a sliding-only session alive forever.
+		for h.clock.Now().Add(5 * 24 * time.Hour).Before(end) {
+			h.clock.Add(5 * 24 * time.Hour)
+			s, _ := read(t, h, b)
+			require.NotNil(t, s, "alive at %v", h.clock.Now().Sub(start))
+			require.False(t, s.Expires.After(end), "reported expires %v is past sign-in + absolute_max_age", s.Expires)
+			rec := refresh(t, h, b, s)
+			c, ok := findCookie(rec.Header(), cookieName)
+			require.True(t, ok)
+			require.False(t, c.Expires.After(end), "cookie Expires %v is past sign-in + absolute_max_age", c.Expires)
+			if want := h.clock.Now().Add(maxAge); want.Before(end) {
+				require.True(t, want.Equal(c.Expires), "still sliding: now+max_age")
+			} else {
+				require.True(t, end.Equal(c.Expires), "capped at the absolute end")
+			}
+		}
+		h.clock.Add(end.Sub(h.clock.Now()) - time.Second)
+		s, _ := read(t, h, b)
+		require.NotNil(t, s, "alive one second before the absolute end")
+		require.True(t, end.Equal(s.Expires), "reported expires is the absolute end: %v", s.Expires)
+		refresh(t, h, b, s)
+		h.clock.Add(time.Second)
+		s, sent := read(t, h, b)
+		require.Nil(t, s, "ended at sign-in + absolute_max_age despite the activity")
+		require.True(t, sent, "so the caller clears the cookie")
+		if n := h.stored(t); n >= 0 {
+			require.Equal(t, 0, n, "the ended row is deleted when read")
+		}
+	})
+
+	t.Run("absolute lifetime caps a new session", func(t *testing.T) {
+		// absolute == max_age (the default): the first expiry is both.
+		h := build(t, maxAge)
+		b := browser{}
+		start := h.clock.Now()
+		rec := create(t, h, b, h.newUser(t), nil)
+		c, ok := findCookie(rec.Header(), cookieName)
+		require.True(t, ok)
+		require.True(t, start.Add(maxAge).Equal(c.Expires))
+		for range 2 {
+			h.clock.Add(10 * 24 * time.Hour)
+			s, _ := read(t, h, b)
+			require.NotNil(t, s)
+			require.True(t, start.Add(maxAge).Equal(s.Expires), "expires stays at sign-in + absolute_max_age: %v", s.Expires)
+			refresh(t, h, b, s)
+		}
+		h.clock.Add(10 * 24 * time.Hour)
+		s, _ := read(t, h, b)
+		require.Nil(t, s, "ended at sign-in + absolute_max_age")
+	})
+
+	t.Run("sign-in time survives refresh", func(t *testing.T) {
+		h := build(t, 90*24*time.Hour)
+		b := browser{}
+		start := h.clock.Now()
+		create(t, h, b, h.newUser(t), nil)
+		encoded := start
+		for range 4 {
+			h.clock.Add(2 * updateAge)
+			s, _ := read(t, h, b)
+			require.NotNil(t, s)
+			require.True(t, start.Equal(s.SignedIn), "sign-in time %v, want %v", s.SignedIn, start)
+			if s.Claims != nil {
+				require.EqualValues(t, start.Unix(), s.Claims["auth_time"], "the token carries the sign-in time")
+				require.EqualValues(t, encoded.Unix(), s.Claims["iat"], "iat stays next-auth's: the time of the last encode")
+				// A JWT hook cannot move the sign-in time.
+				delete(s.Claims, "auth_time")
+			}
+			refresh(t, h, b, s)
+			encoded = h.clock.Now()
+		}
+		s, _ := read(t, h, b)
+		require.True(t, start.Equal(s.SignedIn))
+	})
+
+	t.Run("destroy all", func(t *testing.T) {
+		h := newHarness(t)
+		u, other := h.newUser(t), h.newUser(t)
+		mine1, mine2, theirs := browser{}, browser{}, browser{}
+		create(t, h, mine1, u, nil)
+		create(t, h, mine2, u, nil)
+		create(t, h, theirs, other, nil)
+		rec := httptest.NewRecorder()
+		everywhere, err := h.strategy.DestroyAll(context.Background(), rec, mine1.request())
+		require.NoError(t, err)
+		mine1.apply(rec.Header())
+		require.Empty(t, mine1.sessionCookies(), "this browser's cookie is cleared")
+		s, _ := read(t, h, theirs)
+		require.NotNil(t, s, "another user's session stays")
+		s, _ = read(t, h, mine2)
+		if h.stored(t) >= 0 {
+			require.True(t, everywhere)
+			require.Nil(t, s, "the user's other session ends")
+			require.Equal(t, 1, h.stored(t))
+		} else {
+			require.False(t, everywhere, "a stateless strategy says it ended only this browser's session")
+			require.NotNil(t, s, "a JWT in another browser lives on")
+		}
+		// Without a session, nothing but the cookie is touched.
+		rec = httptest.NewRecorder()
+		_, err = h.strategy.DestroyAll(context.Background(), rec, browser{cookieName: "junk"}.request())
+		require.NoError(t, err)
+		s, _ = read(t, h, theirs)
+		require.NotNil(t, s)
+	})
+
 	t.Run("concurrent reads", func(t *testing.T) {
 		h := newHarness(t)
 		b := browser{}
@@ -345,10 +460,10 @@ func openStore(t *testing.T) *models.Store {
 	return s
 }
 
-func newDatabaseHarness(t *testing.T) (harness, *countingStore) {
+func newDatabaseHarness(t *testing.T, absolute time.Duration) (harness, *countingStore) {
 	store := &countingStore{Store: openStore(t)}
 	clk := &clock{t: time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)}
-	life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, Now: clk.Now}
+	life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, AbsoluteMaxAge: absolute, Now: clk.Now}
 	return harness{
 		strategy: session.NewDatabase(store, cookieName, cookies.Writer{}, life),
 		clock:    clk,
@@ -366,9 +481,9 @@ func newDatabaseHarness(t *testing.T) (harness, *countingStore) {
 }
 
 func newJWTHarness(format jwt.Format) constructor {
-	return func(t *testing.T) harness {
+	return func(t *testing.T, absolute time.Duration) harness {
 		clk := &clock{t: time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)}
-		life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, Now: clk.Now}
+		life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, AbsoluteMaxAge: absolute, Now: clk.Now}
 		s, err := session.NewJWT([]string{secret}, format, cookieName, cookies.Writer{}, life)
 		require.NoError(t, err)
 		return harness{
@@ -383,13 +498,13 @@ func newJWTHarness(format jwt.Format) constructor {
 }
 
 func TestConformanceDatabase(t *testing.T) {
-	runConformance(t, func(t *testing.T) harness { h, _ := newDatabaseHarness(t); return h })
-	require.Equal(t, "database", func() string { h, _ := newDatabaseHarness(t); return h.strategy.Name() }())
+	runConformance(t, func(t *testing.T, absolute time.Duration) harness { h, _ := newDatabaseHarness(t, absolute); return h })
+	require.Equal(t, "database", func() string { h, _ := newDatabaseHarness(t, 0); return h.strategy.Name() }())
 }
 
 func TestConformanceJWTv4(t *testing.T) {
 	runConformance(t, newJWTHarness(jwt.V4))
-	require.Equal(t, "jwt", newJWTHarness(jwt.V4)(t).strategy.Name())
+	require.Equal(t, "jwt", newJWTHarness(jwt.V4)(t, 0).strategy.Name())
 }
 
 func TestConformanceJWTv5(t *testing.T) {
@@ -398,7 +513,7 @@ func TestConformanceJWTv5(t *testing.T) {
 
 // TestDatabaseSlidingExpiry: the row is extended at most once per update_age.
 func TestDatabaseSlidingExpiry(t *testing.T) {
-	h, store := newDatabaseHarness(t)
+	h, store := newDatabaseHarness(t, 0)
 	b := browser{}
 	start := h.clock.Now()
 	create(t, h, b, h.newUser(t), nil)
@@ -446,7 +561,7 @@ func TestDatabaseSlidingExpiry(t *testing.T) {
 
 // TestDatabaseTokenIsHashed: the cookie holds a random token; the table only its SHA-256.
 func TestDatabaseTokenIsHashed(t *testing.T) {
-	h, store := newDatabaseHarness(t)
+	h, store := newDatabaseHarness(t, 0)
 	b := browser{}
 	u := h.newUser(t)
 	create(t, h, b, u, nil)
@@ -462,7 +577,7 @@ func TestDatabaseTokenIsHashed(t *testing.T) {
 
 // TestJWTChunking: large claims are split into name.0, name.1, ... and read back.
 func TestJWTChunking(t *testing.T) {
-	h := newJWTHarness(jwt.V4)(t)
+	h := newJWTHarness(jwt.V4)(t, 0)
 	u := h.newUser(t)
 	claims := session.DefaultClaims(u)
 	groups := make([]string, 1500)

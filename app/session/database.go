@@ -16,10 +16,11 @@ import (
 
 // Store is what the database strategy needs from storage.
 type Store interface {
-	CreateSession(ctx context.Context, userID, tokenHash string, expires time.Time) error
+	CreateSession(ctx context.Context, userID, tokenHash string, signedIn, expires time.Time) error
 	SessionAndUser(ctx context.Context, tokenHash string) (*models.Session, error)
 	ExtendSession(ctx context.Context, id string, expires time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
+	DeleteUserSessions(ctx context.Context, userID string) error
 }
 
 // maxDBTokenLen: our tokens are 36-character UUIDs; anything far longer is junk.
@@ -60,7 +61,9 @@ func (d *Database) token(r *http.Request) (string, bool) {
 }
 
 // Read looks the session up by token hash in one indexed query joined with
-// its user. An expired row is deleted.
+// its user (and its sign-in time). A row past its expiry or its absolute
+// end is deleted, not just ignored: a later, longer absolute_max_age cannot
+// revive it, and the table does not keep dead sessions.
 func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, error) {
 	tok, sent := d.token(r)
 	if !sent {
@@ -76,7 +79,8 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	if err != nil {
 		return nil, true, fmt.Errorf("read database session: %w", err)
 	}
-	if !row.Expires.After(d.life.Now()) {
+	now := d.life.Now()
+	if !row.Expires.After(now) || d.life.over(row.CreatedAt, now) {
 		if err := d.store.DeleteSession(ctx, row.TokenHash); err != nil {
 			return nil, true, err
 		}
@@ -84,17 +88,22 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	}
 	u := row.User
 	return &Session{
-		User:    User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image},
-		Expires: row.Expires,
-		rowID:   row.ID,
+		User: User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image},
+		// A row stored before absolute_max_age was set or shortened may
+		// expire later than the limit allows; report the limit.
+		Expires:  d.life.capped(row.CreatedAt, row.Expires),
+		SignedIn: row.CreatedAt,
+		rowID:    row.ID,
 	}, true, nil
 }
 
-// Refresh extends the row at most once per update_age and re-sets the cookie.
+// Refresh extends the row at most once per update_age, never past the
+// absolute end, and re-sets the cookie. Once the extension is capped there
+// is nothing to move, so no write is made.
 func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
 	now := d.life.Now()
-	newExpiry := now.Add(d.life.MaxAge)
-	if !s.Expires.Add(-d.life.MaxAge).Add(d.life.UpdateAge).After(now) {
+	newExpiry := d.life.capped(s.SignedIn, now.Add(d.life.MaxAge))
+	if !s.Expires.Add(-d.life.MaxAge).Add(d.life.UpdateAge).After(now) && newExpiry.After(s.Expires) {
 		if err := d.store.ExtendSession(ctx, s.rowID, newExpiry); err != nil {
 			return err
 		}
@@ -104,11 +113,12 @@ func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.R
 	return nil
 }
 
-// Create stores a new session and sets its cookie.
+// Create stores a new session, signed in now, and sets its cookie.
 func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Request, u User, _ map[string]any) error {
 	tok := random.UUID()
-	expires := d.life.Now().Add(d.life.MaxAge)
-	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), expires); err != nil {
+	now := d.life.Now()
+	expires := d.life.capped(now, now.Add(d.life.MaxAge))
+	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), now, expires); err != nil {
 		return err
 	}
 	d.writer.Set(w, d.name, tok, expires, 0)
@@ -126,6 +136,25 @@ func (d *Database) Destroy(ctx context.Context, w http.ResponseWriter, r *http.R
 		}
 	}
 	return nil
+}
+
+// DestroyAll deletes every session row of the request's user and clears the
+// cookie. The user is the one of the request's valid session: a browser
+// without one ends nothing but its own cookie. The cookie is cleared even
+// when the delete fails, as in Destroy.
+func (d *Database) DestroyAll(ctx context.Context, w http.ResponseWriter, r *http.Request) (bool, error) {
+	s, _, err := d.Read(ctx, r)
+	d.Clear(w, r)
+	if err != nil {
+		return false, err
+	}
+	if s == nil {
+		return true, nil
+	}
+	if err := d.store.DeleteUserSessions(ctx, s.User.ID); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Clear implements Strategy.

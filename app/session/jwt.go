@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/jwt"
@@ -51,10 +53,11 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 		_, err := r.Cookie(j.name)
 		return nil, err == nil, nil
 	}
+	now := j.life.Now()
 	var claims map[string]any
 	err := jwt.ErrInvalid
 	for _, key := range j.keys {
-		if claims, err = key.Decode(raw, j.life.Now()); !errors.Is(err, jwt.ErrInvalid) {
+		if claims, err = key.Decode(raw, now); !errors.Is(err, jwt.ErrInvalid) {
 			break
 		}
 	}
@@ -64,37 +67,86 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 	if err != nil {
 		return nil, true, fmt.Errorf("decode session token: %w", err)
 	}
-	return &Session{
-		User: User{
-			ID:    claimString(claims, "sub"),
-			Name:  claimPtr(claims, "name"),
-			Email: claimPtr(claims, "email"),
-			Image: claimPtr(claims, "picture"),
-		},
-		Expires: j.life.Now().Add(j.life.MaxAge),
-		Claims:  claims,
-	}, true, nil
+	signedIn, ok := signInTime(claims, now)
+	if !ok || j.life.over(signedIn, now) {
+		return nil, true, nil
+	}
+	s := &Session{
+		Expires:  j.life.capped(signedIn, now.Add(j.life.MaxAge)),
+		SignedIn: signedIn,
+		Claims:   claims,
+	}
+	s.User = User{
+		ID:    claimString(claims, "sub"),
+		Name:  claimPtr(claims, "name", &s.userFields[0]),
+		Email: claimPtr(claims, "email", &s.userFields[1]),
+		Image: claimPtr(claims, "picture", &s.userFields[2]),
+	}
+	return s, true, nil
 }
+
+// authTime is the claim that carries the sign-in time, in epoch seconds, as
+// OpenID Connect names it. iat cannot carry it: next-auth and Auth.js set
+// iat to now on every encode, and readers of their tokens take it to mean
+// "issued at"; a claim of its own also survives a next-auth app re-encoding
+// the token with its own encode.
+const authTime = "auth_time"
+
+// signInTime reads auth_time; a token without one (minted by next-auth's
+// encode, or by latchkey before the absolute lifetime existed) counts from
+// its iat, the latest sign-in it can have had, and gets auth_time at its
+// next re-encode. A token with neither, or whose sign-in lies in the future
+// (beyond the 15 s clock tolerance the decoders allow), has no usable bound
+// and is refused.
+func signInTime(c map[string]any, now time.Time) (time.Time, bool) {
+	k := authTime
+	if _, ok := c[k]; !ok {
+		k = "iat"
+	}
+	v, ok := c[k].(float64)
+	if !ok || math.IsNaN(v) || v < 0 || v > float64(now.Unix()+clockTolerance) {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(v), 0), true
+}
+
+// clockTolerance is the decoders' allowance for clocks that disagree.
+const clockTolerance = 15
 
 // Refresh re-encodes the claims with a new exp under the current secret and
 // re-sets the cookie(s), so a token read with an older secret is re-issued
-// under the current one in the same response.
+// under the current one in the same response. The sign-in time is the one
+// Read found, whatever a JWT hook did to the claims in between.
 func (j *JWT) Refresh(_ context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
-	return j.write(w, r, s.Claims)
+	return j.write(w, r, s.Claims, s.SignedIn)
 }
 
-// Create writes a token holding claims.
+// Create writes a token holding claims, signed in now.
 func (j *JWT) Create(_ context.Context, w http.ResponseWriter, r *http.Request, _ User, claims map[string]any) error {
-	return j.write(w, r, claims)
+	return j.write(w, r, claims, j.life.Now())
 }
 
-func (j *JWT) write(w http.ResponseWriter, r *http.Request, claims map[string]any) error {
+// write encodes claims (stamping auth_time into them) with exp, and the
+// cookie's Expires, at now+max_age but never past the absolute end.
+func (j *JWT) write(w http.ResponseWriter, r *http.Request, claims map[string]any, signedIn time.Time) error {
 	now := j.life.Now()
-	tok, err := j.keys[0].Encode(claims, j.life.MaxAge, now)
+	signedIn = time.Unix(signedIn.Unix(), 0) // whole seconds, as the claim holds it
+	expires := j.life.capped(signedIn, now.Add(j.life.MaxAge))
+	if claims == nil {
+		claims = map[string]any{}
+	}
+	// Set only when it differs: the decoded value is usually there already,
+	// and re-setting it would allocate on every GET /session.
+	if v, ok := claims[authTime].(float64); !ok || v != float64(signedIn.Unix()) {
+		claims[authTime] = signedIn.Unix()
+	}
+	// Encode sets exp = now.Unix() + whole seconds of the duration: measured
+	// from the whole second, exp is expires in whole seconds, never later.
+	tok, err := j.keys[0].Encode(claims, expires.Sub(time.Unix(now.Unix(), 0)), now)
 	if err != nil {
 		return fmt.Errorf("encode session token: %w", err)
 	}
-	j.writer.SetChunked(w, r, j.name, tok, now.Add(j.life.MaxAge))
+	j.writer.SetChunked(w, r, j.name, tok, expires)
 	return nil
 }
 
@@ -102,6 +154,15 @@ func (j *JWT) write(w http.ResponseWriter, r *http.Request, claims map[string]an
 func (j *JWT) Destroy(_ context.Context, w http.ResponseWriter, r *http.Request) error {
 	j.Clear(w, r)
 	return nil
+}
+
+// DestroyAll can end only this browser's session: a JWT session lives in
+// its cookie, and other browsers' tokens stay valid until they expire
+// (at the latest sign-in + absolute_max_age). Revoking them would need a
+// stored "valid after" time read on every GET /session, which is the
+// database strategy's job.
+func (j *JWT) DestroyAll(ctx context.Context, w http.ResponseWriter, r *http.Request) (bool, error) {
+	return false, j.Destroy(ctx, w, r)
 }
 
 // Clear implements Strategy.
@@ -119,10 +180,13 @@ func claimString(c map[string]any, k string) string {
 	return s
 }
 
-func claimPtr(c map[string]any, k string) *string {
+// claimPtr copies a string claim into *dst and returns dst, or nil when the
+// claim is not a string.
+func claimPtr(c map[string]any, k string, dst *string) *string {
 	s, ok := c[k].(string)
 	if !ok {
 		return nil
 	}
-	return &s
+	*dst = s
+	return dst
 }

@@ -21,13 +21,21 @@ type User struct {
 type Session struct {
 	User User
 	// Expires is the expiry the client sees: the stored one for database
-	// sessions, now+max_age for JWT sessions (they roll on every read).
+	// sessions, now+max_age for JWT sessions (they roll on every read);
+	// never past SignedIn + the absolute max age.
 	Expires time.Time
+	// SignedIn is when the user signed in: the row's created_at (database)
+	// or the token's auth_time claim (jwt). Rolling never moves it.
+	SignedIn time.Time
 	// Claims is the decoded token (jwt strategy only). Refresh re-encodes it,
 	// so a JWT hook may change it between Read and Refresh.
 	Claims map[string]any
 
 	rowID string // database row id
+	// userFields hold the strings User's name, email and image point to
+	// (jwt): allocated with the Session instead of one by one, since GET
+	// /session reads a session on every page load.
+	userFields [3]string
 }
 
 // Strategy stores sessions. Read never writes to the response; Refresh does
@@ -39,10 +47,16 @@ type Strategy interface {
 	Read(ctx context.Context, r *http.Request) (s *Session, sent bool, err error)
 	// Refresh re-issues the cookie and extends the session when due.
 	Refresh(ctx context.Context, w http.ResponseWriter, r *http.Request, s *Session) error
-	// Create starts a session for u (claims: the JWT payload; ignored by the database strategy).
+	// Create starts a session for u, signed in now (claims: the JWT payload,
+	// to which the jwt strategy adds auth_time; ignored by the database strategy).
 	Create(ctx context.Context, w http.ResponseWriter, r *http.Request, u User, claims map[string]any) error
 	// Destroy ends the request's session, if any, and clears every cookie chunk.
 	Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error
+	// DestroyAll ends every session of the request's user and clears the
+	// request's cookie chunks. everywhere is false when the strategy could
+	// end only this browser's session (jwt: other browsers' tokens hold no
+	// server state to revoke and stay valid until they expire).
+	DestroyAll(ctx context.Context, w http.ResponseWriter, r *http.Request) (everywhere bool, err error)
 	// Clear removes the session cookie(s) without touching storage.
 	Clear(w http.ResponseWriter, r *http.Request)
 	// Name is "database" or "jwt".
@@ -53,5 +67,26 @@ type Strategy interface {
 type Lifetime struct {
 	MaxAge    time.Duration
 	UpdateAge time.Duration
-	Now       func() time.Time
+	// AbsoluteMaxAge ends a session this long after its sign-in, however
+	// active it stays; 0 means no such limit.
+	AbsoluteMaxAge time.Duration
+	Now            func() time.Time
+}
+
+// over reports whether a session signed in at signedIn has reached its
+// absolute end at now.
+func (l Lifetime) over(signedIn, now time.Time) bool {
+	return l.AbsoluteMaxAge > 0 && !signedIn.Add(l.AbsoluteMaxAge).After(now)
+}
+
+// capped is t, or the absolute end of a session signed in at signedIn when
+// that comes first: no expiry a strategy stores, reports or puts in a
+// cookie or token reaches past it.
+func (l Lifetime) capped(signedIn, t time.Time) time.Time {
+	if l.AbsoluteMaxAge > 0 {
+		if end := signedIn.Add(l.AbsoluteMaxAge); end.Before(t) {
+			return end
+		}
+	}
+	return t
 }

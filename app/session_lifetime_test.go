@@ -1,0 +1,118 @@
+package app_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+// signInByEmail signs a fresh browser in as address through the e-mail link
+// and returns it.
+func (e *env) signInByEmail(address string) *http.Client {
+	e.t.Helper()
+	c := e.browser()
+	res := e.get(c, e.emailLink(c, address, e.origin+"/"))
+	require.Equal(e.t, http.StatusFound, res.StatusCode, res.body)
+	got, _ := e.sessionUser(c)
+	require.Equal(e.t, address, got)
+	return c
+}
+
+// TestSessionAbsoluteLifetime: a session used every few days still ends at
+// sign-in + absolute_max_age, and neither the expires GET /session reports
+// nor the cookie's Expires ever reaches past that.
+func TestSessionAbsoluteLifetime(t *testing.T) {
+	const absolute = 45 * 24 * time.Hour // max_age stays 30 days
+	for _, strategy := range strategies() {
+		t.Run(strategy, func(t *testing.T) {
+			e := startMail(t, envOpts{strategy: strategy, config: func(c *config.Config) {
+				c.Session.AbsoluteMaxAge = config.Duration(absolute)
+			}})
+			start := e.clock.Now()
+			end := start.Add(absolute)
+			c := e.signInByEmail("alice@example.com")
+
+			check := func() (expires time.Time, res resp) {
+				t.Helper()
+				res = e.get(c, "/session")
+				require.Equal(t, http.StatusOK, res.StatusCode)
+				body := res.json(t)
+				require.Equal(t, "alice@example.com", userEmail(body), "signed in at %v", e.clock.Now().Sub(start))
+				exp, err := time.Parse(time.RFC3339, body["expires"].(string))
+				require.NoError(t, err)
+				require.False(t, exp.After(end), "expires %v is past sign-in + absolute_max_age", exp)
+				ck, ok := findCookie(res.Header, "next-auth.session-token")
+				require.True(t, ok)
+				require.False(t, ck.Expires.After(end), "cookie Expires %v is past sign-in + absolute_max_age", ck.Expires)
+				return exp, res
+			}
+			for e.clock.Now().Add(5 * 24 * time.Hour).Before(end) {
+				e.clock.Add(5 * 24 * time.Hour)
+				check()
+			}
+			e.clock.Add(end.Sub(e.clock.Now()) - time.Second)
+			exp, _ := check()
+			require.True(t, end.Equal(exp), "the last second: expires is the absolute end, %v", exp)
+
+			e.clock.Add(time.Second)
+			res := e.get(c, "/session")
+			require.Equal(t, "{}", strings.TrimSpace(res.body), "ended at sign-in + absolute_max_age despite the activity")
+			requireCleared(t, res.Header, "next-auth.session-token")
+			require.EqualValues(t, 0, e.counts().Sessions, "no row is left behind")
+		})
+	}
+}
+
+// TestSignOutEverywhere: POST /signout/all. Database sessions: every session
+// of the user ends, another user's stays. JWT sessions: only this browser's
+// ends (documented), with the same answer. A missing csrfToken gets POST
+// /signout's retry redirect and ends nothing.
+func TestSignOutEverywhere(t *testing.T) {
+	for _, strategy := range strategies() {
+		t.Run(strategy, func(t *testing.T) {
+			e := startMail(t, envOpts{strategy: strategy})
+			alice1 := e.signInByEmail("alice@example.com")
+			alice2 := e.signInByEmail("alice@example.com")
+			bob := e.signInByEmail("bob@example.com")
+			before := e.counts().Sessions
+
+			e.csrf(alice1)
+			res := e.post(alice1, "/signout/all", url.Values{"callbackUrl": {e.origin + "/bye"}})
+			require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+			require.Equal(t, e.base+"/signout?csrf=true", res.location(), "the retry answer of POST /signout")
+			require.Equal(t, before, e.counts().Sessions, "nothing deleted")
+			for _, c := range []*http.Client{alice1, alice2, bob} {
+				addr, _ := e.sessionUser(c)
+				require.NotEmpty(t, addr, "still signed in")
+			}
+
+			res = e.post(alice1, "/signout/all", url.Values{"csrfToken": {e.csrf(alice1)}, "callbackUrl": {e.origin + "/bye"}})
+			require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+			require.Equal(t, e.origin+"/bye", res.location())
+			requireCleared(t, res.Header, "next-auth.session-token")
+			addr, _ := e.sessionUser(alice1)
+			require.Empty(t, addr, "this browser is signed out")
+			addr, _ = e.sessionUser(bob)
+			require.Equal(t, "bob@example.com", addr, "another user's session stays")
+			addr, _ = e.sessionUser(alice2)
+			if strategy == config.StrategyDatabase {
+				require.Empty(t, addr, "the user's session in another browser ends too")
+				require.EqualValues(t, 1, e.counts().Sessions, "only Bob's row is left")
+			} else {
+				require.Equal(t, "alice@example.com", addr, "a JWT in another browser lives until it expires")
+				require.Contains(t, e.logs.String(), "jwt sessions in other browsers stay valid")
+			}
+
+			// JSON mode, as the v4 client posts, and without a session: {url}.
+			res = e.post(alice1, "/signout/all", url.Values{"csrfToken": {e.csrf(alice1)}, "callbackUrl": {"/bye"}, "json": {"true"}})
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			require.Equal(t, map[string]any{"url": e.origin + "/bye"}, res.json(t))
+		})
+	}
+}
