@@ -1,7 +1,6 @@
 package app
 
 import (
-	"crypto/hkdf"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gorilla/securecookie"
+
+	"github.com/latchkey-auth/latchkey/app/cookies"
 )
 
 // maxLinkBindings is how many pending links one browser keeps bound: a few
@@ -17,12 +18,8 @@ import (
 // its link then still works, through the confirm page.
 const maxLinkBindings = 5
 
-// HKDF info strings of the binding cookie's keys: one per purpose, so these
-// keys are never the keys of anything else derived from the same secret.
-const (
-	bindingHashInfo  = "latchkey e-mail link binding: HMAC-SHA256 key"
-	bindingBlockInfo = "latchkey e-mail link binding: AES-256 key"
-)
+// bindingPurpose names the binding cookie's keys (cookies.SealedCodecs).
+const bindingPurpose = "latchkey e-mail link binding"
 
 // linkBindings ties e-mail links to the browser that asked for them, so
 // that only that browser signs in by merely opening one (signin.OpenLink).
@@ -68,24 +65,11 @@ func (a *App) buildLinkBindings() (*linkBindings, error) {
 	for _, p := range a.emails {
 		maxAge = max(maxAge, p.MaxAge)
 	}
-	var pairs [][]byte
-	for _, secret := range a.cfg.Secrets() {
-		hashKey, err := hkdf.Key(sha256.New, []byte(secret), nil, bindingHashInfo, 32)
-		if err != nil {
-			return nil, fmt.Errorf("link binding key: %w", err)
-		}
-		blockKey, err := hkdf.Key(sha256.New, []byte(secret), nil, bindingBlockInfo, 32)
-		if err != nil {
-			return nil, fmt.Errorf("link binding key: %w", err)
-		}
-		pairs = append(pairs, hashKey, blockKey)
+	codecs, err := cookies.SealedCodecs(a.cfg.Secrets(), bindingPurpose, maxAge)
+	if err != nil {
+		return nil, err
 	}
-	for _, c := range securecookie.CodecsFromPairs(pairs...) {
-		sc := c.(*securecookie.SecureCookie)
-		sc.SetSerializer(securecookie.JSONEncoder{})
-		sc.MaxAge(int(maxAge / time.Second))
-		lb.codecs = append(lb.codecs, sc)
-	}
+	lb.codecs = codecs
 	return lb, nil
 }
 

@@ -27,7 +27,7 @@ const bindingCookie = "next-auth.email-binding"
 // independently of the app (HKDF-SHA256, one info string per key).
 func bindingCodec(t *testing.T, secret string) securecookie.Codec {
 	t.Helper()
-	hashKey, err := hkdf.Key(sha256.New, []byte(secret), nil, "latchkey e-mail link binding: HMAC-SHA256 key", 32)
+	hashKey, err := hkdf.Key(sha256.New, []byte(secret), nil, "latchkey e-mail link binding: HMAC-SHA256 key", 64)
 	require.NoError(t, err)
 	blockKey, err := hkdf.Key(sha256.New, []byte(secret), nil, "latchkey e-mail link binding: AES-256 key", 32)
 	require.NoError(t, err)

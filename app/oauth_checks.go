@@ -1,10 +1,7 @@
 package app
 
 import (
-	"crypto/hkdf"
-	"crypto/sha256"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -24,12 +21,8 @@ const checkTTL = 15 * time.Minute
 // cleared cookie and rotated CSRF token back to be replayed.
 const spentMemory = 1 << 15
 
-// The HKDF info strings that derive the check cookie's keys from a secret:
-// distinct from every other key latchkey derives, and from each other.
-const (
-	checkHashInfo  = "latchkey oauth-check cookie: HMAC-SHA256 key"
-	checkBlockInfo = "latchkey oauth-check cookie: AES-256 key"
-)
+// checkPurpose names the check cookie's keys (cookies.SealedCodecs).
+const checkPurpose = "latchkey oauth-check cookie"
 
 // oauthCheck is one OAuth sign-in attempt, kept in the browser from the
 // sign-in POST to the callback.
@@ -62,26 +55,9 @@ type checkCookies struct {
 // newCheckCookies derives one key pair per secret (the first seals) and
 // narrows the cookie to the base path, the only place that reads it.
 func newCheckCookies(secrets []string, name, path string, w cookies.Writer) (*checkCookies, error) {
-	if len(secrets) == 0 {
-		return nil, errors.New("check cookie: no secret")
-	}
-	pairs := make([][]byte, 0, 2*len(secrets))
-	for _, s := range secrets {
-		hashKey, err := hkdf.Key(sha256.New, []byte(s), nil, checkHashInfo, 64)
-		if err != nil {
-			return nil, fmt.Errorf("check cookie key: %w", err)
-		}
-		blockKey, err := hkdf.Key(sha256.New, []byte(s), nil, checkBlockInfo, 32)
-		if err != nil {
-			return nil, fmt.Errorf("check cookie key: %w", err)
-		}
-		pairs = append(pairs, hashKey, blockKey)
-	}
-	codecs := securecookie.CodecsFromPairs(pairs...)
-	for _, c := range codecs {
-		sc := c.(*securecookie.SecureCookie)
-		sc.MaxAge(int(checkTTL / time.Second))
-		sc.SetSerializer(securecookie.JSONEncoder{})
+	codecs, err := cookies.SealedCodecs(secrets, checkPurpose, checkTTL)
+	if err != nil {
+		return nil, err
 	}
 	spent, err := lru.New[string, struct{}](spentMemory)
 	if err != nil {
