@@ -94,7 +94,6 @@ func NewDatabase(t testing.TB, adminURL string) string {
 	return u.String()
 }
 
-
 // binDir finds initdb and pg_ctl: on the PATH, else Debian's folder.
 func binDir() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
