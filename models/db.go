@@ -75,6 +75,8 @@ func Connect(c Config) (*Store, error) {
 		// Constraint failures come back as gorm.ErrDuplicatedKey and
 		// gorm.ErrForeignKeyViolated, whatever the driver's wording.
 		TranslateError: true,
+		// Pinged below, with a time limit.
+		DisableAutomaticPing: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", c.Dialect, err)
@@ -86,6 +88,12 @@ func Connect(c Config) (*Store, error) {
 		return nil, fmt.Errorf("database handle: %w", err)
 	}
 	applyPool(sqlDB, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Ping(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("%s database does not answer: %w", c.Dialect, err)
+	}
 	if c.SkipMigrate { // a store for `migrate status` only: it serves no requests
 		return s, nil
 	}
