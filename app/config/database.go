@@ -42,11 +42,19 @@ func (c *Config) RedactedDatabaseURL() string {
 	if !c.IsPostgres() {
 		return c.DatabaseURL
 	}
-	if u, err := url.Parse(c.DatabaseURL); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "***")
+	if scheme, rest, ok := strings.Cut(c.DatabaseURL, "://"); ok {
+		if u, err := url.Parse(c.DatabaseURL); err == nil {
+			if _, has := u.User.Password(); has {
+				u.User = url.UserPassword(u.User.Username(), "***")
+			}
+			return u.String()
 		}
-		return u.String()
+		// Unparseable: hide everything up to the last "@", which may hold
+		// a password with any character in it.
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			return scheme + "://***" + rest[at:]
+		}
+		return c.DatabaseURL
 	}
 	var out []string
 	for _, field := range strings.Fields(c.DatabaseURL) {

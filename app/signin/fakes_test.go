@@ -222,12 +222,12 @@ var now = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 // service is a Service over st with the default hooks and a fixed clock.
 func service(st *store) *signin.Service {
 	return &signin.Service{
-		Users:     st,
-		Tokens:    st,
-		Hooks:     signin.DefaultHooks(config.Callbacks{}),
-		Now:       func() time.Time { return now },
+		Users:       st,
+		Tokens:      st,
+		Hooks:       signin.DefaultHooks(config.Callbacks{}),
+		Now:         func() time.Time { return now },
 		TokenHashes: func(token string) []string { return []string{"hash:" + token} },
-		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 }
 
