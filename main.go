@@ -17,10 +17,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // defaultConfig is used when neither --config nor ./config.yaml exists, so
@@ -34,6 +36,8 @@ const usage = `latchkey: NextAuth.js-compatible authentication service
 Usage:
   latchkey [--config FILE]               run the service
   latchkey [--config FILE] check-config  validate the configuration, print every problem
+  latchkey [--config FILE] migrate        apply pending database migrations, then exit
+  latchkey [--config FILE] migrate status show the schema version and pending migrations
   latchkey providers                     list the OAuth provider ids of the catalogue
 
 Without --config, ./config.yaml is read when present, else built-in defaults.
@@ -53,12 +57,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cmd := fs.Arg(0)
+	cmd, sub := fs.Arg(0), ""
 	if cmd != "" {
 		// Flags may also follow the command (`check-config --config FILE`);
 		// silently ignoring them would validate the wrong file.
 		if err := fs.Parse(fs.Args()[1:]); err != nil {
 			return 2
+		}
+		if cmd == "migrate" && fs.Arg(0) == "status" {
+			sub = "status"
+			if err := fs.Parse(fs.Args()[1:]); err != nil {
+				return 2
+			}
 		}
 		if fs.NArg() > 0 {
 			fmt.Fprintf(stderr, "latchkey: unexpected argument %q\n\n%s", fs.Arg(0), usage)
@@ -71,6 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(*configPath, log)
 	case "check-config":
 		return checkConfig(*configPath, stdout, stderr)
+	case "migrate":
+		return migrate(*configPath, sub == "status", stdout, stderr)
 	case "providers":
 		for _, id := range catalogue.IDs() {
 			s, _ := catalogue.Lookup(id)
@@ -136,8 +148,74 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stdout, secretsSummary(cfg))
+	if cfg.IsPostgres() {
+		line, err := postgresSummary(cfg)
+		if err != nil {
+			fmt.Fprintln(stderr, "error: "+err.Error())
+			return 1
+		}
+		fmt.Fprintln(stdout, line)
+	}
 	fmt.Fprintln(stdout, "configuration OK")
 	return 0
+}
+
+// migrate applies pending migrations (under the same lock as a starting
+// instance), or with status only reports them, for operators who migrate
+// before they deploy.
+func migrate(path string, statusOnly bool, stdout, stderr io.Writer) int {
+	cfg, _, err := loadConfig(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "error: invalid configuration; `latchkey check-config` lists every problem")
+		return 1
+	}
+	sc := app.StoreConfig(cfg)
+	sc.SkipMigrate = true
+	store, err := models.Connect(sc)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: open the database %s: %v\n", cfg.RedactedDatabaseURL(), err)
+		return 1
+	}
+	defer store.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if !statusOnly {
+		if err := store.Migrate(ctx); err != nil {
+			fmt.Fprintln(stderr, "error: "+err.Error())
+			return 1
+		}
+	}
+	st, err := store.Status(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "error: "+err.Error())
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s schema: version %d of %d\n", store.Dialect(), st.Applied, st.Latest)
+	for _, p := range st.Pending {
+		fmt.Fprintln(stdout, "pending: "+p)
+	}
+	return 0
+}
+
+// postgresSummary checks, when the database answers, that its schema is
+// one this binary can use (a newer one is an error); a database that does
+// not answer now is only reported, as it may be reachable from production.
+func postgresSummary(cfg config.Config) (string, error) {
+	sc := app.StoreConfig(cfg)
+	sc.SkipMigrate = true
+	store, err := models.Connect(sc)
+	if err != nil {
+		return "warning: database " + cfg.RedactedDatabaseURL() + " does not answer from here: " + err.Error(), nil
+	}
+	defer store.Close()
+	st, err := store.Status(context.Background())
+	if err != nil {
+		return "", fmt.Errorf("database %s: %w", cfg.RedactedDatabaseURL(), err)
+	}
+	if st.Applied > st.Latest {
+		return "", fmt.Errorf("database schema version %d is newer than this latchkey knows (%d): run the newer latchkey", st.Applied, st.Latest)
+	}
+	return fmt.Sprintf("database: postgres answers, schema version %d of %d (%d pending, applied at start-up)", st.Applied, st.Latest, len(st.Pending)), nil
 }
 
 // secretsSummary says how many secrets are active, never their values.

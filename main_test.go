@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
 // clearEnv unsets (empties) every variable latchkey reads, for this test.
@@ -381,4 +384,55 @@ func TestHTTPSRequiresASecret(t *testing.T) {
 	code, stdout, stderr = runCmd("--config", path, "check-config")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "configuration OK")
+}
+
+// postgresURL is the admin URL of the PostgreSQL server these tests share.
+var postgresURL string
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &postgresURL)) }
+
+// TestMigrateCommandPostgres: an operator migrates before deploying:
+// status lists the pending steps, migrate applies them, check-config sees
+// the schema.
+func TestMigrateCommandPostgres(t *testing.T) {
+	clearEnv(t)
+	t.Chdir(t.TempDir())
+	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t, postgresURL))
+	latest := fmt.Sprint(models.SchemaVersion())
+
+	code, stdout, stderr := runCmd("migrate", "status")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "postgres schema: version 0 of "+latest)
+	require.Equal(t, models.SchemaVersion(), strings.Count(stdout, "pending: "))
+
+	code, stdout, stderr = runCmd("migrate")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "postgres schema: version "+latest+" of "+latest)
+	require.NotContains(t, stdout, "pending")
+
+	code, stdout, stderr = runCmd("check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "database: postgres answers, schema version "+latest+" of "+latest)
+}
+
+// TestCheckConfigBadPostgresURL: one clear problem, never the password.
+func TestCheckConfigBadPostgresURL(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("DATABASE_URL", "postgres://latchkey:s3cr3t-pw@db.example.com:notaport/latchkey")
+	code, stdout, stderr := runCmd("check-config")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "not a valid PostgreSQL connection string")
+	require.NotContains(t, stdout+stderr, "s3cr3t-pw")
+}
+
+// TestServeOnPostgres: the service starts on PostgreSQL, migrating it.
+func TestServeOnPostgres(t *testing.T) {
+	clearEnv(t)
+	t.Chdir(t.TempDir())
+	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t, postgresURL))
+	csrf, logs := serveOnce(t)
+	require.Len(t, csrf, 64)
+	require.Contains(t, logs, "latchkey stopped")
+	_, err := os.Stat("data/latchkey.db")
+	require.True(t, os.IsNotExist(err), "no SQLite file when PostgreSQL is configured")
 }

@@ -1,29 +1,178 @@
 package models
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 )
 
+// Dialects latchkey stores its data in.
+const (
+	DialectSQLite   = "sqlite"
+	DialectPostgres = "postgres"
+)
+
 // Store wraps the database; every query latchkey makes is a method on it.
 type Store struct {
 	db          *gorm.DB
+	dialect     string
 	sessionStmt *sql.Stmt // prepared once: GET /session's lookup
 }
 
-// Open opens (creating if needed) the SQLite file at path with WAL and a busy
+// Config says which database to open and how to pool its connections.
+type Config struct {
+	Dialect string // DialectSQLite (default) or DialectPostgres
+	// DSN is the SQLite file name (taken literally: "#", "?" and "%" are
+	// part of it) or the PostgreSQL URL or key=value string.
+	DSN string
+	// Pool limits; zero means the dialect's default.
+	MaxOpen         int
+	MaxIdle         int
+	ConnMaxLifetime time.Duration
+	// StatementTimeout bounds every PostgreSQL statement, so a stuck
+	// database cannot hang a request for ever; zero means 10 s.
+	StatementTimeout time.Duration
+	// SkipMigrate opens the database as it is (for `latchkey migrate status`).
+	SkipMigrate bool
+}
+
+// Open opens (creating if needed) the SQLite file at path with the defaults
+// and applies the schema.
+func Open(path string) (*Store, error) { return Connect(Config{Dialect: DialectSQLite, DSN: path}) }
+
+// Connect opens the configured database, applies pending migrations
+// (unless SkipMigrate) and prepares GET /session's query.
+func Connect(c Config) (*Store, error) {
+	var (
+		dialector gorm.Dialector
+		err       error
+	)
+	switch c.Dialect {
+	case DialectPostgres:
+		dialector = postgres.Open(withStatementTimeout(c.DSN, c.StatementTimeout))
+	case DialectSQLite, "":
+		c.Dialect = DialectSQLite
+		if dialector, err = sqliteDialector(c.DSN); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("open database: unknown dialect %q", c.Dialect)
+	}
+	db, err := gorm.Open(dialector, &gorm.Config{
+		Logger:                 logger.Discard,
+		PrepareStmt:            true,
+		SkipDefaultTransaction: true,
+		// Constraint failures come back as gorm.ErrDuplicatedKey and
+		// gorm.ErrForeignKeyViolated, whatever the driver's wording.
+		TranslateError: true,
+		// Pinged below, with a time limit.
+		DisableAutomaticPing: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", c.Dialect, err)
+	}
+	s := &Store{db: db, dialect: c.Dialect}
+	sqlDB, err := db.DB()
+	if err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("database handle: %w", err)
+	}
+	applyPool(sqlDB, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Ping(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("%s database does not answer: %w", c.Dialect, err)
+	}
+	if c.SkipMigrate { // a store for `migrate status` only: it serves no requests
+		return s, nil
+	}
+	if err := s.Migrate(context.Background()); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if s.sessionStmt, err = sqlDB.Prepare(s.sessionAndUserSQL()); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("prepare session lookup: %w", err)
+	}
+	return s, nil
+}
+
+// Dialect is DialectSQLite or DialectPostgres.
+func (s *Store) Dialect() string { return s.dialect }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("database handle: %w", err)
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+func applyPool(db *sql.DB, c Config) {
+	maxOpen, maxIdle, life := c.MaxOpen, c.MaxIdle, c.ConnMaxLifetime
+	if c.Dialect == DialectPostgres {
+		// A budget that several instances can share within PostgreSQL's
+		// default max_connections of 100.
+		maxOpen, maxIdle, life = positive(maxOpen, 20), positive(maxIdle, 10), positiveDuration(life, 30*time.Minute)
+	}
+	if maxOpen > 0 {
+		db.SetMaxOpenConns(maxOpen)
+	}
+	if maxIdle > 0 {
+		db.SetMaxIdleConns(maxIdle)
+	}
+	if life > 0 {
+		db.SetConnMaxLifetime(life)
+	}
+}
+
+func positive(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func positiveDuration(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// withStatementTimeout adds PostgreSQL's statement_timeout (a run-time
+// parameter pgx passes on) unless the DSN sets one.
+func withStatementTimeout(dsn string, d time.Duration) string {
+	if strings.Contains(dsn, "statement_timeout") {
+		return dsn
+	}
+	ms := positiveDuration(d, 10*time.Second).Milliseconds()
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return fmt.Sprintf("%s%sstatement_timeout=%d", dsn, sep, ms)
+	}
+	return fmt.Sprintf("%s statement_timeout=%d", dsn, ms)
+}
+
+// sqliteDialector opens the SQLite file at path with WAL and a busy
 // timeout, so concurrent requests wait instead of failing with "database is
-// locked", and applies the schema. path is a file name, taken literally:
-// "#", "?" and "%" in it are part of the name.
-func Open(path string) (*Store, error) {
+// locked".
+func sqliteDialector(path string) (gorm.Dialector, error) {
 	if path == "" {
 		return nil, errors.New("open database: no file name")
 	}
@@ -46,33 +195,7 @@ func Open(path string) (*Store, error) {
 	// silently becoming another file with the umask's mode.
 	// _txlock=immediate takes the write lock at BEGIN, so two writers queue
 	// on the busy timeout instead of deadlocking on a lock upgrade.
-	dsn := uri + "?mode=rw&_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
-	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{
-		Logger:                 logger.Discard,
-		PrepareStmt:            true,
-		SkipDefaultTransaction: true,
-		// Constraint failures come back as gorm.ErrDuplicatedKey and
-		// gorm.ErrForeignKeyViolated, whatever the driver's wording.
-		TranslateError: true,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	s := &Store{db: db}
-	if err := s.Migrate(); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	sqlDB, err := db.DB()
-	if err != nil {
-		_ = s.Close()
-		return nil, fmt.Errorf("database handle: %w", err)
-	}
-	if s.sessionStmt, err = sqlDB.Prepare(sessionAndUserSQL); err != nil {
-		_ = s.Close()
-		return nil, fmt.Errorf("prepare session lookup: %w", err)
-	}
-	return s, nil
+	return sqlite.Open(uri + "?mode=rw&_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"), nil
 }
 
 // fileURI returns the SQLite URI (https://sqlite.org/uri.html) naming
@@ -100,42 +223,6 @@ func fileURI(path string) (string, error) {
 		}
 	}
 	return b.String(), nil
-}
-
-// Migrate applies the schema. AutoMigrate only adds tables, columns and
-// indexes and never drops data, which suits a schema this small; see README.
-func (s *Store) Migrate() error {
-	if err := s.dropAmbiguousVerificationTokens(); err != nil {
-		return err
-	}
-	if err := s.db.AutoMigrate(&User{}, &Account{}, &Session{}, &VerificationToken{}); err != nil {
-		return fmt.Errorf("migrate schema: %w", err)
-	}
-	return nil
-}
-
-// tokenHashIndex is the unique index on verification_tokens.token_hash.
-const tokenHashIndex = "idx_verification_tokens_token_hash"
-
-// dropAmbiguousVerificationTokens prepares a database made before token_hash
-// had its own unique index, which AutoMigrate then adds. Hashes are
-// sha256(random token + secret), so two rows share one only by a bug or a
-// hand edit; the index could not be created over them and latchkey would
-// not start. Such a link is ambiguous (the callback cannot tell which
-// address it was sent to), so every row of a shared hash is deleted rather
-// than one kept: its holder asks for a new link. Once the index exists
-// this does nothing, so it costs one scan on the first start only.
-func (s *Store) dropAmbiguousVerificationTokens() error {
-	m := s.db.Migrator()
-	if !m.HasTable(&VerificationToken{}) || m.HasIndex(&VerificationToken{}, tokenHashIndex) {
-		return nil
-	}
-	err := s.db.Exec(`DELETE FROM verification_tokens WHERE token_hash IN
-		(SELECT token_hash FROM verification_tokens GROUP BY token_hash HAVING COUNT(*) > 1)`).Error
-	if err != nil {
-		return fmt.Errorf("migrate schema: drop verification tokens sharing a hash: %w", err)
-	}
-	return nil
 }
 
 // Close releases the database.

@@ -38,10 +38,17 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 }
 
 // sessionAndUserSQL is GET /session's only query: one lookup on the unique
-// token_hash index joined with the user's primary key. It reads created_at
-// (the sign-in time) too, so the absolute lifetime costs no second query.
-const sessionAndUserSQL = `SELECT s.id, s.token_hash, s.user_id, s.expires, s.created_at, u.name, u.email, u.image
-FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
+// token_hash index joined with the user's primary key, in the dialect's
+// placeholder style. It reads created_at (the sign-in time) too, so the
+// absolute lifetime costs no second query.
+func (s *Store) sessionAndUserSQL() string {
+	placeholder := "?"
+	if s.dialect == DialectPostgres {
+		placeholder = "$1"
+	}
+	return `SELECT s.id, s.token_hash, s.user_id, s.expires, s.created_at, u.name, u.email, u.image
+FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ` + placeholder
+}
 
 // SessionAndUser finds a session and its user in one indexed query. It
 // bypasses GORM's reflection (a prepared statement and a plain Scan) because

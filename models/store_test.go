@@ -82,7 +82,7 @@ func TestSchemaAndReopen(t *testing.T) {
 	var got User
 	require.NoError(t, s.db.First(&got, "id = ?", u.ID).Error)
 	require.Equal(t, "keep@example.com", *got.Email)
-	require.NoError(t, s.Migrate())
+	require.NoError(t, s.Migrate(context.Background()))
 }
 
 func TestNewID(t *testing.T) {

@@ -73,6 +73,6 @@ func TestOldDatabaseGetsTokenHashIndex(t *testing.T) {
 	require.EqualValues(t, 1, count(t, s, "verification_tokens"))
 
 	// Later starts find the index and change nothing.
-	require.NoError(t, s.Migrate())
+	require.NoError(t, s.Migrate(context.Background()))
 	require.EqualValues(t, 1, count(t, s, "verification_tokens"))
 }

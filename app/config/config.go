@@ -25,6 +25,8 @@ type Config struct {
 	DataDir string `yaml:"data_dir"`
 	// DatabaseURL is a SQLite file path or sqlite:// / file: URL (DATABASE_URL).
 	DatabaseURL string `yaml:"database_url"`
+	// Database tunes the connection pool (PostgreSQL mostly).
+	Database Database `yaml:"database"`
 
 	Providers []Provider `yaml:"providers"`
 	Session   Session    `yaml:"session"`
@@ -106,6 +108,15 @@ type Server struct {
 	// IdleTimeout closes a keep-alive connection that has waited this long
 	// for its next request.
 	IdleTimeout Duration `yaml:"idle_timeout"`
+}
+
+// Database is the connection pool and statement limits. Zero means the
+// default: for PostgreSQL 20 open, 10 idle, 30 min lifetime, 10 s per statement.
+type Database struct {
+	MaxOpen          int      `yaml:"max_open"`
+	MaxIdle          int      `yaml:"max_idle"`
+	ConnMaxLifetime  Duration `yaml:"conn_max_lifetime"`
+	StatementTimeout Duration `yaml:"statement_timeout"`
 }
 
 // Session selects where sessions live and how long they last.

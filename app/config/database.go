@@ -7,7 +7,64 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
+
+// IsPostgres reports whether DatabaseURL names a PostgreSQL database: a
+// postgres:// or postgresql:// URL, or a key=value string (host=... dbname=...).
+func (c *Config) IsPostgres() bool {
+	u := strings.TrimSpace(c.DatabaseURL)
+	if strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
+		return true
+	}
+	for _, field := range strings.Fields(u) {
+		key, _, ok := strings.Cut(field, "=")
+		if ok && (key == "host" || key == "dbname" || key == "user") {
+			return true
+		}
+	}
+	return false
+}
+
+// postgresProblem is what is wrong with a PostgreSQL DatabaseURL, in words
+// that never repeat the password.
+func (c *Config) postgresProblem() error {
+	if _, err := pgconn.ParseConfig(c.DatabaseURL); err != nil {
+		return errors.New("not a valid PostgreSQL connection string (postgres://user:password@host:5432/dbname?sslmode=require, or host=... dbname=...)")
+	}
+	return nil
+}
+
+// RedactedDatabaseURL is DatabaseURL fit for logs: a PostgreSQL password
+// is replaced by ***.
+func (c *Config) RedactedDatabaseURL() string {
+	if !c.IsPostgres() {
+		return c.DatabaseURL
+	}
+	if scheme, rest, ok := strings.Cut(c.DatabaseURL, "://"); ok {
+		if u, err := url.Parse(c.DatabaseURL); err == nil {
+			if _, has := u.User.Password(); has {
+				u.User = url.UserPassword(u.User.Username(), "***")
+			}
+			return u.String()
+		}
+		// Unparseable: hide everything up to the last "@", which may hold
+		// a password with any character in it.
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			return scheme + "://***" + rest[at:]
+		}
+		return c.DatabaseURL
+	}
+	var out []string
+	for _, field := range strings.Fields(c.DatabaseURL) {
+		if strings.HasPrefix(field, "password=") {
+			field = "password=***"
+		}
+		out = append(out, field)
+	}
+	return strings.Join(out, " ")
+}
 
 // DatabasePath returns the SQLite file DatabaseURL names, or
 // <data_dir>/latchkey.db when it is empty. It is "" when DatabaseURL is

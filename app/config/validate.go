@@ -50,8 +50,19 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 		// reject each other's cookies and sessions.
 		add("secret: required when the service URL is https (a generated secret belongs to one data folder, so several instances or an ephemeral disk would each have their own): set AUTH_SECRET, AUTH_SECRET_FILE or secret: to 32+ random characters, e.g. `openssl rand -hex 32`")
 	}
-	if _, err := c.databasePath(); err != nil {
+	if c.IsPostgres() {
+		if err := c.postgresProblem(); err != nil {
+			add("database_url (DATABASE_URL) %q: %v", c.RedactedDatabaseURL(), err)
+		}
+	} else if _, err := c.databasePath(); err != nil {
 		add("database_url (DATABASE_URL) %q: %v", c.DatabaseURL, err)
+	}
+	d := c.Database
+	if d.MaxOpen < 0 || d.MaxIdle < 0 || d.ConnMaxLifetime < 0 || d.StatementTimeout < 0 {
+		add("database: max_open, max_idle, conn_max_lifetime and statement_timeout must not be negative")
+	}
+	if d.MaxOpen > 0 && d.MaxIdle > d.MaxOpen {
+		add("database.max_idle (%d) must not exceed database.max_open (%d)", d.MaxIdle, d.MaxOpen)
 	}
 	if c.MaxBodyBytes < 1024 {
 		add("max_body_bytes: %d is too small (minimum 1024)", c.MaxBodyBytes)

@@ -1,0 +1,226 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// migration is one numbered schema change, written for each dialect. Steps
+// are never edited once released: a change is a new step.
+type migration struct {
+	version  int
+	name     string
+	sqlite   []string
+	postgres []string
+}
+
+// migrations is the schema's history. Version 1 is the schema that
+// latchkey's earlier AutoMigrate created, so such SQLite files are adopted
+// as version 1 and go on from there.
+var migrations = []migration{
+	{
+		version: 1,
+		name:    "users, accounts, sessions, verification_tokens",
+		sqlite: []string{
+			"CREATE TABLE IF NOT EXISTS `users` (`id` text,`name` text,`email` text,`email_verified` datetime,`image` text,`created_at` datetime,`updated_at` datetime,PRIMARY KEY (`id`))",
+			"CREATE UNIQUE INDEX IF NOT EXISTS `idx_users_email` ON `users`(`email`)",
+			"CREATE TABLE IF NOT EXISTS `accounts` (`id` text,`user_id` text NOT NULL,`type` text NOT NULL,`provider` text NOT NULL,`provider_account_id` text NOT NULL,`refresh_token` text,`access_token` text,`expires_at` integer,`token_type` text,`scope` text,`id_token` text,`session_state` text,`created_at` datetime,PRIMARY KEY (`id`),CONSTRAINT `fk_accounts_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE UNIQUE INDEX IF NOT EXISTS `idx_accounts_provider_account` ON `accounts`(`provider`,`provider_account_id`)",
+			"CREATE INDEX IF NOT EXISTS `idx_accounts_user_id` ON `accounts`(`user_id`)",
+			"CREATE TABLE IF NOT EXISTS `sessions` (`id` text,`token_hash` text NOT NULL,`user_id` text NOT NULL,`expires` datetime NOT NULL,`created_at` datetime,PRIMARY KEY (`id`),CONSTRAINT `fk_sessions_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE INDEX IF NOT EXISTS `idx_sessions_expires` ON `sessions`(`expires`)",
+			"CREATE INDEX IF NOT EXISTS `idx_sessions_user_id` ON `sessions`(`user_id`)",
+			"CREATE UNIQUE INDEX IF NOT EXISTS `idx_sessions_token_hash` ON `sessions`(`token_hash`)",
+			"CREATE TABLE IF NOT EXISTS `verification_tokens` (`identifier` text,`token_hash` text,`expires` datetime NOT NULL,PRIMARY KEY (`identifier`,`token_hash`))",
+			"CREATE INDEX IF NOT EXISTS `idx_verification_tokens_expires` ON `verification_tokens`(`expires`)",
+			"CREATE UNIQUE INDEX IF NOT EXISTS `idx_verification_identifier_token` ON `verification_tokens`(`identifier`,`token_hash`)",
+		},
+		postgres: []string{
+			`CREATE TABLE users (id varchar(36) PRIMARY KEY, name text, email text, email_verified timestamptz,
+				image text, created_at timestamptz, updated_at timestamptz)`,
+			`CREATE UNIQUE INDEX idx_users_email ON users (email)`,
+			`CREATE TABLE accounts (id varchar(36) PRIMARY KEY,
+				user_id varchar(36) NOT NULL CONSTRAINT fk_accounts_user REFERENCES users(id) ON DELETE CASCADE,
+				type text NOT NULL, provider text NOT NULL, provider_account_id text NOT NULL, refresh_token text,
+				access_token text, expires_at bigint, token_type text, scope text, id_token text, session_state text,
+				created_at timestamptz)`,
+			`CREATE UNIQUE INDEX idx_accounts_provider_account ON accounts (provider, provider_account_id)`,
+			`CREATE INDEX idx_accounts_user_id ON accounts (user_id)`,
+			`CREATE TABLE sessions (id varchar(36) PRIMARY KEY, token_hash varchar(64) NOT NULL,
+				user_id varchar(36) NOT NULL CONSTRAINT fk_sessions_user REFERENCES users(id) ON DELETE CASCADE,
+				expires timestamptz NOT NULL, created_at timestamptz)`,
+			`CREATE INDEX idx_sessions_expires ON sessions (expires)`,
+			`CREATE INDEX idx_sessions_user_id ON sessions (user_id)`,
+			`CREATE UNIQUE INDEX idx_sessions_token_hash ON sessions (token_hash)`,
+			`CREATE TABLE verification_tokens (identifier text NOT NULL, token_hash varchar(64) NOT NULL,
+				expires timestamptz NOT NULL, PRIMARY KEY (identifier, token_hash))`,
+			`CREATE INDEX idx_verification_tokens_expires ON verification_tokens (expires)`,
+			`CREATE UNIQUE INDEX idx_verification_identifier_token ON verification_tokens (identifier, token_hash)`,
+		},
+	},
+	{
+		version: 2,
+		name:    "unique index on verification_tokens.token_hash",
+		// Hashes are sha256(random token + secret), so two rows share one only
+		// by a bug or a hand edit; the index could not be created over them.
+		// Such a link is ambiguous (the callback cannot tell which address it
+		// was sent to), so every row of a shared hash goes: its holder asks for
+		// a new link.
+		sqlite: []string{
+			`DELETE FROM verification_tokens WHERE token_hash IN
+				(SELECT token_hash FROM verification_tokens GROUP BY token_hash HAVING COUNT(*) > 1)`,
+			"CREATE UNIQUE INDEX IF NOT EXISTS `idx_verification_tokens_token_hash` ON `verification_tokens`(`token_hash`)",
+		},
+		postgres: []string{
+			`DELETE FROM verification_tokens WHERE token_hash IN
+				(SELECT token_hash FROM verification_tokens GROUP BY token_hash HAVING COUNT(*) > 1)`,
+			`CREATE UNIQUE INDEX idx_verification_tokens_token_hash ON verification_tokens (token_hash)`,
+		},
+	},
+}
+
+// SchemaVersion is the newest schema this binary knows.
+func SchemaVersion() int { return migrations[len(migrations)-1].version }
+
+// ErrSchemaTooNew is returned when the database was migrated by a newer
+// latchkey: this binary would misread it.
+var ErrSchemaTooNew = errors.New("the database schema is newer than this latchkey")
+
+// MigrationStatus is the schema's state: the version applied and the steps
+// still pending.
+type MigrationStatus struct {
+	Applied int
+	Latest  int
+	Pending []string // "N name" of each step not yet applied
+}
+
+// schemaMigration is one applied step.
+type schemaMigration struct {
+	Version   int       `gorm:"primaryKey;autoIncrement:false"`
+	Name      string    `gorm:"not null"`
+	AppliedAt time.Time `gorm:"not null"`
+}
+
+func (schemaMigration) TableName() string { return "schema_migrations" }
+
+// advisoryLockKey is the PostgreSQL advisory lock that serialises
+// migrations of every latchkey instance on one database.
+const advisoryLockKey = 0x6c61746368 // "latch"
+
+// Migrate applies every pending step, each in its own transaction with its
+// version row, under a lock that several instances starting at once share
+// (a PostgreSQL advisory lock; SQLite's write lock, taken at BEGIN). It
+// refuses a schema newer than this binary knows.
+func (s *Store) Migrate(ctx context.Context) error {
+	return s.db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
+		// A fresh statement per call on this one connection (Connection's
+		// handle would otherwise carry clauses from one query to the next).
+		conn = conn.Session(&gorm.Session{NewDB: true})
+		if s.dialect == DialectPostgres {
+			if err := conn.Exec("SELECT pg_advisory_lock(?)", advisoryLockKey).Error; err != nil {
+				return fmt.Errorf("migrate: take the migration lock: %w", err)
+			}
+			defer conn.Exec("SELECT pg_advisory_unlock(?)", advisoryLockKey)
+		}
+		if err := s.prepareHistory(conn); err != nil {
+			return err
+		}
+		for _, m := range migrations {
+			if err := s.apply(conn, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// prepareHistory creates schema_migrations, adopts a database made by the
+// earlier AutoMigrate (its tables exist, its history does not) as version
+// 1, and refuses a newer schema.
+func (s *Store) prepareHistory(conn *gorm.DB) error {
+	m := conn.Migrator()
+	if !m.HasTable(&schemaMigration{}) {
+		adopt := m.HasTable(&User{})
+		err := conn.Transaction(func(tx *gorm.DB) error {
+			if err := tx.Migrator().CreateTable(&schemaMigration{}); err != nil {
+				return err
+			}
+			if adopt {
+				return tx.Create(&schemaMigration{Version: 1, Name: migrations[0].name + " (adopted)", AppliedAt: time.Now().UTC()}).Error
+			}
+			return nil
+		})
+		// Another instance may have created it first: go on and read it.
+		if err != nil && !m.HasTable(&schemaMigration{}) {
+			return fmt.Errorf("migrate: create schema_migrations: %w", err)
+		}
+	}
+	var newest int
+	if err := conn.Model(&schemaMigration{}).Select("COALESCE(MAX(version), 0)").Scan(&newest).Error; err != nil {
+		return fmt.Errorf("migrate: read schema_migrations: %w", err)
+	}
+	if newest > SchemaVersion() {
+		return fmt.Errorf("%w: it is at version %d, this binary knows up to %d; run the newer latchkey (or restore a backup)", ErrSchemaTooNew, newest, SchemaVersion())
+	}
+	return nil
+}
+
+// apply runs one step unless it is recorded, in one transaction with its
+// version row, re-checked inside the transaction so that two processes
+// racing for it apply it once.
+func (s *Store) apply(conn *gorm.DB, m migration) error {
+	stmts := m.sqlite
+	if s.dialect == DialectPostgres {
+		stmts = m.postgres
+	}
+	err := conn.Transaction(func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&schemaMigration{}).Where("version = ?", m.version).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		for _, stmt := range stmts {
+			if err := tx.Exec(stmt).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Create(&schemaMigration{Version: m.version, Name: m.name, AppliedAt: time.Now().UTC()}).Error
+	})
+	if err != nil {
+		return fmt.Errorf("migrate: step %d (%s): %w", m.version, m.name, err)
+	}
+	return nil
+}
+
+// Status reports the applied version and the pending steps, changing nothing.
+func (s *Store) Status(ctx context.Context) (MigrationStatus, error) {
+	st := MigrationStatus{Latest: SchemaVersion()}
+	db := s.db.WithContext(ctx)
+	if !db.Migrator().HasTable(&schemaMigration{}) {
+		for _, m := range migrations {
+			st.Pending = append(st.Pending, fmt.Sprintf("%d %s", m.version, m.name))
+		}
+		return st, nil
+	}
+	var applied []int
+	if err := db.Model(&schemaMigration{}).Order("version").Pluck("version", &applied).Error; err != nil {
+		return st, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	done := map[int]bool{}
+	for _, v := range applied {
+		done[v] = true
+		st.Applied = max(st.Applied, v)
+	}
+	for _, m := range migrations {
+		if !done[m.version] {
+			st.Pending = append(st.Pending, fmt.Sprintf("%d %s", m.version, m.name))
+		}
+	}
+	return st, nil
+}

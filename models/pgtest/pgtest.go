@@ -1,0 +1,175 @@
+// Package pgtest gives tests a real PostgreSQL server: the one named by
+// LATCHKEY_TEST_POSTGRES_URL (the test task starts a throwaway cluster and
+// sets it), or else a throwaway cluster of its own, started with the
+// machine's initdb and pg_ctl. PostgreSQL refuses to run as root, so as
+// root the cluster runs as the unprivileged "postgres" user. Every test
+// gets a fresh database, dropped when it ends.
+package pgtest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+
+	"github.com/latchkey-auth/latchkey/app/random"
+)
+
+// EnvURL names an existing server's admin URL (a superuser, any database).
+const EnvURL = "LATCHKEY_TEST_POSTGRES_URL"
+
+// Server is a running PostgreSQL cluster.
+type Server struct {
+	// AdminURL connects as the cluster's superuser to the postgres database.
+	AdminURL string
+	dir      string // the cluster's data folder ("" when not ours)
+	asUser   string // run pg_ctl as this user ("" = as ourselves)
+	pgCtl    string
+}
+
+// Start returns the server named by LATCHKEY_TEST_POSTGRES_URL, or starts
+// a throwaway cluster. stop ends a cluster Start made (a no-op otherwise).
+func Start() (s *Server, stop func(), err error) {
+	if u := os.Getenv(EnvURL); u != "" {
+		return &Server{AdminURL: u}, func() {}, nil
+	}
+	s, err = startCluster()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, s.stop, nil
+}
+
+// Main runs a package's tests with a PostgreSQL server shared by them all,
+// reachable through URL; use it from TestMain.
+func Main(m *testing.M, url *string) int {
+	s, stop, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest: no PostgreSQL server:", err)
+		return 1
+	}
+	defer stop()
+	*url = s.AdminURL
+	return m.Run()
+}
+
+// NewDatabase creates a fresh database on the server at adminURL and
+// returns its URL; it is dropped when t ends.
+func NewDatabase(t testing.TB, adminURL string) string {
+	t.Helper()
+	name := "t_" + strings.ReplaceAll(random.Hex(8), "-", "")
+	admin, err := sql.Open("pgx", adminURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		_ = admin.Close()
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		_ = admin.Close()
+	})
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		t.Fatalf("pgtest: admin url: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// binDir finds initdb and pg_ctl: on the PATH, else Debian's folder.
+func binDir() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(matches) == 0 {
+		return "", errors.New("initdb not found (install Debian's postgresql package)")
+	}
+	return filepath.Dir(matches[len(matches)-1]), nil
+}
+
+func startCluster() (*Server, error) {
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "latchkey-pg-")
+	if err != nil {
+		return nil, fmt.Errorf("data folder: %w", err)
+	}
+	s := &Server{dir: dir, pgCtl: filepath.Join(bin, "pg_ctl")}
+	if os.Geteuid() == 0 {
+		// PostgreSQL refuses to run as root.
+		s.asUser = "postgres"
+		u, err := user.Lookup(s.asUser)
+		if err != nil {
+			return nil, fmt.Errorf("PostgreSQL refuses root and there is no %q user: %w", s.asUser, err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return nil, fmt.Errorf("chown data folder: %w", err)
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := s.run(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"); err != nil {
+		s.cleanup()
+		return nil, fmt.Errorf("initdb: %w: %s", err, out)
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300", port, dir)
+	if out, err := s.run(s.pgCtl, "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "log"))
+		s.cleanup()
+		return nil, fmt.Errorf("pg_ctl start: %w: %s %s", err, out, log)
+	}
+	s.AdminURL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	return s, nil
+}
+
+func (s *Server) stop() {
+	_, _ = s.run(s.pgCtl, "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop")
+	s.cleanup()
+}
+
+func (s *Server) cleanup() { _ = os.RemoveAll(s.dir) }
+
+// run runs a PostgreSQL program, as the unprivileged user when we are root.
+func (s *Server) run(prog string, args ...string) ([]byte, error) {
+	cmd := exec.Command(prog, args...)
+	if s.asUser != "" {
+		cmd = exec.Command("runuser", append([]string{"-u", s.asUser, "--", prog}, args...)...)
+	}
+	cmd.Dir = os.TempDir()
+	return cmd.CombinedOutput()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
