@@ -19,7 +19,7 @@ func NewID() string { return uuid.NewString() }
 
 // CreateSession stores a session for userID under the hash of its token.
 func (s *Store) CreateSession(ctx context.Context, userID, tokenHash string, expires time.Time) error {
-	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: expires.UTC()}
+	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: dbTime(expires)}
 	if err := s.db.WithContext(ctx).Omit("User").Create(&row).Error; err != nil {
 		return fmt.Errorf("create session: %w", conflict(err))
 	}
@@ -75,7 +75,7 @@ func nullable(s sql.NullString) *string {
 
 // ExtendSession moves a session's expiry (sliding sessions).
 func (s *Store) ExtendSession(ctx context.Context, id string, expires time.Time) error {
-	err := s.db.WithContext(ctx).Model(&Session{}).Where("id = ?", id).Update("expires", expires.UTC()).Error
+	err := s.db.WithContext(ctx).Model(&Session{}).Where("id = ?", id).Update("expires", dbTime(expires)).Error
 	if err != nil {
 		return fmt.Errorf("extend session: %w", err)
 	}
@@ -102,12 +102,12 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Where("expires < ?", now.UTC()).Delete(&Session{})
+		r := tx.Where("expires < ?", dbTime(now)).Delete(&Session{})
 		if r.Error != nil {
 			return r.Error
 		}
 		n += r.RowsAffected
-		r = tx.Where("expires < ?", now.UTC()).Delete(&VerificationToken{})
+		r = tx.Where("expires < ?", dbTime(now)).Delete(&VerificationToken{})
 		n += r.RowsAffected
 		return r.Error
 	})

@@ -12,7 +12,7 @@ import (
 // CreateVerificationToken stores a pending e-mail sign-in. Only the hash of
 // the token is stored; the token itself travels in the e-mail.
 func (s *Store) CreateVerificationToken(ctx context.Context, identifier, tokenHash string, expires time.Time) error {
-	row := VerificationToken{Identifier: identifier, TokenHash: tokenHash, Expires: expires.UTC()}
+	row := VerificationToken{Identifier: identifier, TokenHash: tokenHash, Expires: dbTime(expires)}
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("create verification token: %w", conflict(err))
 	}
@@ -52,7 +52,7 @@ func (s *Store) VerificationTokenByHash(ctx context.Context, tokenHash string) (
 // (the other ErrNotFound), and a failure after the delete rolls the token
 // back so the link still works. isNew reports a created user.
 func (s *Store) RedeemVerificationToken(ctx context.Context, identifier, tokenHash string, now time.Time) (u *User, isNew bool, err error) {
-	now = now.UTC()
+	now = dbTime(now)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var consumed []string
 		q := tx.Raw(`DELETE FROM verification_tokens
