@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -158,6 +159,50 @@ func TestDeleteAndPurgeVerificationTokens(t *testing.T) {
 			_, err := s.VerificationTokenByHash(ctx, h)
 			if got := err == nil; got != want {
 				t.Errorf("token %q present = %v, want %v (err %v)", h, got, want, err)
+			}
+		}
+	})
+}
+
+// Two links for one new address, redeemed at the same moment through two
+// instances: both sign in, into one user, created once.
+func TestRedeemTwoLinksForNewAddressConcurrently(t *testing.T) {
+	eachDialect(t, func(t *testing.T, c Config) {
+		a, b := connect(t, c), connect(t, c)
+		ctx := context.Background()
+		now := time.Now()
+		for round := range 20 {
+			addr := fmt.Sprintf("new%d@example.com", round)
+			for _, h := range []string{"1", "2"} {
+				if err := a.CreateVerificationToken(ctx, addr, addr+h, now.Add(time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			type result struct {
+				u     *User
+				isNew bool
+				err   error
+			}
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			results := make([]result, 2)
+			for i, s := range []*Store{a, b} {
+				wg.Go(func() {
+					<-start
+					u, isNew, err := s.RedeemVerificationToken(ctx, addr, addr+fmt.Sprint(i+1), now)
+					results[i] = result{u, isNew, err}
+				})
+			}
+			close(start)
+			wg.Wait()
+			for i, r := range results {
+				if r.err != nil {
+					t.Fatalf("round %d: redemption %d failed: %v", round, i+1, r.err)
+				}
+			}
+			if results[0].u.ID != results[1].u.ID || results[0].isNew == results[1].isNew {
+				t.Fatalf("round %d: users %s (new %v) and %s (new %v), want one user created once",
+					round, results[0].u.ID, results[0].isNew, results[1].u.ID, results[1].isNew)
 			}
 		}
 	})
