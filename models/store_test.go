@@ -65,6 +65,45 @@ func TestOpenPragmas(t *testing.T) {
 	require.GreaterOrEqual(t, busy, 1000)
 }
 
+// TestPostgresConnectionSettings is TestOpenPragmas' counterpart: every
+// statement is bounded by statement_timeout (10 s, the configured value, or
+// the DSN's own), so a stuck query cannot hold a request for ever, and the
+// pool keeps to its budget.
+func TestPostgresConnectionSettings(t *testing.T) {
+	base := freshConfig(t, DialectPostgres)
+	for _, tc := range []struct {
+		name    string
+		change  func(*Config)
+		timeout string
+		maxOpen int
+	}{
+		{"defaults", func(*Config) {}, "10s", 20},
+		{"configured", func(c *Config) { c.StatementTimeout, c.MaxOpen = 1500*time.Millisecond, 3 }, "1500ms", 3},
+		{"in the DSN", func(c *Config) { c.DSN += "&statement_timeout=2000"; c.StatementTimeout = time.Minute }, "2s", 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			tc.change(&c)
+			s := connect(t, c)
+			var got string
+			require.NoError(t, s.db.Raw("SHOW statement_timeout").Scan(&got).Error)
+			require.Equal(t, tc.timeout, got)
+			sqlDB, err := s.db.DB()
+			require.NoError(t, err)
+			require.Equal(t, tc.maxOpen, sqlDB.Stats().MaxOpenConnections)
+		})
+	}
+	t.Run("a stuck statement is cut off", func(t *testing.T) {
+		c := base
+		c.StatementTimeout = 200 * time.Millisecond
+		s := connect(t, c)
+		started := time.Now()
+		err := s.db.Exec("SELECT pg_sleep(5)").Error
+		require.ErrorContains(t, err, "statement timeout")
+		require.Less(t, time.Since(started), 4*time.Second)
+	})
+}
+
 func TestSchemaAndReopen(t *testing.T) {
 	eachDialect(t, func(t *testing.T, c Config) {
 		if c.Dialect == DialectSQLite {
@@ -106,6 +145,30 @@ func TestUniqueEmail(t *testing.T) {
 		newUser(t, s, "")
 		newUser(t, s, "")
 		require.EqualValues(t, 3, count(t, s, "users"))
+	})
+}
+
+// TestUserByEmailIgnoresCase: addresses are stored lower-cased (OAuth
+// profiles and e-mail sign-ins normalise them) and UserByEmail lower-cases
+// what it is given, so any spelling finds the user; neither dialect folds
+// case itself (no NOCASE, no citext), so the answers are the same.
+func TestUserByEmailIgnoresCase(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := newUser(t, s, "mixed.case@example.com")
+		for _, spelling := range []string{"mixed.case@example.com", "Mixed.Case@Example.COM", "MIXED.CASE@EXAMPLE.COM"} {
+			got, err := s.UserByEmail(ctx, spelling)
+			require.NoError(t, err, spelling)
+			require.Equal(t, u.ID, got.ID, spelling)
+		}
+		_, err := s.UserByEmail(ctx, "mixed.case@example.co")
+		require.ErrorIs(t, err, ErrNotFound)
+		// An e-mail link redeemed for the address finds the same user.
+		require.NoError(t, s.CreateVerificationToken(ctx, "mixed.case@example.com", "h", time.Now().Add(time.Hour)))
+		got, isNew, err := s.RedeemVerificationToken(ctx, "mixed.case@example.com", "h", time.Now())
+		require.NoError(t, err)
+		require.False(t, isNew)
+		require.Equal(t, u.ID, got.ID)
 	})
 }
 
