@@ -20,12 +20,12 @@ import (
 )
 
 // The whole magic-link flow over real HTTP and real SMTP, in both session
-// strategies: request, receive and parse the e-mail, open the link in a
-// fresh browser, end up signed in.
+// strategies and on both databases: request, receive and parse the e-mail,
+// open the link in a fresh browser, end up signed in.
 func TestEmailSignInFlow(t *testing.T) {
-	for _, strategy := range strategies() {
-		t.Run(strategy, func(t *testing.T) {
-			e := startMail(t, envOpts{strategy: strategy})
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startMail(t, b.opts(envOpts{}))
 			link := e.emailLink(e.browser(), "  Alice@Example.COM ", e.origin+"/home")
 
 			m, msg := e.mail(1)
@@ -66,7 +66,7 @@ func TestEmailSignInFlow(t *testing.T) {
 			require.NotNil(t, u.EmailVerified)
 			require.WithinDuration(t, e.clock.Now(), *u.EmailVerified, time.Second)
 			require.Zero(t, e.tokens(), "the token is spent")
-			if strategy == config.StrategyDatabase {
+			if b.strategy == config.StrategyDatabase {
 				require.EqualValues(t, 1, e.counts().Sessions)
 			}
 
@@ -86,14 +86,16 @@ func TestEmailSignInJSONMode(t *testing.T) {
 }
 
 func TestEmailLinkIsSingleUse(t *testing.T) {
-	e := startMail(t, envOpts{})
-	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
-	require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
-	again := e.browser()
-	e.requireError(e.get(again, link), "Verification")
-	addr, _ := e.sessionUser(again)
-	require.Empty(t, addr)
-	require.EqualValues(t, 1, e.counts().Sessions)
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startMail(t, envOpts{postgres: pg})
+		link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/")
+		require.Equal(t, http.StatusFound, e.get(e.browser(), link).StatusCode)
+		again := e.browser()
+		e.requireError(e.get(again, link), "Verification")
+		addr, _ := e.sessionUser(again)
+		require.Empty(t, addr)
+		require.EqualValues(t, 1, e.counts().Sessions)
+	})
 }
 
 func TestEmailLinkExpires(t *testing.T) {
@@ -153,70 +155,72 @@ func TestEmailLinkWithoutToken(t *testing.T) {
 // they really race for the consuming transaction.
 func TestEmailLinkConcurrentClicks(t *testing.T) {
 	const n = 6
-	var mu sync.Mutex
-	arrived, all := 0, make(chan struct{})
-	hooks := &signin.Hooks{SignIn: func(_ context.Context, in signin.SignInInput) (bool, string) {
-		if in.VerificationRequest {
-			return true, ""
-		}
-		mu.Lock()
-		if arrived++; arrived == n {
-			close(all)
-		}
-		mu.Unlock()
-		select {
-		case <-all:
-		case <-time.After(5 * time.Second):
-			t.Error("not every click reached the SignIn hook")
-		}
-		return true, ""
-	}}
-	e := startMail(t, envOpts{hooks: hooks})
-	link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/in")
-	clients := make([]*http.Client, n)
-	for i := range clients {
-		clients[i] = e.browser()
-	}
-	results := make([]resp, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			req, _ := http.NewRequest(http.MethodGet, link, nil)
-			res, err := clients[i].Do(req)
-			if err != nil {
-				t.Error(err)
-				return
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		var mu sync.Mutex
+		arrived, all := 0, make(chan struct{})
+		hooks := &signin.Hooks{SignIn: func(_ context.Context, in signin.SignInInput) (bool, string) {
+			if in.VerificationRequest {
+				return true, ""
 			}
-			res.Body.Close()
-			results[i] = resp{Response: res}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	won := 0
-	for _, r := range results {
-		switch r.location() {
-		case e.origin + "/in":
-			won++
-		case e.base + "/error?error=Verification":
-		default:
-			t.Fatalf("unexpected answer %d %q", r.StatusCode, r.location())
+			mu.Lock()
+			if arrived++; arrived == n {
+				close(all)
+			}
+			mu.Unlock()
+			select {
+			case <-all:
+			case <-time.After(5 * time.Second):
+				t.Error("not every click reached the SignIn hook")
+			}
+			return true, ""
+		}}
+		e := startMail(t, envOpts{hooks: hooks, postgres: pg})
+		link := e.emailLink(e.browser(), "alice@example.com", e.origin+"/in")
+		clients := make([]*http.Client, n)
+		for i := range clients {
+			clients[i] = e.browser()
 		}
-	}
-	require.Equal(t, 1, won)
-	require.EqualValues(t, 1, e.counts().Sessions)
-	require.EqualValues(t, 1, e.counts().Users)
-	signedIn := 0
-	for _, c := range clients {
-		if addr, _ := e.sessionUser(c); addr != "" {
-			signedIn++
+		results := make([]resp, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				req, _ := http.NewRequest(http.MethodGet, link, nil)
+				res, err := clients[i].Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				res.Body.Close()
+				results[i] = resp{Response: res}
+			}()
 		}
-	}
-	require.Equal(t, 1, signedIn)
+		close(start)
+		wg.Wait()
+		won := 0
+		for _, r := range results {
+			switch r.location() {
+			case e.origin + "/in":
+				won++
+			case e.base + "/error?error=Verification":
+			default:
+				t.Fatalf("unexpected answer %d %q", r.StatusCode, r.location())
+			}
+		}
+		require.Equal(t, 1, won)
+		require.EqualValues(t, 1, e.counts().Sessions)
+		require.EqualValues(t, 1, e.counts().Users)
+		signedIn := 0
+		for _, c := range clients {
+			if addr, _ := e.sessionUser(c); addr != "" {
+				signedIn++
+			}
+		}
+		require.Equal(t, 1, signedIn)
+	})
 }
 
 // A user who first came through OAuth with a verified address and then
