@@ -64,9 +64,9 @@ func TestBadCookies(t *testing.T) {
 		"next-auth.session-token=%zz",
 		"next-auth.session-token.0=" + huge + "; next-auth.session-token.1=" + huge,
 	}
-	for _, strategy := range strategies() {
-		t.Run(strategy, func(t *testing.T) {
-			e := startEnv(t, envOpts{strategy: strategy})
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startEnv(t, b.opts(envOpts{}))
 			before := e.counts()
 			for name, cookie := range badCSRF {
 				for _, rt := range everyRoute {

@@ -20,13 +20,13 @@ import (
 )
 
 // The whole magic-link flow over real HTTP and real SMTP, in both session
-// strategies: request, receive and parse the e-mail, open the link in the
+// strategies and on both databases: request, receive and parse the e-mail, open the link in the
 // browser that asked for it, end up signed in (on another device, see
 // TestEmailLinkOpenedInAnotherBrowserAsksFirst).
 func TestEmailSignInFlow(t *testing.T) {
-	for _, strategy := range strategies() {
-		t.Run(strategy, func(t *testing.T) {
-			e := startMail(t, envOpts{strategy: strategy})
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startMail(t, b.opts(envOpts{}))
 			clicker := e.browser()
 			link := e.emailLink(clicker, "  Alice@Example.COM ", e.origin+"/home")
 
@@ -67,7 +67,7 @@ func TestEmailSignInFlow(t *testing.T) {
 			require.NotNil(t, u.EmailVerified)
 			require.WithinDuration(t, e.clock.Now(), *u.EmailVerified, time.Second)
 			require.Zero(t, e.tokens(), "the token is spent")
-			if strategy == config.StrategyDatabase {
+			if b.strategy == config.StrategyDatabase {
 				require.EqualValues(t, 1, e.counts().Sessions)
 			}
 
@@ -89,22 +89,24 @@ func TestEmailSignInJSONMode(t *testing.T) {
 // A used link is the Verification error everywhere: in the browser that
 // used it, and in any other (no confirm page for a dead link).
 func TestEmailLinkIsSingleUse(t *testing.T) {
-	e := startMail(t, envOpts{})
-	c := e.browser()
-	link := e.emailLink(c, "alice@example.com", e.origin+"/")
-	require.Equal(t, http.StatusFound, e.get(c, link).StatusCode)
-	e.requireError(e.get(c, link), "Verification")
-	again := e.browser()
-	e.requireError(e.get(again, link), "Verification")
-	addr, _ := e.sessionUser(again)
-	require.Empty(t, addr)
-	require.EqualValues(t, 1, e.counts().Sessions)
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startMail(t, envOpts{postgres: pg})
+		c := e.browser()
+		link := e.emailLink(c, "alice@example.com", e.origin+"/")
+		require.Equal(t, http.StatusFound, e.get(c, link).StatusCode)
+		e.requireError(e.get(c, link), "Verification")
+		again := e.browser()
+		e.requireError(e.get(again, link), "Verification")
+		addr, _ := e.sessionUser(again)
+		require.Empty(t, addr)
+		require.EqualValues(t, 1, e.counts().Sessions)
 
-	// Used through the confirm page of another browser, the same.
-	link = e.emailLink(e.browser(), "bob@example.com", e.origin+"/")
-	require.Equal(t, http.StatusFound, e.confirmLink(e.browser(), link).StatusCode)
-	e.requireError(e.get(e.browser(), link), "Verification")
-	require.EqualValues(t, 2, e.counts().Sessions)
+		// Used through the confirm page of another browser, the same.
+		link = e.emailLink(e.browser(), "bob@example.com", e.origin+"/")
+		require.Equal(t, http.StatusFound, e.confirmLink(e.browser(), link).StatusCode)
+		e.requireError(e.get(e.browser(), link), "Verification")
+		require.EqualValues(t, 2, e.counts().Sessions)
+	})
 }
 
 func TestEmailLinkExpires(t *testing.T) {
@@ -168,72 +170,74 @@ func TestEmailLinkWithoutToken(t *testing.T) {
 // they really race for the consuming transaction.
 func TestEmailLinkConcurrentClicks(t *testing.T) {
 	const n = 6
-	var mu sync.Mutex
-	arrived, all := 0, make(chan struct{})
-	hooks := &signin.Hooks{SignIn: func(_ context.Context, in signin.SignInInput) (bool, string) {
-		if in.VerificationRequest {
-			return true, ""
-		}
-		mu.Lock()
-		if arrived++; arrived == n {
-			close(all)
-		}
-		mu.Unlock()
-		select {
-		case <-all:
-		case <-time.After(5 * time.Second):
-			t.Error("not every click reached the SignIn hook")
-		}
-		return true, ""
-	}}
-	e := startMail(t, envOpts{hooks: hooks})
-	requester := e.browser()
-	link := e.emailLink(requester, "alice@example.com", e.origin+"/in")
-	clients := make([]*http.Client, n)
-	for i := range clients {
-		clients[i] = e.browser()
-		e.shareBinding(requester, clients[i])
-	}
-	results := make([]resp, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			req, _ := http.NewRequest(http.MethodGet, link, nil)
-			res, err := clients[i].Do(req)
-			if err != nil {
-				t.Error(err)
-				return
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		var mu sync.Mutex
+		arrived, all := 0, make(chan struct{})
+		hooks := &signin.Hooks{SignIn: func(_ context.Context, in signin.SignInInput) (bool, string) {
+			if in.VerificationRequest {
+				return true, ""
 			}
-			res.Body.Close()
-			results[i] = resp{Response: res}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	won := 0
-	for _, r := range results {
-		switch r.location() {
-		case e.origin + "/in":
-			won++
-		case e.base + "/error?error=Verification":
-		default:
-			t.Fatalf("unexpected answer %d %q", r.StatusCode, r.location())
+			mu.Lock()
+			if arrived++; arrived == n {
+				close(all)
+			}
+			mu.Unlock()
+			select {
+			case <-all:
+			case <-time.After(5 * time.Second):
+				t.Error("not every click reached the SignIn hook")
+			}
+			return true, ""
+		}}
+		e := startMail(t, envOpts{hooks: hooks, postgres: pg})
+		requester := e.browser()
+		link := e.emailLink(requester, "alice@example.com", e.origin+"/in")
+		clients := make([]*http.Client, n)
+		for i := range clients {
+			clients[i] = e.browser()
+			e.shareBinding(requester, clients[i])
 		}
-	}
-	require.Equal(t, 1, won)
-	require.EqualValues(t, 1, e.counts().Sessions)
-	require.EqualValues(t, 1, e.counts().Users)
-	signedIn := 0
-	for _, c := range clients {
-		if addr, _ := e.sessionUser(c); addr != "" {
-			signedIn++
+		results := make([]resp, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				req, _ := http.NewRequest(http.MethodGet, link, nil)
+				res, err := clients[i].Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				res.Body.Close()
+				results[i] = resp{Response: res}
+			}()
 		}
-	}
-	require.Equal(t, 1, signedIn)
+		close(start)
+		wg.Wait()
+		won := 0
+		for _, r := range results {
+			switch r.location() {
+			case e.origin + "/in":
+				won++
+			case e.base + "/error?error=Verification":
+			default:
+				t.Fatalf("unexpected answer %d %q", r.StatusCode, r.location())
+			}
+		}
+		require.Equal(t, 1, won)
+		require.EqualValues(t, 1, e.counts().Sessions)
+		require.EqualValues(t, 1, e.counts().Users)
+		signedIn := 0
+		for _, c := range clients {
+			if addr, _ := e.sessionUser(c); addr != "" {
+				signedIn++
+			}
+		}
+		require.Equal(t, 1, signedIn)
+	})
 }
 
 // A user who first came through OAuth with a verified address and then

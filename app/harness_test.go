@@ -1,7 +1,8 @@
 package app_test
 
 // The one test harness of package app_test: boot the real app on a fresh
-// SQLite database in t.TempDir(), serve it over real HTTP on loopback, and
+// SQLite database in t.TempDir() (or, with envOpts.postgres, a fresh
+// PostgreSQL database), serve it over real HTTP on loopback, and
 // drive it with browser-like clients that keep cookies. Optional parts: an
 // OpenID Connect IdP (mockoidc), an SMTP catcher (smtptest), a settable
 // clock, operator hooks and captured logs.
@@ -35,6 +36,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
 // testSecret is the app's secret in every test; hashes are recomputed with
@@ -58,6 +60,15 @@ type envOpts struct {
 	hooks    *signin.Hooks                   // app.Options.Hooks
 	logs     bool                            // capture the app's logs (debug level) in env.logs
 	idpHTTP  *http.Client                    // app.Options.HTTPClient: the client for every call to identity providers
+	postgres bool                            // keep the rows in a fresh PostgreSQL database (DATABASE_URL postgres://...), not SQLite
+}
+
+// oidc is o with the OAuth setup: the app on its own URL wired to a real
+// OpenID Connect server (mockoidc: real discovery, RS256-signed id_tokens,
+// PKCE and nonce, single-use codes); mutate adjusts the config.
+func (o envOpts) oidc(mutate func(*config.Config), hooks *signin.Hooks) envOpts {
+	o.ownURL, o.idp, o.config, o.hooks = true, true, mutate, hooks
+	return o
 }
 
 // env is one booted app with its server and optional parts.
@@ -134,6 +145,9 @@ func startEnv(t testing.TB, o envOpts) *env {
 	if o.strategy != "" {
 		cfg.Session.Strategy = o.strategy
 	}
+	if o.postgres {
+		cfg.DatabaseURL = pgtest.NewDatabase(t, postgresURL)
+	}
 	if o.config != nil {
 		o.config(&cfg)
 	}
@@ -150,6 +164,9 @@ func startEnv(t testing.TB, o envOpts) *env {
 	}
 	a, err := app.New(cfg, opts)
 	require.NoError(t, err)
+	if o.postgres {
+		require.Equal(t, models.DialectPostgres, a.Store().Dialect(), "DATABASE_URL %s", cfg.RedactedDatabaseURL())
+	}
 	srv.Config.Handler = oneCookiePerName(t, a.Handler())
 	srv.Start()
 	t.Cleanup(func() {
@@ -187,12 +204,10 @@ func startMail(t testing.TB, o envOpts) *env {
 	return startEnv(t, o)
 }
 
-// startOIDC is the OAuth setup: the app on its own URL wired to a real
-// OpenID Connect server (mockoidc: real discovery, RS256-signed id_tokens,
-// PKCE and nonce, single-use codes); mutate adjusts the config.
+// startOIDC is the OAuth setup (envOpts.oidc) on SQLite.
 func startOIDC(t testing.TB, mutate func(*config.Config), hooks *signin.Hooks) *env {
 	t.Helper()
-	return startEnv(t, envOpts{ownURL: true, idp: true, config: mutate, hooks: hooks})
+	return startEnv(t, envOpts{}.oidc(mutate, hooks))
 }
 
 // buildApp builds an app from cfg and closes it again: for tests of New's errors.
@@ -205,6 +220,43 @@ func buildApp(cfg config.Config) (*app.App, error) {
 }
 
 func strategies() []string { return []string{config.StrategyDatabase, config.StrategyJWT} }
+
+// backend is where a test app keeps sessions: a strategy and the database
+// under it.
+type backend struct {
+	name     string
+	strategy string
+	postgres bool
+}
+
+// backends are strategies() on SQLite plus the database strategy on
+// PostgreSQL (jwt sessions touch the database only for users and accounts,
+// which the PostgreSQL runs of the OAuth and e-mail flows cover).
+func backends() []backend {
+	return []backend{
+		{config.StrategyDatabase, config.StrategyDatabase, false},
+		{config.StrategyJWT, config.StrategyJWT, false},
+		{"database-postgres", config.StrategyDatabase, true},
+	}
+}
+
+// opts is o on this backend.
+func (b backend) opts(o envOpts) envOpts {
+	o.strategy, o.postgres = b.strategy, b.postgres
+	return o
+}
+
+// eachDatabase runs f as the subtests "sqlite" and "postgres", telling it
+// whether to ask for PostgreSQL (envOpts.postgres).
+func eachDatabase(t *testing.T, f func(t *testing.T, postgres bool)) {
+	for _, pg := range []bool{false, true} {
+		name := "sqlite"
+		if pg {
+			name = "postgres"
+		}
+		t.Run(name, func(t *testing.T) { f(t, pg) })
+	}
+}
 
 // testClock is the app's settable clock (app.Options.Now).
 type testClock struct {

@@ -7,14 +7,12 @@ import (
 
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
-
-	"github.com/latchkey-auth/latchkey/app/config"
 )
 
 func TestOIDCSignInSessionSignOut(t *testing.T) {
-	for _, strategy := range strategies() {
-		t.Run(strategy, func(t *testing.T) {
-			e := startOIDC(t, func(c *config.Config) { c.Session.Strategy = strategy }, nil)
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startEnv(t, b.opts(envOpts{}.oidc(nil, nil)))
 			e.idp.QueueUser(&mockoidc.MockUser{Subject: "sub-1", Email: "Alice@Example.com", PreferredUsername: "alice"})
 
 			require.Equal(t, map[string]any{}, e.session(e.client))

@@ -23,43 +23,46 @@ func user(sub, email string) *mockoidc.MockUser {
 }
 
 // TestLinkingEndToEnd runs the riskiest rows of the linking table through a
-// real IdP, HTTP and SQLite; app/signin's TestOAuthLinkingTable has every row.
+// real IdP, HTTP and each database; app/signin's TestOAuthLinkingTable has
+// every row.
 func TestLinkingEndToEnd(t *testing.T) {
-	t.Run("account linked to another user than the signed-in one: OAuthAccountNotLinked", func(t *testing.T) {
-		e := startOIDC(t, twoProviders, nil)
-		e.idp.QueueUser(user("y", "y@example.com"))
-		e.signIn(e.following(e.browser()), "other", "/home") // Y owns other/y
-		e.idp.QueueUser(user("x", "x@example.com"))
-		e.idp.QueueUser(user("y", "y@example.com"))
-		e.signIn(e.client, "idp", "/home") // X signs in
-		requireChainEndsWith(t, e, e.client, "other", "OAuthAccountNotLinked")
-		require.EqualValues(t, 2, e.counts().Users)
-		require.EqualValues(t, 2, e.counts().Accounts)
-	})
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		t.Run("account linked to another user than the signed-in one: OAuthAccountNotLinked", func(t *testing.T) {
+			e := startEnv(t, envOpts{postgres: pg}.oidc(twoProviders, nil))
+			e.idp.QueueUser(user("y", "y@example.com"))
+			e.signIn(e.following(e.browser()), "other", "/home") // Y owns other/y
+			e.idp.QueueUser(user("x", "x@example.com"))
+			e.idp.QueueUser(user("y", "y@example.com"))
+			e.signIn(e.client, "idp", "/home") // X signs in
+			requireChainEndsWith(t, e, e.client, "other", "OAuthAccountNotLinked")
+			require.EqualValues(t, 2, e.counts().Users)
+			require.EqualValues(t, 2, e.counts().Accounts)
+		})
 
-	t.Run("same e-mail, not linked: OAuthAccountNotLinked, nothing created", func(t *testing.T) {
-		e := startOIDC(t, nil, nil)
-		e.addUser("", "taken@example.com", "")
-		e.idp.QueueUser(user("s9", "Taken@Example.com"))
-		requireChainEndsWith(t, e, e.client, "idp", "OAuthAccountNotLinked")
-		require.EqualValues(t, 1, e.counts().Users)
-		require.Zero(t, e.counts().Accounts)
-		require.Zero(t, e.counts().Sessions)
-	})
+		t.Run("same e-mail, not linked: OAuthAccountNotLinked, nothing created", func(t *testing.T) {
+			e := startEnv(t, envOpts{postgres: pg}.oidc(nil, nil))
+			e.addUser("", "taken@example.com", "")
+			e.idp.QueueUser(user("s9", "Taken@Example.com"))
+			requireChainEndsWith(t, e, e.client, "idp", "OAuthAccountNotLinked")
+			require.EqualValues(t, 1, e.counts().Users)
+			require.Zero(t, e.counts().Accounts)
+			require.Zero(t, e.counts().Sessions)
+		})
 
-	t.Run("otherwise: user and account created, new_user page", func(t *testing.T) {
-		e := startOIDC(t, func(c *config.Config) { c.Pages.NewUser = "/welcome" }, nil)
-		e.idp.QueueUser(user("new", "new@example.com"))
-		e.idp.QueueUser(user("new", "new@example.com"))
-		res := e.signIn(e.client, "idp", "/home")
-		require.Equal(t, e.origin+"/welcome?callbackUrl="+url.QueryEscape(e.origin+"/home"), res.Header.Get("Location"))
-		require.EqualValues(t, 1, e.counts().Users)
-		acc := e.onlyAccount()
-		require.Equal(t, "oidc", acc.Type)
-		require.NotNil(t, acc.AccessToken)
-		require.NotNil(t, acc.IDToken)
-		// Second sign-in of the same account is not new: straight to the callback URL.
-		require.Equal(t, e.origin+"/home", e.signIn(e.following(e.browser()), "idp", "/home").Header.Get("Location"))
+		t.Run("otherwise: user and account created, new_user page", func(t *testing.T) {
+			e := startEnv(t, envOpts{postgres: pg}.oidc(func(c *config.Config) { c.Pages.NewUser = "/welcome" }, nil))
+			e.idp.QueueUser(user("new", "new@example.com"))
+			e.idp.QueueUser(user("new", "new@example.com"))
+			res := e.signIn(e.client, "idp", "/home")
+			require.Equal(t, e.origin+"/welcome?callbackUrl="+url.QueryEscape(e.origin+"/home"), res.Header.Get("Location"))
+			require.EqualValues(t, 1, e.counts().Users)
+			acc := e.onlyAccount()
+			require.Equal(t, "oidc", acc.Type)
+			require.NotNil(t, acc.AccessToken)
+			require.NotNil(t, acc.IDToken)
+			// Second sign-in of the same account is not new: straight to the callback URL.
+			require.Equal(t, e.origin+"/home", e.signIn(e.following(e.browser()), "idp", "/home").Header.Get("Location"))
+		})
 	})
 }
 

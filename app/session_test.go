@@ -56,9 +56,9 @@ func TestSessionGarbageCookies(t *testing.T) {
 		models.NewID(), // well-formed but unknown database token
 		"%zz",
 	}
-	for _, strategy := range strategies() {
-		t.Run(strategy, func(t *testing.T) {
-			e := startEnv(t, envOpts{strategy: strategy})
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startEnv(t, b.opts(envOpts{}))
 			before := e.counts()
 			for _, g := range garbage {
 				res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+g, nil)
@@ -79,42 +79,44 @@ func TestSessionGarbageCookies(t *testing.T) {
 }
 
 func TestSessionDatabase(t *testing.T) {
-	e := startEnv(t, envOpts{})
-	u := e.addUser("Ada Lovelace", "ada@example.com", "https://img.example.com/ada.png")
-	expires := time.Now().Add(10 * 24 * time.Hour).UTC()
-	tok := e.addDBSession(u, expires)
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startEnv(t, envOpts{postgres: pg})
+		u := e.addUser("Ada Lovelace", "ada@example.com", "https://img.example.com/ada.png")
+		expires := time.Now().Add(10 * 24 * time.Hour).UTC()
+		tok := e.addDBSession(u, expires)
 
-	e.setJarCookie(e.client, "next-auth.session-token", tok)
-	res := e.get(e.client, "/session")
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	requireNoStore(t, res.Header)
-	body := res.json(t)
-	require.Equal(t, map[string]any{
-		"user": map[string]any{
-			"name":  "Ada Lovelace",
-			"email": "ada@example.com",
-			"image": "https://img.example.com/ada.png",
-		},
-		"expires": expires.Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z"),
-	}, body)
-	require.Regexp(t, isoMillis, body["expires"])
+		e.setJarCookie(e.client, "next-auth.session-token", tok)
+		res := e.get(e.client, "/session")
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		requireNoStore(t, res.Header)
+		body := res.json(t)
+		require.Equal(t, map[string]any{
+			"user": map[string]any{
+				"name":  "Ada Lovelace",
+				"email": "ada@example.com",
+				"image": "https://img.example.com/ada.png",
+			},
+			"expires": expires.Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z"),
+		}, body)
+		require.Regexp(t, isoMillis, body["expires"])
 
-	// The session cookie is re-issued with the same token and an expiry of now+max_age.
-	c, ok := findCookie(res.Header, "next-auth.session-token")
-	require.True(t, ok)
-	require.Equal(t, tok, c.Value)
-	require.True(t, c.HttpOnly)
-	require.Equal(t, "/", c.Path)
-	require.Equal(t, http.SameSiteLaxMode, c.SameSite)
-	require.WithinDuration(t, time.Now().Add(30*24*time.Hour), c.Expires, time.Minute)
+		// The session cookie is re-issued with the same token and an expiry of now+max_age.
+		c, ok := findCookie(res.Header, "next-auth.session-token")
+		require.True(t, ok)
+		require.Equal(t, tok, c.Value)
+		require.True(t, c.HttpOnly)
+		require.Equal(t, "/", c.Path)
+		require.Equal(t, http.SameSiteLaxMode, c.SameSite)
+		require.WithinDuration(t, time.Now().Add(30*24*time.Hour), c.Expires, time.Minute)
 
-	// null fields stay null (next-auth keeps them).
-	u2 := e.addUser("", "nobody@example.com", "")
-	tok2 := e.addDBSession(u2, expires)
-	res = e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok2, nil)
-	require.JSONEq(t, `{"user":{"name":null,"email":"nobody@example.com","image":null},"expires":"`+
-		expires.Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z")+`"}`, res.body)
-	require.NotContains(t, res.body, `"id"`, "user.id is hidden unless expose_user_id")
+		// null fields stay null (next-auth keeps them).
+		u2 := e.addUser("", "nobody@example.com", "")
+		tok2 := e.addDBSession(u2, expires)
+		res = e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok2, nil)
+		require.JSONEq(t, `{"user":{"name":null,"email":"nobody@example.com","image":null},"expires":"`+
+			expires.Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z")+`"}`, res.body)
+		require.NotContains(t, res.body, `"id"`, "user.id is hidden unless expose_user_id")
+	})
 }
 
 func TestSessionExposeUserID(t *testing.T) {
@@ -126,51 +128,55 @@ func TestSessionExposeUserID(t *testing.T) {
 }
 
 func TestSessionDatabaseExpired(t *testing.T) {
-	e := startEnv(t, envOpts{})
-	u := e.addUser("Old", "old@example.com", "")
-	tok := e.addDBSession(u, time.Now().Add(-time.Minute))
-	require.EqualValues(t, 1, e.counts().Sessions)
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startEnv(t, envOpts{postgres: pg})
+		u := e.addUser("Old", "old@example.com", "")
+		tok := e.addDBSession(u, time.Now().Add(-time.Minute))
+		require.EqualValues(t, 1, e.counts().Sessions)
 
-	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	require.Equal(t, "{}", strings.TrimSpace(res.body))
-	requireCleared(t, res.Header, "next-auth.session-token")
-	require.EqualValues(t, 0, e.counts().Sessions, "the expired row is deleted")
-	require.EqualValues(t, 1, e.counts().Users, "the user stays")
+		res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		require.Equal(t, "{}", strings.TrimSpace(res.body))
+		requireCleared(t, res.Header, "next-auth.session-token")
+		require.EqualValues(t, 0, e.counts().Sessions, "the expired row is deleted")
+		require.EqualValues(t, 1, e.counts().Users, "the user stays")
+	})
 }
 
 func TestSessionDatabaseSliding(t *testing.T) {
-	clock := &testClock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
-	// max_age 720h, update_age 24h; an absolute limit far enough away that
-	// it does not cap the extension (the default equals max_age, so would).
-	e := startEnv(t, envOpts{clock: clock, config: func(c *config.Config) {
-		c.Session.AbsoluteMaxAge = config.Duration(90 * 24 * time.Hour)
-	}})
-	store := e.app.Store()
-	u := e.addUser("S", "s@example.com", "")
-	start := clock.Now().Add(30 * 24 * time.Hour)
-	tok := e.addDBSession(u, start)
-	expiresInDB := func() time.Time {
-		row, err := store.SessionAndUser(context.Background(), session.HashToken(tok))
-		require.NoError(t, err)
-		return row.Expires.UTC()
-	}
-	get := func() map[string]any {
-		return e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil).json(t)
-	}
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		clock := &testClock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
+		// max_age 720h, update_age 24h; an absolute limit far enough away that
+		// it does not cap the extension (the default equals max_age, so would).
+		e := startEnv(t, envOpts{clock: clock, postgres: pg, config: func(c *config.Config) {
+			c.Session.AbsoluteMaxAge = config.Duration(90 * 24 * time.Hour)
+		}})
+		store := e.app.Store()
+		u := e.addUser("S", "s@example.com", "")
+		start := clock.Now().Add(30 * 24 * time.Hour)
+		tok := e.addDBSession(u, start)
+		expiresInDB := func() time.Time {
+			row, err := store.SessionAndUser(context.Background(), session.HashToken(tok))
+			require.NoError(t, err)
+			return row.Expires.UTC()
+		}
+		get := func() map[string]any {
+			return e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil).json(t)
+		}
 
-	clock.Add(23 * time.Hour)
-	require.Equal(t, start.Format("2006-01-02T15:04:05.000Z"), get()["expires"])
-	require.True(t, start.Equal(expiresInDB()), "not due yet: no write")
+		clock.Add(23 * time.Hour)
+		require.Equal(t, start.Format("2006-01-02T15:04:05.000Z"), get()["expires"])
+		require.True(t, start.Equal(expiresInDB()), "not due yet: no write")
 
-	clock.Add(time.Hour) // exactly update_age later: due
-	get()
-	extended := expiresInDB()
-	require.True(t, clock.Now().Add(30*24*time.Hour).Equal(extended), "extended to now+max_age: %v", extended)
+		clock.Add(time.Hour) // exactly update_age later: due
+		get()
+		extended := expiresInDB()
+		require.True(t, clock.Now().Add(30*24*time.Hour).Equal(extended), "extended to now+max_age: %v", extended)
 
-	clock.Add(time.Hour)
-	get()
-	require.True(t, extended.Equal(expiresInDB()), "at most one write per update_age")
+		clock.Add(time.Hour)
+		get()
+		require.True(t, extended.Equal(expiresInDB()), "at most one write per update_age")
+	})
 }
 
 func TestSessionJWT(t *testing.T) {

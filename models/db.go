@@ -70,6 +70,7 @@ func Connect(c Config) (*Store, error) {
 	}
 	db, err := gorm.Open(dialector, &gorm.Config{
 		Logger:                 logger.Discard,
+		NowFunc:                dbNow,
 		PrepareStmt:            true,
 		SkipDefaultTransaction: true,
 		// Constraint failures come back as gorm.ErrDuplicatedKey and

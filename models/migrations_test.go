@@ -10,111 +10,85 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
-
-	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
-
-// dialects opens a fresh, empty database of each dialect (not migrated).
-func dialects(t *testing.T) map[string]Config {
-	return map[string]Config{
-		DialectSQLite:   {Dialect: DialectSQLite, DSN: filepath.Join(t.TempDir(), "latchkey.db")},
-		DialectPostgres: {Dialect: DialectPostgres, DSN: pgtest.NewDatabase(t, postgresURL)},
-	}
-}
-
-func connect(t *testing.T, c Config) *Store {
-	t.Helper()
-	s, err := Connect(c)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
 
 // TestMigrationsMatchModels: after the numbered steps, every table, column
 // and index the GORM models declare exists, on both dialects.
 func TestMigrationsMatchModels(t *testing.T) {
-	for name, c := range dialects(t) {
-		t.Run(name, func(t *testing.T) {
-			s := connect(t, c)
-			m := s.db.Migrator()
-			for _, model := range []any{&User{}, &Account{}, &Session{}, &VerificationToken{}} {
-				stmt := &gorm.Statement{DB: s.db}
-				require.NoError(t, stmt.Parse(model))
-				require.True(t, m.HasTable(model), stmt.Schema.Table)
-				for _, f := range stmt.Schema.Fields {
-					if f.DBName != "" {
-						require.True(t, m.HasColumn(model, f.DBName), "%s.%s", stmt.Schema.Table, f.DBName)
-					}
-				}
-				for _, idx := range stmt.Schema.ParseIndexes() {
-					require.True(t, m.HasIndex(model, idx.Name), "%s index %s", stmt.Schema.Table, idx.Name)
+	eachDialect(t, func(t *testing.T, c Config) {
+		s := connect(t, c)
+		m := s.db.Migrator()
+		for _, model := range []any{&User{}, &Account{}, &Session{}, &VerificationToken{}} {
+			stmt := &gorm.Statement{DB: s.db}
+			require.NoError(t, stmt.Parse(model))
+			require.True(t, m.HasTable(model), stmt.Schema.Table)
+			for _, f := range stmt.Schema.Fields {
+				if f.DBName != "" {
+					require.True(t, m.HasColumn(model, f.DBName), "%s.%s", stmt.Schema.Table, f.DBName)
 				}
 			}
-			st, err := s.Status(context.Background())
-			require.NoError(t, err)
-			require.Equal(t, SchemaVersion(), st.Applied)
-			require.Empty(t, st.Pending)
-		})
-	}
+			for _, idx := range stmt.Schema.ParseIndexes() {
+				require.True(t, m.HasIndex(model, idx.Name), "%s index %s", stmt.Schema.Table, idx.Name)
+			}
+		}
+		st, err := s.Status(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, SchemaVersion(), st.Applied)
+		require.Empty(t, st.Pending)
+	})
 }
 
 // TestMigrationsRace: several instances starting at once on one database
 // apply each step once and all start.
 func TestMigrationsRace(t *testing.T) {
-	for name, c := range dialects(t) {
-		t.Run(name, func(t *testing.T) {
-			const n = 4
-			var wg sync.WaitGroup
-			errs := make([]error, n)
-			for i := range n {
-				wg.Go(func() {
-					s, err := Connect(c)
-					if err == nil {
-						_ = s.Close()
-					}
-					errs[i] = err
-				})
-			}
-			wg.Wait()
-			for _, err := range errs {
-				require.NoError(t, err)
-			}
-			s := connect(t, c)
-			var rows int64
-			require.NoError(t, s.db.Model(&schemaMigration{}).Count(&rows).Error)
-			require.EqualValues(t, SchemaVersion(), rows, "each step recorded once")
-		})
-	}
+	eachDialect(t, func(t *testing.T, c Config) {
+		const n = 4
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				s, err := Connect(c)
+				if err == nil {
+					_ = s.Close()
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		s := connect(t, c)
+		var rows int64
+		require.NoError(t, s.db.Model(&schemaMigration{}).Count(&rows).Error)
+		require.EqualValues(t, SchemaVersion(), rows, "each step recorded once")
+	})
 }
 
 // TestNewerSchemaRefused: a database migrated by a newer latchkey is not
 // touched: one clear error naming the fix.
 func TestNewerSchemaRefused(t *testing.T) {
-	for name, c := range dialects(t) {
-		t.Run(name, func(t *testing.T) {
-			s := connect(t, c)
-			require.NoError(t, s.db.Create(&schemaMigration{Version: SchemaVersion() + 1, Name: "from the future", AppliedAt: s.db.NowFunc()}).Error)
-			_, err := Connect(c)
-			require.True(t, errors.Is(err, ErrSchemaTooNew), "err %v", err)
-			require.ErrorContains(t, err, "run the newer latchkey")
-		})
-	}
+	eachDialect(t, func(t *testing.T, c Config) {
+		s := connect(t, c)
+		require.NoError(t, s.db.Create(&schemaMigration{Version: SchemaVersion() + 1, Name: "from the future", AppliedAt: s.db.NowFunc()}).Error)
+		_, err := Connect(c)
+		require.True(t, errors.Is(err, ErrSchemaTooNew), "err %v", err)
+		require.ErrorContains(t, err, "run the newer latchkey")
+	})
 }
 
 // TestStatusBeforeMigrating lists every step as pending on an empty
 // database and changes nothing.
 func TestStatusBeforeMigrating(t *testing.T) {
-	for name, c := range dialects(t) {
-		t.Run(name, func(t *testing.T) {
-			c.SkipMigrate = true
-			s := connect(t, c)
-			st, err := s.Status(context.Background())
-			require.NoError(t, err)
-			require.Zero(t, st.Applied)
-			require.Len(t, st.Pending, len(migrations))
-			require.False(t, s.db.Migrator().HasTable(&User{}), "status changes nothing")
-		})
-	}
+	eachDialect(t, func(t *testing.T, c Config) {
+		c.SkipMigrate = true
+		s := connect(t, c)
+		st, err := s.Status(context.Background())
+		require.NoError(t, err)
+		require.Zero(t, st.Applied)
+		require.Len(t, st.Pending, len(migrations))
+		require.False(t, s.db.Migrator().HasTable(&User{}), "status changes nothing")
+	})
 }
 
 // TestAdoptAutoMigrateDatabase: a SQLite file made by the earlier

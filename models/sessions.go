@@ -21,7 +21,7 @@ func NewID() string { return uuid.NewString() }
 // signedIn becomes the row's CreatedAt: the absolute session lifetime
 // counts from it, so it is the caller's clock, not GORM's.
 func (s *Store) CreateSession(ctx context.Context, userID, tokenHash string, signedIn, expires time.Time) error {
-	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: expires.UTC(), CreatedAt: signedIn.UTC()}
+	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: dbTime(expires), CreatedAt: dbTime(signedIn)}
 	if err := s.db.WithContext(ctx).Omit("User").Create(&row).Error; err != nil {
 		return fmt.Errorf("create session: %w", conflict(err))
 	}
@@ -84,7 +84,7 @@ func nullable(s *sql.NullString) *string {
 
 // ExtendSession moves a session's expiry (sliding sessions).
 func (s *Store) ExtendSession(ctx context.Context, id string, expires time.Time) error {
-	err := s.db.WithContext(ctx).Model(&Session{}).Where("id = ?", id).Update("expires", expires.UTC()).Error
+	err := s.db.WithContext(ctx).Model(&Session{}).Where("id = ?", id).Update("expires", dbTime(expires)).Error
 	if err != nil {
 		return fmt.Errorf("extend session: %w", err)
 	}
@@ -111,12 +111,12 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Where("expires < ?", now.UTC()).Delete(&Session{})
+		r := tx.Where("expires < ?", dbTime(now)).Delete(&Session{})
 		if r.Error != nil {
 			return r.Error
 		}
 		n += r.RowsAffected
-		r = tx.Where("expires < ?", now.UTC()).Delete(&VerificationToken{})
+		r = tx.Where("expires < ?", dbTime(now)).Delete(&VerificationToken{})
 		n += r.RowsAffected
 		return r.Error
 	})

@@ -48,7 +48,7 @@ func (s *Store) CreateUserWithAccount(ctx context.Context, u *User, acc *Account
 		if u.ID == "" {
 			u.ID = NewID()
 		}
-		if err := tx.Create(u).Error; err != nil {
+		if err := tx.Create(withDBTime(u)).Error; err != nil {
 			return fmt.Errorf("create user: %w", conflict(err))
 		}
 		acc.UserID = u.ID
@@ -87,7 +87,7 @@ func (s *Store) CreateUser(ctx context.Context, u *User) error {
 	if u.ID == "" {
 		u.ID = NewID()
 	}
-	if err := s.db.WithContext(ctx).Create(u).Error; err != nil {
+	if err := s.db.WithContext(ctx).Create(withDBTime(u)).Error; err != nil {
 		return fmt.Errorf("create user: %w", conflict(err))
 	}
 	return nil

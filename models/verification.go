@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // CreateVerificationToken stores a pending e-mail sign-in. Only the hash of
 // the token is stored; the token itself travels in the e-mail.
 func (s *Store) CreateVerificationToken(ctx context.Context, identifier, tokenHash string, expires time.Time) error {
-	row := VerificationToken{Identifier: identifier, TokenHash: tokenHash, Expires: expires.UTC()}
+	row := VerificationToken{Identifier: identifier, TokenHash: tokenHash, Expires: dbTime(expires)}
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("create verification token: %w", conflict(err))
 	}
@@ -52,7 +53,7 @@ func (s *Store) VerificationTokenByHash(ctx context.Context, tokenHash string) (
 // (the other ErrNotFound), and a failure after the delete rolls the token
 // back so the link still works. isNew reports a created user.
 func (s *Store) RedeemVerificationToken(ctx context.Context, identifier, tokenHash string, now time.Time) (u *User, isNew bool, err error) {
-	now = now.UTC()
+	now = dbTime(now)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var consumed []string
 		q := tx.Raw(`DELETE FROM verification_tokens
@@ -74,19 +75,29 @@ func (s *Store) RedeemVerificationToken(ctx context.Context, identifier, tokenHa
 }
 
 // verifyEmail sets emailVerified on the user with this address, or creates
-// one, inside tx.
+// one, inside tx. Another instance redeeming another link for the same new
+// address may create that user between the look-up and the insert (on
+// PostgreSQL the two transactions run side by side; SQLite's write lock
+// queues them): the insert then yields to the row the other one committed
+// and this sign-in goes on into that user, instead of failing on the
+// unique e-mail.
 func verifyEmail(tx *gorm.DB, email string, now time.Time) (*User, bool, error) {
 	var u User
 	err := tx.Where("email = ?", email).Take(&u).Error
-	switch {
-	case errors.Is(err, gorm.ErrRecordNotFound):
+	if errors.Is(err, gorm.ErrRecordNotFound) {
 		addr := email
 		u = User{ID: NewID(), Email: &addr, EmailVerified: &now}
-		if err := tx.Create(&u).Error; err != nil {
-			return nil, false, fmt.Errorf("create user: %w", conflict(err))
+		r := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "email"}}, DoNothing: true}).Create(&u)
+		if r.Error != nil {
+			return nil, false, fmt.Errorf("create user: %w", conflict(r.Error))
 		}
-		return &u, true, nil
-	case err != nil:
+		if r.RowsAffected == 1 {
+			return &u, true, nil
+		}
+		u = User{}
+		err = tx.Where("email = ?", email).Take(&u).Error
+	}
+	if err != nil {
 		return nil, false, fmt.Errorf("find user: %w", err)
 	}
 	if err := tx.Model(&u).Update("email_verified", now).Error; err != nil {

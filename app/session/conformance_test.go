@@ -1,7 +1,8 @@
 package session_test
 
 // One conformance suite, run against both strategies: the database strategy
-// on a real SQLite store, and the jwt strategy (v4 and v5 formats).
+// on a real store of each dialect (SQLite and PostgreSQL), and the jwt
+// strategy (v4 and v5 formats).
 
 import (
 	"context"
@@ -22,6 +23,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/jwt"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
 const (
@@ -452,16 +454,43 @@ func (c *countingStore) ExtendSession(ctx context.Context, id string, expires ti
 	return c.Store.ExtendSession(ctx, id, expires)
 }
 
-func openStore(t *testing.T) *models.Store {
+// dialects are the databases the database strategy is tested on.
+var dialects = []string{models.DialectSQLite, models.DialectPostgres}
+
+// eachDialect runs f as one subtest per dialect.
+func eachDialect(t *testing.T, f func(t *testing.T, dialect string)) {
+	for _, d := range dialects {
+		t.Run(d, func(t *testing.T) { f(t, d) })
+	}
+}
+
+// openStore opens a fresh, migrated store of the dialect.
+func openStore(t *testing.T, dialect string) *models.Store {
 	t.Helper()
-	s, err := models.Open(filepath.Join(t.TempDir(), "test.db"))
+	return connect(t, freshDatabase(t, dialect))
+}
+
+// freshDatabase names a new database of the dialect: a file in the test's
+// folder, or a database on the shared PostgreSQL server.
+func freshDatabase(t *testing.T, dialect string) models.Config {
+	c := models.Config{Dialect: dialect, DSN: filepath.Join(t.TempDir(), "test.db")}
+	if dialect == models.DialectPostgres {
+		c.DSN = pgtest.NewDatabase(t, postgresURL)
+	}
+	return c
+}
+
+// connect opens c (migrating it) and closes the store when the test ends.
+func connect(t *testing.T, c models.Config) *models.Store {
+	t.Helper()
+	s, err := models.Connect(c)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
 
-func newDatabaseHarness(t *testing.T, absolute time.Duration) (harness, *countingStore) {
-	store := &countingStore{Store: openStore(t)}
+func newDatabaseHarness(t *testing.T, dialect string, absolute time.Duration) (harness, *countingStore) {
+	store := &countingStore{Store: openStore(t, dialect)}
 	clk := &clock{t: time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)}
 	life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, AbsoluteMaxAge: absolute, Now: clk.Now}
 	return harness{
@@ -498,8 +527,11 @@ func newJWTHarness(format jwt.Format) constructor {
 }
 
 func TestConformanceDatabase(t *testing.T) {
-	runConformance(t, func(t *testing.T, absolute time.Duration) harness { h, _ := newDatabaseHarness(t, absolute); return h })
-	require.Equal(t, "database", func() string { h, _ := newDatabaseHarness(t, 0); return h.strategy.Name() }())
+	eachDialect(t, func(t *testing.T, dialect string) {
+		newHarness := func(t *testing.T, absolute time.Duration) harness { h, _ := newDatabaseHarness(t, dialect, absolute); return h }
+		runConformance(t, newHarness)
+		require.Equal(t, "database", newHarness(t, 0).strategy.Name())
+	})
 }
 
 func TestConformanceJWTv4(t *testing.T) {
@@ -513,66 +545,70 @@ func TestConformanceJWTv5(t *testing.T) {
 
 // TestDatabaseSlidingExpiry: the row is extended at most once per update_age.
 func TestDatabaseSlidingExpiry(t *testing.T) {
-	h, store := newDatabaseHarness(t, 0)
-	b := browser{}
-	start := h.clock.Now()
-	create(t, h, b, h.newUser(t), nil)
-	tokenHash := session.HashToken(b[cookieName])
-	expires := func() time.Time {
-		row, err := store.SessionAndUser(context.Background(), tokenHash)
-		require.NoError(t, err)
-		return row.Expires.UTC()
-	}
-	visit := func() {
-		s, _ := read(t, h, b)
-		require.NotNil(t, s)
-		refresh(t, h, b, s)
-	}
-	require.True(t, start.Add(maxAge).Equal(expires()))
+	eachDialect(t, func(t *testing.T, dialect string) {
+		h, store := newDatabaseHarness(t, dialect, 0)
+		b := browser{}
+		start := h.clock.Now()
+		create(t, h, b, h.newUser(t), nil)
+		tokenHash := session.HashToken(b[cookieName])
+		expires := func() time.Time {
+			row, err := store.SessionAndUser(context.Background(), tokenHash)
+			require.NoError(t, err)
+			return row.Expires.UTC()
+		}
+		visit := func() {
+			s, _ := read(t, h, b)
+			require.NotNil(t, s)
+			refresh(t, h, b, s)
+		}
+		require.True(t, start.Add(maxAge).Equal(expires()))
 
-	// Many visits within update_age: no write.
-	for range 23 {
-		h.clock.Add(time.Hour)
+		// Many visits within update_age: no write.
+		for range 23 {
+			h.clock.Add(time.Hour)
+			visit()
+		}
+		h.clock.Add(time.Hour - time.Second)
 		visit()
-	}
-	h.clock.Add(time.Hour - time.Second)
-	visit()
-	require.Zero(t, store.extends.Load())
-	require.True(t, start.Add(maxAge).Equal(expires()), "before/after: unchanged")
+		require.Zero(t, store.extends.Load())
+		require.True(t, start.Add(maxAge).Equal(expires()), "before/after: unchanged")
 
-	// Once update_age has passed: exactly one write, to now+max_age.
-	h.clock.Add(time.Second)
-	visit()
-	require.EqualValues(t, 1, store.extends.Load())
-	extended := expires()
-	require.True(t, h.clock.Now().Add(maxAge).Equal(extended), "extended to %v", extended)
-
-	// And none again until another update_age has passed.
-	for range 10 {
-		h.clock.Add(2 * time.Hour)
+		// Once update_age has passed: exactly one write, to now+max_age.
+		h.clock.Add(time.Second)
 		visit()
-	}
-	require.EqualValues(t, 1, store.extends.Load())
-	require.True(t, extended.Equal(expires()))
-	h.clock.Add(4 * time.Hour)
-	visit()
-	require.EqualValues(t, 2, store.extends.Load())
+		require.EqualValues(t, 1, store.extends.Load())
+		extended := expires()
+		require.True(t, h.clock.Now().Add(maxAge).Equal(extended), "extended to %v", extended)
+
+		// And none again until another update_age has passed.
+		for range 10 {
+			h.clock.Add(2 * time.Hour)
+			visit()
+		}
+		require.EqualValues(t, 1, store.extends.Load())
+		require.True(t, extended.Equal(expires()))
+		h.clock.Add(4 * time.Hour)
+		visit()
+		require.EqualValues(t, 2, store.extends.Load())
+	})
 }
 
 // TestDatabaseTokenIsHashed: the cookie holds a random token; the table only its SHA-256.
 func TestDatabaseTokenIsHashed(t *testing.T) {
-	h, store := newDatabaseHarness(t, 0)
-	b := browser{}
-	u := h.newUser(t)
-	create(t, h, b, u, nil)
-	tok := b[cookieName]
-	require.Len(t, tok, 36)
-	rows, err := store.SessionsOf(context.Background(), u.ID)
-	require.NoError(t, err)
-	require.Len(t, rows, 1)
-	require.Equal(t, session.HashToken(tok), rows[0].TokenHash)
-	require.NotContains(t, rows[0].TokenHash, tok)
-	require.Regexp(t, `^[0-9a-f]{64}$`, rows[0].TokenHash)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		h, store := newDatabaseHarness(t, dialect, 0)
+		b := browser{}
+		u := h.newUser(t)
+		create(t, h, b, u, nil)
+		tok := b[cookieName]
+		require.Len(t, tok, 36)
+		rows, err := store.SessionsOf(context.Background(), u.ID)
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		require.Equal(t, session.HashToken(tok), rows[0].TokenHash)
+		require.NotContains(t, rows[0].TokenHash, tok)
+		require.Regexp(t, `^[0-9a-f]{64}$`, rows[0].TokenHash)
+	})
 }
 
 // TestJWTChunking: large claims are split into name.0, name.1, ... and read back.
