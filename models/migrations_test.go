@@ -37,7 +37,7 @@ func TestMigrationsMatchModels(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := connect(t, c)
 			m := s.db.Migrator()
-			for _, model := range []any{&User{}, &Account{}, &Session{}, &VerificationToken{}} {
+			for _, model := range []any{&User{}, &Account{}, &Session{}, &VerificationToken{}, &RateLimit{}} {
 				stmt := &gorm.Statement{DB: s.db}
 				require.NoError(t, stmt.Parse(model))
 				require.True(t, m.HasTable(model), stmt.Schema.Table)

@@ -98,7 +98,10 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 	return nil
 }
 
-// PurgeExpired deletes expired sessions and verification tokens.
+// PurgeExpired deletes expired sessions and verification tokens, and the
+// rate-limit buckets that are full again (a missing row is a full bucket,
+// so that changes nothing). Every statement is a plain DELETE of rows past
+// now, so every instance may run it at once.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -108,6 +111,11 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 		}
 		n += r.RowsAffected
 		r = tx.Where("expires < ?", now.UTC()).Delete(&VerificationToken{})
+		if r.Error != nil {
+			return r.Error
+		}
+		n += r.RowsAffected
+		r = tx.Where("full_at < ?", now.UnixMicro()).Delete(&RateLimit{})
 		n += r.RowsAffected
 		return r.Error
 	})
