@@ -38,7 +38,11 @@ func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest)
 		return Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
 	}
 	if p.Limits != nil {
-		if ok, why := p.Limits.Allow(addr, in.ClientIP, now); !ok {
+		ok, why, err := p.Limits.Allow(ctx, addr, in.ClientIP, now)
+		switch {
+		case err != nil: // limits that cannot be checked do not let anyone through
+			return Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
+		case !ok:
 			return Failf(CodeEmailSignin, "provider %s: rate limited: %s", p.ID, why)
 		}
 	}
