@@ -175,11 +175,12 @@ func TestPurgeRateLimits(t *testing.T) {
 			s := connect(t, c)
 			ctx := context.Background()
 			require.True(t, takeOne(t, s, "early", 2, time.Hour, rt0)) // full at rt0+30m
+			require.True(t, takeOne(t, s, "exact", 1, time.Hour, rt0)) // full at rt0+1h: as good as no row then
 			require.True(t, takeOne(t, s, "late", 2, time.Hour, rt0.Add(50*time.Minute)))
 			require.True(t, takeOne(t, s, "late", 2, time.Hour, rt0.Add(50*time.Minute)))
 			n, err := s.PurgeExpired(ctx, rt0.Add(time.Hour))
 			require.NoError(t, err)
-			require.EqualValues(t, 1, n)
+			require.EqualValues(t, 2, n)
 			var left []RateLimit
 			require.NoError(t, s.db.Find(&left).Error)
 			require.Len(t, left, 1)

@@ -115,7 +115,7 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 			return r.Error
 		}
 		n += r.RowsAffected
-		r = tx.Where("full_at < ?", now.UnixMicro()).Delete(&RateLimit{})
+		r = tx.Where("full_at <= ?", now.UnixMicro()).Delete(&RateLimit{}) // full at now: as good as no row
 		n += r.RowsAffected
 		return r.Error
 	})
