@@ -105,3 +105,18 @@ func (s *Store) TakeRateLimits(ctx context.Context, now time.Time, buckets []Rat
 	}
 	return -1, nil
 }
+
+// purgeRateLimits deletes the buckets that are full again: full at now is
+// as good as no row. On PostgreSQL the rows a take has locked are skipped
+// (SKIP LOCKED): a take is using them, so they are not full, and waiting
+// for one could deadlock with a take that holds it and waits for another
+// row this purge has locked (takes lock several rows, in tier order; a
+// purge would lock them in any order). Another instance's purge is skipped
+// alike. SQLite has one writer at a time and no row locks to wait for.
+func (s *Store) purgeRateLimits(tx *gorm.DB, now time.Time) *gorm.DB {
+	if s.dialect == DialectPostgres {
+		return tx.Exec(`DELETE FROM rate_limits WHERE bucket IN
+			(SELECT bucket FROM rate_limits WHERE full_at <= ? FOR UPDATE SKIP LOCKED)`, now.UnixMicro())
+	}
+	return tx.Where("full_at <= ?", now.UnixMicro()).Delete(&RateLimit{})
+}

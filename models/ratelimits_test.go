@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
 var rt0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -194,4 +196,28 @@ func TestPurgeRateLimits(t *testing.T) {
 			require.False(t, takeOne(t, s, "early", 2, time.Hour, rt0.Add(time.Hour)))
 		})
 	}
+}
+
+// On PostgreSQL the purge does not wait for a take holding a bucket's row
+// (waiting could deadlock with a take waiting for a row the purge holds):
+// it skips the row, which a later purge removes.
+func TestPurgeSkipsBucketsInUse(t *testing.T) {
+	s := connect(t, Config{Dialect: DialectPostgres, DSN: pgtest.NewDatabase(t, postgresURL)})
+	ctx := context.Background()
+	require.True(t, takeOne(t, s, "busy", 1, time.Minute, rt0))
+	require.True(t, takeOne(t, s, "idle", 1, time.Minute, rt0))
+	take := s.db.Begin()
+	require.NoError(t, take.Error)
+	defer take.Rollback()
+	require.NoError(t, take.Exec("SELECT full_at FROM rate_limits WHERE bucket = 'busy' FOR UPDATE").Error)
+
+	quick, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	n, err := s.PurgeExpired(quick, rt0.Add(time.Hour))
+	require.NoError(t, err, "the purge went on past the locked row")
+	require.EqualValues(t, 1, n)
+	require.NoError(t, take.Commit().Error)
+	n, err = s.PurgeExpired(ctx, rt0.Add(time.Hour))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "a later purge takes it")
 }

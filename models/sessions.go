@@ -100,8 +100,8 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 
 // PurgeExpired deletes expired sessions and verification tokens, and the
 // rate-limit buckets that are full again (a missing row is a full bucket,
-// so that changes nothing). Every statement is a plain DELETE of rows past
-// now, so every instance may run it at once.
+// so that changes nothing). Every statement deletes rows past now and
+// none waits for a rate-limit take, so every instance may run it at once.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -115,7 +115,7 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 			return r.Error
 		}
 		n += r.RowsAffected
-		r = tx.Where("full_at <= ?", now.UnixMicro()).Delete(&RateLimit{}) // full at now: as good as no row
+		r = s.purgeRateLimits(tx, now)
 		n += r.RowsAffected
 		return r.Error
 	})
