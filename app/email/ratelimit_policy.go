@@ -157,6 +157,8 @@ func (l *Limits) Allow(ctx context.Context, addr, clientIP string, now time.Time
 		return false, "", fmt.Errorf("e-mail rate limits: %w", err)
 	case refused < 0:
 		return true, "", nil
+	case refused >= len(buckets): // a broken counter must not panic a request, nor pass it
+		return false, "", fmt.Errorf("e-mail rate limits: the counter refused bucket %d of %d", refused, len(buckets))
 	case refused == globalAt:
 		l.warnGlobal(now)
 	}
