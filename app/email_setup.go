@@ -44,10 +44,14 @@ func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
 			ep.MaxAge = defaultEmailMaxAge
 		}
 		rl := p.RateLimit
+		// The counters live in the database, for SQLite as for PostgreSQL:
+		// instances sharing it share the limits, restarts keep them, and
+		// the one code path is the one the tests run. rl.MaxKeys bounded
+		// the former in-memory tables and is ignored (Validate warns).
 		limits, err := email.NewLimits(email.LimitConfig{
-			Disabled: rl.Disabled, PerAddress: rl.PerAddress, PerAddressCeiling: rl.PerAddressCeiling,
-			PerIP: rl.PerIP, PerNetwork: rl.PerNetwork, Global: rl.Global, Window: rl.Window.D(), MaxKeys: rl.MaxKeys,
-		}, a.log.With("provider", p.ID))
+			Disabled: rl.Disabled, Provider: p.ID, PerAddress: rl.PerAddress, PerAddressCeiling: rl.PerAddressCeiling,
+			PerIP: rl.PerIP, PerNetwork: rl.PerNetwork, Global: rl.Global, Window: rl.Window.D(),
+		}, a.store, a.log.With("provider", p.ID))
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", p.ID, err)
 		}

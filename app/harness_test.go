@@ -2,7 +2,7 @@ package app_test
 
 // The one test harness of package app_test: boot the real app on a fresh
 // SQLite database in t.TempDir() (or, with envOpts.postgres, a fresh
-// PostgreSQL database), serve it over real HTTP on loopback, and
+// PostgreSQL database; several apps may share one: instances_test.go), serve it over real HTTP on loopback, and
 // drive it with browser-like clients that keep cookies. Optional parts: an
 // OpenID Connect IdP (mockoidc), an SMTP catcher (smtptest), a settable
 // clock, operator hooks and captured logs.
@@ -52,6 +52,7 @@ type envOpts struct {
 	idp      bool                            // run mockoidc; the providers are one OIDC provider "idp" on it
 	idpWrap  func(http.Handler) http.Handler // mockoidc middleware around each of its endpoints (with idp)
 	smtp     *smtptest.Options               // run an SMTP catcher; the e-mail provider sends through it (with idp: next to "idp")
+	catcher  *smtptest.Server                // with smtp: this running catcher instead of a new one (apps sharing one)
 	smtpURL  func(*smtptest.Server) string   // the e-mail provider's server URL; nil: plain smtp:// to the catcher
 	email    func(*config.Provider)          // changes to the e-mail provider
 	strategy string                          // session strategy; "": the default (database)
@@ -124,7 +125,10 @@ func startEnv(t testing.TB, o envOpts) *env {
 		}}
 	}
 	if o.smtp != nil {
-		e.smtp = smtptest.Start(t, *o.smtp)
+		e.smtp = o.catcher
+		if e.smtp == nil {
+			e.smtp = smtptest.Start(t, *o.smtp)
+		}
 		p := config.Provider{ID: "email", Type: config.TypeEmail, From: "Sign in <no-reply@example.com>", Server: e.smtp.URL("smtp", "")}
 		if o.smtpURL != nil {
 			p.Server = o.smtpURL(e.smtp)
@@ -146,7 +150,7 @@ func startEnv(t testing.TB, o envOpts) *env {
 		cfg.Session.Strategy = o.strategy
 	}
 	if o.postgres {
-		cfg.DatabaseURL = pgtest.NewDatabase(t, postgresURL)
+		cfg.DatabaseURL = pgtest.NewDatabase(t, postgres.URL(t))
 	}
 	if o.config != nil {
 		o.config(&cfg)

@@ -7,8 +7,13 @@ import (
 	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
-// postgresURL is the admin URL of the PostgreSQL server these tests share
-// (envOpts.postgres gives a test app a fresh database on it).
-var postgresURL string
+// postgres is the PostgreSQL server of the tests that run on PostgreSQL
+// (envOpts.postgres, several instances on one database); it starts only
+// when one of them asks.
+var postgres pgtest.Shared
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &postgresURL)) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	postgres.Stop()
+	os.Exit(code)
+}

@@ -67,7 +67,7 @@ type Options struct {
 	// use it to reach local stand-ins for real providers' hosts.
 	HTTPClient *http.Client
 	// PurgeEvery is how often Serve deletes expired sessions and
-	// verification tokens; zero means hourly.
+	// verification tokens and full rate-limit buckets; zero means hourly.
 	PurgeEvery time.Duration
 }
 
@@ -199,8 +199,9 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 	return nil
 }
 
-// purgeLoop deletes expired sessions and verification tokens at start and
-// then every PurgeEvery (hourly).
+// purgeLoop deletes expired sessions and verification tokens, and the
+// rate-limit buckets that are full again, at start and then every
+// PurgeEvery (hourly). Every instance runs it; the purge is safe at once.
 func (a *App) purgeLoop(ctx context.Context) {
 	t := time.NewTicker(a.purge)
 	defer t.Stop()

@@ -81,6 +81,23 @@ var migrations = []migration{
 			`CREATE UNIQUE INDEX idx_verification_tokens_token_hash ON verification_tokens (token_hash)`,
 		},
 	},
+	{
+		version: 3,
+		name:    "rate_limits",
+		// The e-mail rate limits' buckets, shared by every instance (see
+		// RateLimit). No index on full_at: only allowed sends write rows (at
+		// most one per tier per e-mail sent in a window), so the hourly purge
+		// reads the whole small table cheaply, and without an index on the
+		// column every take changes, PostgreSQL can update rows in place
+		// (HOT). SQLite: WITHOUT ROWID, as the table is only ever reached by
+		// its text key.
+		sqlite: []string{
+			"CREATE TABLE `rate_limits` (`bucket` text NOT NULL,`full_at` integer NOT NULL,PRIMARY KEY (`bucket`)) WITHOUT ROWID",
+		},
+		postgres: []string{
+			`CREATE TABLE rate_limits (bucket text PRIMARY KEY, full_at bigint NOT NULL)`,
+		},
+	},
 }
 
 // SchemaVersion is the newest schema this binary knows.

@@ -1,6 +1,7 @@
 // Package models is latchkey's storage: the Auth.js data model (User,
-// Account, Session, VerificationToken) in GORM over SQLite, and the store
-// methods the HTTP layer uses.
+// Account, Session, VerificationToken) and the e-mail rate limits' buckets
+// (RateLimit), in GORM over SQLite or PostgreSQL, and the store methods the
+// HTTP layer uses.
 package models
 
 import "time"

@@ -107,7 +107,10 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 	return nil
 }
 
-// PurgeExpired deletes expired sessions and verification tokens.
+// PurgeExpired deletes expired sessions and verification tokens, and the
+// rate-limit buckets that are full again (a missing row is a full bucket,
+// so that changes nothing). Every statement deletes rows past now and
+// none waits for a rate-limit take, so every instance may run it at once.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -117,6 +120,11 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 		}
 		n += r.RowsAffected
 		r = tx.Where("expires < ?", dbTime(now)).Delete(&VerificationToken{})
+		if r.Error != nil {
+			return r.Error
+		}
+		n += r.RowsAffected
+		r = s.purgeRateLimits(tx, now)
 		n += r.RowsAffected
 		return r.Error
 	})

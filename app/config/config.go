@@ -79,7 +79,8 @@ type Provider struct {
 
 // RateLimit bounds the sign-in e-mails one provider sends per window. A
 // client is an IPv4 address or an IPv6 /64; zero values take the defaults
-// documented in config.yaml (app/email applies them).
+// documented in config.yaml (app/email applies them). The counters live in
+// the database, so every instance on it shares them.
 type RateLimit struct {
 	Disabled bool `yaml:"disabled"`
 	// PerAddress is per (address, client): a stranger's requests from
@@ -94,8 +95,9 @@ type RateLimit struct {
 	// Global is every e-mail of the provider, whoever asks.
 	Global int      `yaml:"global"`
 	Window Duration `yaml:"window"`
-	// MaxKeys bounds each table of counters; the least recently used key
-	// is forgotten first.
+	// MaxKeys bounded the in-memory tables of counters, which the database
+	// has replaced; still read so that existing files load, and ignored
+	// (Validate warns).
 	MaxKeys int `yaml:"max_keys"`
 }
 

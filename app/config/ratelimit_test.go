@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -22,8 +23,9 @@ func TestRateLimitKeys(t *testing.T) {
 		PerAddress: 3, PerAddressCeiling: 30, PerIP: 10, PerNetwork: 40, Global: 500,
 		Window: config.Duration(30 * time.Minute), MaxKeys: 1000,
 	}, cfg.Providers[0].RateLimit)
-	_, err = cfg.Validate(catalogue)
+	warnings, err := cfg.Validate(catalogue)
 	require.NoError(t, err)
+	require.Contains(t, strings.Join(warnings, "\n"), "providers[0] (email): rate_limit.max_keys has no effect")
 }
 
 // Negative limits are refused (zero means the default), and so is a ceiling

@@ -176,6 +176,11 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 			add("%s: max_age must be positive", where)
 		}
 		validateRateLimit(pr.RateLimit, where, add)
+		if pr.RateLimit.MaxKeys > 0 {
+			// Still read, so that existing files load; it bounded the
+			// in-memory counters the database has replaced.
+			warnings = append(warnings, where+": rate_limit.max_keys has no effect: the counters are kept in the database (table rate_limits), which holds rows only for e-mails sent and is purged hourly")
+		}
 	default:
 		add("%s: type %q must be oauth, oidc or email", where, pr.Type)
 	}

@@ -1,70 +1,57 @@
 package email
 
 import (
-	"fmt"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"net"
 	"net/netip"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/simplelru"
-	"golang.org/x/time/rate"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
-// tier counts events per key (a client, a network, an address) with one
-// golang.org/x/time/rate token bucket a key: a burst of n, then one more
-// every window/n. It remembers at most maxKeys keys and forgets the least
-// recently used first, so a full table lets a new client in with a full
-// bucket instead of refusing everyone, while a key in use (an abuser still
-// knocking) stays and stays limited. Not safe for concurrent use: Limits
-// holds one lock over all its tiers.
+// tier is one kind of allowance (per client, per network, ...): n events
+// per window for each of its keys, n at once and then one more every
+// window/n (a token bucket; the counter keeps its state).
 type tier struct {
-	every  rate.Limit
-	burst  int
-	window time.Duration
-	keys   *simplelru.LRU[string, *bucket]
+	name     string // in the bucket key
+	interval time.Duration
+	burst    int
 }
 
-type bucket struct {
-	lim  *rate.Limiter
-	seen time.Time
+func newTier(name string, n int, window time.Duration) tier {
+	return tier{name: name, interval: window / time.Duration(n), burst: n}
 }
 
-// newTier allows n events per window per key; all three must be positive.
-func newTier(n int, window time.Duration, maxKeys int) (*tier, error) {
-	keys, err := simplelru.NewLRU[string, *bucket](maxKeys, nil)
-	if err != nil {
-		return nil, fmt.Errorf("rate-limit table of %d keys: %w", maxKeys, err)
+// bucket is this tier's bucket for key (a client, a network, an address),
+// named for the counter store by bucketKey.
+func (t tier) bucket(provider string, key ...string) models.RateBucket {
+	return models.RateBucket{Key: bucketKey(provider, t.name, key...), Interval: t.interval, Burst: t.burst}
+}
+
+// bucketLabel keys the HMAC of bucketKey. A fixed label, not the app's
+// secret: the hash only has to keep addresses and IPs out of the counter
+// table (anyone who can read it can read users.email too), and a key that
+// does not change with the secret keeps the counters across a secret
+// rotation and equal on instances midway through one.
+const bucketLabel = "latchkey e-mail rate-limit bucket v1"
+
+// bucketKey names a bucket in the counter store: provider and tier in
+// clear (an operator can see which tier holds rows), the key's parts as an
+// HMAC-SHA256, since the store is no place for e-mail addresses or client
+// IPs. Provider ids cannot hold ":", so names cannot collide.
+func bucketKey(provider, tier string, key ...string) string {
+	if len(key) == 0 {
+		return provider + ":" + tier
 	}
-	return &tier{every: rate.Every(window / time.Duration(n)), burst: n, window: window, keys: keys}, nil
-}
-
-// get returns key's bucket, a full one for a key not held, and marks the
-// key used at now. Keys idle for a whole window are dropped first: their
-// buckets are full again, so forgetting them changes nothing, and the LRU
-// order makes that cheap (the idle ones are the oldest).
-func (t *tier) get(key string, now time.Time) *bucket {
-	for {
-		_, b, ok := t.keys.GetOldest()
-		if !ok || now.Sub(b.seen) < t.window {
-			break
-		}
-		t.keys.RemoveOldest()
+	h := hmac.New(sha256.New, []byte(bucketLabel))
+	for _, k := range key {
+		h.Write([]byte(k))
+		h.Write([]byte{0}) // parts end in NUL: ("ab","c") is not ("a","bc")
 	}
-	b, ok := t.keys.Get(key)
-	if !ok {
-		b = &bucket{lim: rate.NewLimiter(t.every, t.burst)}
-		t.keys.Add(key, b) // evicts the least recently used key when full
-	}
-	b.seen = now
-	return b
+	return provider + ":" + tier + ":" + hex.EncodeToString(h.Sum(nil))
 }
-
-// has reports whether the bucket holds a whole event at now, without
-// spending it: Limits spends only once every tier has agreed.
-func (b *bucket) has(now time.Time) bool { return b.lim.TokensAt(now) >= 1 }
-
-// len is the number of keys held, for tests.
-func (t *tier) len() int { return t.keys.Len() }
 
 // clientKey is the rate-limit key of a client address ("host:port" or a bare
 // IP): the IP for IPv4, its /64 for IPv6, since one subscriber usually holds

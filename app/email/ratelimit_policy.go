@@ -1,12 +1,14 @@
 package email
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // Defaults of LimitConfig, applied where a field is zero (or negative).
@@ -17,13 +19,14 @@ const (
 	defaultPerIP      = 20
 	networkFactor     = 5 // per IPv6 /48 = 5 × per client
 	defaultGlobal     = 1000
-	defaultMaxKeys    = 100_000 // per table; about 250 bytes a key
 )
 
 // LimitConfig is one e-mail provider's sign-in rate-limit policy: how many
 // e-mails may be sent per Window. A client is an IPv4 address or an IPv6 /64.
 type LimitConfig struct {
 	Disabled bool
+	// Provider is the provider's id: each provider has its own buckets.
+	Provider string
 	// PerAddress is per (address, client): requests from other clients
 	// cannot use up the owner's own allowance.
 	PerAddress int
@@ -36,8 +39,6 @@ type LimitConfig struct {
 	// Global is per provider: every address, every client.
 	Global int
 	Window time.Duration
-	// MaxKeys bounds each table; the least recently used key goes first.
-	MaxKeys int
 }
 
 func (c LimitConfig) withDefaults() LimitConfig {
@@ -55,51 +56,66 @@ func (c LimitConfig) withDefaults() LimitConfig {
 	c.PerIP = or(c.PerIP, defaultPerIP)
 	c.PerNetwork = or(c.PerNetwork, networkFactor*c.PerIP)
 	c.Global = or(c.Global, defaultGlobal)
-	c.MaxKeys = or(c.MaxKeys, defaultMaxKeys)
 	return c
+}
+
+// Counter keeps the buckets of every tier: TakeRateLimits spends one event
+// from each bucket, all or none, and returns the index of the first bucket
+// that had none (-1 when all gave one). *models.Store is the one in use: its
+// rows are shared by every instance on the database, so N instances
+// together send no more than one instance would.
+type Counter interface {
+	TakeRateLimits(ctx context.Context, now time.Time, buckets []models.RateBucket) (refused int, err error)
 }
 
 // Limits decides whether a sign-in e-mail may be sent, tier by tier: the
 // client (IPv4 address or IPv6 /64), its IPv6 /48, the provider's global
 // budget, the (address, client) pair, then the address from all clients.
-// A request is counted against every tier only when all of them allow it,
-// so a refusal spends nothing. Safe for concurrent use.
+// The counter spends an event in every tier only when all of them allow
+// the request, so a refusal spends nothing. Safe for concurrent use.
 type Limits struct {
 	disabled bool
+	provider string
 	window   time.Duration
+	counter  Counter
 	log      *slog.Logger
 
-	mu                                        sync.Mutex
-	perIP, perNetwork, perAddress, perCeiling *tier
-	global                                    *rate.Limiter
-	globalN                                   int
-	warned                                    time.Time // last warning about the global budget
+	perIP, perNetwork, global, perAddress, perCeiling tier
+	globalN                                           int
+
+	mu     sync.Mutex
+	warned time.Time // last warning about the global budget, by this instance
 }
 
-// NewLimits builds the policy; log receives the one warning per window
-// when the global budget runs out (nil: no log).
-func NewLimits(cfg LimitConfig, log *slog.Logger) (*Limits, error) {
+// NewLimits builds the policy over counter; log receives the one warning
+// per window when the global budget runs out (nil: no log). counter may be
+// nil only when the limits are disabled.
+func NewLimits(cfg LimitConfig, counter Counter, log *slog.Logger) (*Limits, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if counter == nil && !cfg.Disabled {
+		return nil, errors.New("e-mail rate limits: no counter store")
+	}
 	cfg = cfg.withDefaults()
 	l := &Limits{
-		disabled: cfg.Disabled,
-		window:   cfg.Window,
-		log:      log,
-		global:   rate.NewLimiter(rate.Every(cfg.Window/time.Duration(cfg.Global)), cfg.Global),
-		globalN:  cfg.Global,
+		disabled:   cfg.Disabled,
+		provider:   cfg.Provider,
+		window:     cfg.Window,
+		counter:    counter,
+		log:        log,
+		perIP:      newTier("ip", cfg.PerIP, cfg.Window),
+		perNetwork: newTier("net", cfg.PerNetwork, cfg.Window),
+		global:     newTier("global", cfg.Global, cfg.Window),
+		perAddress: newTier("addr", cfg.PerAddress, cfg.Window),
+		perCeiling: newTier("ceiling", cfg.PerAddressCeiling, cfg.Window),
+		globalN:    cfg.Global,
 	}
-	var err error
-	for _, t := range []struct {
-		dst *(*tier)
-		n   int
-	}{
-		{&l.perIP, cfg.PerIP}, {&l.perNetwork, cfg.PerNetwork},
-		{&l.perAddress, cfg.PerAddress}, {&l.perCeiling, cfg.PerAddressCeiling},
-	} {
-		if *t.dst, err = newTier(t.n, cfg.Window, cfg.MaxKeys); err != nil {
-			return nil, fmt.Errorf("e-mail rate limits: %w", err)
+	// The counter keeps time in microseconds: a tier refilling faster
+	// than one event a microsecond is a misconfiguration, not a limit.
+	for _, t := range []tier{l.perIP, l.perNetwork, l.global, l.perAddress, l.perCeiling} {
+		if t.interval < time.Microsecond {
+			return nil, fmt.Errorf("e-mail rate limits: %d e-mails per %v is more than one a microsecond", t.burst, cfg.Window)
 		}
 	}
 	return l, nil
@@ -108,52 +124,53 @@ func NewLimits(cfg LimitConfig, log *slog.Logger) (*Limits, error) {
 // Allow reports whether an e-mail to addr (normalised) may be sent at the
 // request of the client at clientIP, and counts it if so. The reason names
 // the limit that refused and is meant for the log: it holds the client's
-// IP or prefix but never the address.
-func (l *Limits) Allow(addr, clientIP string, now time.Time) (ok bool, reason string) {
+// IP or prefix but never the address. err is a counter that could not be
+// asked (the database): the caller refuses, as a limit it cannot check
+// must not let the request through.
+func (l *Limits) Allow(ctx context.Context, addr, clientIP string, now time.Time) (ok bool, reason string, err error) {
 	if l.disabled {
-		return true, ""
+		return true, "", nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-
 	client := clientKey(clientIP)
-	ip := l.perIP.get(client, now)
-	if !ip.has(now) {
-		return false, "per-IP limit reached for " + client
-	}
-	var network *bucket
+	// The tiers in one fixed order, which is also the order in which the
+	// counter locks their rows (so two requests cannot deadlock) and the
+	// order that decides which tier a request over several is refused by.
+	buckets := []models.RateBucket{l.perIP.bucket(l.provider, client)}
+	reasons := []string{"per-IP limit reached for " + client}
 	if key, ok := networkKey(clientIP); ok {
-		if network = l.perNetwork.get(key, now); !network.has(now) {
-			return false, "per-network limit reached for " + key
-		}
+		buckets = append(buckets, l.perNetwork.bucket(l.provider, key))
+		reasons = append(reasons, "per-network limit reached for "+key)
 	}
-	if l.global.TokensAt(now) < 1 {
-		l.warnGlobal(now)
-		return false, "global limit reached (every address and client)"
-	}
-	// Address buckets are made only past the global budget, so their
-	// number grows no faster than e-mails are sent.
-	pair := l.perAddress.get(addr+" "+client, now)
-	if !pair.has(now) {
-		return false, "per-address limit reached from " + client
-	}
-	ceiling := l.perCeiling.get(addr, now)
-	if !ceiling.has(now) {
-		return false, "per-address ceiling reached (all clients)"
-	}
+	globalAt := len(buckets)
+	buckets = append(buckets,
+		l.global.bucket(l.provider),
+		l.perAddress.bucket(l.provider, addr, client),
+		l.perCeiling.bucket(l.provider, addr))
+	reasons = append(reasons,
+		"global limit reached (every address and client)",
+		"per-address limit reached from "+client,
+		"per-address ceiling reached (all clients)")
 
-	for _, b := range []*bucket{ip, network, pair, ceiling} {
-		if b != nil {
-			b.lim.AllowN(now, 1)
-		}
+	refused, err := l.counter.TakeRateLimits(ctx, now, buckets)
+	switch {
+	case err != nil:
+		return false, "", fmt.Errorf("e-mail rate limits: %w", err)
+	case refused < 0:
+		return true, "", nil
+	case refused >= len(buckets): // a broken counter must not panic a request, nor pass it
+		return false, "", fmt.Errorf("e-mail rate limits: the counter refused bucket %d of %d", refused, len(buckets))
+	case refused == globalAt:
+		l.warnGlobal(now)
 	}
-	l.global.AllowN(now, 1)
-	return true, ""
+	return false, reasons[refused], nil
 }
 
 // warnGlobal logs that the global budget is spent, once per window: every
-// refusal after it is the same news.
+// refusal after it is the same news. Each instance keeps its own note, so
+// N instances log it up to N times a window.
 func (l *Limits) warnGlobal(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if !l.warned.IsZero() && now.Sub(l.warned) < l.window {
 		return
 	}

@@ -2,49 +2,171 @@ package email
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/models"
 )
+
+// store is a fresh SQLite database with the schema: the counter store
+// latchkey gives the limits (app/email_setup.go).
+func store(t *testing.T) *models.Store {
+	t.Helper()
+	return storeAt(t, filepath.Join(t.TempDir(), "latchkey.db"))
+}
+
+func storeAt(t *testing.T, path string) *models.Store {
+	t.Helper()
+	s, err := models.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
 
 func mustLimits(t *testing.T, cfg LimitConfig, log *slog.Logger) *Limits {
 	t.Helper()
-	l, err := NewLimits(cfg, log)
+	return limitsOn(t, store(t), cfg, log)
+}
+
+func limitsOn(t *testing.T, s *models.Store, cfg LimitConfig, log *slog.Logger) *Limits {
+	t.Helper()
+	if cfg.Provider == "" {
+		cfg.Provider = "email"
+	}
+	l, err := NewLimits(cfg, s, log)
 	require.NoError(t, err)
 	return l
 }
 
-// Issue 9, finding 5: with the table full, a new client is let in (the least
-// recently used key is forgotten) while the abuser, still knocking, stays
-// refused.
-func TestLimitsFullTableLetsNewClientsIn(t *testing.T) {
-	l := mustLimits(t, LimitConfig{PerIP: 1, MaxKeys: 3}, nil)
-	ok, _ := l.Allow("a@example.com", "192.0.2.66", t0)
+// allow is Allow with a counter that must answer.
+func (l *Limits) allow(t *testing.T, addr, clientIP string, now time.Time) (bool, string) {
+	t.Helper()
+	ok, why, err := l.Allow(context.Background(), addr, clientIP, now)
+	require.NoError(t, err)
+	return ok, why
+}
+
+func rows(t *testing.T, s *models.Store) int64 {
+	t.Helper()
+	c, err := s.Count(context.Background())
+	require.NoError(t, err)
+	return c.RateLimits
+}
+
+// The counters are rows in the database, written only for e-mails sent (a
+// row per tier, the global one shared), so an abuser knocking on adds none
+// and the table is bounded by the sends, not by the requests. (Formerly an
+// in-memory table of a fixed size: when full, it forgot the least recently
+// used key so as not to refuse newcomers; there is no such table now.) A
+// new client gets in; the abuser stays refused; a window later the purge
+// empties the table.
+func TestLimitsRowsOnlyForSends(t *testing.T) {
+	s := store(t)
+	l := limitsOn(t, s, LimitConfig{PerIP: 1}, nil)
+	ok, _ := l.allow(t, "a@example.com", "192.0.2.66", t0)
 	require.True(t, ok)
-	for i, ip := range []string{"192.0.2.1", "192.0.2.2"} {
-		ok, _ := l.Allow(fmt.Sprintf("u%d@example.com", i), ip, t0.Add(time.Second))
+	require.EqualValues(t, 4, rows(t, s), "per IP, global, per (address, client), per address")
+	for i := range 20 {
+		ok, why := l.allow(t, "a@example.com", "192.0.2.66", t0.Add(time.Minute))
+		require.False(t, ok)
+		require.Equal(t, "per-IP limit reached for 192.0.2.66", why)
+		ok, _ = l.allow(t, fmt.Sprintf("r%d@example.com", i), "192.0.2.66", t0.Add(time.Minute))
+		require.False(t, ok)
+	}
+	require.EqualValues(t, 4, rows(t, s), "refusals write nothing")
+	for i := range 10 {
+		ok, why := l.allow(t, fmt.Sprintf("n%d@example.com", i), fmt.Sprintf("198.51.100.%d", i), t0.Add(2*time.Minute))
+		require.True(t, ok, why)
+		ok, _ = l.allow(t, "a@example.com", "192.0.2.66", t0.Add(2*time.Minute))
+		require.False(t, ok, "the abuser stays limited")
+	}
+	require.EqualValues(t, 4+3*10, rows(t, s))
+	_, err := s.PurgeExpired(context.Background(), t0.Add(2*time.Hour))
+	require.NoError(t, err)
+	require.Zero(t, rows(t, s), "every bucket is full again a window later")
+}
+
+// The table holds no address and no client IP: bucket names are hashed.
+func TestLimitsStoreNoAddress(t *testing.T) {
+	s := store(t)
+	l := limitsOn(t, s, LimitConfig{}, nil)
+	for _, ip := range []string{"192.0.2.7", "2001:db8:1:2::1"} {
+		ok, _ := l.allow(t, "alice@example.com", ip, t0)
 		require.True(t, ok)
 	}
-	ok, why := l.Allow("a@example.com", "192.0.2.66", t0.Add(time.Minute))
-	require.False(t, ok)
-	require.Equal(t, "per-IP limit reached for 192.0.2.66", why)
-	for i := range 10 { // each new client fills the table again
-		ok, why := l.Allow(fmt.Sprintf("n%d@example.com", i), fmt.Sprintf("198.51.100.%d", i), t0.Add(2*time.Minute))
-		require.True(t, ok, why)
-		ok, _ = l.Allow("a@example.com", "192.0.2.66", t0.Add(2*time.Minute))
-		require.False(t, ok, "the recently active abuser stays limited")
+	all, err := s.RateLimits(context.Background())
+	require.NoError(t, err)
+	require.Len(t, all, 7, "global, address, 2 × (client, address and client), the IPv6 /48")
+	for _, r := range all {
+		for _, personal := range []string{"alice", "example.com", "192.0.2", "2001:db8"} {
+			require.NotContains(t, r.Bucket, personal)
+		}
+		require.Regexp(t, `^email:(ip|net|global|addr|ceiling)(:[0-9a-f]{64})?$`, r.Bucket)
 	}
+}
+
+// Two instances (two handles on one database) share the limits: together
+// they send an address no more than its allowance. Two providers on one
+// database do not share theirs.
+func TestLimitsShared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "latchkey.db")
+	a := limitsOn(t, storeAt(t, path), LimitConfig{PerAddress: 2}, nil)
+	b := limitsOn(t, storeAt(t, path), LimitConfig{PerAddress: 2}, nil)
+	sent := 0
+	for i := range 6 {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		if ok, _ := l.allow(t, "alice@example.com", "192.0.2.1", t0); ok {
+			sent++
+		}
+	}
+	require.Equal(t, 2, sent)
+
+	s := store(t)
+	one := limitsOn(t, s, LimitConfig{Provider: "one", Global: 1}, nil)
+	two := limitsOn(t, s, LimitConfig{Provider: "two", Global: 1}, nil)
+	for _, l := range []*Limits{one, two} {
+		ok, why := l.allow(t, "u@example.com", "192.0.2.1", t0)
+		require.True(t, ok, why)
+		ok, why = l.allow(t, "v@example.com", "192.0.2.2", t0)
+		require.False(t, ok)
+		require.Equal(t, "global limit reached (every address and client)", why)
+	}
+}
+
+// A counter that cannot be asked refuses (with the error), never lets the
+// request through unchecked.
+func TestLimitsStoreUnavailable(t *testing.T) {
+	s := store(t)
+	l := limitsOn(t, s, LimitConfig{}, nil)
+	require.NoError(t, s.Close())
+	ok, why, err := l.Allow(context.Background(), "a@example.com", "192.0.2.1", t0)
+	require.False(t, ok)
+	require.Empty(t, why)
+	require.ErrorContains(t, err, "e-mail rate limits")
+}
+
+func TestNewLimitsErrors(t *testing.T) {
+	_, err := NewLimits(LimitConfig{}, nil, nil)
+	require.ErrorContains(t, err, "no counter store")
+	_, err = NewLimits(LimitConfig{Window: time.Microsecond, Global: 2}, store(t), nil)
+	require.ErrorContains(t, err, "more than one a microsecond")
 }
 
 // Two addresses of one /64 share a bucket; /64s of one /48 share the
 // coarser network tier.
 func TestLimitsIPv6Prefixes(t *testing.T) {
 	l := mustLimits(t, LimitConfig{PerIP: 2, PerNetwork: 3}, nil)
-	allow := func(ip string) (bool, string) { return l.Allow("a@example.com", ip, t0) }
+	allow := func(ip string) (bool, string) { return l.allow(t, "a@example.com", ip, t0) }
 	ok, _ := allow("2001:db8:1:1::a")
 	require.True(t, ok)
 	ok, _ = allow("2001:db8:1:1:ffff:ffff:ffff:ffff")
@@ -70,7 +192,7 @@ func TestLimitsGlobalBudgetLogsOnce(t *testing.T) {
 	run := func(from time.Time, n int) (sent int) {
 		for i := range n {
 			ip := fmt.Sprintf("2001:db8:%x::1", i) // a /48 each
-			ok, why := l.Allow(fmt.Sprintf("u%d@example.com", i), ip, from.Add(time.Duration(i)*time.Millisecond))
+			ok, why := l.allow(t, fmt.Sprintf("u%d@example.com", i), ip, from.Add(time.Duration(i)*time.Millisecond))
 			if ok {
 				sent++
 			} else {
@@ -103,7 +225,7 @@ func TestLimitsStrangerCannotLockOutOwner(t *testing.T) {
 	for i := range 50 {
 		stranger := fmt.Sprintf("198.51.100.%d", i)
 		for range 6 {
-			ok, why := l.Allow(victim, stranger, t0)
+			ok, why := l.allow(t, victim, stranger, t0)
 			if ok {
 				sent++
 				continue
@@ -116,16 +238,16 @@ func TestLimitsStrangerCannotLockOutOwner(t *testing.T) {
 			}
 		}
 		if i == 0 || i == 8 { // after 5 and after 46 e-mails to her address
-			ok, why := l.Allow(victim, owner, t0)
+			ok, why := l.allow(t, victim, owner, t0)
 			require.True(t, ok, "owner refused after %d e-mails: %s", sent, why)
 			sent++
 		}
 	}
 	require.Equal(t, 50, sent, "50 clients send the address no more than the ceiling")
-	ok, why := l.Allow(victim, owner, t0)
+	ok, why := l.allow(t, victim, owner, t0)
 	require.False(t, ok, "at the ceiling the owner is held off too")
 	require.Equal(t, "per-address ceiling reached (all clients)", why)
-	ok, _ = l.Allow(victim, owner, t0.Add(time.Hour/50))
+	ok, _ = l.allow(t, victim, owner, t0.Add(time.Hour/50))
 	require.True(t, ok, "the ceiling refills one e-mail every window/ceiling")
 }
 
@@ -133,17 +255,17 @@ func TestLimitsStrangerCannotLockOutOwner(t *testing.T) {
 // the address does not lose its per-IP allowance.
 func TestLimitsRefusalSpendsNothing(t *testing.T) {
 	l := mustLimits(t, LimitConfig{PerAddress: 1, PerIP: 3}, nil)
-	ok, _ := l.Allow("a@example.com", "192.0.2.1", t0)
+	ok, _ := l.allow(t, "a@example.com", "192.0.2.1", t0)
 	require.True(t, ok)
 	for range 10 {
-		ok, _ = l.Allow("a@example.com", "192.0.2.1", t0)
+		ok, _ = l.allow(t, "a@example.com", "192.0.2.1", t0)
 		require.False(t, ok)
 	}
 	for _, addr := range []string{"b@example.com", "c@example.com"} {
-		ok, why := l.Allow(addr, "192.0.2.1", t0)
+		ok, why := l.allow(t, addr, "192.0.2.1", t0)
 		require.True(t, ok, why)
 	}
-	ok, why := l.Allow("d@example.com", "192.0.2.1", t0)
+	ok, why := l.allow(t, "d@example.com", "192.0.2.1", t0)
 	require.False(t, ok)
 	require.Equal(t, "per-IP limit reached for 192.0.2.1", why)
 }
@@ -151,18 +273,20 @@ func TestLimitsRefusalSpendsNothing(t *testing.T) {
 func TestLimitsDefaults(t *testing.T) {
 	require.Equal(t, LimitConfig{
 		PerAddress: 5, PerAddressCeiling: 50, PerIP: 20, PerNetwork: 100, Global: 1000,
-		Window: time.Hour, MaxKeys: 100_000,
+		Window: time.Hour,
 	}, LimitConfig{}.withDefaults())
 	require.Equal(t, LimitConfig{
 		PerAddress: 3, PerAddressCeiling: 30, PerIP: 7, PerNetwork: 35, Global: 1000,
-		Window: time.Minute, MaxKeys: 100_000,
-	}, LimitConfig{PerAddress: 3, PerIP: 7, Window: time.Minute, MaxKeys: -1}.withDefaults())
+		Window: time.Minute,
+	}, LimitConfig{PerAddress: 3, PerIP: 7, Window: time.Minute, Global: -1}.withDefaults())
 }
 
+// Disabled limits need no counter and allow everything.
 func TestLimitsDisabled(t *testing.T) {
-	l := mustLimits(t, LimitConfig{Disabled: true, Global: 1, PerIP: 1}, nil)
+	l, err := NewLimits(LimitConfig{Disabled: true, Global: 1, PerIP: 1}, nil, nil)
+	require.NoError(t, err)
 	for range 5 {
-		ok, _ := l.Allow("a@example.com", "192.0.2.1", t0)
+		ok, _ := l.allow(t, "a@example.com", "192.0.2.1", t0)
 		require.True(t, ok)
 	}
 }

@@ -528,7 +528,10 @@ func newJWTHarness(format jwt.Format) constructor {
 
 func TestConformanceDatabase(t *testing.T) {
 	eachDialect(t, func(t *testing.T, dialect string) {
-		newHarness := func(t *testing.T, absolute time.Duration) harness { h, _ := newDatabaseHarness(t, dialect, absolute); return h }
+		newHarness := func(t *testing.T, absolute time.Duration) harness {
+			h, _ := newDatabaseHarness(t, dialect, absolute)
+			return h
+		}
 		runConformance(t, newHarness)
 		require.Equal(t, "database", newHarness(t, 0).strategy.Name())
 	})

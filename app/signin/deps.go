@@ -41,9 +41,11 @@ type Browser interface {
 }
 
 // Limiter counts e-mail sign-in requests; reason names the limit that
-// refused one (it is logged, so it carries no address or secret).
+// refused one (it is logged, so it carries no address or secret). err means
+// the limits could not be checked (their counters live in the database),
+// and the request is refused.
 type Limiter interface {
-	Allow(addr, clientIP string, now time.Time) (ok bool, reason string)
+	Allow(ctx context.Context, addr, clientIP string, now time.Time) (ok bool, reason string, err error)
 }
 
 // Mailer delivers a sign-in link to an address.

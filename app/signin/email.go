@@ -45,7 +45,11 @@ func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest)
 		return nil, Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
 	}
 	if p.Limits != nil {
-		if ok, why := p.Limits.Allow(addr, in.ClientIP, now); !ok {
+		ok, why, err := p.Limits.Allow(ctx, addr, in.ClientIP, now)
+		switch {
+		case err != nil: // limits that cannot be checked do not let anyone through
+			return nil, Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
+		case !ok:
 			return nil, Failf(CodeEmailSignin, "provider %s: rate limited: %s", p.ID, why)
 		}
 	}

@@ -17,12 +17,18 @@ import (
 
 func configWithDomains(d ...string) config.Callbacks { return config.Callbacks{AllowedEmailDomains: d} }
 
-// limiter refuses after n requests.
-type limiter struct{ left int }
+// limiter refuses after n requests; with err set it cannot be asked.
+type limiter struct {
+	left int
+	err  error
+}
 
-func (l *limiter) Allow(string, string, time.Time) (bool, string) {
+func (l *limiter) Allow(context.Context, string, string, time.Time) (bool, string, error) {
+	if l.err != nil {
+		return false, "", l.err
+	}
 	l.left--
-	return l.left >= 0, "test limit"
+	return l.left >= 0, "test limit", nil
 }
 
 func emailProvider(m *mailer) signin.EmailProvider {
@@ -62,6 +68,9 @@ func TestSendLinkRefusals(t *testing.T) {
 	}{
 		{"malformed address", "not-an-address", nil, signin.CodeEmailSignin},
 		{"rate limited", "a@example.com", func(_ *signin.Service, p *signin.EmailProvider, _ *mailer) { p.Limits = &limiter{left: 0} }, signin.CodeEmailSignin},
+		{"limits cannot be checked: refused", "a@example.com", func(_ *signin.Service, p *signin.EmailProvider, _ *mailer) {
+			p.Limits = &limiter{left: 100, err: errBoom}
+		}, signin.CodeEmailSignin},
 		{"hook refuses", "a@example.com", func(s *signin.Service, _ *signin.EmailProvider, _ *mailer) {
 			s.Hooks.SignIn = func(_ context.Context, in signin.SignInInput) (bool, string) { return !in.VerificationRequest, "" }
 		}, signin.CodeAccessDenied},

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +64,39 @@ func Main(m *testing.M, url *string) int {
 	defer stop()
 	*url = s.AdminURL
 	return m.Run()
+}
+
+// Shared is one server for the tests of a package of which only some need
+// PostgreSQL: started on first use, so the others run without one. Call
+// Stop from TestMain after m.Run.
+type Shared struct {
+	once sync.Once
+	url  string
+	stop func()
+	err  error
+}
+
+// URL starts the server on first use and returns its admin URL; without
+// a server it fails t.
+func (s *Shared) URL(t testing.TB) string {
+	t.Helper()
+	s.once.Do(func() {
+		var srv *Server
+		if srv, s.stop, s.err = Start(); s.err == nil {
+			s.url = srv.AdminURL
+		}
+	})
+	if s.err != nil {
+		t.Fatalf("pgtest: no PostgreSQL server: %v", s.err)
+	}
+	return s.url
+}
+
+// Stop ends the server URL started, if any.
+func (s *Shared) Stop() {
+	if s.stop != nil {
+		s.stop()
+	}
 }
 
 // NewDatabase creates a fresh database on the server at adminURL and
