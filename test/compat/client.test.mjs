@@ -1,5 +1,6 @@
 // Real-client suite: the published next-auth v4 client functions, next-auth/jwt
-// and @auth/core/jwt against one running latchkey instance.
+// and @auth/core/jwt against one running latchkey instance, or against two
+// sharing a PostgreSQL database behind one round-robin proxy.
 //
 // runClientSuite(t, ctx, server, variant)
 //   t: Report (scoped), ctx: {idp, smtp, secret}, server: {base, origin},
@@ -293,6 +294,77 @@ export async function runClientSuite(t, ctx, server, variant) {
   }
 }
 
+/**
+ * After the whole client suite ran through the round-robin proxy: every
+ * instance answered its share of it. Then, independent of which instance the
+ * proxy happened to pick for each step, flows started at one instance finish
+ * at another (asked directly, by their own port): the OAuth check cookie,
+ * e-mail tokens, link binding and sessions are shared, not per process.
+ */
+async function instancesChecks(t, ctx, server, counted) {
+  const { backends, proxy } = server;
+  const names = Object.keys(proxy.counts); // the proxy's names of backends[0], [1], ...
+  const served = names.map((n) => proxy.counts[n] - (counted[n] ?? 0));
+  const total = served.reduce((a, b) => a + b, 0);
+  await t.check("every instance served a share of the suite's requests through the proxy", async () => {
+    eq(proxy.errors, [], "proxy errors");
+    assert(total >= 20, `only ${total} requests went through the proxy`);
+    names.forEach((n, i) => assert(served[i] >= total / (2 * names.length), () => `instance ${n} answered ${served[i]} of ${total} requests`));
+    const failed = proxy.requests.filter((r) => r.status >= 500);
+    assert(!failed.length, () => `5xx answers: ${failed.map((r) => `${r.backend} ${r.method} ${r.path} ${r.status}`).join(", ")}`);
+    return names.map((n, i) => `${n} ${served[i]}`).join(", ") + ` of ${total}`;
+  });
+
+  const [first, second] = backends;
+  const [A, B] = names;
+  // A URL of the public base (the proxy's), sent to one instance instead.
+  const at = (b, url) => (url.startsWith(server.base) ? b.base + url.slice(server.base.length) : url);
+  const sessionAt = async (b, cookie) => parseJson(await (await fetchT(`${b.base}/session`, { headers: { cookie } })).text());
+  const csrfAt = async (f, b) => (await (await f(`${b.base}/csrf`)).json()).csrfToken;
+  let oidcJar;
+  await t.check(`an OIDC sign-in started at ${A} completes at ${B}; both see the session`, async () => {
+    const jar = new CookieJar();
+    const f = jarFetch(jar);
+    const dash = `${server.origin}/dash`;
+    const res = await f(`${first.base}/signin/idp`, { method: "POST", headers: FORM, body: form({ csrfToken: await csrfAt(f, first), callbackUrl: dash, json: "true" }) });
+    const text = await res.text();
+    const authUrl = parseJson(text)?.url;
+    assert(res.status === 200 && typeof authUrl === "string" && authUrl.startsWith(ctx.idp.issuer), () => `${A}: POST /signin/idp: ${evidence(res, text)}`);
+    const idp = await followRedirects(f, authUrl, { stop: (u) => u.startsWith(`${server.base}/callback/idp`) });
+    assert(idp.url.startsWith(`${server.base}/callback/idp`), () => `the IdP did not send back to ${server.base}/callback/idp: ${idp.chain.map((c) => `${c.status} ${c.url}`).join(" -> ")}`);
+    const cb = await f(at(second, idp.url));
+    await cb.text();
+    assert(cb.status === 302 && cb.headers.get("location") === dash, () => `${B}: callback: ${evidence(cb)}; ${server.logTail(3)}`);
+    const cookie = jar.header(server.base);
+    for (const b of [first, second]) eq((await sessionAt(b, cookie))?.user?.email, ALICE.email, `${b.name}: session.user.email`);
+    oidcJar = jar;
+  });
+  await t.check(`an e-mail link requested at ${B} signs in at ${A}`, async () => {
+    const email = "multi-instance@example.com";
+    const jar = new CookieJar();
+    const f = jarFetch(jar);
+    const since = Date.now();
+    const res = await f(`${second.base}/signin/email`, { method: "POST", headers: FORM, body: form({ email, csrfToken: await csrfAt(f, second), callbackUrl: `${server.origin}/mail`, json: "true" }) });
+    const text = await res.text();
+    assert(res.status === 200, () => `${B}: POST /signin/email: ${evidence(res, text)}`);
+    const link = signInLink(await ctx.smtp.waitForMail(email, { since }));
+    assert(link?.startsWith(`${server.base}/callback/email`), () => `link ${show(link)} is not under the public base ${server.base}`);
+    const open = await f(at(first, link));
+    await open.text();
+    assert(open.status === 302 && open.headers.get("location") === `${server.origin}/mail`, () => `${A}: opening the link: ${evidence(open)}`);
+    eq((await sessionAt(second, jar.header(server.base)))?.user?.email, email, `${second.name}: session.user.email`);
+  });
+  await t.check(`signing out at ${B} ends the session at ${A}`, async () => {
+    assert(oidcJar, "not signed in (the OIDC check above failed)");
+    const cookie = oidcJar.header(server.base);
+    const f = jarFetch(oidcJar);
+    const res = await f(`${second.base}/signout`, { method: "POST", headers: FORM, body: form({ csrfToken: await csrfAt(f, second), callbackUrl: `${server.origin}/bye`, json: "true" }) });
+    const text = await res.text();
+    eq([res.status, parseJson(text)], [200, { url: `${server.origin}/bye` }], `${second.name}: POST /signout`);
+    eq(await sessionAt(first, cookie), {}, `${first.name}: GET /session with the signed-out cookie`);
+  });
+}
+
 async function jwtChecks(t, ctx, server, oidc, names, style, signedIn, newClient) {
   const { base } = server;
   const v4jwt = require("next-auth/jwt");
@@ -364,17 +436,25 @@ export const CLIENT_VARIANTS = [
   { name: "database /custom/auth", strategy: "database", basePath: "/custom/auth", cookieStyle: "next-auth" },
   { name: "jwt /custom/auth", strategy: "jwt", basePath: "/custom/auth", cookieStyle: "next-auth" },
   { name: "jwt authjs-cookies", strategy: "jwt", basePath: "/api/auth", cookieStyle: "authjs" },
+  // Two instances sharing one PostgreSQL database behind a round-robin proxy:
+  // every step of a flow may land on either instance.
+  { name: "database postgres x2", strategy: "database", basePath: "/api/auth", cookieStyle: "next-auth", database: "postgres", instances: 2 },
 ];
 
 /** Instances this suite needs. target: "latchkey" or "reference" (self-test against next-auth v4). */
 export function plan(target) {
-  return CLIENT_VARIANTS.filter((v) => target === "latchkey" || v.cookieStyle === "next-auth").map((v) => ({ id: `client ${v.name}`, kind: target, ...v }));
+  // The reference next-auth v4 server keeps its adapter in memory: one process, no PostgreSQL.
+  const forReference = (v) => v.cookieStyle === "next-auth" && !v.database && !v.instances;
+  return CLIENT_VARIANTS.filter((v) => target === "latchkey" || forReference(v)).map((v) => ({ id: `client ${v.name}`, kind: target, ...v }));
 }
 
 export async function run(t, ctx) {
   for (const v of CLIENT_VARIANTS) {
     const server = await ctx.server(`client ${v.name}`);
     if (!server) continue;
-    await runClientSuite(t.scope(`client [${v.name}] `), ctx, server, v);
+    const t2 = t.scope(`client [${v.name}] `);
+    const counted = { ...server.proxy?.counts };
+    await runClientSuite(t2, ctx, server, v);
+    if (server.backends) await instancesChecks(t2, ctx, server, counted);
   }
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the compatibility suite needs on a fresh machine:
 #  - the npm packages pinned in package-lock.json (npm ci);
-#  - Debian's chromium for the browser tests, when /usr/bin/chromium is missing.
+#  - Debian's chromium for the browser tests, when /usr/bin/chromium is missing;
+#  - Debian's postgresql (initdb, pg_ctl, psql) for the client suite's
+#    PostgreSQL configuration, when initdb is missing (models/pgtest/install.sh,
+#    which the Go tests use too; as root it also makes sure the `postgres` user exists).
 # Playwright never downloads a browser here (playwright-core only).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -21,3 +24,4 @@ if [ ! -x /usr/bin/chromium ]; then
   $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 /usr/bin/chromium --version 2>/dev/null
+../../models/pgtest/install.sh

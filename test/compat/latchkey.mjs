@@ -1,10 +1,12 @@
 // Build the latchkey binary and start instances of it with a temporary
-// database and a generated config.yaml.
+// database and a generated config.yaml, alone or several behind a proxy.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { spawnLogged, waitHttp, stopChild, logTail } from "./procs.mjs";
+import { spawnLogged, waitHttp, stopChild, logTail, closeAtStop } from "./procs.mjs";
+import { startProxy } from "./proxy.mjs";
+import { freePorts } from "./util.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, "../..");
@@ -52,10 +54,22 @@ cookies:
 
 /**
  * Start latchkey. opts: {bin, port, basePath, secret, config (yaml text), dir (temp dir), name,
- * env (extra environment, e.g. AUTH_SECRET_1)}.
- * Returns {name, base, origin, port, dir, log, proc, stop()}.
+ * env (extra environment, e.g. AUTH_SECRET_1), databaseUrl (default: a SQLite file in dir),
+ * serviceUrl (default: this instance's own base URL), instances (default 1)}.
+ * Returns {name, base, origin, port, dir, log, proc, logTail(n), stop()}.
+ *
+ * With instances > 1, that many processes start on free ports behind a
+ * round-robin proxy (proxy.mjs) listening on `port`: every one gets the same
+ * secret, config and DATABASE_URL (default: one SQLite file in dir) and the
+ * proxy's base URL as SERVICE_URL. The result describes the proxy (base,
+ * origin, port) and adds {backends: [started instance, ...], proxy}; stop()
+ * ends the proxy and every instance.
  */
-export async function startLatchkey({ bin, port, basePath = "/api/auth", secret, config, dir, name, env: extraEnv = {} }) {
+export async function startLatchkey(opts) {
+  return (opts.instances ?? 1) > 1 ? startBehindProxy(opts) : startOne(opts);
+}
+
+async function startOne({ bin, port, basePath = "/api/auth", secret, config, dir, name, env: extraEnv = {}, databaseUrl, serviceUrl }) {
   fs.mkdirSync(dir, { recursive: true });
   const configFile = path.join(dir, "config.yaml");
   fs.writeFileSync(configFile, config);
@@ -66,13 +80,47 @@ export async function startLatchkey({ bin, port, basePath = "/api/auth", secret,
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     TMPDIR: dir,
-    SERVICE_URL: base,
+    SERVICE_URL: serviceUrl ?? base,
     PORT: String(port),
     AUTH_SECRET: secret,
-    DATABASE_URL: path.join(dir, "latchkey.db"),
+    DATABASE_URL: databaseUrl ?? path.join(dir, "latchkey.db"),
     ...extraEnv,
   };
   const proc = spawnLogged(bin, ["--config", configFile], { env, cwd: dir, logFile: log });
   await waitHttp(proc, `${base}/providers`, log);
   return { name, base, origin, port, dir, log, proc, logTail: (n) => logTail(log, n), stop: () => stopChild(proc) };
+}
+
+const LETTERS = "ABCDEFGH";
+
+async function startBehindProxy({ instances, port, basePath = "/api/auth", dir, name, databaseUrl, ...rest }) {
+  if (instances > LETTERS.length) throw new Error(`at most ${LETTERS.length} instances`);
+  const origin = `http://127.0.0.1:${port}`;
+  const base = origin + basePath;
+  fs.mkdirSync(dir, { recursive: true });
+  const shared = databaseUrl ?? path.join(dir, "latchkey.db");
+  const ports = await freePorts(instances);
+  // Started at once, so their start-up migrations race (on PostgreSQL, under an advisory lock).
+  const backends = await Promise.all(
+    ports.map((p, i) =>
+      startOne({ ...rest, port: p, basePath, dir: path.join(dir, LETTERS[i]), name: `${name} ${LETTERS[i]}`, databaseUrl: shared, serviceUrl: base }),
+    ),
+  );
+  const proxy = await startProxy({ port, backends: backends.map((b, i) => ({ name: LETTERS[i], port: b.port })) });
+  const unregister = closeAtStop(() => proxy.close());
+  return {
+    name,
+    base,
+    origin,
+    port,
+    dir,
+    backends,
+    proxy,
+    logTail: (n) => backends.map((b) => `--- ${b.name} ---\n${b.logTail(n)}`).join("\n"),
+    async stop() {
+      unregister();
+      await proxy.close();
+      await Promise.all(backends.map((b) => b.stop()));
+    },
+  };
 }

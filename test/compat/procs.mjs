@@ -1,10 +1,18 @@
 // Child processes started by the suite: log to a file, wait until ready, and
-// are stopped (by their own pid) when the suite ends.
+// are stopped (by their own pid) when the suite ends. Other things that must
+// end with them (the round-robin proxies) register a closer.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { waitFor } from "./util.mjs";
 
 const children = new Set();
+const closers = new Set();
+
+/** Run fn (async) in stopAll, before the children stop. Returns a function that unregisters it. */
+export function closeAtStop(fn) {
+  closers.add(fn);
+  return () => closers.delete(fn);
+}
 
 export function spawnLogged(cmd, args, { env, cwd, logFile }) {
   const out = fs.openSync(logFile, "a");
@@ -54,6 +62,9 @@ export async function stopChild(child) {
 }
 
 export async function stopAll() {
+  const fns = [...closers];
+  closers.clear();
+  await Promise.all(fns.map((fn) => fn().catch(() => {})));
   await Promise.all([...children].map(stopChild));
 }
 

@@ -19,6 +19,7 @@ import { freePorts } from "./util.mjs";
 import { startIdp } from "./idp.mjs";
 import { startSmtp } from "./smtp.mjs";
 import { latchkeyBinary, latchkeyConfig, startLatchkey } from "./latchkey.mjs";
+import { startPostgres } from "./pg.mjs";
 import { spawnReference } from "./nextauth-server.mjs";
 import { stopAll } from "./procs.mjs";
 
@@ -53,12 +54,29 @@ const FROM = "Sign in <no-reply@example.com>";
 let exitCode = 1;
 let idp;
 let smtp;
+let pgStarting = null;
 try {
   const modules = {};
   for (const s of chosen) modules[s] = await SUITES[s]();
+  // A spec is one server the suites talk to: {id, kind, strategy, basePath, cookieStyle,
+  // database ("sqlite", the default, or "postgres"), instances (latchkey processes behind
+  // one round-robin proxy, default 1)}. Its port and base are the proxy's when instances > 1.
   const specs = chosen.flatMap((s) => modules[s].plan(target));
+  for (const s of specs) {
+    if (!["sqlite", "postgres", undefined].includes(s.database)) throw new Error(`spec ${s.id}: unknown database ${s.database}`);
+    if (s.kind !== "latchkey" && (s.database === "postgres" || (s.instances ?? 1) > 1)) throw new Error(`spec ${s.id}: only latchkey runs on PostgreSQL or as several instances`);
+  }
+  const needPostgres = specs.some((s) => s.database === "postgres");
 
-  const [idpPort, smtpPort, ...ports] = await freePorts(2 + specs.length);
+  const [idpPort, smtpPort, pgPort, ...ports] = await freePorts(3 + specs.length);
+  if (needPostgres) {
+    const t0 = Date.now();
+    pgStarting = startPostgres({ port: pgPort });
+    pgStarting.then(
+      () => console.log(`# PostgreSQL on 127.0.0.1:${pgPort} ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`),
+      () => {},
+    );
+  }
   specs.forEach((s, i) => {
     s.port = ports[i];
     s.base = `http://127.0.0.1:${s.port}${s.basePath ?? "/api/auth"}`;
@@ -78,17 +96,23 @@ try {
     });
   }
 
+  // A fresh PostgreSQL database per spec (its instances share it); undefined: SQLite.
+  const databaseUrl = async (s, slug) => (s.database === "postgres" ? (await pgStarting).createDatabase(`compat_${slug.toLowerCase().replace(/-/g, "_")}`) : undefined);
+
   // Start every instance in parallel; suites await the ones they need.
   const starting = new Map();
   for (const s of specs) {
-    const dir = path.join(tmp, s.id.replace(/[^a-z0-9]+/gi, "-"));
+    const slug = s.id.replace(/[^a-z0-9]+/gi, "-");
+    const dir = path.join(tmp, slug);
     let p;
     if (s.kind === "latchkey") {
       p = bin
-        ? startLatchkey({
-            bin, port: s.port, basePath: s.basePath ?? "/api/auth", secret, dir, name: s.id,
-            config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle }),
-          })
+        ? (async () =>
+            startLatchkey({
+              bin, port: s.port, basePath: s.basePath ?? "/api/auth", secret, dir, name: s.id,
+              instances: s.instances ?? 1, databaseUrl: await databaseUrl(s, slug),
+              config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle }),
+            }))()
         : Promise.reject(new Error("latchkey was not built"));
     } else {
       p = spawnReference(
@@ -130,9 +154,11 @@ try {
   report.fail("suite setup", e.stack || e);
 } finally {
   await stopAll();
+  const pg = await pgStarting?.catch(() => null);
+  await pg?.stop();
   await idp?.close();
   await smtp?.close();
-  if (process.env.COMPAT_KEEP) console.log(`# kept ${tmp}`);
+  if (process.env.COMPAT_KEEP) console.log(`# kept ${tmp}${pg ? ` and ${pg.dir}` : ""}`);
   else fs.rmSync(tmp, { recursive: true, force: true });
 }
 console.log(`# total ${((Date.now() - started) / 1000).toFixed(1)} s`);
