@@ -29,6 +29,10 @@ type Store struct {
 	sessionStmt *sql.Stmt // prepared once: GET /session's lookup
 }
 
+// ErrNoAnswer is returned by Connect when the database cannot be reached
+// (down, wrong address, refused login), so the caller can say what to check.
+var ErrNoAnswer = errors.New("database does not answer")
+
 // Config says which database to open and how to pool its connections.
 type Config struct {
 	Dialect string // DialectSQLite (default) or DialectPostgres
@@ -92,7 +96,7 @@ func Connect(c Config) (*Store, error) {
 	defer cancel()
 	if err := s.Ping(ctx); err != nil {
 		_ = s.Close()
-		return nil, fmt.Errorf("%s database does not answer: %w", c.Dialect, err)
+		return nil, fmt.Errorf("%s %w: %w", c.Dialect, ErrNoAnswer, err)
 	}
 	if c.SkipMigrate { // a store for `migrate status` only: it serves no requests
 		return s, nil
