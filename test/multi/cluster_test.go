@@ -387,8 +387,15 @@ type browser struct {
 func (c *cluster) browser() *browser {
 	jar, err := cookiejar.New(nil)
 	require.NoError(c.t, err)
+	// Its own connections, closed when the test ends: an instance's
+	// graceful shutdown waits up to 5 s for a connection that was opened
+	// but never sent a request (the client dials spares for parallel
+	// requests), which would make every stop slow.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	c.t.Cleanup(transport.CloseIdleConnections)
 	return &browser{t: c.t, client: &http.Client{
 		Jar:           jar,
+		Transport:     transport,
 		Timeout:       patience,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

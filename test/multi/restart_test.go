@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,9 +19,7 @@ import (
 // database is back, the same cookie is signed in again: the pool replaces
 // its dead connections by itself, no restart of latchkey needed.
 func TestDatabaseRestartUnderRunningInstance(t *testing.T) {
-	pg, err := pgtest.StartCluster() // its own: stopping the shared one would break the others
-	require.NoError(t, err)
-	t.Cleanup(pg.Close)
+	pg := ownServer(t)
 	c := startCluster(t, clusterOpts{instances: 1, adminURL: pg.AdminURL})
 	a := c.nodes[0]
 	br := c.browser()
@@ -53,4 +52,50 @@ func TestDatabaseRestartUnderRunningInstance(t *testing.T) {
 	c.signInByEmail(other, a, "gil@example.com")
 	require.Equal(t, "gil@example.com", other.email(a))
 	require.True(t, a.running())
+}
+
+// A quick restart (a fail-over, pg_ctl restart) between two requests, while
+// the pool holds several connections used a moment before, each now dead.
+// Every GET /session after it answers the session, and a sign-in goes
+// through: the first statement to meet a dead connection makes the pool
+// ping the others before reusing them, and the session lookup that met it
+// is made once more.
+func TestQuickDatabaseRestart(t *testing.T) {
+	pg := ownServer(t)
+	c := startCluster(t, clusterOpts{instances: 1, adminURL: pg.AdminURL})
+	a := c.nodes[0]
+	br := c.browser()
+	c.signInByEmail(br, a, "ida@example.com")
+
+	for round := range 3 {
+		// Several connections, all used just now: GETs at once.
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest(http.MethodGet, a.url("/session"), nil)
+				_, _ = br.do(req)
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, "ida@example.com", br.email(a), "round %d", round)
+
+		require.NoError(t, pg.Stop())
+		require.NoError(t, pg.Start())
+		for i := range 8 {
+			require.Equal(t, "ida@example.com", br.email(a), "round %d, request %d after the restart", round, i)
+		}
+	}
+	c.signInByEmail(c.browser(), a, "jon@example.com")
+}
+
+// ownServer is a PostgreSQL cluster of the test's own: stopping the shared
+// one would break the other tests.
+func ownServer(t *testing.T) *pgtest.Server {
+	t.Helper()
+	pg, err := pgtest.StartCluster()
+	require.NoError(t, err)
+	t.Cleanup(pg.Close)
+	return pg
 }
