@@ -109,7 +109,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if opts.Hooks != nil {
 		a.hooks = a.hooks.With(*opts.Hooks)
 	}
-	if a.store, err = models.Connect(StoreConfig(cfg)); err != nil {
+	if a.store, err = openStore(cfg); err != nil {
 		return nil, err
 	}
 	if err := a.build(opts.HTTPClient); err != nil {

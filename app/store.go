@@ -1,6 +1,9 @@
 package app
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -20,4 +23,15 @@ func StoreConfig(cfg config.Config) models.Config {
 		c.Dialect, c.DSN = models.DialectPostgres, cfg.DatabaseURL
 	}
 	return c
+}
+
+// openStore opens the configured database. When it does not answer, the
+// error names the setting to check, with the URL's password masked, since
+// at start-up that is almost always the fix.
+func openStore(cfg config.Config) (*models.Store, error) {
+	s, err := models.Connect(StoreConfig(cfg))
+	if errors.Is(err, models.ErrNoAnswer) {
+		return nil, fmt.Errorf("%w; check database_url (DATABASE_URL) %s and that the server is running and accepts connections from here", err, cfg.RedactedDatabaseURL())
+	}
+	return s, err
 }

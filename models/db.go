@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -26,8 +25,13 @@ const (
 type Store struct {
 	db          *gorm.DB
 	dialect     string
-	sessionStmt *sql.Stmt // prepared once: GET /session's lookup
+	sessionStmt *sql.Stmt  // prepared once: GET /session's lookup
+	conns       *connWatch // PostgreSQL: when a dead connection was last seen
 }
+
+// ErrNoAnswer is returned by Connect when the database cannot be reached
+// (down, wrong address, refused login), so the caller can say what to check.
+var ErrNoAnswer = errors.New("database does not answer")
 
 // Config says which database to open and how to pool its connections.
 type Config struct {
@@ -56,10 +60,11 @@ func Connect(c Config) (*Store, error) {
 	var (
 		dialector gorm.Dialector
 		err       error
+		conns     = &connWatch{}
 	)
 	switch c.Dialect {
 	case DialectPostgres:
-		dialector = postgres.Open(withStatementTimeout(c.DSN, c.StatementTimeout))
+		dialector = postgresDialector(withStatementTimeout(c.DSN, c.StatementTimeout), conns)
 	case DialectSQLite, "":
 		c.Dialect = DialectSQLite
 		if dialector, err = sqliteDialector(c.DSN); err != nil {
@@ -82,7 +87,7 @@ func Connect(c Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", c.Dialect, err)
 	}
-	s := &Store{db: db, dialect: c.Dialect}
+	s := &Store{db: db, dialect: c.Dialect, conns: conns}
 	sqlDB, err := db.DB()
 	if err != nil {
 		_ = s.Close()
@@ -93,7 +98,7 @@ func Connect(c Config) (*Store, error) {
 	defer cancel()
 	if err := s.Ping(ctx); err != nil {
 		_ = s.Close()
-		return nil, fmt.Errorf("%s database does not answer: %w", c.Dialect, err)
+		return nil, fmt.Errorf("%s %w: %w", c.Dialect, ErrNoAnswer, err)
 	}
 	if c.SkipMigrate { // a store for `migrate status` only: it serves no requests
 		return s, nil

@@ -53,7 +53,25 @@ FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ` + placeh
 // SessionAndUser finds a session and its user in one indexed query. It
 // bypasses GORM's reflection (a prepared statement and a plain Scan) because
 // it runs on every page load of every client.
+//
+// A lookup that meets a connection the server has ended (a database
+// restart or fail-over) is made once more: it is a read, so repeating it is
+// safe, and the client would otherwise take the empty answer for a
+// sign-out. The retry's connection is pinged first (connWatch), so it does
+// not meet another dead one.
 func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
+	row, err := s.sessionAndUser(ctx, tokenHash)
+	if err != nil && connectionLost(err) && ctx.Err() == nil {
+		s.conns.markLost()
+		row, err = s.sessionAndUser(ctx, tokenHash)
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("find session: %w", err)
+	}
+	return row, err
+}
+
+func (s *Store) sessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
 	var row Session
 	// The nullable columns are scanned into one struct: one allocation
 	// instead of one per column, on the hottest query.
@@ -66,7 +84,7 @@ func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session,
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("find session: %w", err)
+		return nil, err
 	}
 	// A row without created_at (only a hand edit makes one) keeps the zero
 	// time: its sign-in is unknown, so an absolute lifetime counts it as over.

@@ -36,18 +36,29 @@ func (c *Config) postgresProblem() error {
 	return nil
 }
 
-// RedactedDatabaseURL is DatabaseURL fit for logs: a PostgreSQL password
-// is replaced by ***.
+// RedactedDatabaseURL is DatabaseURL fit for logs: a PostgreSQL password,
+// in the userinfo, a password= query option or a password= key, is
+// replaced by ***.
 func (c *Config) RedactedDatabaseURL() string {
 	if !c.IsPostgres() {
 		return c.DatabaseURL
 	}
 	if scheme, rest, ok := strings.Cut(c.DatabaseURL, "://"); ok {
 		if u, err := url.Parse(c.DatabaseURL); err == nil {
-			if _, has := u.User.Password(); has {
-				u.User = url.UserPassword(u.User.Username(), "***")
+			// pgx also reads the password from the query.
+			if q := u.Query(); q.Has("password") {
+				q.Set("password", "***")
+				u.RawQuery = strings.Replace(q.Encode(), "password=%2A%2A%2A", "password=***", 1)
 			}
-			return u.String()
+			_, has := u.User.Password()
+			if !has {
+				return u.String()
+			}
+			// Written by hand: url.UserPassword would escape *** as %2A%2A%2A.
+			user := u.User.Username()
+			u.User = nil
+			scheme, rest, _ := strings.Cut(u.String(), "://")
+			return scheme + "://" + url.User(user).String() + ":***@" + rest
 		}
 		// Unparseable: hide everything up to the last "@", which may hold
 		// a password with any character in it.
@@ -56,14 +67,36 @@ func (c *Config) RedactedDatabaseURL() string {
 		}
 		return c.DatabaseURL
 	}
+	return redactKeywordPassword(c.DatabaseURL)
+}
+
+// redactKeywordPassword masks the password of a key=value connection
+// string, including a quoted value with spaces in it (password='a b').
+func redactKeywordPassword(s string) string {
 	var out []string
-	for _, field := range strings.Fields(c.DatabaseURL) {
-		if strings.HasPrefix(field, "password=") {
-			field = "password=***"
+	fields := strings.Fields(s)
+	for i := 0; i < len(fields); i++ {
+		field := fields[i]
+		key, value, _ := strings.Cut(field, "=")
+		if strings.TrimSpace(key) != "password" {
+			out = append(out, field)
+			continue
 		}
-		out = append(out, field)
+		out = append(out, "password=***")
+		if strings.HasPrefix(value, "'") {
+			// Skip to the field that closes the quote (\' does not).
+			for v := value[1:]; !closesQuote(v) && i+1 < len(fields); v = fields[i] {
+				i++
+			}
+		}
 	}
 	return strings.Join(out, " ")
+}
+
+// closesQuote reports whether s ends a single-quoted value: it ends in a
+// quote that is not escaped by a backslash.
+func closesQuote(s string) bool {
+	return strings.HasSuffix(s, "'") && !strings.HasSuffix(s, `\'`)
 }
 
 // DatabasePath returns the SQLite file DatabaseURL names, or

@@ -75,3 +75,22 @@ func TestDatabaseURLRefused(t *testing.T) {
 		require.Empty(t, c.DatabasePath(), "%q: no path, so a config that skipped Validate cannot open some other file", in)
 	}
 }
+
+// A PostgreSQL password never reaches a log line, wherever the URL keeps it.
+func TestRedactedDatabaseURL(t *testing.T) {
+	cases := map[string]string{
+		"postgres://app:s3cr%40t@db:5432/auth?sslmode=require": "postgres://app:***@db:5432/auth?sslmode=require",
+		"postgresql://app@db/auth":                             "postgresql://app@db/auth",
+		"postgres://db/auth?user=app&password=s3cret":          "postgres://db/auth?password=***&user=app",
+		"postgres://app:s3cret@db:not-a-port/auth":             "postgres://***@db:not-a-port/auth",
+		"host=db dbname=auth password=s3cret user=app":         "host=db dbname=auth password=*** user=app",
+		"host=db password='s3 cr et' user=app":                 "host=db password=*** user=app",
+		`host=db password='it\'s s3cret' user=app`:             "host=db password=*** user=app",
+	}
+	for in, want := range cases {
+		c := config.Config{DatabaseURL: in}
+		got := c.RedactedDatabaseURL()
+		require.Equal(t, want, got, in)
+		require.NotContains(t, got, "s3c", in)
+	}
+}

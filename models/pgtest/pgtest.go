@@ -3,7 +3,8 @@
 // sets it), or else a throwaway cluster of its own, started with the
 // machine's initdb and pg_ctl. PostgreSQL refuses to run as root, so as
 // root the cluster runs as the unprivileged "postgres" user. Every test
-// gets a fresh database, dropped when it ends.
+// gets a fresh database, dropped when it ends. A test that stops and
+// starts the server under a running client owns a cluster (StartCluster).
 package pgtest
 
 import (
@@ -38,6 +39,7 @@ type Server struct {
 	dir      string // the cluster's data folder ("" when not ours)
 	asUser   string // run pg_ctl as this user ("" = as ourselves)
 	pgCtl    string
+	opts     string // postgres options (port, socket folder, settings) for pg_ctl start
 }
 
 // Start returns the server named by LATCHKEY_TEST_POSTGRES_URL, or starts
@@ -50,7 +52,50 @@ func Start() (s *Server, stop func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, s.stop, nil
+	return s, s.Close, nil
+}
+
+// StartCluster starts a throwaway cluster of the caller's own, whatever
+// LATCHKEY_TEST_POSTGRES_URL says, for a test that stops and starts the
+// server (Stop, Start) under a running client: doing that to a shared
+// server would break every other test on it. Close removes it.
+func StartCluster() (*Server, error) { return startCluster() }
+
+// Stop shuts the cluster down as an operator would for a restart (pg_ctl
+// stop -m fast: clients are disconnected, the data is kept); Start starts
+// it again on the same port. Only a cluster this package started can be
+// stopped.
+func (s *Server) Stop() error {
+	if s.dir == "" {
+		return errors.New("pgtest: not our cluster, cannot stop it")
+	}
+	if out, err := s.run(s.pgCtl, "-D", filepath.Join(s.dir, "data"), "-m", "fast", "-w", "-t", "60", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop: %w: %s", err, out)
+	}
+	return nil
+}
+
+// Start starts a cluster stopped by Stop, on the same port and with the same
+// settings, and waits until it accepts connections.
+func (s *Server) Start() error {
+	if s.dir == "" {
+		return errors.New("pgtest: not our cluster, cannot start it")
+	}
+	if out, err := s.run(s.pgCtl, "-D", filepath.Join(s.dir, "data"), "-l", filepath.Join(s.dir, "log"), "-o", s.opts, "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+		return fmt.Errorf("pg_ctl start: %w: %s %s", err, out, log)
+	}
+	return nil
+}
+
+// Close stops a cluster this package started and removes its data; for a
+// server named by LATCHKEY_TEST_POSTGRES_URL it does nothing.
+func (s *Server) Close() {
+	if s.dir == "" {
+		return
+	}
+	_, _ = s.run(s.pgCtl, "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop")
+	s.cleanup()
 }
 
 // Main runs a package's tests with a PostgreSQL server shared by them all,
@@ -172,19 +217,13 @@ func startCluster() (*Server, error) {
 		s.cleanup()
 		return nil, fmt.Errorf("initdb: %w: %s", err, out)
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300", port, dir)
-	if out, err := s.run(s.pgCtl, "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "log"))
+	s.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300", port, dir)
+	if err := s.Start(); err != nil {
 		s.cleanup()
-		return nil, fmt.Errorf("pg_ctl start: %w: %s %s", err, out, log)
+		return nil, err
 	}
 	s.AdminURL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	return s, nil
-}
-
-func (s *Server) stop() {
-	_, _ = s.run(s.pgCtl, "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop")
-	s.cleanup()
 }
 
 func (s *Server) cleanup() { _ = os.RemoveAll(s.dir) }
