@@ -137,14 +137,7 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
 	if err != nil {
-		var p config.Problems
-		if errors.As(err, &p) {
-			for _, line := range p {
-				fmt.Fprintln(stderr, "error: "+line)
-			}
-		} else {
-			fmt.Fprintln(stderr, "error: "+err.Error())
-		}
+		printProblems(stderr, err)
 		return 1
 	}
 	fmt.Fprintln(stdout, secretsSummary(cfg))
@@ -160,13 +153,25 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// printProblems writes every configuration problem, one "error:" line each.
+func printProblems(w io.Writer, err error) {
+	var p config.Problems
+	if !errors.As(err, &p) {
+		fmt.Fprintln(w, "error: "+err.Error())
+		return
+	}
+	for _, line := range p {
+		fmt.Fprintln(w, "error: "+line)
+	}
+}
+
 // migrate applies pending migrations (under the same lock as a starting
 // instance), or with status only reports them, for operators who migrate
 // before they deploy.
 func migrate(path string, statusOnly bool, stdout, stderr io.Writer) int {
 	cfg, _, err := loadConfig(path)
 	if err != nil {
-		fmt.Fprintln(stderr, "error: invalid configuration; `latchkey check-config` lists every problem")
+		printProblems(stderr, err)
 		return 1
 	}
 	sc := app.StoreConfig(cfg)

@@ -436,3 +436,15 @@ func TestServeOnPostgres(t *testing.T) {
 	_, err := os.Stat("data/latchkey.db")
 	require.True(t, os.IsNotExist(err), "no SQLite file when PostgreSQL is configured")
 }
+
+// TestMigrateListsConfigProblems: migrate with a broken configuration says
+// what is wrong, as check-config does, and touches no database.
+func TestMigrateListsConfigProblems(t *testing.T) {
+	clearEnv(t)
+	t.Chdir(t.TempDir())
+	t.Setenv("DATABASE_URL", ":memory:")
+	code, _, stderr := runCmd("migrate")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "error: database_url (DATABASE_URL)")
+	require.Contains(t, stderr, "in-memory")
+}

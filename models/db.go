@@ -159,20 +159,30 @@ func positiveDuration(v, def time.Duration) time.Duration {
 }
 
 // withStatementTimeout adds PostgreSQL's statement_timeout (a run-time
-// parameter pgx passes on) unless the DSN sets one.
+// parameter pgx passes on) and pgx's connect_timeout (5 s, so a database
+// host that silently drops packets fails a connection attempt instead of
+// holding it for the operating system's TCP time-out) unless the DSN sets
+// them.
 func withStatementTimeout(dsn string, d time.Duration) string {
-	if strings.Contains(dsn, "statement_timeout") {
-		return dsn
-	}
 	ms := positiveDuration(d, 10*time.Second).Milliseconds()
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		sep := "?"
-		if strings.Contains(dsn, "?") {
-			sep = "&"
+	for _, p := range []struct{ key, value string }{
+		{"statement_timeout", fmt.Sprint(ms)},
+		{"connect_timeout", "5"},
+	} {
+		if strings.Contains(dsn, p.key) {
+			continue
 		}
-		return fmt.Sprintf("%s%sstatement_timeout=%d", dsn, sep, ms)
+		if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+			sep := "?"
+			if strings.Contains(dsn, "?") {
+				sep = "&"
+			}
+			dsn = dsn + sep + p.key + "=" + p.value
+		} else {
+			dsn = dsn + " " + p.key + "=" + p.value
+		}
 	}
-	return fmt.Sprintf("%s statement_timeout=%d", dsn, ms)
+	return dsn
 }
 
 // sqliteDialector opens the SQLite file at path with WAL and a busy
