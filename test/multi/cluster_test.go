@@ -69,6 +69,9 @@ const (
 type clusterOpts struct {
 	instances int    // 0: 2
 	adminURL  string // the PostgreSQL server; "": the one TestMain shares
+	// rateLimit is the e-mail provider's rate_limit block (YAML, indented
+	// six spaces); "": off.
+	rateLimit string
 }
 
 // cluster is one deployment: a database and the processes serving it.
@@ -96,7 +99,7 @@ func startCluster(t *testing.T, o clusterOpts) *cluster {
 	if o.adminURL == "" {
 		o.adminURL = adminURL
 	}
-	c := newCluster(t, pgtest.NewDatabase(t, o.adminURL))
+	c := newClusterWith(t, pgtest.NewDatabase(t, o.adminURL), o.rateLimit)
 	c.nodes = c.launchAll(o.instances)
 	for _, in := range c.nodes {
 		in.waitReady(t)
@@ -107,6 +110,12 @@ func startCluster(t *testing.T, o clusterOpts) *cluster {
 // newCluster prepares everything but the latchkey processes: the proxy, the
 // SMTP catcher, the IdP and the config file, for the database at dbURL.
 func newCluster(t *testing.T, dbURL string) *cluster {
+	t.Helper()
+	return newClusterWith(t, dbURL, "")
+}
+
+// newClusterWith is newCluster with the e-mail provider's rate_limit block.
+func newClusterWith(t *testing.T, dbURL, rateLimit string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, dir: t.TempDir(), dbURL: withPassword(t, dbURL)}
 	c.proxy = &roundRobin{}
@@ -123,8 +132,11 @@ func newCluster(t *testing.T, dbURL string) *cluster {
 	t.Cleanup(func() { _ = idp.Shutdown() })
 	c.idp = idp
 
-	// The rate limits are off: the rounds of the race test all come from
-	// 127.0.0.1, and the limits are not what these tests are about.
+	// The rate limits are off unless a test asks: the rounds of the race
+	// test all come from 127.0.0.1.
+	if rateLimit == "" {
+		rateLimit = "      disabled: true\n"
+	}
 	cfg := fmt.Sprintf(`providers:
   - id: idp
     type: oidc
@@ -137,10 +149,9 @@ func newCluster(t *testing.T, dbURL string) *cluster {
     server: %q
     from: "Sign in <no-reply@example.com>"
     rate_limit:
-      disabled: true
-callbacks:
+%scallbacks:
   expose_user_id: true
-`, idp.Issuer(), idp.Config().ClientID, idp.Config().ClientSecret, c.smtp.URL("smtp", ""))
+`, idp.Issuer(), idp.Config().ClientID, idp.Config().ClientSecret, c.smtp.URL("smtp", ""), rateLimit)
 	c.config = filepath.Join(c.dir, "config.yaml")
 	require.NoError(t, os.WriteFile(c.config, []byte(cfg), 0o600))
 	return c
