@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/random"
+	"github.com/latchkey-auth/latchkey/models/pgtest"
+)
+
+// benchSecret signs the bench instances' cookies; they live for one run.
+const benchSecret = "latchkey-http-bench-secret-0123456789abcdef"
+
+// basePath is latchkey's default base path, kept by SERVICE_URL below.
+const basePath = "/api/auth"
+
+// proc is one server process of the run: the bare handler or a latchkey.
+type proc struct {
+	Name   string
+	Origin string // http://127.0.0.1:PORT
+	cmd    *exec.Cmd
+	logs   *logBuffer
+	done   chan struct{}
+}
+
+// build compiles latchkey (unless bin names a binary already built) and the
+// bare handler into dir.
+func build(dir, bin string) (latchkey, bare string, err error) {
+	latchkey, bare = bin, filepath.Join(dir, "bare")
+	steps := [][]string{{"build", "-o", bare, "./test/bench/bare"}}
+	if latchkey == "" {
+		latchkey = filepath.Join(dir, "latchkey")
+		steps = append(steps, []string{"build", "-trimpath", "-o", latchkey, "."})
+	}
+	for _, args := range steps {
+		cmd := exec.Command("go", args...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return "", "", fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+		}
+	}
+	return latchkey, bare, nil
+}
+
+// startBare starts the bare Echo handler.
+func startBare(bin string) (*proc, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	p, err := spawn("bare", "http://"+addr, exec.Command(bin, "-addr", addr))
+	if err != nil {
+		return nil, err
+	}
+	return p, p.waitReady("/")
+}
+
+// startLatchkey starts latchkey with the session strategy given, its own
+// data folder under dir, e-mail sign-in with links written to the log and
+// no rate limits; dbURL "" means SQLite in the data folder.
+func startLatchkey(bin, dir, name, strategy, dbURL string) (*proc, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	home := filepath.Join(dir, name)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	conf := fmt.Sprintf(`data_dir: %q
+providers:
+  - id: email
+    type: email
+    rate_limit:
+      disabled: true
+session:
+  strategy: %s
+`, filepath.Join(home, "data"), strategy)
+	confPath := filepath.Join(home, "config.yaml")
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
+		return nil, err
+	}
+	origin := "http://127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(bin, "--config", confPath)
+	cmd.Dir = home
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"SERVICE_URL=" + origin + basePath,
+		"AUTH_SECRET=" + benchSecret,
+		"PORT=" + strconv.Itoa(port),
+		"DATABASE_URL=" + dbURL,
+		"LOG_LEVEL=info",
+	}
+	p, err := spawn(name, origin, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.waitReady(basePath + "/csrf")
+}
+
+func spawn(name, origin string, cmd *exec.Cmd) (*proc, error) {
+	p := &proc{Name: name, Origin: origin, cmd: cmd, logs: &logBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.logs, p.logs
+	// Killed with the harness, whatever ends it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+// waitReady waits until path answers 200, failing at once if the process exits.
+func (p *proc) waitReady(path string) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited (%s) before answering; log:\n%s", p.Name, p.cmd.ProcessState, p.logs)
+		default:
+		}
+		if res, err := client.Get(p.Origin + path); err == nil {
+			_ = res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not answer %s within 30s; log:\n%s", p.Name, path, p.logs)
+}
+
+// stop ends the process: SIGTERM, then SIGKILL after 15 s.
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// mem is the process's resident set now and at its peak, in KiB, from
+// /proc/PID/status (VmRSS, VmHWM).
+func (p *proc) mem() (rss, peak int64) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			peak = n
+		}
+	}
+	return rss, peak
+}
+
+// fds is the number of open file descriptors of the process.
+func (p *proc) fds() int {
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid))
+	return len(ents)
+}
+
+// logBuffer keeps a process's output (it logs little: start-up, sign-in
+// links, problems), at most 4 MiB of it.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.buf.Len() < 4<<20 {
+		l.buf.Write(b)
+	}
+	return len(b), nil
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// problems are the WARN and ERROR lines logged after offset (a length of
+// String() taken earlier), except those of requests whose client had gone
+// ("context canceled": wrk closes its connections mid-request when a run
+// ends).
+func (l *logBuffer) problems(offset int) []string {
+	var out []string
+	for _, line := range strings.Split(l.String()[offset:], "\n") {
+		bad := strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") || strings.Contains(line, "panic")
+		if bad && !strings.Contains(line, "context canceled") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startPostgres starts a throwaway PostgreSQL cluster (models/pgtest, as the
+// tests do; or the server named by LATCHKEY_TEST_POSTGRES_URL) and creates a
+// database for the run. stop drops it and ends the cluster.
+func startPostgres() (dbURL string, stop func(), err error) {
+	srv, stopServer, err := pgtest.Start()
+	if err != nil {
+		return "", nil, fmt.Errorf("PostgreSQL (test/bench/install.sh installs it with BENCH_POSTGRES=1): %w", err)
+	}
+	admin, err := sql.Open("pgx", srv.AdminURL)
+	if err != nil {
+		stopServer()
+		return "", nil, err
+	}
+	name := "bench_" + random.Hex(6)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		_ = admin.Close()
+		stopServer()
+		return "", nil, fmt.Errorf("create database: %w", err)
+	}
+	u, err := url.Parse(srv.AdminURL)
+	if err != nil {
+		_ = admin.Close()
+		stopServer()
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	return u.String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		_ = admin.Close()
+		stopServer()
+	}, nil
+}

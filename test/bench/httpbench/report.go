@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// printReport writes the rounds' table in Markdown, with what is needed to
+// read it: when, which code, which machine, which load.
+func printReport(w io.Writer, o options, targets []*target, res *results) {
+	fmt.Fprintf(w, "\n### latchkey HTTP bench, %s, %s\n\n", res.Start.UTC().Format("2006-01-02 15:04 UTC"), codeUnderTest(o))
+	fmt.Fprintf(w, "%s; %s; load average %s before, %s after.\n", machine(), runtime.Version(), res.LoadStart, res.LoadEnd)
+	fmt.Fprintf(w, "wrk -t%d -c%d -d%s, %d interleaved rounds (%s in all); medians over the rounds. "+
+		"Ratios: each run against the bare run just before it, median over the rounds. "+
+		"Goals (issue): p99 at most %.1f× bare's, req/s as shown. RSS: VmRSS of that latchkey process after the target's last run (peak VmHWM).\n\n",
+		o.Load.Threads, o.Load.Conns, o.Duration, o.Rounds, res.Elapsed.Round(time.Second), p99Goal)
+	fmt.Fprintln(w, "| target | req/s | p99 | req/s ÷ bare | p99 ÷ bare | goal | vs goal | RSS (peak) |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: |")
+	for _, t := range targets {
+		s := summarize(res, t)
+		mem := fmt.Sprintf("%s (%s)", mib(res.RSS[t.Key]), mib(res.Peak[t.Key]))
+		if t.Key == "bare" {
+			fmt.Fprintf(w, "| %s | %s | %s | 100%% | 1.00× | | | %s |\n", t.Name, thousands(s.RPS), ms(s.P99), mem)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %.0f%% | %.2f× | ≥ %.0f%%, p99 ≤ %.1f× | %s | %s |\n",
+			t.Name, thousands(s.RPS), ms(s.P99), 100*s.RPSRatio, s.P99Ratio, 100*t.Goal, p99Goal, verdict(t, s), mem)
+	}
+	for _, t := range targets {
+		if errs := res.SocketErr[t.Key]; len(errs) > 0 {
+			fmt.Fprintf(w, "\n%s: wrk socket errors in %d runs: %s", t.Name, len(errs), strings.Join(errs, "; "))
+		}
+	}
+	fmt.Fprintln(w, "\nThe goals are informational: a MISS does not fail the task.")
+}
+
+// codeUnderTest names the commit measured, or the binary given.
+func codeUnderTest(o options) string {
+	if o.LatchkeyBin != "" {
+		return "binary " + o.LatchkeyBin
+	}
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "commit unknown"
+	}
+	s := "commit " + strings.TrimSpace(string(out))
+	if st, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); len(st) > 0 {
+		s += " + uncommitted changes"
+	}
+	return s
+}
+
+// machine is the CPU count and model.
+func machine() string {
+	model := "unknown CPU"
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d CPUs (%s), shared by wrk and the servers", runtime.NumCPU(), model)
+}
+
+// loadavg is the 1-minute load average.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
+
+func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
+
+// thousands formats n rounded, with thousands separated by commas.
+func thousands(n float64) string {
+	s := fmt.Sprintf("%.0f", n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

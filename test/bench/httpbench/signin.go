@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// target is one URL under load, with the cookies a client sends to it.
+type target struct {
+	Key    string // bare, jwt, database, database-pg, nocookie, csrf
+	Name   string // as printed
+	URL    string
+	Cookie string // the Cookie header, "" for none
+	Proc   *proc  // the process answering
+	Goal   float64
+	check  func(body []byte) error // judges one answer's body (status 200 is checked first)
+}
+
+// p99Goal is the issue's latency goal: p99 at most 1.5 times the bare handler's.
+const p99Goal = 1.5
+
+// verify sends one request as wrk will and checks the answer.
+func (t *target) verify() error {
+	req, err := http.NewRequest(http.MethodGet, t.URL, nil)
+	if err != nil {
+		return err
+	}
+	if t.Cookie != "" {
+		req.Header.Set("Cookie", t.Cookie)
+	}
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.Name, err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: GET %s answered %d: %s", t.Name, t.URL, res.StatusCode, body)
+	}
+	if err := t.check(body); err != nil {
+		return fmt.Errorf("%s: GET %s: %w", t.Name, t.URL, err)
+	}
+	return nil
+}
+
+// emptyObject accepts {} (a signed-out session, the bare handler).
+func emptyObject(body []byte) error {
+	if s := string(bytes.TrimSpace(body)); s != "{}" {
+		return fmt.Errorf("want {}, got %q", s)
+	}
+	return nil
+}
+
+// signedInAs accepts a session object of the user with address addr.
+func signedInAs(addr string) func([]byte) error {
+	return func(body []byte) error {
+		var s struct {
+			User    struct{ Email string }
+			Expires string
+		}
+		if err := json.Unmarshal(body, &s); err != nil {
+			return fmt.Errorf("not a session object: %q", body)
+		}
+		if s.User.Email != addr || s.Expires == "" {
+			return fmt.Errorf("not signed in as %s: %s", addr, body)
+		}
+		return nil
+	}
+}
+
+// csrfToken accepts {"csrfToken": token}: the cookie sent was valid, so
+// latchkey kept its token instead of issuing a new one.
+func csrfToken(token string) func([]byte) error {
+	return func(body []byte) error {
+		var v struct{ CsrfToken string }
+		if err := json.Unmarshal(body, &v); err != nil || v.CsrfToken != token {
+			return fmt.Errorf("want the token of the cookie sent (%s), got %s", token, body)
+		}
+		return nil
+	}
+}
+
+// client is a browser: a cookie jar, redirects not followed.
+type client struct {
+	p    *proc
+	http *http.Client
+}
+
+func newClient(p *proc) *client {
+	jar, _ := cookiejar.New(nil)
+	return &client{p: p, http: &http.Client{
+		Jar:           jar,
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+func (c *client) do(req *http.Request, want int) (*http.Response, []byte, error) {
+	res, err := c.http.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		return res, body, fmt.Errorf("%s %s answered %d, want %d: %s", req.Method, req.URL, res.StatusCode, want, body)
+	}
+	return res, body, nil
+}
+
+// csrf is the first half of the CSRF dance: the cookie lands in the jar,
+// the token is returned.
+func (c *client) csrf() (string, error) {
+	req, _ := http.NewRequest(http.MethodGet, c.p.Origin+basePath+"/csrf", nil)
+	_, body, err := c.do(req, http.StatusOK)
+	if err != nil {
+		return "", err
+	}
+	var v struct{ CsrfToken string }
+	if err := json.Unmarshal(body, &v); err != nil || v.CsrfToken == "" {
+		return "", fmt.Errorf("GET /csrf: no token in %q", body)
+	}
+	return v.CsrfToken, nil
+}
+
+// cookieHeader is what the browser sends to GET /session.
+func (c *client) cookieHeader() string {
+	u, _ := url.Parse(c.p.Origin + basePath + "/session")
+	var parts []string
+	for _, ck := range c.http.Jar.Cookies(u) {
+		parts = append(parts, ck.Name+"="+ck.Value)
+	}
+	return strings.Join(parts, "; ")
+}
+
+var linkRE = regexp.MustCompile(`https?://[^\s"]+/callback/email\?[^\s"]+`)
+
+// signIn signs a browser in on p as addr the way a user does: the CSRF
+// dance, the e-mail form, the link (written to p's log, as there is no SMTP
+// server), opened in the same browser. It returns the browser's cookies.
+func signIn(p *proc, addr string) (string, error) {
+	c := newClient(p)
+	token, err := c.csrf()
+	if err != nil {
+		return "", err
+	}
+	mark := len(p.logs.String())
+	form := url.Values{"csrfToken": {token}, "email": {addr}, "callbackUrl": {p.Origin + "/"}}
+	req, _ := http.NewRequest(http.MethodPost, p.Origin+basePath+"/signin/email", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if _, _, err := c.do(req, http.StatusFound); err != nil {
+		return "", fmt.Errorf("request the link: %w", err)
+	}
+	var link string
+	for deadline := time.Now().Add(10 * time.Second); link == "" && time.Now().Before(deadline); {
+		for _, line := range strings.Split(p.logs.String()[mark:], "\n") {
+			if strings.Contains(line, "to="+addr) {
+				link = linkRE.FindString(line)
+			}
+		}
+		if link == "" {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if link == "" {
+		return "", fmt.Errorf("no sign-in link for %s in the log of %s:\n%s", addr, p.Name, p.logs)
+	}
+	req, _ = http.NewRequest(http.MethodGet, link, nil)
+	res, _, err := c.do(req, http.StatusFound)
+	if err != nil {
+		return "", fmt.Errorf("open the link: %w", err)
+	}
+	if loc := res.Header.Get("Location"); loc != p.Origin+"/" {
+		return "", fmt.Errorf("the link redirected to %q, not the callbackUrl (sign-in failed)", loc)
+	}
+	return c.cookieHeader(), nil
+}
+
+// csrfHolder is a client that has been to GET /csrf once: its cookies and token.
+func csrfHolder(p *proc) (cookie, token string, err error) {
+	c := newClient(p)
+	token, err = c.csrf()
+	return c.cookieHeader(), token, err
+}
