@@ -1,8 +1,9 @@
 // Command httpbench is `go tool task bench:http`: latchkey's hot routes
 // under wrk, side by side with a bare Echo handler answering {}
 // (test/bench/bare), on the same machine and in interleaved rounds (bare,
-// target 1, bare, target 2, ...), so that each target's ratio to the bare
-// handler holds on a noisy, shared machine where absolute figures do not.
+// target 1, bare, target 2, ..., bare), so that each target's ratio to the
+// bare runs on either side of it holds on a noisy, shared machine where
+// absolute figures do not.
 //
 // It builds both binaries, starts latchkey in the jwt and database (SQLite;
 // PostgreSQL too with BENCH_POSTGRES=1) strategies, signs a browser in on

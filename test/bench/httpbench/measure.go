@@ -7,10 +7,17 @@ import (
 	"time"
 )
 
-// pair is one run of a target and the run of the bare handler just before it.
+// pair is one run of a target and the runs of the bare handler just before
+// and just after it.
 type pair struct {
-	Target, Bare wrkResult
+	Target, Before, After wrkResult
 }
+
+// bareRPS and bareP99 are the bare handler's figures around the target's
+// run: the mean of the run before and the run after, which cancels a
+// steady drift of the machine's background load.
+func (p pair) bareRPS() float64 { return (p.Before.RPS + p.After.RPS) / 2 }
+func (p pair) bareP99() float64 { return float64(p.Before.P99+p.After.P99) / 2 }
 
 // results are the interleaved rounds' measurements.
 type results struct {
@@ -26,8 +33,9 @@ type results struct {
 }
 
 // measure warms every target up, then runs the rounds: bare, target 1,
-// bare, target 2, ... so that each target is compared with a bare run made
-// moments before it, under the same background load.
+// bare, target 2, ..., and one bare run to close, so that each target is
+// compared with bare runs made moments before and after it, under the same
+// background load.
 func measure(ctx context.Context, o options, targets []*target) (*results, error) {
 	bare, rest := targets[0], targets[1:]
 	res := &results{Pairs: map[string][]pair{}, RSS: map[string]int64{}, Peak: map[string]int64{},
@@ -53,21 +61,27 @@ func measure(ctx context.Context, o options, targets []*target) (*results, error
 			}
 		}
 	}
+	b, err := one(bare, o.Duration)
+	if err != nil {
+		return nil, err
+	}
+	res.Bare = append(res.Bare, b)
 	for round := 1; round <= o.Rounds; round++ {
 		for _, t := range rest {
-			b, err := one(bare, o.Duration)
-			if err != nil {
-				return nil, err
-			}
 			r, err := one(t, o.Duration)
 			if err != nil {
 				return nil, err
 			}
-			res.Pairs[t.Key] = append(res.Pairs[t.Key], pair{Target: r, Bare: b})
-			res.Bare = append(res.Bare, b)
 			res.RSS[t.Key], _ = t.Proc.mem()
-			logf("round %d/%d  %-11s %7.0f req/s  p99 %-9s | bare %7.0f req/s  p99 %-9s | %3.0f%%",
-				round, o.Rounds, t.Key, r.RPS, ms(r.P99), b.RPS, ms(b.P99), 100*r.RPS/b.RPS)
+			before := res.Bare[len(res.Bare)-1]
+			if b, err = one(bare, o.Duration); err != nil {
+				return nil, err
+			}
+			res.Bare = append(res.Bare, b)
+			p := pair{Target: r, Before: before, After: b}
+			res.Pairs[t.Key] = append(res.Pairs[t.Key], p)
+			logf("round %d/%d  %-11s %7.0f req/s  p99 %-9s | bare around it %7.0f req/s  p99 %-9s | %3.0f%%",
+				round, o.Rounds, t.Key, r.RPS, ms(r.P99), p.bareRPS(), ms(time.Duration(p.bareP99())), 100*r.RPS/p.bareRPS())
 		}
 	}
 	res.RSS[bare.Key], _ = bare.Proc.mem()
@@ -82,7 +96,7 @@ func measure(ctx context.Context, o options, targets []*target) (*results, error
 type summary struct {
 	RPS      float64
 	P99      time.Duration
-	RPSRatio float64 // median over rounds of req/s ÷ the bare run's just before
+	RPSRatio float64 // median over rounds of req/s ÷ the bare runs' around it
 	P99Ratio float64 // likewise for p99
 }
 
@@ -97,8 +111,8 @@ func summarize(res *results, t *target) summary {
 	var rps, p99, rr, pr []float64
 	for _, p := range res.Pairs[t.Key] {
 		rps, p99 = append(rps, p.Target.RPS), append(p99, float64(p.Target.P99))
-		rr = append(rr, p.Target.RPS/p.Bare.RPS)
-		pr = append(pr, float64(p.Target.P99)/float64(p.Bare.P99))
+		rr = append(rr, p.Target.RPS/p.bareRPS())
+		pr = append(pr, float64(p.Target.P99)/p.bareP99())
 	}
 	return summary{RPS: median(rps), P99: time.Duration(median(p99)), RPSRatio: median(rr), P99Ratio: median(pr)}
 }

@@ -17,7 +17,7 @@ func printReport(w io.Writer, o options, targets []*target, res *results) {
 	fmt.Fprintf(w, "\n### latchkey HTTP bench, %s, %s\n\n", res.Start.UTC().Format("2006-01-02 15:04 UTC"), codeUnderTest(o))
 	fmt.Fprintf(w, "%s; %s; load average %s before, %s after.\n", machine(), runtime.Version(), res.LoadStart, res.LoadEnd)
 	fmt.Fprintf(w, "wrk -t%d -c%d -d%s, %d interleaved rounds (%s in all); medians over the rounds. "+
-		"Ratios: each run against the bare run just before it, median over the rounds. "+
+		"Ratios: each run against the mean of the bare runs just before and just after it, median over the rounds. "+
 		"Goals (issue): p99 at most %.1f× bare's, req/s as shown. RSS: VmRSS of that latchkey process after the target's last run (peak VmHWM).\n\n",
 		o.Load.Threads, o.Load.Conns, o.Duration, o.Rounds, res.Elapsed.Round(time.Second), p99Goal)
 	fmt.Fprintln(w, "| target | req/s | p99 | req/s ÷ bare | p99 ÷ bare | goal | vs goal | RSS (peak) |")
