@@ -185,10 +185,17 @@ func (p *proc) mem() (rss, peak int64) {
 	return rss, peak
 }
 
-// fds is the number of open file descriptors of the process.
-func (p *proc) fds() int {
-	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid))
-	return len(ents)
+// fds is the number of open file descriptors of the process, and how many
+// of them are sockets (the rest: database files, pipes, ...).
+func (p *proc) fds() (all, sockets int) {
+	dir := fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && strings.HasPrefix(l, "socket:") {
+			sockets++
+		}
+	}
+	return len(ents), sockets
 }
 
 // logBuffer keeps a process's output (it logs little: start-up, sign-in

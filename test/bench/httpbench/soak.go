@@ -11,7 +11,8 @@ import (
 type sample struct {
 	At       time.Duration // since the load started; negative: before it, after the end: after it
 	RSS, HWM int64         // KiB
-	FDs      int
+	FDs      int           // open file descriptors
+	Sockets  int           // of which sockets
 	Phase    string
 }
 
@@ -32,8 +33,9 @@ func soak(ctx context.Context, o options, targets []*target) error {
 	logf("soak: %s for %s, sampling RSS every %s", t.Key, o.Soak, o.SoakEvery)
 	take := func(at time.Duration, phase string) sample {
 		rss, hwm := t.Proc.mem()
-		s := sample{At: at, RSS: rss, HWM: hwm, FDs: t.Proc.fds(), Phase: phase}
-		logf("soak %-6s %8s  RSS %s  peak %s  fds %d", phase, at.Round(time.Second), mib(s.RSS), mib(s.HWM), s.FDs)
+		s := sample{At: at, RSS: rss, HWM: hwm, Phase: phase}
+		s.FDs, s.Sockets = t.Proc.fds()
+		logf("soak %-6s %8s  RSS %s  peak %s  fds %d (sockets %d)", phase, at.Round(time.Second), mib(s.RSS), mib(s.HWM), s.FDs, s.Sockets)
 		return s
 	}
 	samples := []sample{take(0, "before")}
@@ -78,10 +80,10 @@ func printSoak(o options, t *target, samples []sample, r wrkResult) {
 	if r.SocketErr != "" {
 		fmt.Fprintf(w, ", socket errors: %s", r.SocketErr)
 	}
-	fmt.Fprint(w, ".\n\n| time | phase | RSS | peak (VmHWM) | open fds |\n| ---: | --- | ---: | ---: | ---: |\n")
+	fmt.Fprint(w, ".\n\n| time | phase | RSS | peak (VmHWM) | open fds | of which sockets |\n| ---: | --- | ---: | ---: | ---: | ---: |\n")
 	var load []sample
 	for _, s := range samples {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %d |\n", s.At.Round(time.Second), s.Phase, mib(s.RSS), mib(s.HWM), s.FDs)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d |\n", s.At.Round(time.Second), s.Phase, mib(s.RSS), mib(s.HWM), s.FDs, s.Sockets)
 		if s.Phase == "load" {
 			load = append(load, s)
 		}
