@@ -189,17 +189,17 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		if err := afterLoad(targets, marks); err != nil {
-			return err
-		}
 		printReport(os.Stdout, o, targets, res)
+		if err := afterLoad(targets, marks); err != nil {
+			return fmt.Errorf("%w\n(so the figures above are suspect)", err)
+		}
 	}
 	if o.Soak > 0 {
 		if err := soak(ctx, o, targets); err != nil {
 			return err
 		}
 		if err := afterLoad(targets, marks); err != nil {
-			return err
+			return fmt.Errorf("%w\n(so the soak's figures are suspect)", err)
 		}
 	}
 	return nil

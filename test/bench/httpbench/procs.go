@@ -222,13 +222,15 @@ func (l *logBuffer) String() string {
 
 // problems are the WARN and ERROR lines logged after offset (a length of
 // String() taken earlier), except those of requests whose client had gone
-// ("context canceled": wrk closes its connections mid-request when a run
-// ends).
+// (wrk closes its connections mid-request when a run ends, which cancels
+// the request's context: "context canceled", or "operation was canceled"
+// while dialling the database).
 func (l *logBuffer) problems(offset int) []string {
 	var out []string
 	for _, line := range strings.Split(l.String()[offset:], "\n") {
 		bad := strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") || strings.Contains(line, "panic")
-		if bad && !strings.Contains(line, "context canceled") {
+		gone := strings.Contains(line, "context canceled") || strings.Contains(line, "operation was canceled")
+		if bad && !gone {
 			out = append(out, line)
 		}
 	}
