@@ -128,10 +128,18 @@ func (s *Store) Ping(ctx context.Context) error {
 
 func applyPool(db *sql.DB, c Config) {
 	maxOpen, maxIdle, life := c.MaxOpen, c.MaxIdle, c.ConnMaxLifetime
-	if c.Dialect == DialectPostgres {
+	switch c.Dialect {
+	case DialectPostgres:
 		// A budget that several instances can share within PostgreSQL's
 		// default max_connections of 100.
 		maxOpen, maxIdle, life = positive(maxOpen, 20), positive(maxIdle, 10), positiveDuration(life, 30*time.Minute)
+	default:
+		// SQLite runs in this process: connections beyond a few per core
+		// add only page caches, and with Go's default of two idle ones a
+		// burst of requests opens and closes files all the time. Keep a
+		// small, fixed set open.
+		maxOpen = positive(maxOpen, 8)
+		maxIdle = positive(maxIdle, maxOpen)
 	}
 	if maxOpen > 0 {
 		db.SetMaxOpenConns(maxOpen)
