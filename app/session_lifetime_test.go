@@ -48,7 +48,13 @@ func TestSessionAbsoluteLifetime(t *testing.T) {
 				require.NoError(t, err)
 				require.False(t, exp.After(end), "expires %v is past sign-in + absolute_max_age", exp)
 				ck, ok := findCookie(res.Header, "next-auth.session-token")
-				require.True(t, ok)
+				if !ok {
+					// A JWT is not re-issued when that would move nothing: the
+					// cookie the browser holds already expires at the end.
+					require.Equal(t, config.StrategyJWT, strategy, "the database strategy re-sets its cookie")
+					require.True(t, end.Equal(exp), "not re-issued while it could slide: expires %v", exp)
+					return exp, res
+				}
 				require.False(t, ck.Expires.After(end), "cookie Expires %v is past sign-in + absolute_max_age", ck.Expires)
 				return exp, res
 			}

@@ -191,7 +191,7 @@ func TestSessionJWT(t *testing.T) {
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now().Add(30*24*time.Hour), exp, time.Minute)
 	c, ok := findCookie(res.Header, "next-auth.session-token")
-	require.True(t, ok, "the JWT is re-issued on every read")
+	require.True(t, ok, "a token without auth_time (next-auth's encode) is re-issued at once, to carry it")
 	require.NotEmpty(t, c.Value)
 	require.EqualValues(t, 0, e.counts().Sessions, "no database row for jwt sessions")
 
@@ -209,6 +209,39 @@ func TestSessionJWT(t *testing.T) {
 	res = e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+old, nil)
 	require.Equal(t, "{}", strings.TrimSpace(res.body))
 	requireCleared(t, res.Header, "next-auth.session-token")
+}
+
+// TestSessionJWTReissue: GET /session re-issues a JWT at most once per
+// update_age (next-auth v4: on every call), and reports the expiry of the
+// cookie the browser then holds.
+func TestSessionJWTReissue(t *testing.T) {
+	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
+	e := startEnv(t, envOpts{clock: clock, config: func(c *config.Config) {
+		c.Session.Strategy = config.StrategyJWT
+		c.Session.AbsoluteMaxAge = 0 // next-auth's unlimited rolling, so re-issuing moves the expiry
+	}})
+	start := clock.Now()
+	tok := jwtCookie(t, map[string]any{"name": "Jo", "sub": "user-1", "auth_time": start.Unix()}, start)
+	get := func() (time.Time, setCookie, bool) {
+		t.Helper()
+		res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		exp, err := time.Parse(time.RFC3339, res.json(t)["expires"].(string))
+		require.NoError(t, err)
+		c, ok := findCookie(res.Header, "next-auth.session-token")
+		return exp, c, ok
+	}
+
+	clock.Add(time.Hour)
+	exp, _, reissued := get()
+	require.False(t, reissued, "within update_age: no Set-Cookie")
+	require.True(t, start.Add(30*24*time.Hour).Equal(exp), "the token's own expiry: %v", exp)
+
+	clock.Add(24 * time.Hour)
+	exp, c, reissued := get()
+	require.True(t, reissued, "update_age has passed: re-issued")
+	require.True(t, clock.Now().Add(30*24*time.Hour).Equal(exp), "now+max_age: %v", exp)
+	require.True(t, exp.Equal(c.Expires), "the cookie says what the body says")
 }
 
 func TestSessionJWTAuthJS(t *testing.T) {

@@ -21,7 +21,7 @@ func benchDecode(b *testing.B, f Format) {
 func BenchmarkDecodeV4(b *testing.B) { benchDecode(b, V4) }
 func BenchmarkDecodeV5(b *testing.B) { benchDecode(b, V5) }
 
-// GET /session re-encodes on every call too.
+// GET /session re-encodes at most once per update_age (and at sign-in).
 func benchEncode(b *testing.B, f Format) {
 	k := mustKey(b, testSecret, v5Salt, f)
 	claims := sampleClaims()

@@ -21,24 +21,52 @@ var dirOnly = []jose.KeyAlgorithm{jose.DIRECT}
 // required, "zip" and "crit" are refused, base64url must be canonical, and
 // IV and tag lengths must be exact.
 func (k *Key) Decode(token string, now time.Time) (map[string]any, error) {
-	if k == nil || k.encrypter == nil {
-		return nil, invalid("key not initialised with NewKey")
+	claims, _, err := k.DecodePayload(token, now)
+	return claims, err
+}
+
+// DecodePayload is Decode that also returns the payload: the JSON text the
+// claims were read from. SameClaims compares claims with it, so a caller
+// can tell whether re-encoding would change what the token holds.
+//
+// A token carrying exactly the protected header Encode writes for one of
+// the key's encs (the header next-auth and @auth/core write too) skips
+// header parsing: that header is known to be "dir", a permitted enc, the
+// right kid, no "zip" or "crit". Every other header goes through go-jose's
+// parser and the checks below, as before. Either way the AEAD check, the
+// IV and tag lengths and every claims check run.
+func (k *Key) DecodePayload(token string, now time.Time) (map[string]any, string, error) {
+	if k == nil || k.seal == nil {
+		return nil, "", errUninitialised
 	}
 	seg, ok := splitCompact(token)
 	if !ok {
-		return nil, invalid("not a compact dir JWE")
+		return nil, "", errNotCompact
 	}
-	obj, err := jose.ParseEncryptedCompact(token, dirOnly, k.encs)
-	if err != nil {
-		return nil, invalid("malformed or unsupported header")
-	}
-	ck, err := k.contentKeyFor(obj, seg)
-	if err != nil {
-		return nil, err
-	}
-	plaintext, err := obj.Decrypt(ck.raw)
-	if err != nil {
-		return nil, invalid("decryption failed")
+	w := k.work()
+	defer k.done(w)
+	var plaintext []byte
+	if ck := k.ours(seg.header); ck != nil {
+		if len(seg.iv) != encodedLen(ck.ivLen) || len(seg.tag) != encodedLen(ck.tagLen) {
+			return nil, "", errIVOrTag
+		}
+		p, err := ck.open(w, seg)
+		if err != nil {
+			return nil, "", err
+		}
+		plaintext = p
+	} else {
+		obj, err := jose.ParseEncryptedCompact(token, dirOnly, k.encs)
+		if err != nil {
+			return nil, "", errHeader
+		}
+		ck, err := k.contentKeyFor(obj, seg)
+		if err != nil {
+			return nil, "", err
+		}
+		if plaintext, err = obj.Decrypt(ck.raw); err != nil {
+			return nil, "", errDecrypt
+		}
 	}
 	return parseClaims(plaintext, now)
 }
@@ -55,18 +83,17 @@ func (k *Key) contentKeyFor(obj *jose.JSONWebEncryption, seg segments) (*content
 	}
 	enc, _ := h.ExtraHeaders["enc"].(string)
 	var ck *contentKey
-	var ivLen, tagLen int
 	switch jose.ContentEncryption(enc) {
 	case jose.A256GCM:
-		ck, ivLen, tagLen = k.gcm, 12, 16
+		ck = k.gcm
 	case jose.A256CBC_HS512:
-		ck, ivLen, tagLen = k.cbc, 16, 32
+		ck = k.cbc
 	}
 	if ck == nil {
 		return nil, invalid("unsupported enc")
 	}
-	if len(seg.iv) != encodedLen(ivLen) || len(seg.tag) != encodedLen(tagLen) {
-		return nil, invalid("bad iv or tag length")
+	if len(seg.iv) != encodedLen(ck.ivLen) || len(seg.tag) != encodedLen(ck.tagLen) {
+		return nil, errIVOrTag
 	}
 	if ck.kid != "" && !kidMatches(h.KeyID, ck.kid, seg.header) {
 		return nil, invalid("kid mismatch")
@@ -99,35 +126,60 @@ func kidMatches(got, want, header string) bool {
 // nbf <= now+15 and exp > now-15. Unlike jose, exp is required: both
 // libraries always set it, and a token that never expires is not one they
 // would mint.
-func parseClaims(plaintext []byte, now time.Time) (map[string]any, error) {
+//
+// The payload is copied into one string, which it returns; the claims'
+// keys and strings are parts of it (parseObject), or, for the JSON that
+// parser leaves to encoding/json, json.Unmarshal's own.
+func parseClaims(plaintext []byte, now time.Time) (map[string]any, string, error) {
 	if !utf8.Valid(plaintext) {
-		return nil, invalid("payload is not UTF-8")
+		return nil, "", errNotUTF8
 	}
-	var claims map[string]any
-	if err := json.Unmarshal(plaintext, &claims); err != nil || claims == nil {
-		return nil, invalid("payload is not a JSON object")
+	payload := string(plaintext)
+	claims, ok := parseObject(payload)
+	if !ok {
+		claims = nil
+		if err := json.Unmarshal(plaintext, &claims); err != nil || claims == nil {
+			return nil, "", errNotObject
+		}
 	}
 	t := float64(now.Unix())
 	if v, ok := claims["iat"]; ok {
 		if _, num := v.(float64); !num {
-			return nil, invalid("iat is not a number")
+			return nil, "", errIat
 		}
 	}
 	if v, ok := claims["nbf"]; ok {
 		nbf, num := v.(float64)
 		if !num {
-			return nil, invalid("nbf is not a number")
+			return nil, "", errNbf
 		}
 		if nbf > t+clockTolerance {
-			return nil, invalid("not yet valid")
+			return nil, "", errNotYetValid
 		}
 	}
 	exp, num := claims["exp"].(float64)
 	if !num {
-		return nil, invalid("exp missing or not a number")
+		return nil, "", errExp
 	}
 	if exp <= t-clockTolerance {
-		return nil, ErrExpired
+		return nil, "", ErrExpired
 	}
-	return claims, nil
+	return claims, payload, nil
+}
+
+// SameClaims reports whether claims are exactly what payload (from
+// DecodePayload) holds: whether they serialize, as Encode writes them, to
+// payload byte for byte. JSON read back from that text is the same claims,
+// so true means re-encoding would change nothing but iat, exp and jti. It
+// is false for a payload written elsewhere (next-auth's key order, spacing),
+// and for claims holding a value Encode leaves to encoding/json; callers
+// that re-issue on false are then merely doing so once more than needed.
+func (k *Key) SameClaims(claims map[string]any, payload string) bool {
+	if k == nil || claims == nil {
+		return false
+	}
+	w := k.work()
+	defer k.done(w)
+	w.json.buf = w.json.buf[:0]
+	return w.json.appendClaims(claims, nil) && string(w.json.buf) == payload
 }

@@ -51,6 +51,23 @@ func invalid(reason string) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, reason)
 }
 
+// The Decode errors of the common paths, built once: rejecting junk and
+// trying an older rotation secret cost no allocation.
+var (
+	errUninitialised = invalid("key not initialised with NewKey")
+	errNotCompact    = invalid("not a compact dir JWE")
+	errHeader        = invalid("malformed or unsupported header")
+	errIVOrTag       = invalid("bad iv or tag length")
+	errMalformed     = invalid("malformed segment")
+	errDecrypt       = invalid("decryption failed")
+	errNotUTF8       = invalid("payload is not UTF-8")
+	errNotObject     = invalid("payload is not a JSON object")
+	errIat           = invalid("iat is not a number")
+	errNbf           = invalid("nbf is not a number")
+	errNotYetValid   = invalid("not yet valid")
+	errExp           = invalid("exp missing or not a number")
+)
+
 // clockTolerance matches next-auth and @auth/core (jose jwtDecrypt
 // clockTolerance: 15).
 const clockTolerance = 15

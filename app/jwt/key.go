@@ -1,38 +1,58 @@
 package jwt
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash"
+	"sync"
 
 	jose "github.com/go-jose/go-jose/v4"
 )
 
 // Key holds the content-encryption keys derived from one (secret, salt,
-// format). HKDF runs once in NewKey, so Encode and Decode only do the JWE
-// work. A Key is immutable and safe for concurrent use.
+// format), and everything derived from them that Encode and Decode would
+// otherwise rebuild per token: HKDF, the AES key schedules, the GCM tables
+// and the protected headers all happen once, in NewKey. A Key is immutable
+// (its pools aside) and safe for concurrent use.
 type Key struct {
 	format Format
-	// encrypter is built once; go-jose's dir encrypter keeps no per-call
-	// state (the race test exercises concurrent Encode).
-	encrypter jose.Encrypter
+	// seal is the content key Encode uses: gcm for V4, cbc for V5. nil on
+	// a Key not made by NewKey.
+	seal *contentKey
 	// Decryption candidates by "enc". A nil entry means that enc is refused.
 	gcm *contentKey // A256GCM: V4's only enc; accepted by V5 decode like @auth/core
 	cbc *contentKey // A256CBC-HS512: V5 only
-	// encs is the allow-list handed to go-jose's parser.
+	// encs is the allow-list handed to go-jose's parser for the tokens
+	// that do not carry one of our own headers (see Decode).
 	encs []jose.ContentEncryption
+	// scratch holds *work: buffers reused across calls, so a token costs
+	// no allocation beyond its result.
+	scratch sync.Pool
 }
 
-// contentKey is one derived key and the "kid" a token using it must carry,
-// if it carries one. An empty kid means the header kid is not checked (V4,
-// where next-auth ignores it).
+// contentKey is one derived key, the "kid" a token using it must carry, if
+// it carries one (empty: the header kid is not checked: V4, where next-auth
+// ignores it), and its ready-made cipher.
 type contentKey struct {
 	raw []byte
 	kid string
+	// header is the protected header Encode writes with this key, already
+	// base64url-encoded; it is also the AEAD's additional data (aad). A
+	// token whose header segment is exactly this needs no header parsing.
+	header string
+	aad    []byte
+	ivLen  int
+	tagLen int
+	aead   cipher.AEAD  // A256GCM
+	block  cipher.Block // A256CBC-HS512: AES-256 with the key's second half
+	macs   sync.Pool    // A256CBC-HS512: HMAC-SHA-512 keyed with the first half
 }
 
 // NewKey derives the key for one cookie. salt is the cookie name for V5 (and
@@ -53,12 +73,11 @@ func NewKey(secret, salt string, format Format) (*Key, error) {
 		if err != nil {
 			return nil, err
 		}
-		k.gcm = &contentKey{raw: raw}
-		k.encs = []jose.ContentEncryption{jose.A256GCM}
-		k.encrypter, err = newEncrypter(jose.A256GCM, raw, "")
-		if err != nil {
+		if k.gcm, err = newContentKey(jose.A256GCM, raw, ""); err != nil {
 			return nil, err
 		}
+		k.seal = k.gcm
+		k.encs = []jose.ContentEncryption{jose.A256GCM}
 	case V5:
 		if salt == "" {
 			// @auth/core requires it: the salt is the cookie name.
@@ -73,21 +92,69 @@ func NewKey(secret, salt string, format Format) (*Key, error) {
 		if err != nil {
 			return nil, err
 		}
-		k.cbc = &contentKey{raw: cbcRaw, kid: thumbprint(cbcRaw)}
-		k.gcm = &contentKey{raw: gcmRaw, kid: thumbprint(gcmRaw)}
-		k.encs = []jose.ContentEncryption{jose.A256CBC_HS512, jose.A256GCM}
-		k.encrypter, err = newEncrypter(jose.A256CBC_HS512, cbcRaw, k.cbc.kid)
-		if err != nil {
+		if k.cbc, err = newContentKey(jose.A256CBC_HS512, cbcRaw, thumbprint(cbcRaw)); err != nil {
 			return nil, err
 		}
+		if k.gcm, err = newContentKey(jose.A256GCM, gcmRaw, thumbprint(gcmRaw)); err != nil {
+			return nil, err
+		}
+		k.seal = k.cbc
+		k.encs = []jose.ContentEncryption{jose.A256CBC_HS512, jose.A256GCM}
 	default:
 		return nil, fmt.Errorf("jwt: unknown format %d", int(format))
 	}
 	return k, nil
 }
 
+// newContentKey builds the cipher for raw and the header Encode writes:
+// {"alg":"dir","enc":…} plus "kid" when there is one, in that order — the
+// bytes go-jose wrote before (sorted keys) and @auth/core writes
+// (setProtectedHeader({ alg, enc, kid })).
+func newContentKey(enc jose.ContentEncryption, raw []byte, kid string) (*contentKey, error) {
+	h := `{"alg":"dir","enc":"` + string(enc) + `"`
+	if kid != "" {
+		h += `,"kid":"` + kid + `"` // base64url: nothing to escape
+	}
+	h = base64.RawURLEncoding.EncodeToString([]byte(h + "}"))
+	ck := &contentKey{raw: raw, kid: kid, header: h, aad: []byte(h)}
+	switch enc {
+	case jose.A256GCM:
+		block, err := aes.NewCipher(raw)
+		if err != nil {
+			return nil, fmt.Errorf("jwt: cipher: %w", err)
+		}
+		if ck.aead, err = cipher.NewGCM(block); err != nil {
+			return nil, fmt.Errorf("jwt: cipher: %w", err)
+		}
+		ck.ivLen, ck.tagLen = 12, 16
+	case jose.A256CBC_HS512:
+		// RFC 7518 §5.2.2.1: MAC_KEY is the first half, ENC_KEY the second.
+		macKey, encKey := raw[:32], raw[32:]
+		block, err := aes.NewCipher(encKey)
+		if err != nil {
+			return nil, fmt.Errorf("jwt: cipher: %w", err)
+		}
+		ck.block = block
+		ck.macs.New = func() any { return hmac.New(sha512.New, macKey) }
+		ck.ivLen, ck.tagLen = 16, 32
+	default:
+		return nil, fmt.Errorf("jwt: unsupported enc %s", enc)
+	}
+	return ck, nil
+}
+
 // Format reports the dialect the key encodes.
 func (k *Key) Format() Format { return k.format }
+
+// ours returns the content key whose own header is exactly header, or nil.
+func (k *Key) ours(header string) *contentKey {
+	for _, ck := range [...]*contentKey{k.seal, k.gcm, k.cbc} {
+		if ck != nil && header == ck.header {
+			return ck
+		}
+	}
+	return nil
+}
 
 // deriveKey is HKDF-SHA256 as both libraries call it (@panva/hkdf). An empty
 // salt is passed as nil, which RFC 5869 defines as HashLen zero bytes.
@@ -116,12 +183,4 @@ func thumbprint(raw []byte) string {
 	// Members in lexicographic order, no whitespace (RFC 7638 §3).
 	h.Write([]byte(`{"k":"` + base64.RawURLEncoding.EncodeToString(raw) + `","kty":"oct"}`))
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
-}
-
-func newEncrypter(enc jose.ContentEncryption, raw []byte, kid string) (jose.Encrypter, error) {
-	e, err := jose.NewEncrypter(enc, jose.Recipient{Algorithm: jose.DIRECT, Key: raw, KeyID: kid}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("jwt: encrypter: %w", err)
-	}
-	return e, nil
 }

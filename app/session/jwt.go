@@ -55,9 +55,12 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 	}
 	now := j.life.Now()
 	var claims map[string]any
+	var payload string
 	err := jwt.ErrInvalid
-	for _, key := range j.keys {
-		if claims, err = key.Decode(raw, now); !errors.Is(err, jwt.ErrInvalid) {
+	used := 0
+	for i, key := range j.keys {
+		if claims, payload, err = key.DecodePayload(raw, now); !errors.Is(err, jwt.ErrInvalid) {
+			used = i
 			break
 		}
 	}
@@ -72,10 +75,11 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 		return nil, true, nil
 	}
 	s := &Session{
-		Expires:  j.life.capped(signedIn, now.Add(j.life.MaxAge)),
 		SignedIn: signedIn,
 		Claims:   claims,
+		payload:  payload,
 	}
+	s.Expires, s.reissue = j.plan(claims, signedIn, now, used > 0)
 	s.User = User{
 		ID:    claimString(claims, "sub"),
 		Name:  claimPtr(claims, "name", &s.userFields[0]),
@@ -83,6 +87,52 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 		Image: claimPtr(claims, "picture", &s.userFields[2]),
 	}
 	return s, true, nil
+}
+
+// plan decides whether this response re-issues the token whatever the
+// hooks do, and so which expiry GET /session reports: the one the client's
+// cookie will then hold.
+//
+// next-auth v4 re-encodes the token on every GET /session. latchkey does so
+// at most once per update_age, as it extends database sessions: a token
+// issued (iat) at least update_age ago is re-issued when that moves its
+// expiry (with absolute_max_age at its default, the sign-in's end, nothing
+// moves and nothing is re-issued). Re-issued at once, whatever its age, is
+// a token:
+//   - read with an older rotation secret, so it moves to the first one in
+//     this same response (the rotation test and suite rely on it);
+//   - without auth_time (minted by next-auth's encode, or by latchkey before
+//     the absolute lifetime), so it carries the sign-in time from now on;
+//   - without iat, or issued in the future (beyond the clock tolerance), or
+//     whose exp is later than latchkey would write (more than max_age after
+//     iat, or past the absolute end: a longer-lived token from elsewhere, or
+//     a max_age or absolute_max_age shortened since), so the cookie follows
+//     the configured lifetime.
+//
+// A token that is not re-issued keeps its exp, and that is what is reported.
+// Refresh also re-issues, keeping the expiry, when the hooks change the
+// claims.
+func (j *JWT) plan(c map[string]any, signedIn, now time.Time, rotated bool) (time.Time, bool) {
+	next := j.life.capped(signedIn, now.Add(j.life.MaxAge))
+	iat, hasIat := c["iat"].(float64)
+	_, hasAuthTime := c[authTime]
+	if rotated || !hasAuthTime || !hasIat {
+		return next, true
+	}
+	exp := c["exp"].(float64) // Decode requires a number, later than now-15 s
+	if iat > float64(now.Unix()+clockTolerance) || exp > iat+j.life.MaxAge.Seconds() {
+		return next, true
+	}
+	// Both in range now: now-15 s-max_age < iat <= now+15 s, and exp in between.
+	cur := time.Unix(int64(exp), 0)
+	if j.life.capped(signedIn, cur).Before(cur) {
+		return next, true
+	}
+	issued := time.Unix(int64(iat), 0)
+	if !issued.Add(j.life.UpdateAge).After(now) && next.After(cur) {
+		return next, true
+	}
+	return cur, false
 }
 
 // authTime is the claim that carries the sign-in time, in epoch seconds, as
@@ -113,30 +163,41 @@ func signInTime(c map[string]any, now time.Time) (time.Time, bool) {
 // clockTolerance is the decoders' allowance for clocks that disagree.
 const clockTolerance = 15
 
-// Refresh re-encodes the claims with a new exp under the current secret and
-// re-sets the cookie(s), so a token read with an older secret is re-issued
-// under the current one in the same response. The sign-in time is the one
-// Read found, whatever a JWT hook did to the claims in between.
+// Refresh re-issues the token when Read planned it (update_age, rotation,
+// see plan) or when the hooks changed the claims since Read: a POST /session
+// update or a JWT hook returning different claims, detected by value (a hook
+// may edit the map in place), with SameClaims. A change alone keeps the
+// token's expiry: it is no extension. The sign-in time is the one Read
+// found, whatever a JWT hook did to the claims in between. A session that
+// Read did not plan (no payload) is written as a fresh one.
 func (j *JWT) Refresh(_ context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
-	return j.write(w, r, s.Claims, s.SignedIn)
+	if s.payload == "" {
+		return j.write(w, r, s.Claims, s.SignedIn, time.Time{})
+	}
+	if !s.reissue && j.keys[0].SameClaims(s.Claims, s.payload) {
+		return nil
+	}
+	return j.write(w, r, s.Claims, s.SignedIn, s.Expires)
 }
 
 // Create writes a token holding claims, signed in now.
 func (j *JWT) Create(_ context.Context, w http.ResponseWriter, r *http.Request, _ User, claims map[string]any) error {
-	return j.write(w, r, claims, j.life.Now())
+	return j.write(w, r, claims, j.life.Now(), time.Time{})
 }
 
 // write encodes claims (stamping auth_time into them) with exp, and the
-// cookie's Expires, at now+max_age but never past the absolute end.
-func (j *JWT) write(w http.ResponseWriter, r *http.Request, claims map[string]any, signedIn time.Time) error {
+// cookie's Expires, at expires, which the caller has capped at the absolute
+// end; zero means now+max_age, capped.
+func (j *JWT) write(w http.ResponseWriter, r *http.Request, claims map[string]any, signedIn, expires time.Time) error {
 	now := j.life.Now()
 	signedIn = time.Unix(signedIn.Unix(), 0) // whole seconds, as the claim holds it
-	expires := j.life.capped(signedIn, now.Add(j.life.MaxAge))
+	if expires.IsZero() {
+		expires = j.life.capped(signedIn, now.Add(j.life.MaxAge))
+	}
 	if claims == nil {
 		claims = map[string]any{}
 	}
-	// Set only when it differs: the decoded value is usually there already,
-	// and re-setting it would allocate on every GET /session.
+	// Set only when it differs: the decoded value is usually there already.
 	if v, ok := claims[authTime].(float64); !ok || v != float64(signedIn.Unix()) {
 		claims[authTime] = signedIn.Unix()
 	}

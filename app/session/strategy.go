@@ -21,17 +21,24 @@ type User struct {
 type Session struct {
 	User User
 	// Expires is the expiry the client sees: the stored one for database
-	// sessions, now+max_age for JWT sessions (they roll on every read);
-	// never past SignedIn + the absolute max age.
+	// sessions; for JWT sessions the token's exp, or now+max_age when this
+	// response re-issues the token (see JWT.plan); never past SignedIn +
+	// the absolute max age.
 	Expires time.Time
 	// SignedIn is when the user signed in: the row's created_at (database)
 	// or the token's auth_time claim (jwt). Rolling never moves it.
 	SignedIn time.Time
-	// Claims is the decoded token (jwt strategy only). Refresh re-encodes it,
-	// so a JWT hook may change it between Read and Refresh.
+	// Claims is the decoded token (jwt strategy only). A JWT hook may change
+	// it between Read and Refresh, which then re-encodes it.
 	Claims map[string]any
 
 	rowID string // database row id
+	// payload is the JSON the jwt strategy decoded Claims from; Refresh
+	// re-issues the token when the claims no longer serialize to it.
+	payload string
+	// reissue: the jwt strategy re-issues the token whatever the hooks do
+	// (Read decided why; Expires is then the new token's expiry).
+	reissue bool
 	// userFields hold the strings User's name, email and image point to
 	// (jwt): allocated with the Session instead of one by one, since GET
 	// /session reads a session on every page load.

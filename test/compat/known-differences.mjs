@@ -114,6 +114,19 @@ export const KNOWN = [
     reason: "the sign-in page's hidden callbackUrl fields: latchkey puts the resolved absolute URL in every form, including the e-mail form; next-auth v4 echoes the raw query value and leaves it out of the e-mail form. The POST resolves it the same way",
   },
   {
+    id: "jwt-reissued-per-update-age",
+    scenario: /^(GET \/session signed in|POST \/session \(update\) with CSRF)$/,
+    path: /^cookies\.next-auth\.session-token$/,
+    // v4 re-encodes the JWT on every call: one Set-Cookie, a JWE expiring in
+    // max_age (30 days). latchkey sends none for a token issued within
+    // update_age whose claims the hooks left alone (the default hooks ignore
+    // update data).
+    when: (d) =>
+      absent(d.a) && d.b && !Array.isArray(d.b) && d.b.value === "<jwe>" && d.b.expires === "+30d" &&
+      (d.b.maxAge === undefined || d.b.maxAge === 2592000),
+    reason: "latchkey re-issues a JWT session cookie at most once per update_age (as it extends database sessions), at once when it was read with an older secret or the hooks changed its claims; next-auth v4 re-encodes and re-sets it on every GET and POST /session. The body's expires is the cookie's real expiry either way; no client reads the Set-Cookie",
+  },
+  {
     id: "pages-no-store",
     scenario: /^GET \//,
     path: /^headers\.cache-control$/,

@@ -1,0 +1,225 @@
+package jwt
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The writer half of claims.go: exactly json.Encoder's bytes (HTML escaping
+// off, sorted keys) for the value types claims hold.
+
+// stamp is what Encode sets on every token, in place of the caller's values.
+type stamp struct {
+	iat, exp int64
+	jti      [36]byte
+}
+
+// jsonWriter appends JSON to buf; keys is scratch for sorting map keys, used
+// as a stack by nested maps so that writing needs no allocation once warm.
+type jsonWriter struct {
+	buf  []byte
+	keys []string
+}
+
+// appendClaims writes claims as json.Encoder with SetEscapeHTML(false) would
+// (without its trailing newline), with st's iat, exp and jti in place of any
+// the claims hold when st is not nil. ok is false for a value it does not
+// write (the caller falls back to encoding/json).
+func (w *jsonWriter) appendClaims(claims map[string]any, st *stamp) bool {
+	if claims == nil && st == nil {
+		w.buf = append(w.buf, "null"...)
+		return true
+	}
+	start := len(w.keys)
+	defer func() { w.keys = w.keys[:start] }()
+	for k := range claims {
+		if st != nil && (k == "iat" || k == "exp" || k == "jti") {
+			continue
+		}
+		w.keys = append(w.keys, k)
+	}
+	if st != nil {
+		w.keys = append(w.keys, "iat", "exp", "jti")
+	}
+	end := len(w.keys)
+	slices.Sort(w.keys[start:end])
+	w.buf = append(w.buf, '{')
+	for i := start; i < end; i++ {
+		if i > start {
+			w.buf = append(w.buf, ',')
+		}
+		k := w.keys[i]
+		w.buf = appendString(w.buf, k)
+		w.buf = append(w.buf, ':')
+		switch {
+		case st != nil && k == "iat":
+			w.buf = strconv.AppendInt(w.buf, st.iat, 10)
+		case st != nil && k == "exp":
+			w.buf = strconv.AppendInt(w.buf, st.exp, 10)
+		case st != nil && k == "jti":
+			w.buf = append(append(append(w.buf, '"'), st.jti[:]...), '"')
+		default:
+			if !w.value(claims[k], 1) {
+				return false
+			}
+		}
+	}
+	w.buf = append(w.buf, '}')
+	return true
+}
+
+func (w *jsonWriter) value(v any, depth int) bool {
+	if depth >= maxDepth {
+		return false
+	}
+	switch v := v.(type) {
+	case nil:
+		w.buf = append(w.buf, "null"...)
+	case string:
+		w.buf = appendString(w.buf, v)
+	case *string: // session.DefaultClaims holds the user's *string fields
+		if v == nil {
+			w.buf = append(w.buf, "null"...)
+		} else {
+			w.buf = appendString(w.buf, *v)
+		}
+	case bool:
+		w.buf = strconv.AppendBool(w.buf, v)
+	case float64:
+		b, ok := appendFloat(w.buf, v)
+		if !ok {
+			return false
+		}
+		w.buf = b
+	case int64:
+		w.buf = strconv.AppendInt(w.buf, v, 10)
+	case int:
+		w.buf = strconv.AppendInt(w.buf, int64(v), 10)
+	case map[string]any:
+		if v == nil {
+			w.buf = append(w.buf, "null"...)
+			return true
+		}
+		start := len(w.keys)
+		for k := range v {
+			w.keys = append(w.keys, k)
+		}
+		end := len(w.keys)
+		slices.Sort(w.keys[start:end])
+		w.buf = append(w.buf, '{')
+		for i := start; i < end; i++ {
+			if i > start {
+				w.buf = append(w.buf, ',')
+			}
+			k := w.keys[i] // re-read: a nested map may have grown w.keys
+			w.buf = appendString(w.buf, k)
+			w.buf = append(w.buf, ':')
+			if !w.value(v[k], depth+1) {
+				w.keys = w.keys[:start]
+				return false
+			}
+		}
+		w.keys = w.keys[:start]
+		w.buf = append(w.buf, '}')
+	case []any:
+		if v == nil {
+			w.buf = append(w.buf, "null"...)
+			return true
+		}
+		w.buf = append(w.buf, '[')
+		for i, x := range v {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			if !w.value(x, depth+1) {
+				return false
+			}
+		}
+		w.buf = append(w.buf, ']')
+	default:
+		return false
+	}
+	return true
+}
+
+// appendFloat is encoding/json's float64 encoding (ES6 number to string);
+// NaN and ±Inf, which encoding/json refuses, are declined.
+func appendFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, false
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString is encoding/json's string encoding with HTML escaping off
+// (JSON.stringify does not escape <, > and & either): quote, backslash and
+// control characters escaped, invalid UTF-8 as \ufffd, U+2028 and U+2029
+// escaped.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
