@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -25,34 +26,47 @@ func (a *App) routes() (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
 	e.IPExtractor = clientIP(a.cfg.TrustedProxies)
-	e.Pre(a.securityHeaders)                  // first: every answer, errors included, carries them
-	e.Pre(echo.WrapMiddleware(cookies.Track)) // indexes Set-Cookie lines: replacing one is O(1)
-	e.Pre(a.rejectOptions)
-	e.Use(a.logRequests, middleware.Recover())
+	// One middleware for every answer, routing misses and errors included:
+	// echo re-applies each Pre and Use middleware on every request (a
+	// closure each), so the frame does the work of five in one.
+	e.Use(a.frame)
 
 	g := e.Group(a.base.Path)
+	// Route middleware and Recover are composed here, once: given to echo
+	// as route middleware they too would be re-applied on every request.
+	// Recover wraps them all, as it did as a Use middleware.
+	recoverPanics := middleware.Recover()
+	route := func(h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
+		for i := len(mw) - 1; i >= 0; i-- {
+			h = mw[i](h)
+		}
+		return recoverPanics(h)
+	}
+	get := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+		g.GET(path, route(h, mw...))
+	}
 	checked := map[string]bool{}
 	post := func(path string, h, onMismatch action, mw ...echo.MiddlewareFunc) {
-		g.POST(path, a.withCSRF(h, onMismatch), mw...)
+		g.POST(path, route(a.withCSRF(h, onMismatch), mw...))
 		checked[a.base.Path+path] = true
 	}
-	g.GET("/csrf", a.withRequest(a.getCSRF))
-	g.GET("/providers", a.getProviders) // next-auth sets no cookies here
-	g.GET("/session", a.withRequest(a.getSession))
+	get("/csrf", a.withRequest(a.getCSRF))
+	get("/providers", a.getProviders) // next-auth sets no cookies here
+	get("/session", a.withRequest(a.getSession))
 	post("/session", a.postSession, a.emptySessionBadRequest)
-	g.GET("/signin", a.withRequest(a.getSignIn))
-	g.GET("/signin/:provider", a.withRequest(a.getSignIn)) // v4 quirk: the provider segment is ignored
+	get("/signin", a.withRequest(a.getSignIn))
+	get("/signin/:provider", a.withRequest(a.getSignIn)) // v4 quirk: the provider segment is ignored
 	post("/signin/:provider", a.postSignIn, a.retryPage("/signin"))
-	g.GET("/callback/:provider", a.withRequest(a.callback), a.knownProvider)
+	get("/callback/:provider", a.withRequest(a.callback), a.knownProvider)
 	post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
-	g.GET("/signout", a.withRequest(a.getSignOut))
+	get("/signout", a.withRequest(a.getSignOut))
 	post("/signout", a.postSignOut, a.retryPage("/signout"))
 	post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))
-	g.GET("/error", a.withRequest(a.getError))
-	g.GET("/verify-request", a.withRequest(a.getVerifyRequest))
-	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
+	get("/error", a.withRequest(a.getError))
+	get("/verify-request", a.withRequest(a.getVerifyRequest))
+	get("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.
-	g.POST("/_log", a.postLog)
+	g.POST("/_log", route(a.postLog))
 	checked[a.base.Path+"/_log"] = true
 
 	for _, r := range e.Routes() {
@@ -122,19 +136,48 @@ func staticHandler() http.Handler {
 	})
 }
 
-// rejectOptions gives OPTIONS under the base path next-auth's 400 "not
-// supported" (via handleError) like every other method but GET and POST;
-// echo would otherwise answer it itself with 204 and an Allow header.
-func (a *App) rejectOptions(next echo.HandlerFunc) echo.HandlerFunc {
+// frame runs around every request, routing misses included:
+//   - the security headers (securityHeaders), first, so every answer,
+//     errors included, carries them;
+//   - the Set-Cookie tracker (cookies.Tracking): replacing a line is O(1);
+//   - OPTIONS under the base path gets next-auth's 400 "not supported"
+//     (via handleError) like every other method but GET and POST; echo
+//     would otherwise answer it itself with 204 and an Allow header;
+//   - a handler's error goes to the error handler here, so the log line
+//     has the final status;
+//   - one debug line per request: method, path (never the query, which can
+//     carry e-mail tokens), status and duration. Its attributes are only
+//     built when debug logging is on.
+func (a *App) frame(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		r := c.Request()
-		if r.Method == http.MethodOptions {
-			if p := r.URL.Path; p == a.base.Path || strings.HasPrefix(p, a.base.Path+"/") {
-				return echo.ErrMethodNotAllowed
-			}
+		res, r := c.Response(), c.Request()
+		a.securityHeaders(res.Header())
+		res.Writer = cookies.Tracking(res.Writer)
+		debug := a.log.Enabled(r.Context(), slog.LevelDebug)
+		var start time.Time
+		if debug {
+			start = time.Now()
 		}
-		return next(c)
+		var err error
+		if r.Method == http.MethodOptions && a.underBase(r.URL.Path) {
+			err = echo.ErrMethodNotAllowed
+		} else {
+			err = next(c)
+		}
+		if err != nil {
+			c.Error(err)
+		}
+		if debug {
+			a.log.Debug("request", "method", r.Method, "path", r.URL.Path,
+				"status", res.Status, "duration", time.Since(start))
+		}
+		return nil
 	}
+}
+
+// underBase reports whether path is the base path or below it.
+func (a *App) underBase(path string) bool {
+	return path == a.base.Path || strings.HasPrefix(path, a.base.Path) && path[len(a.base.Path)] == '/'
 }
 
 // handleError turns routing misses and early failures into next-auth's
@@ -150,7 +193,7 @@ func (a *App) handleError(err error, c echo.Context) {
 		he = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
 	}
 	r := c.Request()
-	underBase := r.URL.Path == a.base.Path || strings.HasPrefix(r.URL.Path, a.base.Path+"/")
+	underBase := a.underBase(r.URL.Path)
 	var status int
 	var body string
 	switch {
@@ -169,19 +212,4 @@ func (a *App) handleError(err error, c echo.Context) {
 		return
 	}
 	_ = c.String(status, body)
-}
-
-// logRequests logs one line per request: method, path (never the query, which
-// can carry e-mail tokens), status and duration.
-func (a *App) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if err != nil {
-			c.Error(err)
-		}
-		a.log.Debug("request", "method", c.Request().Method, "path", c.Request().URL.Path,
-			"status", c.Response().Status, "duration", time.Since(start))
-		return nil
-	}
 }

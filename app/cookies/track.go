@@ -87,3 +87,14 @@ func (t *tracked) describes(lines []string) bool {
 	}
 	return len(lines) == 0 || &lines[0] == t.first
 }
+
+// Tracking is Track for a router that swaps the ResponseWriter itself (an
+// echo middleware sets Response().Writer): one small allocation per response
+// instead of Track's handler closures.
+func Tracking(w http.ResponseWriter) http.ResponseWriter { return &tracked{ResponseWriter: w} }
+
+// indexFrom is the number of Set-Cookie lines from which the tracker keeps
+// its index: below it a scan of the lines is cheaper than the map, and a
+// typical response (a CSRF cookie, a callback URL, a session) never
+// allocates one.
+const indexFrom = 8

@@ -46,7 +46,8 @@ func (w Writer) Set(rw http.ResponseWriter, name, value string, expires time.Tim
 // setOnce adds c, replacing any Set-Cookie for the same name already on this
 // response in its place: a response should set a name at most once (RFC 6265
 // §4.1.1), so a later decision (rotate the CSRF token, replace a session)
-// wins cleanly. Under Track this is constant time; otherwise it scans.
+// wins cleanly. Under Track this is constant time once the response has
+// indexFrom lines; below that, or without Track, it scans.
 func setOnce(rw http.ResponseWriter, c *http.Cookie) {
 	line := c.String()
 	if line == "" {
@@ -57,7 +58,8 @@ func setOnce(rw http.ResponseWriter, c *http.Cookie) {
 	t := trackerOf(rw)
 	var i int
 	var found bool
-	if t != nil {
+	indexed := t != nil && len(lines) >= indexFrom
+	if indexed {
 		i, found = t.find(lines, c.Name)
 	} else {
 		i, found = scan(lines, c.Name)
@@ -69,7 +71,7 @@ func setOnce(rw http.ResponseWriter, c *http.Cookie) {
 		lines = append(lines, line)
 		h["Set-Cookie"] = lines
 	}
-	if t != nil {
+	if indexed {
 		t.put(lines, c.Name, i)
 	}
 }
