@@ -140,11 +140,11 @@ func unreserved(c byte) bool {
 // Read returns a cookie's percent-decoded value; ok is false when the cookie
 // is missing or its encoding is malformed.
 func Read(r *http.Request, name string) (value string, ok bool) {
-	c, err := r.Cookie(name)
-	if err != nil {
+	raw, ok := Value(r, name)
+	if !ok {
 		return "", false
 	}
-	return decode(c.Value)
+	return decode(raw)
 }
 
 func decode(raw string) (string, bool) {

@@ -51,13 +51,13 @@ func HashToken(token string) string {
 }
 
 func (d *Database) token(r *http.Request) (string, bool) {
-	c, err := r.Cookie(d.name)
-	if err != nil {
+	tok, ok := cookies.Value(r, d.name)
+	if !ok {
 		// Chunks (name.0, name.1, ...) left by the jwt strategy count as a
 		// sent but invalid token, so they get cleared as next-auth does.
 		return "", cookies.ReadChunked(r, d.name) != ""
 	}
-	return c.Value, true
+	return tok, true
 }
 
 // Read looks the session up by token hash in one indexed query joined with

@@ -1,0 +1,93 @@
+package cookies
+
+import (
+	"net/http"
+	"net/textproto"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// maxCookies is net/http's default limit on the cookies of one request:
+// beyond it r.Cookie and r.Cookies see none, and so does scan. (The
+// httpcookiemaxnum GODEBUG setting that moves net/http's limit is not
+// followed.)
+const maxCookies = 3000
+
+// scanner walks a request's Cookie headers exactly as net/http's
+// readCookies does (trimming, "name=value" parts, token names, optional
+// double quotes, valid value bytes; anything else skipped) without
+// building an *http.Cookie per cookie: GET /session looks up three or four
+// cookies on every page load, and r.Cookie parses all of them each time.
+type scanner struct {
+	lines []string // Cookie header lines not yet started
+	line  string   // rest of the current line
+}
+
+func newScanner(r *http.Request) scanner {
+	lines := r.Header["Cookie"]
+	n := 0
+	for _, l := range lines {
+		n += strings.Count(l, ";") + 1
+	}
+	if n > maxCookies {
+		return scanner{}
+	}
+	return scanner{lines: lines}
+}
+
+// next returns the next well-formed cookie; ok is false at the end. value
+// is without the quotes, as http.Cookie.Value.
+func (s *scanner) next() (name, value string, ok bool) {
+	for {
+		for s.line == "" {
+			if len(s.lines) == 0 {
+				return "", "", false
+			}
+			s.line = textproto.TrimString(s.lines[0])
+			s.lines = s.lines[1:]
+		}
+		var part string
+		part, s.line, _ = strings.Cut(s.line, ";")
+		part = textproto.TrimString(part)
+		if part == "" {
+			continue
+		}
+		name, raw, _ := strings.Cut(part, "=")
+		name = textproto.TrimString(name)
+		if !httpguts.ValidHeaderFieldName(name) {
+			continue
+		}
+		if value, ok := cookieValue(raw); ok {
+			return name, value, true
+		}
+	}
+}
+
+// cookieValue is net/http's parseCookieValue with double quotes allowed.
+func cookieValue(raw string) (string, bool) {
+	if len(raw) > 1 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		raw = raw[1 : len(raw)-1]
+	}
+	for i := 0; i < len(raw); i++ {
+		if b := raw[i]; b < 0x20 || b >= 0x7f || b == '"' || b == ';' || b == '\\' {
+			return "", false
+		}
+	}
+	return raw, true
+}
+
+// Value is r.Cookie(name).Value without the allocations: the raw (not
+// percent-decoded) value of the first well-formed cookie called name.
+func Value(r *http.Request, name string) (string, bool) {
+	s := newScanner(r)
+	for {
+		n, v, ok := s.next()
+		if !ok {
+			return "", false
+		}
+		if n == name {
+			return v, true
+		}
+	}
+}

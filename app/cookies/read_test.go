@@ -1,0 +1,70 @@
+package cookies_test
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/cookies"
+)
+
+// Value must find what r.Cookie finds, for every Cookie header net/http
+// accepts or skips: it replaces r.Cookie on every request.
+func TestValueMatchesRequestCookie(t *testing.T) {
+	const name = "next-auth.csrf-token"
+	pieces := []string{
+		name, "next-auth.csrf-tokens", "other", "a", "b c", "x\x00", "ä", "(", "",
+		"=", "==", ";", "; ", " ;", ";;", " ", "\t", `"`, `""`, `"v"`, `"v`, `v"`,
+		"v", "%7C", "a|b", `\`, ",", "\x7f", "\x1f", "é", "=v", "=\"q\"",
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func(lines ...string) {
+		r := &http.Request{Header: http.Header{"Cookie": lines}}
+		want, err := r.Cookie(name)
+		got, ok := cookies.Value(r, name)
+		require.Equal(t, err == nil, ok, "%q", lines)
+		if ok {
+			require.Equal(t, want.Value, got, "%q", lines)
+		}
+	}
+	for range 20000 {
+		lines := make([]string, 1+rng.IntN(2))
+		for i := range lines {
+			var b strings.Builder
+			for range rng.IntN(12) {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			lines[i] = b.String()
+		}
+		check(lines...)
+	}
+	check()
+	check(name + `="quoted"`)
+	check("other=1; " + name + "=first; " + name + "=second")
+	check(name+"=bad\\; other=1", name+"=second-line")
+	// net/http's limit: more than 3000 cookies on a request and it has none.
+	many := strings.Repeat("a=1; ", 2999) + name + "=v"
+	check(many)
+	check(many + "; b=2")
+	check(strings.Repeat("a=1; ", 1500), strings.Repeat("a=1; ", 1499)+name+"=v")
+}
+
+// Looking up a cookie allocates nothing.
+func TestValueDoesNotAllocate(t *testing.T) {
+	r := &http.Request{Header: http.Header{"Cookie": {"next-auth.csrf-token=abc%7Cdef; next-auth.callback-url=http%3A%2F%2Flocalhost%3A3000; next-auth.session-token=tok"}}}
+	allocs := testing.AllocsPerRun(100, func() {
+		if v, ok := cookies.Value(r, "next-auth.session-token"); !ok || v != "tok" {
+			t.Fatal(v, ok)
+		}
+		if _, ok := cookies.Value(r, "missing"); ok {
+			t.Fatal("missing")
+		}
+		if cookies.ReadChunked(r, "next-auth.session-token") != "tok" {
+			t.Fatal("chunked")
+		}
+	})
+	require.Zero(t, allocs)
+}
