@@ -41,7 +41,7 @@ func (s Signer) Parse(cookieValue string) (token string, ok bool) {
 		return "", false
 	}
 	for _, secret := range s.secrets {
-		if subtle.ConstantTimeCompare([]byte(sum), []byte(hash(token, secret))) == 1 {
+		if hashIs(sum, token, secret) {
 			return token, true
 		}
 	}
@@ -62,4 +62,22 @@ func Verify(cookieToken, formToken string) bool {
 func hash(token, secret string) string {
 	sum := sha256.Sum256([]byte(token + secret))
 	return hex.EncodeToString(sum[:])
+}
+
+// hashIs reports whether sum is hash(token, secret), comparing in constant
+// time. It runs on every request that carries a CSRF cookie, so it hashes
+// and hex-encodes on the stack instead of allocating hash's strings.
+func hashIs(sum, token, secret string) bool {
+	var buf [2 * maxCookieLen]byte // token is shorter than maxCookieLen; a longer secret makes append allocate
+	sha := sha256.Sum256(append(append(buf[:0], token...), secret...))
+	var want [2 * sha256.Size]byte
+	hex.Encode(want[:], sha[:])
+	if len(sum) != len(want) {
+		return false
+	}
+	var diff byte
+	for i := range want {
+		diff |= sum[i] ^ want[i]
+	}
+	return subtle.ConstantTimeByteEq(diff, 0) == 1
 }
