@@ -87,7 +87,7 @@ func (a *App) retryPage(page string) action {
 
 // emptySessionBadRequest is the CSRF answer of a session update: 400 {}.
 func (a *App) emptySessionBadRequest(c echo.Context, _ *request) error {
-	return c.Blob(http.StatusBadRequest, echo.MIMEApplicationJSON, emptySession)
+	return sendJSON(c, http.StatusBadRequest, emptySession)
 }
 
 // callbackWithoutCSRF: an OAuth callback posted by the IdP (form_post) has

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -53,6 +54,9 @@ type App struct {
 	echo   *echo.Echo
 	server *http.Server
 	csp    cspCache
+	// jsonBuffers hold GET /session's and /csrf's bodies while they are
+	// written (json.go).
+	jsonBuffers sync.Pool
 }
 
 // Options are the dependencies New does not build from the config itself.
@@ -97,6 +101,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
 		hooks:   signin.DefaultHooks(cfg.Callbacks),
 	}
+	a.jsonBuffers.New = newJSONBuffer
 	if a.log == nil {
 		a.log = slog.Default()
 	}
