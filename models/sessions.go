@@ -40,60 +40,73 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 // sessionAndUserSQL is GET /session's only query: one lookup on the unique
 // token_hash index joined with the user's primary key, in the dialect's
 // placeholder style. It reads created_at (the sign-in time) too, so the
-// absolute lifetime costs no second query.
+// absolute lifetime costs no second query, and not the token hash, which
+// the caller has: every column costs the driver a few allocations per
+// query.
 func (s *Store) sessionAndUserSQL() string {
 	placeholder := "?"
 	if s.dialect == DialectPostgres {
 		placeholder = "$1"
 	}
-	return `SELECT s.id, s.token_hash, s.user_id, s.expires, s.created_at, u.name, u.email, u.image
+	return `SELECT s.id, s.user_id, s.expires, s.created_at, u.name, u.email, u.image
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ` + placeholder
 }
 
-// SessionAndUser finds a session and its user in one indexed query. It
-// bypasses GORM's reflection (a prepared statement and a plain Scan) because
-// it runs on every page load of every client.
+// SessionRow is a session and its user as GET /session reads them
+// (ReadSession): values, not pointers, so a caller can reuse one row for
+// every lookup.
+type SessionRow struct {
+	ID, UserID string
+	Expires    time.Time
+	// CreatedAt is the sign-in time. Only a hand edit leaves it NULL; its
+	// Time is then the zero time: the sign-in is unknown, so an absolute
+	// lifetime counts the session as over.
+	CreatedAt          sql.NullTime
+	Name, Email, Image sql.NullString
+}
+
+// ReadSession finds a session and its user in one indexed query and scans
+// them into row. It bypasses GORM's reflection (a prepared statement and a
+// plain Scan) because it runs on every page load of every client.
 //
 // A lookup that meets a connection the server has ended (a database
 // restart or fail-over) is made once more: it is a read, so repeating it is
 // safe, and the client would otherwise take the empty answer for a
 // sign-out. The retry's connection is pinged first (connWatch), so it does
 // not meet another dead one.
-func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
-	row, err := s.sessionAndUser(ctx, tokenHash)
+func (s *Store) ReadSession(ctx context.Context, tokenHash string, row *SessionRow) error {
+	err := s.readSession(ctx, tokenHash, row)
 	if err != nil && connectionLost(err) && ctx.Err() == nil {
 		s.conns.markLost()
-		row, err = s.sessionAndUser(ctx, tokenHash)
+		err = s.readSession(ctx, tokenHash, row)
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("find session: %w", err)
+		return fmt.Errorf("find session: %w", err)
 	}
-	return row, err
+	return err
 }
 
-func (s *Store) sessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
-	var row Session
-	// The nullable columns are scanned into one struct: one allocation
-	// instead of one per column, on the hottest query.
-	n := new(struct {
-		signedIn           sql.NullTime
-		name, email, image sql.NullString
-	})
-	err := s.sessionStmt.QueryRowContext(ctx, tokenHash).Scan(&row.ID, &row.TokenHash, &row.UserID, &row.Expires, &n.signedIn, &n.name, &n.email, &n.image)
+func (s *Store) readSession(ctx context.Context, tokenHash string, row *SessionRow) error {
+	err := s.sessionStmt.QueryRowContext(ctx, tokenHash).Scan(&row.ID, &row.UserID, &row.Expires, &row.CreatedAt, &row.Name, &row.Email, &row.Image)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
+		return ErrNotFound
 	}
-	if err != nil {
+	return err
+}
+
+// SessionAndUser is ReadSession's row as a Session with its User.
+func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
+	var r SessionRow
+	if err := s.ReadSession(ctx, tokenHash, &r); err != nil {
 		return nil, err
 	}
-	// A row without created_at (only a hand edit makes one) keeps the zero
-	// time: its sign-in is unknown, so an absolute lifetime counts it as over.
-	row.CreatedAt = n.signedIn.Time
-	row.User = User{ID: row.UserID, Name: nullable(&n.name), Email: nullable(&n.email), Image: nullable(&n.image)}
-	return &row, nil
+	return &Session{
+		ID: r.ID, TokenHash: tokenHash, UserID: r.UserID, Expires: r.Expires, CreatedAt: r.CreatedAt.Time,
+		User: User{ID: r.UserID, Name: nullable(r.Name), Email: nullable(r.Email), Image: nullable(r.Image)},
+	}, nil
 }
 
-func nullable(s *sql.NullString) *string {
+func nullable(s sql.NullString) *string {
 	if !s.Valid {
 		return nil
 	}

@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
@@ -17,7 +19,7 @@ import (
 // Store is what the database strategy needs from storage.
 type Store interface {
 	CreateSession(ctx context.Context, userID, tokenHash string, signedIn, expires time.Time) error
-	SessionAndUser(ctx context.Context, tokenHash string) (*models.Session, error)
+	ReadSession(ctx context.Context, tokenHash string, row *models.SessionRow) error
 	ExtendSession(ctx context.Context, id string, expires time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
 	DeleteUserSessions(ctx context.Context, userID string) error
@@ -33,11 +35,16 @@ type Database struct {
 	name   string
 	writer cookies.Writer
 	life   Lifetime
+	// rows are the scan targets of Read's lookup, reused: Read copies what
+	// it keeps into the Session it returns.
+	rows sync.Pool
 }
 
 // NewDatabase returns the database strategy using cookie name.
 func NewDatabase(store Store, name string, w cookies.Writer, life Lifetime) *Database {
-	return &Database{store: store, name: name, writer: w, life: life}
+	d := &Database{store: store, name: name, writer: w, life: life}
+	d.rows.New = func() any { return new(models.SessionRow) }
+	return d
 }
 
 // Name implements Strategy.
@@ -47,7 +54,9 @@ func (d *Database) Name() string { return "database" }
 // random bits, so no secret or slow hash is needed.
 func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:]) // one allocation: the string itself
 }
 
 func (d *Database) token(r *http.Request) (string, bool) {
@@ -72,7 +81,10 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	if tok == "" || len(tok) > maxDBTokenLen {
 		return nil, true, nil
 	}
-	row, err := d.store.SessionAndUser(ctx, HashToken(tok))
+	hash := HashToken(tok)
+	row := d.rows.Get().(*models.SessionRow)
+	defer d.rows.Put(row)
+	err := d.store.ReadSession(ctx, hash, row)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, true, nil
 	}
@@ -80,21 +92,35 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 		return nil, true, fmt.Errorf("read database session: %w", err)
 	}
 	now := d.life.Now()
-	if !row.Expires.After(now) || d.life.over(row.CreatedAt, now) {
-		if err := d.store.DeleteSession(ctx, row.TokenHash); err != nil {
+	signedIn := row.CreatedAt.Time
+	if !row.Expires.After(now) || d.life.over(signedIn, now) {
+		if err := d.store.DeleteSession(ctx, hash); err != nil {
 			return nil, true, err
 		}
 		return nil, true, nil
 	}
-	u := row.User
-	return &Session{
-		User: User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image},
+	s := &Session{
+		User: User{ID: row.UserID},
 		// A row stored before absolute_max_age was set or shortened may
 		// expire later than the limit allows; report the limit.
-		Expires:  d.life.capped(row.CreatedAt, row.Expires),
-		SignedIn: row.CreatedAt,
+		Expires:  d.life.capped(signedIn, row.Expires),
+		SignedIn: signedIn,
 		rowID:    row.ID,
-	}, true, nil
+	}
+	// The user's strings live in the Session, not in the reused row.
+	s.User.Name = keep(&s.userFields[0], row.Name)
+	s.User.Email = keep(&s.userFields[1], row.Email)
+	s.User.Image = keep(&s.userFields[2], row.Image)
+	return s, true, nil
+}
+
+// keep stores a nullable column's value in field and points at it.
+func keep(field *string, v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	*field = v.String
+	return field
 }
 
 // Refresh extends the row at most once per update_age, never past the
