@@ -63,6 +63,9 @@ func (a *App) withCSRF(h, onMismatch action) echo.HandlerFunc {
 // answer sends a handler's *signin.Error through fail; other errors go on
 // to echo's error handler.
 func (a *App) answer(c echo.Context, rq *request, err error) error {
+	if err == nil {
+		return nil // before errors.As, whose target would escape on every request
+	}
 	var e *signin.Error
 	if errors.As(err, &e) {
 		return a.fail(c, rq, e)
@@ -72,7 +75,7 @@ func (a *App) answer(c echo.Context, rq *request, err error) error {
 
 func (a *App) initRequest(c echo.Context) (*request, error) {
 	r, w := c.Request(), c.Response()
-	rq := &request{form: url.Values{}}
+	rq := &request{} // form stays nil (reads as empty) unless a body fills it
 	if r.Method == http.MethodPost {
 		if err := a.parseBody(w, r, rq); err != nil {
 			return nil, err
@@ -101,7 +104,7 @@ func (a *App) initRequest(c echo.Context) (*request, error) {
 	// the resolved value changed.
 	stored, hasCookie := cookies.Read(r, a.names.CallbackURL)
 	target := rq.form.Get("callbackUrl")
-	if target == "" {
+	if target == "" && r.URL.RawQuery != "" { // echo parses the query into a map on first use
 		target = c.QueryParam("callbackUrl")
 	}
 	switch {
@@ -138,6 +141,7 @@ func (a *App) parseBody(w http.ResponseWriter, r *http.Request, rq *request) err
 		if err := json.Unmarshal(body, &m); err != nil {
 			return errBadBody
 		}
+		rq.form = url.Values{}
 		for k, v := range m {
 			var s string
 			if json.Unmarshal(v, &s) == nil {
