@@ -43,13 +43,21 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 // absolute lifetime costs no second query, and not the token hash, which
 // the caller has: every column costs the driver a few allocations per
 // query.
+//
+// On SQLite the text columns are read through CAST(... AS TEXT), which
+// changes no value (they hold text or NULL) but makes them expressions,
+// which have no declared type: SQLite reports text columns' declared type
+// as "TEXT", and mattn/go-sqlite3 lower-cases every column's declared type
+// into a new string on every query. The datetime columns keep theirs: the
+// driver parses them by it.
 func (s *Store) sessionAndUserSQL() string {
-	placeholder := "?"
 	if s.dialect == DialectPostgres {
-		placeholder = "$1"
+		return `SELECT s.id, s.user_id, s.expires, s.created_at, u.name, u.email, u.image
+FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`
 	}
-	return `SELECT s.id, s.user_id, s.expires, s.created_at, u.name, u.email, u.image
-FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ` + placeholder
+	return `SELECT CAST(s.id AS TEXT), CAST(s.user_id AS TEXT), s.expires, s.created_at,
+CAST(u.name AS TEXT), CAST(u.email AS TEXT), CAST(u.image AS TEXT)
+FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 }
 
 // SessionRow is a session and its user as GET /session reads them
@@ -63,6 +71,20 @@ type SessionRow struct {
 	// lifetime counts the session as over.
 	CreatedAt          sql.NullTime
 	Name, Email, Image sql.NullString
+
+	// dest are Scan's targets, this row's fields: built once per row
+	// instead of a variadic slice per lookup. self tells a copied row,
+	// whose dest would point into the original, to build its own.
+	dest []any
+	self *SessionRow
+}
+
+func (r *SessionRow) targets() []any {
+	if r.self != r {
+		r.self = r
+		r.dest = []any{&r.ID, &r.UserID, &r.Expires, &r.CreatedAt, &r.Name, &r.Email, &r.Image}
+	}
+	return r.dest
 }
 
 // ReadSession finds a session and its user in one indexed query and scans
@@ -87,7 +109,7 @@ func (s *Store) ReadSession(ctx context.Context, tokenHash string, row *SessionR
 }
 
 func (s *Store) readSession(ctx context.Context, tokenHash string, row *SessionRow) error {
-	err := s.sessionStmt.QueryRowContext(ctx, tokenHash).Scan(&row.ID, &row.UserID, &row.Expires, &row.CreatedAt, &row.Name, &row.Email, &row.Image)
+	err := s.sessionStmt.QueryRowContext(ctx, tokenHash).Scan(row.targets()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -294,6 +295,47 @@ func TestSessionMethods(t *testing.T) {
 		require.NoError(t, s.CreateSession(ctx, other.ID, "o", time.Now(), exp))
 		require.NoError(t, s.DeleteUserSessions(ctx, u.ID))
 		require.EqualValues(t, 1, count(t, s, "sessions"))
+	})
+}
+
+// ReadSession into one reused row (as GET /session does): every lookup
+// overwrites every field, NULLs included, so nothing of the previous
+// user shows through; a copied row scans into itself, not the original.
+func TestReadSessionReusesRow(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		exp := time.Now().Add(time.Hour)
+		full := &User{ID: NewID(), Name: ptr("Full"), Email: ptr("full@example.com"), Image: ptr("https://img.example.com/f.png")}
+		bare := &User{ID: NewID()}
+		require.NoError(t, s.db.Create(full).Error)
+		require.NoError(t, s.db.Create(bare).Error)
+		require.NoError(t, s.CreateSession(ctx, full.ID, "full", time.Now(), exp))
+		require.NoError(t, s.CreateSession(ctx, bare.ID, "bare", time.Now(), exp))
+		require.NoError(t, s.db.Exec("UPDATE sessions SET created_at = NULL WHERE token_hash = ?", "bare").Error)
+
+		var row SessionRow
+		require.NoError(t, s.ReadSession(ctx, "full", &row))
+		require.Equal(t, full.ID, row.UserID)
+		require.Equal(t, sql.NullString{String: "Full", Valid: true}, row.Name)
+		require.Equal(t, sql.NullString{String: "https://img.example.com/f.png", Valid: true}, row.Image)
+		require.True(t, row.CreatedAt.Valid)
+		fullID := row.ID
+
+		require.NoError(t, s.ReadSession(ctx, "bare", &row))
+		require.Equal(t, bare.ID, row.UserID)
+		require.NotEqual(t, fullID, row.ID)
+		require.False(t, row.Name.Valid)
+		require.False(t, row.Email.Valid)
+		require.False(t, row.Image.Valid)
+		require.False(t, row.CreatedAt.Valid)
+		require.True(t, row.CreatedAt.Time.IsZero())
+
+		require.ErrorIs(t, s.ReadSession(ctx, "missing", &row), ErrNotFound)
+
+		copied := row
+		require.NoError(t, s.ReadSession(ctx, "full", &copied))
+		require.Equal(t, full.ID, copied.UserID)
+		require.Equal(t, bare.ID, row.UserID, "the original row is untouched")
 	})
 }
 
