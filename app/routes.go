@@ -26,10 +26,9 @@ func (a *App) routes() (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
 	e.IPExtractor = clientIP(a.cfg.TrustedProxies)
-	// One middleware for every answer, routing misses and errors included:
-	// echo re-applies each Pre and Use middleware on every request (a
-	// closure each), so the frame does the work of five in one.
-	e.Use(a.frame)
+	// No Pre or Use middleware: echo re-applies those on every request (a
+	// closure each). What every answer needs, routing misses and errors
+	// included, is done around echo by serve.
 
 	g := e.Group(a.base.Path)
 	// Route middleware and Recover are composed here, once: given to echo
@@ -136,44 +135,66 @@ func staticHandler() http.Handler {
 	})
 }
 
-// frame runs around every request, routing misses included:
-//   - the security headers (securityHeaders), first, so every answer,
-//     errors included, carries them;
-//   - the Set-Cookie tracker (cookies.Tracking): replacing a line is O(1);
+// serve is the whole service: echo's router with, around it, what every
+// answer needs, routing misses and errors included, allocating nothing per
+// request:
+//   - the security headers (securityHeaders), first, so every answer
+//     carries them;
+//   - the Set-Cookie tracker (cookies.Tracker, pooled): replacing a line
+//     is O(1);
 //   - OPTIONS under the base path gets next-auth's 400 "not supported"
 //     (via handleError) like every other method but GET and POST; echo
 //     would otherwise answer it itself with 204 and an Allow header;
-//   - a handler's error goes to the error handler here, so the log line
-//     has the final status;
-//   - one debug line per request: method, path (never the query, which can
-//     carry e-mail tokens), status and duration. Its attributes are only
-//     built when debug logging is on.
-func (a *App) frame(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		res, r := c.Response(), c.Request()
-		a.securityHeaders(res.Header())
-		res.Writer = cookies.Tracking(res.Writer)
-		debug := a.log.Enabled(r.Context(), slog.LevelDebug)
-		var start time.Time
-		if debug {
-			start = time.Now()
-		}
-		var err error
-		if r.Method == http.MethodOptions && a.underBase(r.URL.Path) {
-			err = echo.ErrMethodNotAllowed
-		} else {
-			err = next(c)
-		}
-		if err != nil {
-			c.Error(err)
-		}
-		if debug {
-			a.log.Debug("request", "method", r.Method, "path", r.URL.Path,
-				"status", res.Status, "duration", time.Since(start))
-		}
-		return nil
+//   - with debug logging on, one line per request: method, path (never
+//     the query, which can carry e-mail tokens), status and duration.
+func (a *App) serve(w http.ResponseWriter, r *http.Request) {
+	a.securityHeaders(w.Header())
+	t := a.trackers.Get().(*cookies.Tracker)
+	t.Reset(w)
+	if a.log.Enabled(r.Context(), slog.LevelDebug) {
+		start := time.Now()
+		lw := &loggedResponse{ResponseWriter: t, status: http.StatusOK}
+		a.route(lw, r)
+		a.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", lw.status, "duration", time.Since(start))
+	} else {
+		a.route(t, r)
 	}
+	t.Reset(nil) // nothing writes to the response once echo returns
+	a.trackers.Put(t)
 }
+
+// route hands a request to echo, or answers OPTIONS under the base path
+// with handleError's 400 (a rare request: a context of its own is fine).
+func (a *App) route(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodOptions && a.underBase(r.URL.Path) {
+		a.handleError(echo.ErrMethodNotAllowed, a.echo.NewContext(r, w))
+		return
+	}
+	a.echo.ServeHTTP(w, r)
+}
+
+// loggedResponse remembers a response's status for the debug log line:
+// the first one written, 200 when the handler writes none (echo's default).
+type loggedResponse struct {
+	http.ResponseWriter
+	status  int
+	written bool
+}
+
+func (l *loggedResponse) WriteHeader(code int) {
+	if !l.written {
+		l.status, l.written = code, true
+	}
+	l.ResponseWriter.WriteHeader(code)
+}
+
+func (l *loggedResponse) Write(b []byte) (int, error) {
+	l.written = true
+	return l.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController and the cookie writer see through.
+func (l *loggedResponse) Unwrap() http.ResponseWriter { return l.ResponseWriter }
 
 // underBase reports whether path is the base path or below it.
 func (a *App) underBase(path string) bool {
