@@ -40,9 +40,10 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 // sessionAndUserSQL is GET /session's only query: one lookup on the unique
 // token_hash index joined with the user's primary key, in the dialect's
 // placeholder style. It reads created_at (the sign-in time) too, so the
-// absolute lifetime costs no second query, and not the token hash, which
-// the caller has: every column costs the driver a few allocations per
-// query.
+// absolute lifetime costs no second query, and neither the token hash,
+// which the caller has, nor the row's id (the session is found, extended
+// and deleted by its token hash): every column costs the driver a few
+// allocations per query.
 //
 // On SQLite the text columns are read through CAST(... AS TEXT), which
 // changes no value (they hold text or NULL) but makes them expressions,
@@ -52,10 +53,10 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 // driver parses them by it.
 func (s *Store) sessionAndUserSQL() string {
 	if s.dialect == DialectPostgres {
-		return `SELECT s.id, s.user_id, s.expires, s.created_at, u.name, u.email, u.image
+		return `SELECT s.user_id, s.expires, s.created_at, u.name, u.email, u.image
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`
 	}
-	return `SELECT CAST(s.id AS TEXT), CAST(s.user_id AS TEXT), s.expires, s.created_at,
+	return `SELECT CAST(s.user_id AS TEXT), s.expires, s.created_at,
 CAST(u.name AS TEXT), CAST(u.email AS TEXT), CAST(u.image AS TEXT)
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 }
@@ -64,8 +65,8 @@ FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 // (ReadSession): values, not pointers, so a caller can reuse one row for
 // every lookup.
 type SessionRow struct {
-	ID, UserID string
-	Expires    time.Time
+	UserID  string
+	Expires time.Time
 	// CreatedAt is the sign-in time. Only a hand edit leaves it NULL; its
 	// Time is then the zero time: the sign-in is unknown, so an absolute
 	// lifetime counts the session as over.
@@ -82,7 +83,7 @@ type SessionRow struct {
 func (r *SessionRow) targets() []any {
 	if r.self != r {
 		r.self = r
-		r.dest = []any{&r.ID, &r.UserID, &r.Expires, &r.CreatedAt, &r.Name, &r.Email, &r.Image}
+		r.dest = []any{&r.UserID, &r.Expires, &r.CreatedAt, &r.Name, &r.Email, &r.Image}
 	}
 	return r.dest
 }
@@ -108,22 +109,44 @@ func (s *Store) ReadSession(ctx context.Context, tokenHash string, row *SessionR
 	return err
 }
 
+// readSession is QueryRowContext(...).Scan without the *sql.Row it
+// allocates.
+//
+// On SQLite the request's context is not handed to the driver: a
+// cancellable context costs database/sql a goroutine per query and
+// mattn/go-sqlite3 another, with a channel, per row, and a local lookup on
+// a unique index has nothing worth cancelling (in WAL mode a reader does
+// not wait for writers).
 func (s *Store) readSession(ctx context.Context, tokenHash string, row *SessionRow) error {
-	err := s.sessionStmt.QueryRowContext(ctx, tokenHash).Scan(row.targets()...)
-	if errors.Is(err, sql.ErrNoRows) {
+	if s.dialect == DialectSQLite {
+		ctx = context.Background()
+	}
+	rows, err := s.sessionStmt.QueryContext(ctx, tokenHash)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
 		return ErrNotFound
 	}
-	return err
+	if err := rows.Scan(row.targets()...); err != nil {
+		return err
+	}
+	return rows.Close()
 }
 
-// SessionAndUser is ReadSession's row as a Session with its User.
+// SessionAndUser is ReadSession's row as a Session with its User. Its ID
+// is left empty: the lookup does not read it.
 func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
 	var r SessionRow
 	if err := s.ReadSession(ctx, tokenHash, &r); err != nil {
 		return nil, err
 	}
 	return &Session{
-		ID: r.ID, TokenHash: tokenHash, UserID: r.UserID, Expires: r.Expires, CreatedAt: r.CreatedAt.Time,
+		TokenHash: tokenHash, UserID: r.UserID, Expires: r.Expires, CreatedAt: r.CreatedAt.Time,
 		User: User{ID: r.UserID, Name: nullable(r.Name), Email: nullable(r.Email), Image: nullable(r.Image)},
 	}, nil
 }
@@ -135,9 +158,10 @@ func nullable(s sql.NullString) *string {
 	return &s.String
 }
 
-// ExtendSession moves a session's expiry (sliding sessions).
-func (s *Store) ExtendSession(ctx context.Context, id string, expires time.Time) error {
-	err := s.db.WithContext(ctx).Model(&Session{}).Where("id = ?", id).Update("expires", dbTime(expires)).Error
+// ExtendSession moves the expiry of the session stored under tokenHash
+// (sliding sessions).
+func (s *Store) ExtendSession(ctx context.Context, tokenHash string, expires time.Time) error {
+	err := s.db.WithContext(ctx).Model(&Session{}).Where("token_hash = ?", tokenHash).Update("expires", dbTime(expires)).Error
 	if err != nil {
 		return fmt.Errorf("extend session: %w", err)
 	}

@@ -20,7 +20,7 @@ import (
 type Store interface {
 	CreateSession(ctx context.Context, userID, tokenHash string, signedIn, expires time.Time) error
 	ReadSession(ctx context.Context, tokenHash string, row *models.SessionRow) error
-	ExtendSession(ctx context.Context, id string, expires time.Time) error
+	ExtendSession(ctx context.Context, tokenHash string, expires time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
 	DeleteUserSessions(ctx context.Context, userID string) error
 }
@@ -106,7 +106,6 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 		// expire later than the limit allows; report the limit.
 		Expires:  d.life.capped(signedIn, row.Expires),
 		SignedIn: signedIn,
-		rowID:    row.ID,
 	}
 	// The user's strings live in the Session, not in the reused row.
 	s.User.Name = keep(&s.userFields[0], row.Name)
@@ -130,12 +129,12 @@ func keep(field *string, v sql.NullString) *string {
 func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
 	now := d.life.Now()
 	newExpiry := d.life.capped(s.SignedIn, now.Add(d.life.MaxAge))
+	tok, _ := d.token(r)
 	if !s.Expires.Add(-d.life.MaxAge).Add(d.life.UpdateAge).After(now) && newExpiry.After(s.Expires) {
-		if err := d.store.ExtendSession(ctx, s.rowID, newExpiry); err != nil {
+		if err := d.store.ExtendSession(ctx, HashToken(tok), newExpiry); err != nil {
 			return err
 		}
 	}
-	tok, _ := d.token(r)
 	d.writer.Set(w, d.name, tok, newExpiry, 0)
 	return nil
 }

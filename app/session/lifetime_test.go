@@ -113,7 +113,7 @@ type unknownSignIn struct {
 }
 
 func (u *unknownSignIn) ReadSession(_ context.Context, _ string, row *models.SessionRow) error {
-	*row = models.SessionRow{ID: "row", UserID: "u", Expires: time.Now().Add(time.Hour)}
+	*row = models.SessionRow{UserID: "u", Expires: time.Now().Add(time.Hour)}
 	return nil
 }
 

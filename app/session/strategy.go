@@ -31,9 +31,8 @@ type Session struct {
 	// so a JWT hook may change it between Read and Refresh.
 	Claims map[string]any
 
-	rowID string // database row id
 	// userFields hold the strings User's name, email and image point to
-	// (jwt): allocated with the Session instead of one by one, since GET
+	// (both strategies): allocated with the Session instead of one by one, since GET
 	// /session reads a session on every page load.
 	userFields [3]string
 }
