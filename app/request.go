@@ -82,11 +82,8 @@ func (a *App) initRequest(c echo.Context) (*request, error) {
 		}
 	}
 
-	if v, ok := cookies.Read(r, a.names.CSRF); ok {
-		rq.csrfToken, ok = a.csrf.Parse(v)
-		if !ok {
-			rq.csrfToken = ""
-		}
+	if tok, sum, found, ok := cookies.ReadCut(r, a.names.CSRF, '|'); ok && found {
+		rq.csrfToken, _ = a.csrf.ParseParts(tok, sum) // "" unless the hash matches
 	}
 	if rq.csrfToken == "" {
 		var value string

@@ -91,3 +91,59 @@ func Value(r *http.Request, name string) (string, bool) {
 		}
 	}
 }
+
+// ReadCut is Read followed by strings.Cut(value, string(sep)), except that
+// each half is percent-decoded on its own, so a half without escapes is a
+// piece of the Cookie header, not a new string. The CSRF cookie, read on
+// every request, is "token|hash" sent as "token%7Chash": two hex halves
+// and no allocation. ok is false when the cookie is missing or its
+// encoding is malformed, as for Read.
+func ReadCut(r *http.Request, name string, sep byte) (before, after string, found, ok bool) {
+	raw, ok := Value(r, name)
+	if !ok {
+		return "", "", false, false
+	}
+	// Find the first sep of the decoded value: a literal one or an escape
+	// of it. Escapes before it are checked here (decode checks the rest);
+	// an escape is never split.
+	for i := 0; i < len(raw); i++ {
+		switch {
+		case raw[i] == sep:
+			return decodeHalves(raw[:i], raw[i+1:])
+		case raw[i] == '%':
+			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
+				return "", "", false, false
+			}
+			if unhex(raw[i+1])<<4|unhex(raw[i+2]) == sep {
+				return decodeHalves(raw[:i], raw[i+3:])
+			}
+			i += 2
+		}
+	}
+	v, ok := decode(raw)
+	return v, "", false, ok
+}
+
+func decodeHalves(a, b string) (before, after string, found, ok bool) {
+	before, okA := decode(a)
+	after, okB := decode(b)
+	if !okA || !okB {
+		return "", "", false, false
+	}
+	return before, after, true, true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}

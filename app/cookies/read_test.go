@@ -65,6 +65,35 @@ func TestValueDoesNotAllocate(t *testing.T) {
 		if cookies.ReadChunked(r, "next-auth.session-token") != "tok" {
 			t.Fatal("chunked")
 		}
+		if tok, sum, found, ok := cookies.ReadCut(r, "next-auth.csrf-token", '|'); !ok || !found || tok != "abc" || sum != "def" {
+			t.Fatal("csrf", tok, sum, found, ok)
+		}
 	})
 	require.Zero(t, allocs)
+}
+
+// ReadCut is Read followed by strings.Cut, for every raw value: literal
+// and escaped separators, escapes of other bytes, malformed escapes.
+func TestReadCutMatchesReadAndCut(t *testing.T) {
+	const name = "c"
+	pieces := []string{"a", "0f", "|", "%7C", "%7c", "%7", "%", "%zz", "%25", "%257C", "%2F", "%7C%7C", "||", "%C3%A9", "+", "%20"}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(6) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		raw := b.String()
+		r := &http.Request{Header: http.Header{"Cookie": {name + "=" + raw}}}
+		v, okRead := cookies.Read(r, name)
+		before, after, found, ok := cookies.ReadCut(r, name, '|')
+		require.Equal(t, okRead, ok, "%q", raw)
+		if !ok {
+			continue
+		}
+		wantBefore, wantAfter, wantFound := strings.Cut(v, "|")
+		require.Equal(t, []any{wantBefore, wantAfter, wantFound}, []any{before, after, found}, "%q", raw)
+	}
+	_, _, _, ok := cookies.ReadCut(&http.Request{Header: http.Header{}}, name, '|')
+	require.False(t, ok, "no cookie")
 }

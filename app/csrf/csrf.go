@@ -33,11 +33,17 @@ func (s Signer) New() (token, cookieValue string) {
 // Parse returns the token in a (percent-decoded) cookie value when its hash
 // matches; anything else — missing "|", wrong hash, odd length — is !ok.
 func (s Signer) Parse(cookieValue string) (token string, ok bool) {
-	if len(cookieValue) > maxCookieLen {
+	token, sum, found := strings.Cut(cookieValue, "|")
+	if !found {
 		return "", false
 	}
-	token, sum, found := strings.Cut(cookieValue, "|")
-	if !found || token == "" {
+	return s.ParseParts(token, sum)
+}
+
+// ParseParts is Parse for a cookie value already cut at its first "|":
+// the token when sum is its hash.
+func (s Signer) ParseParts(token, sum string) (string, bool) {
+	if len(token)+1+len(sum) > maxCookieLen || token == "" {
 		return "", false
 	}
 	for _, secret := range s.secrets {
