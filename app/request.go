@@ -38,11 +38,17 @@ var (
 type action func(echo.Context, *request) error
 
 // withRequest runs init before h (CSRF cookie, body, callback-url cookie)
-// and turns a sign-in failure h returns into its answer (fail).
+// and turns a sign-in failure h returns into its answer (fail). The
+// request comes from a pool and goes back once answered: nothing keeps it
+// past its request.
 func (a *App) withRequest(h action) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		rq, err := a.initRequest(c)
-		if err != nil {
+		rq := a.requests.Get().(*request)
+		defer func() {
+			*rq = request{}
+			a.requests.Put(rq)
+		}()
+		if err := a.initRequest(c, rq); err != nil {
 			return err
 		}
 		return a.answer(c, rq, h(c, rq))
@@ -73,12 +79,13 @@ func (a *App) answer(c echo.Context, rq *request, err error) error {
 	return err
 }
 
-func (a *App) initRequest(c echo.Context) (*request, error) {
+// initRequest fills rq, a zero request: its form stays nil (reads as
+// empty) unless a body fills it.
+func (a *App) initRequest(c echo.Context, rq *request) error {
 	r, w := c.Request(), c.Response()
-	rq := &request{} // form stays nil (reads as empty) unless a body fills it
 	if r.Method == http.MethodPost {
 		if err := a.parseBody(w, r, rq); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
@@ -115,7 +122,7 @@ func (a *App) initRequest(c echo.Context) (*request, error) {
 	if !hasCookie || stored != rq.callbackURL {
 		a.cookies.Set(w, a.names.CallbackURL, rq.callbackURL, timeZero, 0)
 	}
-	return rq, nil
+	return nil
 }
 
 // parseBody reads a form or JSON body of at most cfg.MaxBodyBytes.

@@ -59,6 +59,7 @@ type App struct {
 	// written (json.go).
 	jsonBuffers sync.Pool
 	trackers    sync.Pool // *cookies.Tracker, one per response in flight (serve)
+	requests    sync.Pool // *request, one per action in flight (withRequest)
 }
 
 // Options are the dependencies New does not build from the config itself.
@@ -105,6 +106,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	}
 	a.jsonBuffers.New = newJSONBuffer
 	a.trackers.New = func() any { return new(cookies.Tracker) }
+	a.requests.New = func() any { return new(request) }
 	if a.log == nil {
 		a.log = slog.Default()
 	}
