@@ -45,19 +45,24 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 // and deleted by its token hash): every column costs the driver a few
 // allocations per query.
 //
-// On SQLite the text columns are read through CAST(... AS TEXT), which
-// changes no value (they hold text or NULL) but makes them expressions,
-// which have no declared type: SQLite reports text columns' declared type
-// as "TEXT", and mattn/go-sqlite3 lower-cases every column's declared type
-// into a new string on every query. The datetime columns keep theirs: the
-// driver parses them by it.
+// On SQLite two more things are shaped for mattn/go-sqlite3, which copies
+// strings out of SQLite on every query:
+//   - the text columns are read through CAST(... AS TEXT), which changes no
+//     value (they hold text or NULL) but makes them expressions, which
+//     have no declared type: SQLite reports a text column's as "TEXT", and
+//     the driver lower-cases each declared type into a new string. The
+//     datetime columns keep theirs: the driver parses them by it;
+//   - every column is named "": database/sql asks for the names on every
+//     query, only to count them, and the driver copies each into a new
+//     string; an empty one is no copy. Scan goes by position, so nothing
+//     reads the names.
 func (s *Store) sessionAndUserSQL() string {
 	if s.dialect == DialectPostgres {
 		return `SELECT s.user_id, s.expires, s.created_at, u.name, u.email, u.image
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`
 	}
-	return `SELECT CAST(s.user_id AS TEXT), s.expires, s.created_at,
-CAST(u.name AS TEXT), CAST(u.email AS TEXT), CAST(u.image AS TEXT)
+	return `SELECT CAST(s.user_id AS TEXT) AS "", s.expires AS "", s.created_at AS "",
+CAST(u.name AS TEXT) AS "", CAST(u.email AS TEXT) AS "", CAST(u.image AS TEXT) AS ""
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 }
 
