@@ -3,6 +3,8 @@ package cookies_test
 import (
 	"math/rand/v2"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,4 +98,54 @@ func TestReadCutMatchesReadAndCut(t *testing.T) {
 	}
 	_, _, _, ok := cookies.ReadCut(&http.Request{Header: http.Header{}}, name, '|')
 	require.False(t, ok, "no cookie")
+}
+
+// readChunkedReference is ReadChunked as it was written on r.Cookies().
+func readChunkedReference(r *http.Request, name string) string {
+	type part struct {
+		n int
+		v string
+	}
+	var parts []part
+	for _, c := range r.Cookies() {
+		rest, ok := strings.CutPrefix(c.Name, name)
+		if !ok {
+			continue
+		}
+		n := -1
+		if rest != "" {
+			digits, ok := strings.CutPrefix(rest, ".")
+			if !ok || digits == "" || len(digits) > 2 || len(digits) > 1 && digits[0] == '0' || strings.Trim(digits, "0123456789") != "" {
+				continue
+			}
+			n, _ = strconv.Atoi(digits)
+			if n > 64 {
+				continue
+			}
+		}
+		parts = append(parts, part{n, c.Value})
+	}
+	sort.SliceStable(parts, func(i, j int) bool { return parts[i].n < parts[j].n })
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.v)
+	}
+	return b.String()
+}
+
+// ReadChunked finds the chunks r.Cookies() finds, in the same order.
+func TestReadChunkedMatchesCookies(t *testing.T) {
+	const name = "s"
+	pieces := []string{"s=a", "s.0=b", "s.1=c", "s.10=d", "s.01=e", "s.65=f", "s.64=g", "s.x=h", "st=i", "s.2=\"q\"", "s.3=bad\\",
+		"s.4=", "t=j", "; ", ";", " ", "s.1=k", "s", "=s"}
+	rng := rand.New(rand.NewPCG(15, 16))
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+			b.WriteString("; ")
+		}
+		r := &http.Request{Header: http.Header{"Cookie": {b.String()}}}
+		require.Equal(t, readChunkedReference(r, name), cookies.ReadChunked(r, name), "%q", b.String())
+	}
 }
