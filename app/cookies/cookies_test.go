@@ -282,7 +282,8 @@ func TestSetLineMatchesHTTPCookie(t *testing.T) {
 	names := []string{"next-auth.session-token", "__Host-authjs.csrf-token", "a.0", "bad name", "", "x;y", "é"}
 	values := []string{"", "v", "a|b", "http://localhost:3000/a b?c=d,e", strings.Repeat("eyJ.", 1000), "\x00\x7f\"\\;", "é😀"}
 	paths := []string{"", "/", "/api/auth", "/a b", "/a;b", "/\x01", "/ä"}
-	times := []time.Time{{}, time.Date(2030, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600)), time.Date(1600, 12, 31, 23, 0, 0, 0, time.UTC), time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC), time.Unix(0, 0)}
+	times := []time.Time{{}, time.Date(2030, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600)), time.Date(1600, 12, 31, 23, 0, 0, 0, time.UTC),
+		time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1601, 1, 1, 0, 30, 0, 0, time.FixedZone("Y", 3600)), time.Unix(0, 0)}
 	ages := []time.Duration{0, -time.Second, time.Millisecond, time.Second, 30 * 24 * time.Hour}
 	for range 3000 {
 		w := cookies.Writer{Secure: rng.IntN(2) == 0, Path: paths[rng.IntN(len(paths))]}

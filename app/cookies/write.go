@@ -47,8 +47,11 @@ func (w Writer) line(name, value string, expires time.Time, maxAge int) string {
 	}
 	if !validPath(path) {
 		// http.Cookie drops the bad bytes, with a log line: let it.
-		c := &http.Cookie{Name: name, Value: Encode(value), Path: path, Expires: expires, MaxAge: maxAge,
+		c := &http.Cookie{Name: name, Value: Encode(value), Path: path, MaxAge: maxAge,
 			HttpOnly: true, Secure: w.Secure, SameSite: http.SameSiteLaxMode}
+		if !expires.IsZero() {
+			c.Expires = expires.UTC()
+		}
 		return c.String()
 	}
 	const (
