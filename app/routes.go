@@ -137,7 +137,7 @@ func staticHandler() http.Handler {
 
 // serve is the whole service: echo's router with, around it, what every
 // answer needs, routing misses and errors included, allocating nothing per
-// request:
+// request unless debug logging is on:
 //   - the security headers (securityHeaders), first, so every answer
 //     carries them;
 //   - the Set-Cookie tracker (cookies.Tracker, pooled): replacing a line
