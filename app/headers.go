@@ -2,12 +2,11 @@ package app
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync/atomic"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
 )
@@ -18,19 +17,45 @@ import (
 // keep latchkey's URLs, whose queries can carry e-mail tokens, out of
 // Referer headers. The Content-Security-Policy is written for the pages
 // (see contentSecurityPolicy) and is harmless on everything else.
-func (a *App) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("Content-Security-Policy", a.contentSecurityPolicy())
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		return next(c)
-	}
+//
+// The values are shared, pre-built slices stored under their canonical
+// keys: Header.Set would allocate a slice per header per response. Nothing
+// may write into a header's value slice in place (net/http's Header methods
+// never do; Add appends past a full slice, which copies).
+func (a *App) securityHeaders(h http.Header) {
+	h["Content-Security-Policy"] = a.cspHeader()
+	h["X-Frame-Options"] = xFrameOptions
+	h["X-Content-Type-Options"] = xContentTypeOptions
+	h["Referrer-Policy"] = referrerPolicy
 }
 
-// cspCache holds the Content-Security-Policy once it can no longer change.
-type cspCache struct{ final atomic.Pointer[string] }
+// The constant security header values, each a full slice (len == cap).
+var (
+	xFrameOptions       = headerValue("DENY")
+	xContentTypeOptions = headerValue("nosniff")
+	referrerPolicy      = headerValue("no-referrer")
+)
+
+// headerValue is a one-value header slice that an append must copy.
+func headerValue(v string) []string { return []string{v}[:1:1] }
+
+// cspCache holds the Content-Security-Policy header value once it can no
+// longer change.
+type cspCache struct{ final atomic.Pointer[[]string] }
+
+// cspHeader is the Content-Security-Policy header value: built once when it
+// is final, on every call until then (OIDC discovery still to run).
+func (a *App) cspHeader() []string {
+	if p := a.csp.final.Load(); p != nil {
+		return *p
+	}
+	p, final := a.contentSecurityPolicy()
+	v := headerValue(p)
+	if final {
+		a.csp.final.Store(&v)
+	}
+	return v
+}
 
 // contentSecurityPolicy allows a page its own stylesheet and favicon and
 // nothing else: no scripts, inline styles, frames, plugins or connections,
@@ -38,17 +63,10 @@ type cspCache struct{ final atomic.Pointer[string] }
 // (clickjacking the sign-in and sign-out buttons). form-action lists every
 // origin a form's POST may end up on through redirects, which Chromium
 // checks hop by hop: see formActionOrigins.
-func (a *App) contentSecurityPolicy() string {
-	if p := a.csp.final.Load(); p != nil {
-		return *p
-	}
+func (a *App) contentSecurityPolicy() (policy string, final bool) {
 	origins, final := a.formActionOrigins()
-	p := "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action " +
-		strings.Join(append([]string{"'self'"}, origins...), " ") + "; frame-ancestors 'none'"
-	if final {
-		a.csp.final.Store(&p)
-	}
-	return p
+	return "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action " +
+		strings.Join(append([]string{"'self'"}, origins...), " ") + "; frame-ancestors 'none'", final
 }
 
 // signInDestinations is how an OAuth client says where its sign-in redirect

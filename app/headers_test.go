@@ -16,6 +16,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email/smtptest"
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // cspDirectives splits a Content-Security-Policy header into its directives,
@@ -241,4 +242,26 @@ func originOf(t *testing.T, raw string) string {
 	u, err := url.Parse(raw)
 	require.NoError(t, err)
 	return u.Scheme + "://" + u.Host
+}
+
+// A handler that panics (here the Session hook) is answered by the error
+// handler with a 500 that still carries the security headers, the request
+// is logged with that status, and the service goes on serving.
+func TestPanicIsAnsweredWithHeaders(t *testing.T) {
+	hooks := &signin.Hooks{Session: func(signin.SessionObject, signin.SessionInput) signin.SessionObject {
+		panic("session hook broke")
+	}}
+	e := startEnv(t, envOpts{hooks: hooks, logs: true})
+	u := e.addUser("Panic", "panic@example.com", "")
+	tok := e.addDBSession(u, time.Now().Add(time.Hour))
+	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
+	require.Equal(t, http.StatusInternalServerError, res.StatusCode)
+	require.Equal(t, "Internal Server Error", res.body)
+	requireFramingHeaders(t, "panic", res)
+	require.Contains(t, e.logs.String(), "session hook broke")
+	require.Regexp(t, `msg=request method=GET path=/api/auth/session status=500 `, e.logs.String())
+
+	res = e.rawDo(http.MethodGet, "/csrf", "", nil)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	requireFramingHeaders(t, "after the panic", res)
 }

@@ -38,11 +38,17 @@ var (
 type action func(echo.Context, *request) error
 
 // withRequest runs init before h (CSRF cookie, body, callback-url cookie)
-// and turns a sign-in failure h returns into its answer (fail).
+// and turns a sign-in failure h returns into its answer (fail). The
+// request comes from a pool and goes back once answered: nothing keeps it
+// past its request.
 func (a *App) withRequest(h action) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		rq, err := a.initRequest(c)
-		if err != nil {
+		rq := a.requests.Get().(*request)
+		defer func() {
+			*rq = request{}
+			a.requests.Put(rq)
+		}()
+		if err := a.initRequest(c, rq); err != nil {
 			return err
 		}
 		return a.answer(c, rq, h(c, rq))
@@ -63,6 +69,9 @@ func (a *App) withCSRF(h, onMismatch action) echo.HandlerFunc {
 // answer sends a handler's *signin.Error through fail; other errors go on
 // to echo's error handler.
 func (a *App) answer(c echo.Context, rq *request, err error) error {
+	if err == nil {
+		return nil // before errors.As, whose target would escape on every request
+	}
 	var e *signin.Error
 	if errors.As(err, &e) {
 		return a.fail(c, rq, e)
@@ -70,20 +79,18 @@ func (a *App) answer(c echo.Context, rq *request, err error) error {
 	return err
 }
 
-func (a *App) initRequest(c echo.Context) (*request, error) {
+// initRequest fills rq, a zero request: its form stays nil (reads as
+// empty) unless a body fills it.
+func (a *App) initRequest(c echo.Context, rq *request) error {
 	r, w := c.Request(), c.Response()
-	rq := &request{form: url.Values{}}
 	if r.Method == http.MethodPost {
 		if err := a.parseBody(w, r, rq); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
-	if v, ok := cookies.Read(r, a.names.CSRF); ok {
-		rq.csrfToken, ok = a.csrf.Parse(v)
-		if !ok {
-			rq.csrfToken = ""
-		}
+	if tok, sum, found, ok := cookies.ReadCut(r, a.names.CSRF, '|'); ok && found {
+		rq.csrfToken, _ = a.csrf.ParseParts(tok, sum) // "" unless the hash matches
 	}
 	if rq.csrfToken == "" {
 		var value string
@@ -101,7 +108,7 @@ func (a *App) initRequest(c echo.Context) (*request, error) {
 	// the resolved value changed.
 	stored, hasCookie := cookies.Read(r, a.names.CallbackURL)
 	target := rq.form.Get("callbackUrl")
-	if target == "" {
+	if target == "" && r.URL.RawQuery != "" { // echo parses the query into a map on first use
 		target = c.QueryParam("callbackUrl")
 	}
 	switch {
@@ -115,7 +122,7 @@ func (a *App) initRequest(c echo.Context) (*request, error) {
 	if !hasCookie || stored != rq.callbackURL {
 		a.cookies.Set(w, a.names.CallbackURL, rq.callbackURL, timeZero, 0)
 	}
-	return rq, nil
+	return nil
 }
 
 // parseBody reads a form or JSON body of at most cfg.MaxBodyBytes.
@@ -138,6 +145,7 @@ func (a *App) parseBody(w http.ResponseWriter, r *http.Request, rq *request) err
 		if err := json.Unmarshal(body, &m); err != nil {
 			return errBadBody
 		}
+		rq.form = url.Values{}
 		for k, v := range m {
 			var s string
 			if json.Unmarshal(v, &s) == nil {

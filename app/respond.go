@@ -32,10 +32,18 @@ func (a *App) sendRedirect(c echo.Context, rq *request, to string) error {
 	}
 }
 
-// noStore marks a response as private and uncacheable, as next-auth does for /csrf and /session.
+// noStore marks a response as private and uncacheable, as next-auth does
+// for /csrf and /session: shared one-value slices under canonical keys, as
+// securityHeaders does, since both routes answer on every page load.
 func noStore(c echo.Context) {
 	h := c.Response().Header()
-	h.Set("Cache-Control", "private, no-cache, no-store")
-	h.Set("Pragma", "no-cache")
-	h.Set("Expires", "0")
+	h["Cache-Control"] = noStoreCacheControl
+	h["Pragma"] = noStorePragma
+	h["Expires"] = noStoreExpires
 }
+
+var (
+	noStoreCacheControl = headerValue("private, no-cache, no-store")
+	noStorePragma       = headerValue("no-cache")
+	noStoreExpires      = headerValue("0")
+)

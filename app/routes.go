@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -25,34 +26,46 @@ func (a *App) routes() (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
 	e.IPExtractor = clientIP(a.cfg.TrustedProxies)
-	e.Pre(a.securityHeaders)                  // first: every answer, errors included, carries them
-	e.Pre(echo.WrapMiddleware(cookies.Track)) // indexes Set-Cookie lines: replacing one is O(1)
-	e.Pre(a.rejectOptions)
-	e.Use(a.logRequests, middleware.Recover())
+	// No Pre or Use middleware: echo re-applies those on every request (a
+	// closure each). What every answer needs, routing misses and errors
+	// included, is done around echo by serve.
 
 	g := e.Group(a.base.Path)
+	// Route middleware and Recover are composed here, once: given to echo
+	// as route middleware they too would be re-applied on every request.
+	// Recover wraps them all, as it did as a Use middleware.
+	recoverPanics := middleware.Recover()
+	route := func(h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
+		for i := len(mw) - 1; i >= 0; i-- {
+			h = mw[i](h)
+		}
+		return recoverPanics(h)
+	}
+	get := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+		g.GET(path, route(h, mw...))
+	}
 	checked := map[string]bool{}
 	post := func(path string, h, onMismatch action, mw ...echo.MiddlewareFunc) {
-		g.POST(path, a.withCSRF(h, onMismatch), mw...)
+		g.POST(path, route(a.withCSRF(h, onMismatch), mw...))
 		checked[a.base.Path+path] = true
 	}
-	g.GET("/csrf", a.withRequest(a.getCSRF))
-	g.GET("/providers", a.getProviders) // next-auth sets no cookies here
-	g.GET("/session", a.withRequest(a.getSession))
+	get("/csrf", a.withRequest(a.getCSRF))
+	get("/providers", a.getProviders) // next-auth sets no cookies here
+	get("/session", a.withRequest(a.getSession))
 	post("/session", a.postSession, a.emptySessionBadRequest)
-	g.GET("/signin", a.withRequest(a.getSignIn))
-	g.GET("/signin/:provider", a.withRequest(a.getSignIn)) // v4 quirk: the provider segment is ignored
+	get("/signin", a.withRequest(a.getSignIn))
+	get("/signin/:provider", a.withRequest(a.getSignIn)) // v4 quirk: the provider segment is ignored
 	post("/signin/:provider", a.postSignIn, a.retryPage("/signin"))
-	g.GET("/callback/:provider", a.withRequest(a.callback), a.knownProvider)
+	get("/callback/:provider", a.withRequest(a.callback), a.knownProvider)
 	post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
-	g.GET("/signout", a.withRequest(a.getSignOut))
+	get("/signout", a.withRequest(a.getSignOut))
 	post("/signout", a.postSignOut, a.retryPage("/signout"))
 	post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))
-	g.GET("/error", a.withRequest(a.getError))
-	g.GET("/verify-request", a.withRequest(a.getVerifyRequest))
-	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
+	get("/error", a.withRequest(a.getError))
+	get("/verify-request", a.withRequest(a.getVerifyRequest))
+	get("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.
-	g.POST("/_log", a.postLog)
+	g.POST("/_log", route(a.postLog))
 	checked[a.base.Path+"/_log"] = true
 
 	for _, r := range e.Routes() {
@@ -73,7 +86,7 @@ func (a *App) retryPage(page string) action {
 
 // emptySessionBadRequest is the CSRF answer of a session update: 400 {}.
 func (a *App) emptySessionBadRequest(c echo.Context, _ *request) error {
-	return c.Blob(http.StatusBadRequest, echo.MIMEApplicationJSON, emptySession)
+	return sendJSON(c, http.StatusBadRequest, emptySession)
 }
 
 // callbackWithoutCSRF: an OAuth callback posted by the IdP (form_post) has
@@ -122,19 +135,70 @@ func staticHandler() http.Handler {
 	})
 }
 
-// rejectOptions gives OPTIONS under the base path next-auth's 400 "not
-// supported" (via handleError) like every other method but GET and POST;
-// echo would otherwise answer it itself with 204 and an Allow header.
-func (a *App) rejectOptions(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		if r.Method == http.MethodOptions {
-			if p := r.URL.Path; p == a.base.Path || strings.HasPrefix(p, a.base.Path+"/") {
-				return echo.ErrMethodNotAllowed
-			}
-		}
-		return next(c)
+// serve is the whole service: echo's router with, around it, what every
+// answer needs, routing misses and errors included, allocating nothing per
+// request unless debug logging is on:
+//   - the security headers (securityHeaders), first, so every answer
+//     carries them;
+//   - the Set-Cookie tracker (cookies.Tracker, pooled): replacing a line
+//     is O(1);
+//   - OPTIONS under the base path gets next-auth's 400 "not supported"
+//     (via handleError) like every other method but GET and POST; echo
+//     would otherwise answer it itself with 204 and an Allow header;
+//   - with debug logging on, one line per request: method, path (never
+//     the query, which can carry e-mail tokens), status and duration.
+func (a *App) serve(w http.ResponseWriter, r *http.Request) {
+	a.securityHeaders(w.Header())
+	t := a.trackers.Get().(*cookies.Tracker)
+	t.Reset(w)
+	if a.log.Enabled(r.Context(), slog.LevelDebug) {
+		start := time.Now()
+		lw := &loggedResponse{ResponseWriter: t, status: http.StatusOK}
+		a.route(lw, r)
+		a.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", lw.status, "duration", time.Since(start))
+	} else {
+		a.route(t, r)
 	}
+	t.Reset(nil) // nothing writes to the response once echo returns
+	a.trackers.Put(t)
+}
+
+// route hands a request to echo, or answers OPTIONS under the base path
+// with handleError's 400 (a rare request: a context of its own is fine).
+func (a *App) route(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodOptions && a.underBase(r.URL.Path) {
+		a.handleError(echo.ErrMethodNotAllowed, a.echo.NewContext(r, w))
+		return
+	}
+	a.echo.ServeHTTP(w, r)
+}
+
+// loggedResponse remembers a response's status for the debug log line:
+// the first one written, 200 when the handler writes none (echo's default).
+type loggedResponse struct {
+	http.ResponseWriter
+	status  int
+	written bool
+}
+
+func (l *loggedResponse) WriteHeader(code int) {
+	if !l.written {
+		l.status, l.written = code, true
+	}
+	l.ResponseWriter.WriteHeader(code)
+}
+
+func (l *loggedResponse) Write(b []byte) (int, error) {
+	l.written = true
+	return l.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController and the cookie writer see through.
+func (l *loggedResponse) Unwrap() http.ResponseWriter { return l.ResponseWriter }
+
+// underBase reports whether path is the base path or below it.
+func (a *App) underBase(path string) bool {
+	return path == a.base.Path || strings.HasPrefix(path, a.base.Path) && path[len(a.base.Path)] == '/'
 }
 
 // handleError turns routing misses and early failures into next-auth's
@@ -150,7 +214,7 @@ func (a *App) handleError(err error, c echo.Context) {
 		he = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
 	}
 	r := c.Request()
-	underBase := r.URL.Path == a.base.Path || strings.HasPrefix(r.URL.Path, a.base.Path+"/")
+	underBase := a.underBase(r.URL.Path)
 	var status int
 	var body string
 	switch {
@@ -169,19 +233,4 @@ func (a *App) handleError(err error, c echo.Context) {
 		return
 	}
 	_ = c.String(status, body)
-}
-
-// logRequests logs one line per request: method, path (never the query, which
-// can carry e-mail tokens), status and duration.
-func (a *App) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if err != nil {
-			c.Error(err)
-		}
-		a.log.Debug("request", "method", c.Request().Method, "path", c.Request().URL.Path,
-			"status", c.Response().Status, "duration", time.Since(start))
-		return nil
-	}
 }

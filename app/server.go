@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -50,9 +51,15 @@ type App struct {
 	emails    map[string]signin.EmailProvider
 	bindings  *linkBindings // e-mail links bound to the browser that asked
 
-	echo   *echo.Echo
-	server *http.Server
-	csp    cspCache
+	echo    *echo.Echo
+	handler http.Handler // serve: echo with what every answer needs around it
+	server  *http.Server
+	csp     cspCache
+	// jsonBuffers hold GET /session's and /csrf's bodies while they are
+	// written (json.go).
+	jsonBuffers sync.Pool
+	trackers    sync.Pool // *cookies.Tracker, one per response in flight (serve)
+	requests    sync.Pool // *request, one per action in flight (withRequest)
 }
 
 // Options are the dependencies New does not build from the config itself.
@@ -97,6 +104,9 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
 		hooks:   signin.DefaultHooks(cfg.Callbacks),
 	}
+	a.jsonBuffers.New = newJSONBuffer
+	a.trackers.New = func() any { return new(cookies.Tracker) }
+	a.requests.New = func() any { return new(request) }
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -149,12 +159,15 @@ func (a *App) build(idpClient *http.Client) error {
 		JWTSessions: a.sessions.Name() == config.StrategyJWT,
 		Log:         a.log,
 	}
-	a.echo, err = a.routes()
-	return err
+	if a.echo, err = a.routes(); err != nil {
+		return err
+	}
+	a.handler = http.HandlerFunc(a.serve)
+	return nil
 }
 
 // Handler is the whole HTTP service, for tests and embedding.
-func (a *App) Handler() http.Handler { return a.echo }
+func (a *App) Handler() http.Handler { return a.handler }
 
 // Base is the parsed public base URL.
 func (a *App) Base() config.Base { return a.base }
@@ -174,7 +187,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 	}
 	l = netutil.LimitListener(l, a.cfg.Server.MaxConnections)
 	a.server = &http.Server{
-		Handler:           a.echo,
+		Handler:           a.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,

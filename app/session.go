@@ -47,19 +47,19 @@ func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.Sess
 	if err != nil {
 		// A storage hiccup is not a sign-out: answer {} but keep the cookie.
 		a.log.Warn("session lookup failed", "err", err)
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, emptySession)
+		return sendJSON(c, http.StatusOK, emptySession)
 	}
 	if s == nil {
 		if sent {
 			a.sessions.Clear(w, r)
 		}
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, emptySession)
+		return sendJSON(c, http.StatusOK, emptySession)
 	}
 	if s.Claims != nil {
 		s.Claims = a.hooks.JWT(s.Claims, jin)
 		if s.Claims == nil { // a JWT hook returning nil ends the session, as in Auth.js
 			a.sessions.Clear(w, r)
-			return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, emptySession)
+			return sendJSON(c, http.StatusOK, emptySession)
 		}
 		s.User = userFromClaims(s.Claims, s.User)
 	}
@@ -71,7 +71,10 @@ func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.Sess
 	if err := a.sessions.Refresh(ctx, w, r, s); err != nil {
 		a.log.Warn("session refresh failed", "err", err)
 	}
-	return c.JSON(http.StatusOK, obj)
+	if !plainJSON(c) {
+		return c.JSON(http.StatusOK, obj)
+	}
+	return a.sendBuilt(c, func(b []byte) []byte { return appendSession(b, obj) })
 }
 
 // userFromClaims reads next-auth's token fields after a JWT hook ran. A

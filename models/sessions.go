@@ -40,69 +40,133 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 // sessionAndUserSQL is GET /session's only query: one lookup on the unique
 // token_hash index joined with the user's primary key, in the dialect's
 // placeholder style. It reads created_at (the sign-in time) too, so the
-// absolute lifetime costs no second query.
+// absolute lifetime costs no second query, and neither the token hash,
+// which the caller has, nor the row's id (the session is found, extended
+// and deleted by its token hash): every column costs the driver a few
+// allocations per query.
+//
+// On SQLite two more things are shaped for mattn/go-sqlite3, which copies
+// strings out of SQLite on every query:
+//   - the text columns are read through CAST(... AS TEXT), which changes no
+//     value (they hold text or NULL) but makes them expressions, which
+//     have no declared type: SQLite reports a text column's as "TEXT", and
+//     the driver lower-cases each declared type into a new string. The
+//     datetime columns keep theirs: the driver parses them by it;
+//   - every column is named "": database/sql asks for the names on every
+//     query, only to count them, and the driver copies each into a new
+//     string; an empty one is no copy. Scan goes by position, so nothing
+//     reads the names.
 func (s *Store) sessionAndUserSQL() string {
-	placeholder := "?"
 	if s.dialect == DialectPostgres {
-		placeholder = "$1"
+		return `SELECT s.user_id, s.expires, s.created_at, u.name, u.email, u.image
+FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`
 	}
-	return `SELECT s.id, s.token_hash, s.user_id, s.expires, s.created_at, u.name, u.email, u.image
-FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ` + placeholder
+	return `SELECT CAST(s.user_id AS TEXT) AS "", s.expires AS "", s.created_at AS "",
+CAST(u.name AS TEXT) AS "", CAST(u.email AS TEXT) AS "", CAST(u.image AS TEXT) AS ""
+FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 }
 
-// SessionAndUser finds a session and its user in one indexed query. It
-// bypasses GORM's reflection (a prepared statement and a plain Scan) because
-// it runs on every page load of every client.
+// SessionRow is a session and its user as GET /session reads them
+// (ReadSession): values, not pointers, so a caller can reuse one row for
+// every lookup.
+type SessionRow struct {
+	UserID  string
+	Expires time.Time
+	// CreatedAt is the sign-in time. Only a hand edit leaves it NULL; its
+	// Time is then the zero time: the sign-in is unknown, so an absolute
+	// lifetime counts the session as over.
+	CreatedAt          sql.NullTime
+	Name, Email, Image sql.NullString
+
+	// dest are Scan's targets, this row's fields: built once per row
+	// instead of a variadic slice per lookup. self tells a copied row,
+	// whose dest would point into the original, to build its own.
+	dest []any
+	self *SessionRow
+}
+
+func (r *SessionRow) targets() []any {
+	if r.self != r {
+		r.self = r
+		r.dest = []any{&r.UserID, &r.Expires, &r.CreatedAt, &r.Name, &r.Email, &r.Image}
+	}
+	return r.dest
+}
+
+// ReadSession finds a session and its user in one indexed query and scans
+// them into row. It bypasses GORM's reflection (a prepared statement and a
+// plain Scan) because it runs on every page load of every client.
 //
 // A lookup that meets a connection the server has ended (a database
 // restart or fail-over) is made once more: it is a read, so repeating it is
 // safe, and the client would otherwise take the empty answer for a
 // sign-out. The retry's connection is pinged first (connWatch), so it does
 // not meet another dead one.
-func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
-	row, err := s.sessionAndUser(ctx, tokenHash)
+func (s *Store) ReadSession(ctx context.Context, tokenHash string, row *SessionRow) error {
+	err := s.readSession(ctx, tokenHash, row)
 	if err != nil && connectionLost(err) && ctx.Err() == nil {
 		s.conns.markLost()
-		row, err = s.sessionAndUser(ctx, tokenHash)
+		err = s.readSession(ctx, tokenHash, row)
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("find session: %w", err)
+		return fmt.Errorf("find session: %w", err)
 	}
-	return row, err
+	return err
 }
 
-func (s *Store) sessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
-	var row Session
-	// The nullable columns are scanned into one struct: one allocation
-	// instead of one per column, on the hottest query.
-	n := new(struct {
-		signedIn           sql.NullTime
-		name, email, image sql.NullString
-	})
-	err := s.sessionStmt.QueryRowContext(ctx, tokenHash).Scan(&row.ID, &row.TokenHash, &row.UserID, &row.Expires, &n.signedIn, &n.name, &n.email, &n.image)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
+// readSession is QueryRowContext(...).Scan without the *sql.Row it
+// allocates.
+//
+// On SQLite the request's context is not handed to the driver: a
+// cancellable context costs database/sql a goroutine per query and
+// mattn/go-sqlite3 another, with a channel, per row, and a local lookup on
+// a unique index has nothing worth cancelling (in WAL mode a reader does
+// not wait for writers).
+func (s *Store) readSession(ctx context.Context, tokenHash string, row *SessionRow) error {
+	if s.dialect == DialectSQLite {
+		ctx = context.Background()
 	}
+	rows, err := s.sessionStmt.QueryContext(ctx, tokenHash)
 	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return ErrNotFound
+	}
+	if err := rows.Scan(row.targets()...); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// SessionAndUser is ReadSession's row as a Session with its User. Its ID
+// is left empty: the lookup does not read it.
+func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session, error) {
+	var r SessionRow
+	if err := s.ReadSession(ctx, tokenHash, &r); err != nil {
 		return nil, err
 	}
-	// A row without created_at (only a hand edit makes one) keeps the zero
-	// time: its sign-in is unknown, so an absolute lifetime counts it as over.
-	row.CreatedAt = n.signedIn.Time
-	row.User = User{ID: row.UserID, Name: nullable(&n.name), Email: nullable(&n.email), Image: nullable(&n.image)}
-	return &row, nil
+	return &Session{
+		TokenHash: tokenHash, UserID: r.UserID, Expires: r.Expires, CreatedAt: r.CreatedAt.Time,
+		User: User{ID: r.UserID, Name: nullable(r.Name), Email: nullable(r.Email), Image: nullable(r.Image)},
+	}, nil
 }
 
-func nullable(s *sql.NullString) *string {
+func nullable(s sql.NullString) *string {
 	if !s.Valid {
 		return nil
 	}
 	return &s.String
 }
 
-// ExtendSession moves a session's expiry (sliding sessions).
-func (s *Store) ExtendSession(ctx context.Context, id string, expires time.Time) error {
-	err := s.db.WithContext(ctx).Model(&Session{}).Where("id = ?", id).Update("expires", dbTime(expires)).Error
+// ExtendSession moves the expiry of the session stored under tokenHash
+// (sliding sessions).
+func (s *Store) ExtendSession(ctx context.Context, tokenHash string, expires time.Time) error {
+	err := s.db.WithContext(ctx).Model(&Session{}).Where("token_hash = ?", tokenHash).Update("expires", dbTime(expires)).Error
 	if err != nil {
 		return fmt.Errorf("extend session: %w", err)
 	}

@@ -29,7 +29,7 @@ func TestTimesRoundTrip(t *testing.T) {
 		require.True(t, want.Equal(rows[0].Expires), "GORM read: %v, want %v", rows[0].Expires, want)
 
 		later := exp.Add(36*time.Hour + 987*time.Nanosecond)
-		require.NoError(t, s.ExtendSession(ctx, row.ID, later))
+		require.NoError(t, s.ExtendSession(ctx, "h", later))
 		row, err = s.SessionAndUser(ctx, "h")
 		require.NoError(t, err)
 		require.True(t, later.Truncate(time.Microsecond).Equal(row.Expires), "extended: %v", row.Expires)

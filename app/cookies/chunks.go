@@ -24,14 +24,31 @@ func ReadChunked(r *http.Request, name string) string {
 		n int
 		v string
 	}
+	// The usual request has one part or none: only a second one allocates.
+	var first part
 	var parts []part
-	for _, c := range r.Cookies() {
-		if n, ok := chunkIndex(c.Name, name); ok {
-			parts = append(parts, part{n, c.Value})
+	found := 0
+	s := newScanner(r)
+	for {
+		cookie, value, ok := s.next()
+		if !ok {
+			break
 		}
+		n, ok := chunkIndex(cookie, name)
+		if !ok {
+			continue
+		}
+		if found++; found == 1 {
+			first = part{n, value}
+			continue
+		}
+		if parts == nil {
+			parts = append(parts, first)
+		}
+		parts = append(parts, part{n, value})
 	}
-	if len(parts) == 1 {
-		return parts[0].v
+	if found <= 1 {
+		return first.v
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i].n < parts[j].n })
 	var b strings.Builder
@@ -71,15 +88,19 @@ func chunkIndex(cookie, name string) (int, bool) {
 func chunkNames(r *http.Request, name string) []string {
 	var seen [maxChunk + 2]bool // by index+1: seen[0] is name itself
 	var names []string
-	for _, c := range r.Cookies() {
-		n, ok := chunkIndex(c.Name, name)
+	s := newScanner(r)
+	for {
+		cookie, _, ok := s.next()
+		if !ok {
+			return names
+		}
+		n, ok := chunkIndex(cookie, name)
 		if !ok || seen[n+1] {
 			continue
 		}
 		seen[n+1] = true
-		names = append(names, c.Name)
+		names = append(names, cookie)
 	}
-	return names
 }
 
 // SetChunked writes value under name, split into name.0, name.1, ... when it

@@ -257,3 +257,52 @@ func TestClearChunked(t *testing.T) {
 	w.ClearChunked(rec, httptest.NewRequest(http.MethodGet, "/", nil), name)
 	require.Equal(t, []string{name + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"}, rec.Header().Values("Set-Cookie"))
 }
+
+// setCookieReference is how Writer built its lines before it wrote them
+// itself: the attributes on an http.Cookie and its String method.
+func setCookieReference(w cookies.Writer, name, value string, expires time.Time, maxAge time.Duration) string {
+	path := w.Path
+	if path == "" {
+		path = "/"
+	}
+	c := &http.Cookie{Name: name, Value: cookies.Encode(value), Path: path, HttpOnly: true, Secure: w.Secure, SameSite: http.SameSiteLaxMode}
+	if !expires.IsZero() {
+		c.Expires = expires.UTC()
+	}
+	if maxAge > 0 {
+		c.MaxAge = int(maxAge / time.Second)
+	}
+	return c.String()
+}
+
+// Writer's lines are byte for byte those of http.Cookie.String, for every
+// mix of attributes, odd names, values, paths, expiries and ages.
+func TestSetLineMatchesHTTPCookie(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	names := []string{"next-auth.session-token", "__Host-authjs.csrf-token", "a.0", "bad name", "", "x;y", "é"}
+	values := []string{"", "v", "a|b", "http://localhost:3000/a b?c=d,e", strings.Repeat("eyJ.", 1000), "\x00\x7f\"\\;", "é😀"}
+	paths := []string{"", "/", "/api/auth", "/a b", "/a;b", "/\x01", "/ä"}
+	times := []time.Time{{}, time.Date(2030, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600)), time.Date(1600, 12, 31, 23, 0, 0, 0, time.UTC),
+		time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1601, 1, 1, 0, 30, 0, 0, time.FixedZone("Y", 3600)), time.Unix(0, 0)}
+	ages := []time.Duration{0, -time.Second, time.Millisecond, time.Second, 30 * 24 * time.Hour}
+	for range 3000 {
+		w := cookies.Writer{Secure: rng.IntN(2) == 0, Path: paths[rng.IntN(len(paths))]}
+		name, value := names[rng.IntN(len(names))], values[rng.IntN(len(values))]
+		exp, age := times[rng.IntN(len(times))], ages[rng.IntN(len(ages))]
+		want := setCookieReference(w, name, value, exp, age)
+		rec := httptest.NewRecorder()
+		w.Set(rec, name, value, exp, age)
+		if want == "" {
+			require.Empty(t, rec.Header()["Set-Cookie"], "%q", name)
+			continue
+		}
+		require.Equal(t, []string{want}, rec.Header()["Set-Cookie"], "%+v %q %q %v %v", w, name, value, exp, age)
+	}
+	for _, secure := range []bool{false, true} {
+		w := cookies.Writer{Secure: secure}
+		rec := httptest.NewRecorder()
+		w.Clear(rec, "next-auth.session-token")
+		want := (&http.Cookie{Name: "next-auth.session-token", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}).String()
+		require.Equal(t, []string{want}, rec.Header()["Set-Cookie"])
+	}
+}

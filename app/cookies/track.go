@@ -9,12 +9,15 @@ import "net/http"
 // the few cookies of a test, quadratic for a response setting many.
 func Track(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(&tracked{ResponseWriter: w}, r)
+		next.ServeHTTP(&Tracker{ResponseWriter: w}, r)
 	})
 }
 
-// tracked is one response's index of Set-Cookie lines by cookie name.
-type tracked struct {
+// Tracker is one response's index of Set-Cookie lines by cookie name: what
+// Track puts around a response, for a server that wraps responses itself.
+// Reset it onto a response and serve through it; once the response is
+// done it may be Reset onto another (a server can pool them).
+type Tracker struct {
 	http.ResponseWriter
 	pos map[string]int // cookie name → index in Header()["Set-Cookie"]
 	// first and n identify the slice pos describes: when anything else
@@ -26,14 +29,14 @@ type tracked struct {
 }
 
 // Unwrap lets http.ResponseController and Writer see through the tracker.
-func (t *tracked) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+func (t *Tracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // trackerOf finds the tracker under rw, through wrappers that Unwrap (echo's
 // Response does), or nil.
-func trackerOf(rw http.ResponseWriter) *tracked {
+func trackerOf(rw http.ResponseWriter) *Tracker {
 	for {
 		switch w := rw.(type) {
-		case *tracked:
+		case *Tracker:
 			return w
 		case interface{ Unwrap() http.ResponseWriter }:
 			rw = w.Unwrap()
@@ -44,7 +47,7 @@ func trackerOf(rw http.ResponseWriter) *tracked {
 }
 
 // find returns the index of name's line in lines, if it has one.
-func (t *tracked) find(lines []string, name string) (int, bool) {
+func (t *Tracker) find(lines []string, name string) (int, bool) {
 	if !t.describes(lines) {
 		t.rebuild(lines)
 	}
@@ -57,7 +60,7 @@ func (t *tracked) find(lines []string, name string) (int, bool) {
 }
 
 // rebuild indexes lines from scratch, once per edit made by someone else.
-func (t *tracked) rebuild(lines []string) {
+func (t *Tracker) rebuild(lines []string) {
 	t.pos = make(map[string]int, len(lines))
 	for i, l := range lines {
 		t.pos[lineName(l)] = i
@@ -66,7 +69,7 @@ func (t *tracked) rebuild(lines []string) {
 }
 
 // put records that lines[i] is name's line.
-func (t *tracked) put(lines []string, name string, i int) {
+func (t *Tracker) put(lines []string, name string, i int) {
 	if t.pos == nil {
 		t.pos = make(map[string]int)
 	}
@@ -74,16 +77,33 @@ func (t *tracked) put(lines []string, name string, i int) {
 	t.remember(lines)
 }
 
-func (t *tracked) remember(lines []string) {
+func (t *Tracker) remember(lines []string) {
 	t.first, t.n = nil, len(lines)
 	if len(lines) > 0 {
 		t.first = &lines[0]
 	}
 }
 
-func (t *tracked) describes(lines []string) bool {
+func (t *Tracker) describes(lines []string) bool {
 	if len(lines) != t.n {
 		return false
 	}
 	return len(lines) == 0 || &lines[0] == t.first
 }
+
+// Reset makes t track the response w, forgetting the one before.
+func (t *Tracker) Reset(w http.ResponseWriter) {
+	t.ResponseWriter = w
+	if len(t.pos) > 4*indexFrom {
+		t.pos = nil // a map grown by a response with many cookies is not kept
+	} else {
+		clear(t.pos)
+	}
+	t.first, t.n = nil, 0
+}
+
+// indexFrom is the number of Set-Cookie lines from which the tracker keeps
+// its index: below it a scan of the lines is cheaper than the map, and a
+// typical response (a CSRF cookie, a callback URL, a session) never
+// allocates one.
+const indexFrom = 8

@@ -87,3 +87,30 @@ func TestTrackSurvivesOtherWriters(t *testing.T) {
 	}
 	require.Equal(t, []string{"d=7", "a=", "c=6"}, got)
 }
+
+// A Tracker Reset onto a new response (as a pool hands it out again)
+// remembers nothing of the previous one.
+func TestTrackerReset(t *testing.T) {
+	w := cookies.Writer{}
+	var tr cookies.Tracker
+	first := httptest.NewRecorder()
+	tr.Reset(first)
+	for i := range 20 {
+		w.Set(&tr, "c"+strconv.Itoa(i), "v", time.Time{}, 0)
+	}
+	w.Set(&tr, "c3", "again", time.Time{}, 0)
+	require.Len(t, first.Header()["Set-Cookie"], 20)
+
+	second := httptest.NewRecorder()
+	tr.Reset(second)
+	for i := range 10 {
+		w.Set(&tr, "d"+strconv.Itoa(i), "v", time.Time{}, 0)
+	}
+	w.Set(&tr, "c3", "new", time.Time{}, 0)
+	w.Set(&tr, "d9", "again", time.Time{}, 0)
+	lines := second.Header()["Set-Cookie"]
+	require.Len(t, lines, 11)
+	require.True(t, strings.HasPrefix(lines[9], "d9=again;"), lines[9])
+	require.True(t, strings.HasPrefix(lines[10], "c3=new;"), lines[10])
+	require.Len(t, first.Header()["Set-Cookie"], 20, "the first response is untouched")
+}

@@ -3,8 +3,11 @@ package cookies
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Writer sets cookies with next-auth's common attributes: Path=/, HttpOnly,
@@ -25,42 +28,113 @@ func (w Writer) path() string {
 
 // Set writes name=value. A zero expires makes a browser-session cookie.
 func (w Writer) Set(rw http.ResponseWriter, name, value string, expires time.Time, maxAge time.Duration) {
-	c := &http.Cookie{
-		Name:     name,
-		Value:    Encode(value),
-		Path:     w.path(),
-		HttpOnly: true,
-		Secure:   w.Secure,
-		SameSite: http.SameSiteLaxMode,
-		Quoted:   false,
-	}
-	if !expires.IsZero() {
-		c.Expires = expires.UTC()
-	}
+	secs := 0 // a negative maxAge is left out, not Max-Age=0
 	if maxAge > 0 {
-		c.MaxAge = int(maxAge / time.Second)
+		secs = int(maxAge / time.Second)
 	}
-	setOnce(rw, c)
+	setOnce(rw, name, w.line(name, value, expires, secs))
 }
 
-// setOnce adds c, replacing any Set-Cookie for the same name already on this
-// response in its place: a response should set a name at most once (RFC 6265
-// §4.1.1), so a later decision (rotate the CSRF token, replace a session)
-// wins cleanly. Under Track this is constant time; otherwise it scans.
-func setOnce(rw http.ResponseWriter, c *http.Cookie) {
-	line := c.String()
+// line is the Set-Cookie line http.Cookie.String writes for name=Encode(value)
+// with the Writer's attributes, built in one allocation: every GET /session
+// and many other answers set one or two cookies. maxAge is in seconds:
+// > 0 is written, < 0 is Max-Age=0, 0 is left out. An expiry before 1601
+// (the zero time) is left out, as http.Cookie does.
+func (w Writer) line(name, value string, expires time.Time, maxAge int) string {
+	path := w.path()
+	if !httpguts.ValidHeaderFieldName(name) {
+		return "" // an invalid name: dropped, as http.SetCookie does
+	}
+	if !validPath(path) {
+		// http.Cookie drops the bad bytes, with a log line: let it.
+		c := &http.Cookie{Name: name, Value: Encode(value), Path: path, MaxAge: maxAge,
+			HttpOnly: true, Secure: w.Secure, SameSite: http.SameSiteLaxMode}
+		if !expires.IsZero() {
+			c.Expires = expires.UTC()
+		}
+		return c.String()
+	}
+	const (
+		expiresAttr = "; Expires="
+		maxAgeAttr  = "; Max-Age="
+		secureAttr  = "; Secure"
+		tail        = "; HttpOnly" // then Secure, then SameSite
+		sameSite    = "; SameSite=Lax"
+	)
+	var date, age [len(http.TimeFormat)]byte
+	var dateText, ageText []byte
+	if !expires.IsZero() && expires.UTC().Year() >= 1601 {
+		dateText = expires.UTC().AppendFormat(date[:0], http.TimeFormat)
+	}
+	switch {
+	case maxAge > 0:
+		ageText = strconv.AppendInt(age[:0], int64(maxAge), 10)
+	case maxAge < 0:
+		ageText = append(age[:0], '0')
+	}
+	n := len(name) + 1 + encodedLen(value) + len("; Path=") + len(path) + len(tail) + len(sameSite)
+	if dateText != nil {
+		n += len(expiresAttr) + len(dateText)
+	}
+	if ageText != nil {
+		n += len(maxAgeAttr) + len(ageText)
+	}
+	if w.Secure {
+		n += len(secureAttr)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(name)
+	b.WriteByte('=')
+	writeEncoded(&b, value)
+	b.WriteString("; Path=")
+	b.WriteString(path)
+	if dateText != nil {
+		b.WriteString(expiresAttr)
+		b.Write(dateText)
+	}
+	if ageText != nil {
+		b.WriteString(maxAgeAttr)
+		b.Write(ageText)
+	}
+	b.WriteString(tail)
+	if w.Secure {
+		b.WriteString(secureAttr)
+	}
+	b.WriteString(sameSite)
+	return b.String()
+}
+
+// validPath: the bytes http.Cookie keeps in a Path attribute.
+func validPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] < 0x20 || p[i] >= 0x7f || p[i] == ';' {
+			return false
+		}
+	}
+	return true
+}
+
+// setOnce adds line, name's Set-Cookie line, replacing any Set-Cookie for
+// the same name already on this response in its place: a response should
+// set a name at most once (RFC 6265 §4.1.1), so a later decision (rotate
+// the CSRF token, replace a session) wins cleanly. Under Track this is
+// constant time once the response has indexFrom lines; below that, or
+// without Track, it scans.
+func setOnce(rw http.ResponseWriter, name, line string) {
 	if line == "" {
-		return // an invalid name: dropped, as http.SetCookie does
+		return
 	}
 	h := rw.Header()
 	lines := h["Set-Cookie"]
 	t := trackerOf(rw)
 	var i int
 	var found bool
-	if t != nil {
-		i, found = t.find(lines, c.Name)
+	indexed := t != nil && len(lines) >= indexFrom
+	if indexed {
+		i, found = t.find(lines, name)
 	} else {
-		i, found = scan(lines, c.Name)
+		i, found = scan(lines, name)
 	}
 	if found {
 		lines[i] = line
@@ -69,8 +143,8 @@ func setOnce(rw http.ResponseWriter, c *http.Cookie) {
 		lines = append(lines, line)
 		h["Set-Cookie"] = lines
 	}
-	if t != nil {
-		t.put(lines, c.Name, i)
+	if indexed {
+		t.put(lines, name, i)
 	}
 }
 
@@ -92,41 +166,50 @@ func lineName(line string) string {
 
 // Clear expires a cookie now (Max-Age=0).
 func (w Writer) Clear(rw http.ResponseWriter, name string) {
-	setOnce(rw, &http.Cookie{
-		Name:     name,
-		Value:    "",
-		Path:     w.path(),
-		MaxAge:   -1,
-		HttpOnly: true,
-		Secure:   w.Secure,
-		SameSite: http.SameSiteLaxMode,
-	})
+	setOnce(rw, name, w.line(name, "", time.Time{}, -1))
 }
 
 // Encode percent-encodes a value like JavaScript's encodeURIComponent, which
 // next-auth's cookie library applies (so "a|b" is sent as "a%7Cb").
 // Values that need no escaping (JWEs, UUIDs, hex) are returned as they are.
 func Encode(v string) string {
-	n := 0
-	for i := 0; i < len(v); i++ {
-		if !unreserved(v[i]) {
-			n++
-		}
-	}
-	if n == 0 {
+	n := encodedLen(v)
+	if n == len(v) {
 		return v
 	}
+	var b strings.Builder
+	b.Grow(n)
+	writeEncoded(&b, v)
+	return b.String()
+}
+
+// encodedLen is len(Encode(v)).
+func encodedLen(v string) int {
+	n := len(v)
+	for i := 0; i < len(v); i++ {
+		if !unreserved(v[i]) {
+			n += 2
+		}
+	}
+	return n
+}
+
+// writeEncoded writes Encode(v) to b.
+func writeEncoded(b *strings.Builder, v string) {
 	const hexDigits = "0123456789ABCDEF"
-	b := make([]byte, 0, len(v)+2*n)
+	run := 0 // start of the pending run of unreserved bytes
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if unreserved(c) {
-			b = append(b, c)
 			continue
 		}
-		b = append(b, '%', hexDigits[c>>4], hexDigits[c&15])
+		b.WriteString(v[run:i])
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
+		run = i + 1
 	}
-	return string(b)
+	b.WriteString(v[run:])
 }
 
 // unreserved are the bytes encodeURIComponent leaves alone.
@@ -138,11 +221,11 @@ func unreserved(c byte) bool {
 // Read returns a cookie's percent-decoded value; ok is false when the cookie
 // is missing or its encoding is malformed.
 func Read(r *http.Request, name string) (value string, ok bool) {
-	c, err := r.Cookie(name)
-	if err != nil {
+	raw, ok := Value(r, name)
+	if !ok {
 		return "", false
 	}
-	return decode(c.Value)
+	return decode(raw)
 }
 
 func decode(raw string) (string, bool) {

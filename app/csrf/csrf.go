@@ -33,15 +33,21 @@ func (s Signer) New() (token, cookieValue string) {
 // Parse returns the token in a (percent-decoded) cookie value when its hash
 // matches; anything else — missing "|", wrong hash, odd length — is !ok.
 func (s Signer) Parse(cookieValue string) (token string, ok bool) {
-	if len(cookieValue) > maxCookieLen {
+	token, sum, found := strings.Cut(cookieValue, "|")
+	if !found {
 		return "", false
 	}
-	token, sum, found := strings.Cut(cookieValue, "|")
-	if !found || token == "" {
+	return s.ParseParts(token, sum)
+}
+
+// ParseParts is Parse for a cookie value already cut at its first "|":
+// the token when sum is its hash.
+func (s Signer) ParseParts(token, sum string) (string, bool) {
+	if len(token)+1+len(sum) > maxCookieLen || token == "" {
 		return "", false
 	}
 	for _, secret := range s.secrets {
-		if subtle.ConstantTimeCompare([]byte(sum), []byte(hash(token, secret))) == 1 {
+		if hashIs(sum, token, secret) {
 			return token, true
 		}
 	}
@@ -62,4 +68,22 @@ func Verify(cookieToken, formToken string) bool {
 func hash(token, secret string) string {
 	sum := sha256.Sum256([]byte(token + secret))
 	return hex.EncodeToString(sum[:])
+}
+
+// hashIs reports whether sum is hash(token, secret), comparing in constant
+// time. It runs on every request that carries a CSRF cookie, so it hashes
+// and hex-encodes on the stack instead of allocating hash's strings.
+func hashIs(sum, token, secret string) bool {
+	var buf [2 * maxCookieLen]byte // token is shorter than maxCookieLen; a longer secret makes append allocate
+	sha := sha256.Sum256(append(append(buf[:0], token...), secret...))
+	var want [2 * sha256.Size]byte
+	hex.Encode(want[:], sha[:])
+	if len(sum) != len(want) {
+		return false
+	}
+	var diff byte
+	for i := range want {
+		diff |= sum[i] ^ want[i]
+	}
+	return subtle.ConstantTimeByteEq(diff, 0) == 1
 }

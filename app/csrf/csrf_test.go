@@ -98,3 +98,29 @@ func TestRotation(t *testing.T) {
 	_, ok = csrf.NewSigner(newer).Parse(value)
 	require.False(t, ok, "the old secret retired")
 }
+
+// Parsing a valid cookie, on every request, allocates nothing.
+func TestParseDoesNotAllocate(t *testing.T) {
+	s := csrf.NewSigner("retired secret retired secret xx", secret)
+	tok := strings.Repeat("ab", 32)
+	value := tok + "|" + hash(tok, secret)
+	allocs := testing.AllocsPerRun(100, func() {
+		if got, ok := s.Parse(value); !ok || got != tok {
+			t.Fatal("valid cookie refused")
+		}
+	})
+	require.Zero(t, allocs)
+}
+
+// A secret longer than Parse's stack buffer still signs and verifies.
+func TestLongSecret(t *testing.T) {
+	long := strings.Repeat("long secret ", 100)
+	s := csrf.NewSigner(long)
+	tok, value := s.New()
+	require.Equal(t, tok+"|"+hash(tok, long), value)
+	got, ok := s.Parse(value)
+	require.True(t, ok)
+	require.Equal(t, tok, got)
+	_, ok = csrf.NewSigner(long[1:]).Parse(value)
+	require.False(t, ok)
+}

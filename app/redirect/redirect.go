@@ -14,12 +14,15 @@ const maxLen = 2048
 type Policy struct {
 	origin  string
 	allowed map[string]bool
+	// plainOrigin: origin is scheme://host[:port] in plain lower-case
+	// ASCII, so sameOrigin may shortcut Resolve.
+	plainOrigin bool
 }
 
 // NewPolicy builds a policy for the service origin (scheme://host[:port]) and extra allowed origins.
 func NewPolicy(origin string, allowed []string) Policy {
 	origin = strings.ToLower(strings.TrimRight(origin, "/"))
-	p := Policy{origin: origin, allowed: map[string]bool{origin: true}}
+	p := Policy{origin: origin, allowed: map[string]bool{origin: true}, plainOrigin: plain(origin)}
 	for _, o := range allowed {
 		p.allowed[strings.ToLower(strings.TrimRight(o, "/"))] = true
 	}
@@ -35,6 +38,61 @@ func (p Policy) Origin() string { return p.origin }
 // control characters, other origins) falls back to the origin. ok says
 // whether target was accepted as given.
 func (p Policy) Resolve(target string) (resolved string, ok bool) {
+	if p.sameOrigin(target) {
+		return target, true
+	}
+	return p.resolve(target)
+}
+
+// sameOrigin is Resolve's shortcut for the usual target, the callback-url
+// cookie of every request: the service's origin exactly as configured,
+// alone or followed by a path (and query) of printable ASCII without "%",
+// "#" or "\". url.Parse accepts any such URL and finds the origin's scheme
+// and host in it, no user info and no opaque part, so resolve would keep
+// it as it is; a test holds the two to that. Anything else takes the full
+// check.
+func (p Policy) sameOrigin(target string) bool {
+	rest, ok := strings.CutPrefix(target, p.origin)
+	if !ok || !p.plainOrigin || len(target) > maxLen || rest != "" && rest[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; c <= ' ' || c >= 0x7f || c == '%' || c == '#' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// plain reports whether origin is http(s)://host[:port] with a host of
+// lower-case letters, digits, dots and dashes.
+func plain(origin string) bool {
+	host, ok := strings.CutPrefix(origin, "https://")
+	if !ok {
+		host, ok = strings.CutPrefix(origin, "http://")
+	}
+	if !ok || host == "" {
+		return false
+	}
+	host, port, hasPort := strings.Cut(host, ":")
+	if host == "" || hasPort && port == "" {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// resolve is the full check.
+func (p Policy) resolve(target string) (resolved string, ok bool) {
 	if target == "" || len(target) > maxLen || hasControl(target) || strings.Contains(target, `\`) {
 		return p.origin, false
 	}

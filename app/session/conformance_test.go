@@ -461,9 +461,9 @@ type countingStore struct {
 	extends atomic.Int64
 }
 
-func (c *countingStore) ExtendSession(ctx context.Context, id string, expires time.Time) error {
+func (c *countingStore) ExtendSession(ctx context.Context, tokenHash string, expires time.Time) error {
 	c.extends.Add(1)
-	return c.Store.ExtendSession(ctx, id, expires)
+	return c.Store.ExtendSession(ctx, tokenHash, expires)
 }
 
 // dialects are the databases the database strategy is tested on.

@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
@@ -17,8 +19,8 @@ import (
 // Store is what the database strategy needs from storage.
 type Store interface {
 	CreateSession(ctx context.Context, userID, tokenHash string, signedIn, expires time.Time) error
-	SessionAndUser(ctx context.Context, tokenHash string) (*models.Session, error)
-	ExtendSession(ctx context.Context, id string, expires time.Time) error
+	ReadSession(ctx context.Context, tokenHash string, row *models.SessionRow) error
+	ExtendSession(ctx context.Context, tokenHash string, expires time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
 	DeleteUserSessions(ctx context.Context, userID string) error
 }
@@ -33,11 +35,16 @@ type Database struct {
 	name   string
 	writer cookies.Writer
 	life   Lifetime
+	// rows are the scan targets of Read's lookup, reused: Read copies what
+	// it keeps into the Session it returns.
+	rows sync.Pool
 }
 
 // NewDatabase returns the database strategy using cookie name.
 func NewDatabase(store Store, name string, w cookies.Writer, life Lifetime) *Database {
-	return &Database{store: store, name: name, writer: w, life: life}
+	d := &Database{store: store, name: name, writer: w, life: life}
+	d.rows.New = func() any { return new(models.SessionRow) }
+	return d
 }
 
 // Name implements Strategy.
@@ -46,18 +53,21 @@ func (d *Database) Name() string { return "database" }
 // HashToken is how a session token is stored: sha256 hex. The token has 122
 // random bits, so no secret or slow hash is needed.
 func HashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
+	var buf [maxDBTokenLen]byte // a longer token makes append allocate
+	sum := sha256.Sum256(append(buf[:0], token...))
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:]) // one allocation: the string itself
 }
 
 func (d *Database) token(r *http.Request) (string, bool) {
-	c, err := r.Cookie(d.name)
-	if err != nil {
+	tok, ok := cookies.Value(r, d.name)
+	if !ok {
 		// Chunks (name.0, name.1, ...) left by the jwt strategy count as a
 		// sent but invalid token, so they get cleared as next-auth does.
 		return "", cookies.ReadChunked(r, d.name) != ""
 	}
-	return c.Value, true
+	return tok, true
 }
 
 // Read looks the session up by token hash in one indexed query joined with
@@ -72,7 +82,10 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	if tok == "" || len(tok) > maxDBTokenLen {
 		return nil, true, nil
 	}
-	row, err := d.store.SessionAndUser(ctx, HashToken(tok))
+	hash := HashToken(tok)
+	row := d.rows.Get().(*models.SessionRow)
+	defer d.rows.Put(row)
+	err := d.store.ReadSession(ctx, hash, row)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, true, nil
 	}
@@ -80,21 +93,34 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 		return nil, true, fmt.Errorf("read database session: %w", err)
 	}
 	now := d.life.Now()
-	if !row.Expires.After(now) || d.life.over(row.CreatedAt, now) {
-		if err := d.store.DeleteSession(ctx, row.TokenHash); err != nil {
+	signedIn := row.CreatedAt.Time
+	if !row.Expires.After(now) || d.life.over(signedIn, now) {
+		if err := d.store.DeleteSession(ctx, hash); err != nil {
 			return nil, true, err
 		}
 		return nil, true, nil
 	}
-	u := row.User
-	return &Session{
-		User: User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image},
+	s := &Session{
+		User: User{ID: row.UserID},
 		// A row stored before absolute_max_age was set or shortened may
 		// expire later than the limit allows; report the limit.
-		Expires:  d.life.capped(row.CreatedAt, row.Expires),
-		SignedIn: row.CreatedAt,
-		rowID:    row.ID,
-	}, true, nil
+		Expires:  d.life.capped(signedIn, row.Expires),
+		SignedIn: signedIn,
+	}
+	// The user's strings live in the Session, not in the reused row.
+	s.User.Name = keep(&s.userFields[0], row.Name)
+	s.User.Email = keep(&s.userFields[1], row.Email)
+	s.User.Image = keep(&s.userFields[2], row.Image)
+	return s, true, nil
+}
+
+// keep stores a nullable column's value in field and points at it.
+func keep(field *string, v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	*field = v.String
+	return field
 }
 
 // Refresh extends the row at most once per update_age, never past the
@@ -103,12 +129,12 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
 	now := d.life.Now()
 	newExpiry := d.life.capped(s.SignedIn, now.Add(d.life.MaxAge))
+	tok, _ := d.token(r)
 	if !s.Expires.Add(-d.life.MaxAge).Add(d.life.UpdateAge).After(now) && newExpiry.After(s.Expires) {
-		if err := d.store.ExtendSession(ctx, s.rowID, newExpiry); err != nil {
+		if err := d.store.ExtendSession(ctx, HashToken(tok), newExpiry); err != nil {
 			return err
 		}
 	}
-	tok, _ := d.token(r)
 	d.writer.Set(w, d.name, tok, newExpiry, 0)
 	return nil
 }

@@ -32,7 +32,6 @@ type Session struct {
 	// it between Read and Refresh, which then re-encodes it.
 	Claims map[string]any
 
-	rowID string // database row id
 	// payload is the JSON the jwt strategy decoded Claims from; Refresh
 	// re-issues the token when the claims no longer serialize to it.
 	payload string
@@ -40,7 +39,7 @@ type Session struct {
 	// (Read decided why; Expires is then the new token's expiry).
 	reissue bool
 	// userFields hold the strings User's name, email and image point to
-	// (jwt): allocated with the Session instead of one by one, since GET
+	// (both strategies): allocated with the Session instead of one by one, since GET
 	// /session reads a session on every page load.
 	userFields [3]string
 }

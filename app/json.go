@@ -1,0 +1,144 @@
+package app
+
+import (
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/signin"
+)
+
+// GET /session and GET /csrf answer on every page load, so their JSON is
+// written by hand into a pooled buffer instead of going through echo's
+// c.JSON (reflection, an encoder and a header slice per response). The
+// bytes are the ones c.JSON writes: encoding/json's escaping with HTML
+// characters escaped, a trailing newline, Content-Type application/json.
+// With ?pretty in the query (or echo in debug mode) c.JSON indents its
+// output, so those requests still go through it.
+
+// jsonContentType is the Content-Type value c.JSON sets, as a shared slice
+// (see securityHeaders for why nothing writes into it).
+var jsonContentType = headerValue(echo.MIMEApplicationJSON)
+
+// plainJSON reports whether c.JSON would write compact JSON for c.
+func plainJSON(c echo.Context) bool {
+	return c.Request().URL.RawQuery == "" && !c.Echo().Debug
+}
+
+// sendJSON answers status with body, a complete JSON document, as
+// c.JSONBlob does.
+func sendJSON(c echo.Context, status int, body []byte) error {
+	res := c.Response()
+	h := res.Header()
+	if v := h["Content-Type"]; len(v) == 0 || v[0] == "" {
+		h["Content-Type"] = jsonContentType
+	}
+	res.WriteHeader(status)
+	_, err := res.Write(body)
+	return err
+}
+
+// sendBuilt answers 200 with the JSON build appends to a pooled buffer.
+func (a *App) sendBuilt(c echo.Context, build func([]byte) []byte) error {
+	p := a.jsonBuffers.Get().(*[]byte)
+	*p = build((*p)[:0])
+	err := sendJSON(c, http.StatusOK, *p)
+	if cap(*p) <= 4096 { // a huge session object is not kept
+		a.jsonBuffers.Put(p)
+	}
+	return err
+}
+
+func newJSONBuffer() any {
+	b := make([]byte, 0, 512)
+	return &b
+}
+
+// appendSession is c.JSON's encoding of s, newline included. A test holds
+// it to encoding/json for every field of SessionObject and SessionUser.
+func appendSession(b []byte, s signin.SessionObject) []byte {
+	b = append(b, `{"user":{`...)
+	if s.User.ID != "" { // omitempty
+		b = append(b, `"id":`...)
+		b = appendJSONString(b, s.User.ID)
+		b = append(b, ',')
+	}
+	b = append(b, `"name":`...)
+	b = appendNullableString(b, s.User.Name)
+	b = append(b, `,"email":`...)
+	b = appendNullableString(b, s.User.Email)
+	b = append(b, `,"image":`...)
+	b = appendNullableString(b, s.User.Image)
+	b = append(b, `},"expires":`...)
+	b = appendJSONString(b, s.Expires)
+	return append(b, "}\n"...)
+}
+
+// appendCSRF is c.JSON's encoding of {"csrfToken": token}, newline included.
+func appendCSRF(b []byte, token string) []byte {
+	b = append(b, `{"csrfToken":`...)
+	b = appendJSONString(b, token)
+	return append(b, "}\n"...)
+}
+
+func appendNullableString(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendJSONString(b, *s)
+}
+
+// appendJSONString is encoding/json's string encoding with HTML escaping
+// (its default): ", \ and control characters escaped, <, > and & as
+// \u003c..., invalid UTF-8 as \ufffd, U+2028 and U+2029 as \u2028, \u2029.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
