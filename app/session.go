@@ -46,7 +46,10 @@ func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.Sess
 	s, sent, err := a.sessions.Read(ctx, r)
 	if err != nil {
 		// A storage hiccup is not a sign-out: answer {} but keep the cookie.
-		a.log.Warn("session lookup failed", "err", err)
+		// A client that went away (its request cancelled) is no hiccup.
+		if ctx.Err() == nil {
+			a.log.Warn("session lookup failed", "err", err)
+		}
 		return sendJSON(c, http.StatusOK, emptySession)
 	}
 	if s == nil {
