@@ -2,10 +2,10 @@ package app
 
 import (
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/jsonstr"
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
@@ -61,7 +61,7 @@ func appendSession(b []byte, s signin.SessionObject) []byte {
 	b = append(b, `{"user":{`...)
 	if s.User.ID != "" { // omitempty
 		b = append(b, `"id":`...)
-		b = appendJSONString(b, s.User.ID)
+		b = jsonstr.Append(b, s.User.ID, true)
 		b = append(b, ',')
 	}
 	b = append(b, `"name":`...)
@@ -71,14 +71,14 @@ func appendSession(b []byte, s signin.SessionObject) []byte {
 	b = append(b, `,"image":`...)
 	b = appendNullableString(b, s.User.Image)
 	b = append(b, `},"expires":`...)
-	b = appendJSONString(b, s.Expires)
+	b = jsonstr.Append(b, s.Expires, true)
 	return append(b, "}\n"...)
 }
 
 // appendCSRF is c.JSON's encoding of {"csrfToken": token}, newline included.
 func appendCSRF(b []byte, token string) []byte {
 	b = append(b, `{"csrfToken":`...)
-	b = appendJSONString(b, token)
+	b = jsonstr.Append(b, token, true)
 	return append(b, "}\n"...)
 }
 
@@ -86,59 +86,5 @@ func appendNullableString(b []byte, s *string) []byte {
 	if s == nil {
 		return append(b, "null"...)
 	}
-	return appendJSONString(b, *s)
-}
-
-// appendJSONString is encoding/json's string encoding with HTML escaping
-// (its default): ", \ and control characters escaped, <, > and & as
-// \u003c..., invalid UTF-8 as \ufffd, U+2028 and U+2029 as \u2028, \u2029.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return jsonstr.Append(b, *s, true)
 }

@@ -35,22 +35,6 @@ func randomString(r *rand.Rand) string {
 	return b.String()
 }
 
-func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
-	for c := 0; c < 256; c++ {
-		s := string([]byte{byte(c)})
-		require.Equal(t, encoded(t, s), string(appendJSONString(nil, s))+"\n", "byte %#x", c)
-	}
-	for c := rune(0); c < 0x3000; c++ {
-		s := string(c)
-		require.Equal(t, encoded(t, s), string(appendJSONString(nil, s))+"\n", "rune %U", c)
-	}
-	r := rand.New(rand.NewPCG(7, 8))
-	for range 20000 {
-		s := randomString(r)
-		require.Equal(t, encoded(t, s), string(appendJSONString(nil, s))+"\n", "%q", s)
-	}
-}
-
 func TestAppendSessionMatchesEncodingJSON(t *testing.T) {
 	// A field added to the session object must be added to appendSession.
 	require.Equal(t, 2, reflect.TypeFor[signin.SessionObject]().NumField(), "update appendSession")

@@ -4,7 +4,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/latchkey-auth/latchkey/app/jsonstr"
 )
 
 // The writer half of claims.go: exactly json.Encoder's bytes (HTML escaping
@@ -51,7 +52,7 @@ func (w *jsonWriter) appendClaims(claims map[string]any, st *stamp) bool {
 			w.buf = append(w.buf, ',')
 		}
 		k := w.keys[i]
-		w.buf = appendString(w.buf, k)
+		w.buf = jsonstr.Append(w.buf, k, false)
 		w.buf = append(w.buf, ':')
 		switch {
 		case st != nil && k == "iat":
@@ -78,12 +79,12 @@ func (w *jsonWriter) value(v any, depth int) bool {
 	case nil:
 		w.buf = append(w.buf, "null"...)
 	case string:
-		w.buf = appendString(w.buf, v)
+		w.buf = jsonstr.Append(w.buf, v, false)
 	case *string: // session.DefaultClaims holds the user's *string fields
 		if v == nil {
 			w.buf = append(w.buf, "null"...)
 		} else {
-			w.buf = appendString(w.buf, *v)
+			w.buf = jsonstr.Append(w.buf, *v, false)
 		}
 	case bool:
 		w.buf = strconv.AppendBool(w.buf, v)
@@ -114,7 +115,7 @@ func (w *jsonWriter) value(v any, depth int) bool {
 				w.buf = append(w.buf, ',')
 			}
 			k := w.keys[i] // re-read: a nested map may have grown w.keys
-			w.buf = appendString(w.buf, k)
+			w.buf = jsonstr.Append(w.buf, k, false)
 			w.buf = append(w.buf, ':')
 			if !w.value(v[k], depth+1) {
 				w.keys = w.keys[:start]
@@ -168,58 +169,3 @@ func appendFloat(b []byte, f float64) ([]byte, bool) {
 }
 
 const hexDigits = "0123456789abcdef"
-
-// appendString is encoding/json's string encoding with HTML escaping off
-// (JSON.stringify does not escape <, > and & either): quote, backslash and
-// control characters escaped, invalid UTF-8 as \ufffd, U+2028 and U+2029
-// escaped.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
