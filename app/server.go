@@ -50,6 +50,7 @@ type App struct {
 	checks    *checkCookies
 	emails    map[string]signin.EmailProvider
 	bindings  *linkBindings // e-mail links bound to the browser that asked
+	authz     *authz        // forward-auth's access rules and trusted proxies
 
 	echo    *echo.Echo
 	handler http.Handler // serve: echo with what every answer needs around it
@@ -150,6 +151,7 @@ func (a *App) build(idpClient *http.Client) error {
 	if a.bindings, err = a.buildLinkBindings(); err != nil {
 		return err
 	}
+	a.authz = newAuthz(a.cfg)
 	a.core = &signin.Service{
 		Users:       a.store,
 		Tokens:      a.store,

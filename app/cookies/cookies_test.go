@@ -265,7 +265,7 @@ func setCookieReference(w cookies.Writer, name, value string, expires time.Time,
 	if path == "" {
 		path = "/"
 	}
-	c := &http.Cookie{Name: name, Value: cookies.Encode(value), Path: path, HttpOnly: true, Secure: w.Secure, SameSite: http.SameSiteLaxMode}
+	c := &http.Cookie{Name: name, Value: cookies.Encode(value), Path: path, Domain: w.Domain, HttpOnly: true, Secure: w.Secure, SameSite: http.SameSiteLaxMode}
 	if !expires.IsZero() {
 		c.Expires = expires.UTC()
 	}
@@ -285,8 +285,9 @@ func TestSetLineMatchesHTTPCookie(t *testing.T) {
 	times := []time.Time{{}, time.Date(2030, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600)), time.Date(1600, 12, 31, 23, 0, 0, 0, time.UTC),
 		time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1601, 1, 1, 0, 30, 0, 0, time.FixedZone("Y", 3600)), time.Unix(0, 0)}
 	ages := []time.Duration{0, -time.Second, time.Millisecond, time.Second, 30 * 24 * time.Hour}
+	domains := []string{"", "example.com", "a-b.example.co.uk"} // cookies.domain (validated host names)
 	for range 3000 {
-		w := cookies.Writer{Secure: rng.IntN(2) == 0, Path: paths[rng.IntN(len(paths))]}
+		w := cookies.Writer{Secure: rng.IntN(2) == 0, Path: paths[rng.IntN(len(paths))], Domain: domains[rng.IntN(len(domains))]}
 		name, value := names[rng.IntN(len(names))], values[rng.IntN(len(values))]
 		exp, age := times[rng.IntN(len(times))], ages[rng.IntN(len(ages))]
 		want := setCookieReference(w, name, value, exp, age)
@@ -299,10 +300,12 @@ func TestSetLineMatchesHTTPCookie(t *testing.T) {
 		require.Equal(t, []string{want}, rec.Header()["Set-Cookie"], "%+v %q %q %v %v", w, name, value, exp, age)
 	}
 	for _, secure := range []bool{false, true} {
-		w := cookies.Writer{Secure: secure}
-		rec := httptest.NewRecorder()
-		w.Clear(rec, "next-auth.session-token")
-		want := (&http.Cookie{Name: "next-auth.session-token", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}).String()
-		require.Equal(t, []string{want}, rec.Header()["Set-Cookie"])
+		for _, domain := range []string{"", "example.com"} {
+			w := cookies.Writer{Secure: secure, Domain: domain}
+			rec := httptest.NewRecorder()
+			w.Clear(rec, "next-auth.session-token")
+			want := (&http.Cookie{Name: "next-auth.session-token", Path: "/", Domain: domain, MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}).String()
+			require.Equal(t, []string{want}, rec.Header()["Set-Cookie"])
+		}
 	}
 }

@@ -11,12 +11,15 @@ import (
 )
 
 // Writer sets cookies with next-auth's common attributes: Path=/, HttpOnly,
-// SameSite=Lax, Secure under https, no Domain (host-only).
+// SameSite=Lax, Secure under https, no Domain (host-only) unless Domain is set.
 type Writer struct {
 	Secure bool
 	// Path narrows the cookies to a path (a cookie only latchkey's own routes
 	// read); "" is next-auth's Path=/.
 	Path string
+	// Domain, when set, shares the cookies with every host below it
+	// (cookies.domain; only the session cookie's writer has one).
+	Domain string
 }
 
 func (w Writer) path() string {
@@ -47,7 +50,7 @@ func (w Writer) line(name, value string, expires time.Time, maxAge int) string {
 	}
 	if !validPath(path) {
 		// http.Cookie drops the bad bytes, with a log line: let it.
-		c := &http.Cookie{Name: name, Value: Encode(value), Path: path, MaxAge: maxAge,
+		c := &http.Cookie{Name: name, Value: Encode(value), Path: path, Domain: w.Domain, MaxAge: maxAge,
 			HttpOnly: true, Secure: w.Secure, SameSite: http.SameSiteLaxMode}
 		if !expires.IsZero() {
 			c.Expires = expires.UTC()
@@ -55,6 +58,7 @@ func (w Writer) line(name, value string, expires time.Time, maxAge int) string {
 		return c.String()
 	}
 	const (
+		domainAttr  = "; Domain="
 		expiresAttr = "; Expires="
 		maxAgeAttr  = "; Max-Age="
 		secureAttr  = "; Secure"
@@ -73,6 +77,9 @@ func (w Writer) line(name, value string, expires time.Time, maxAge int) string {
 		ageText = append(age[:0], '0')
 	}
 	n := len(name) + 1 + encodedLen(value) + len("; Path=") + len(path) + len(tail) + len(sameSite)
+	if w.Domain != "" {
+		n += len(domainAttr) + len(w.Domain)
+	}
 	if dateText != nil {
 		n += len(expiresAttr) + len(dateText)
 	}
@@ -89,6 +96,10 @@ func (w Writer) line(name, value string, expires time.Time, maxAge int) string {
 	writeEncoded(&b, value)
 	b.WriteString("; Path=")
 	b.WriteString(path)
+	if w.Domain != "" {
+		b.WriteString(domainAttr)
+		b.WriteString(w.Domain)
+	}
 	if dateText != nil {
 		b.WriteString(expiresAttr)
 		b.Write(dateText)
