@@ -191,6 +191,8 @@ func TestForwardAuthRedirect(t *testing.T) {
 		{[]string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "app.example.com"}, signIn("https://app.example.com/")},
 		{fwd("http", strings.TrimPrefix(e.origin, "http://"), "/dash"), signIn(e.origin + "/dash")},
 		{[]string{"X-Original-URL", "https://app.example.com/a?b=c"}, signIn("https://app.example.com/a?b=c")},
+		{[]string{"X-Original-URL", "https://app.example.com/a", "X-Forwarded-Host", "app.example.com"}, signIn("https://app.example.com/a")},
+		{append(fwd("https", strings.TrimPrefix(e.origin, "http://"), "/"), "X-Original-URL", "https://app.example.com/"), ""}, // disagree
 		// Foreign or malformed: never a callbackUrl for them.
 		{fwd("https", "evil.example.net", "/"), ""},
 		{fwd("http", "app.example.com", "/"), ""}, // another origin than the allowed https one
@@ -284,6 +286,10 @@ func TestForwardAuthAccessRules(t *testing.T) {
 				{bob, []string{"X-Forwarded-Host", "x.corp.example.com"}, http.StatusForbidden},
 				{bob, nil, http.StatusForbidden},
 				{bob, []string{"X-Forwarded-Host", "other.example.com, app.example.com"}, http.StatusForbidden},
+				// The proxy sets one, the client adds the other: they disagree, so the host is unknown.
+				{bob, []string{"X-Original-URL", "https://app.example.com/", "X-Forwarded-Host", "other.example.com"}, http.StatusForbidden},
+				{bob, []string{"X-Forwarded-Host", "app.example.com", "X-Original-URL", "https://other.example.com/"}, http.StatusForbidden},
+				{alice, []string{"X-Forwarded-Host", "app.example.com:443", "X-Original-URL", "https://app.example.com/"}, http.StatusOK},
 				{"", []string{"X-Forwarded-Host", "app.example.com"}, http.StatusUnauthorized},
 			} {
 				for _, path := range []string{authRequestPath, forwardAuthPath} {

@@ -71,6 +71,11 @@ var forwardedHost = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?
 // name any host and have forward-auth build a sign-in link back to it or
 // pick the access rule it is judged by. Oversized, listed (comma) or
 // malformed values count as absent.
+//
+// A proxy sets one of the two and may pass the other on from the client
+// (nginx and Traefik copy the request's headers): when both come and name
+// different hosts, the host is unknown, so a client cannot choose the
+// access rule it is judged by.
 func (a *App) forwardedOf(r *http.Request) forwarded {
 	h := r.Header
 	orig, fwdHost := h.Get("X-Original-Url"), h.Get("X-Forwarded-Host")
@@ -84,7 +89,11 @@ func (a *App) forwardedOf(r *http.Request) forwarded {
 		return forwarded{}
 	}
 	if orig != "" {
-		return parseOriginalURL(orig)
+		f := parseOriginalURL(orig)
+		if fwdHost != "" && (len(fwdHost) > maxForwarded || hostnameOf(fwdHost) != f.hostname) {
+			return forwarded{}
+		}
+		return f
 	}
 	proto := strings.ToLower(h.Get("X-Forwarded-Proto"))
 	uri := h.Get("X-Forwarded-Uri")
