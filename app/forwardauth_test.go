@@ -346,3 +346,28 @@ func TestCookieDomainOnSessionCookieOnly(t *testing.T) {
 
 // rawCookie is a Set-Cookie's name=value as a browser sends it back.
 func rawCookie(c setCookie) string { return c.Name + "=" + rawValue(c.raw) }
+
+// A browser that signed in before cookies.domain was set holds a host-only
+// session cookie; signing out clears it along with the domain one, so it
+// cannot shadow the next session.
+func TestCookieDomainSignOutClearsHostOnlyCookie(t *testing.T) {
+	e := startEnv(t, envOpts{config: func(c *config.Config) {
+		c.ServiceURL = "http://auth.example.com/api/auth"
+		c.Cookies.Domain = "example.com"
+	}})
+	tok := e.addDBSession(e.addUser("", "alice@example.com", ""), time.Now().Add(time.Hour))
+	res := e.rawDo(http.MethodGet, "/csrf", "", nil)
+	csrfCookie, _ := findCookie(res.Header, "next-auth.csrf-token")
+	csrf := res.json(t)["csrfToken"].(string)
+	out := e.rawDo(http.MethodPost, "/signout", rawCookie(csrfCookie)+"; next-auth.session-token="+tok,
+		strings.NewReader(url.Values{"csrfToken": {csrf}}.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+	require.Equal(t, http.StatusFound, out.StatusCode, out.body)
+	var domains []string
+	for _, c := range setCookies(out.Header) {
+		if c.Name == "next-auth.session-token" {
+			require.Contains(t, c.raw, "Max-Age=0")
+			domains = append(domains, c.Domain)
+		}
+	}
+	require.Equal(t, []string{"example.com", ""}, domains, "the domain cookie and a host-only one are both cleared")
+}

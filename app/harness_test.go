@@ -653,13 +653,17 @@ func sameOrigin(raw, origin string) bool {
 
 // oneCookiePerName fails the test when any response — including the
 // intermediate hops of a redirect chain the client follows — sets the same
-// cookie twice: browsers keep only one, and which one is unspecified.
+// cookie twice: browsers keep only one, and which one is unspecified. A
+// name set with and without a Domain is two cookies (cookies.domain).
 func oneCookiePerName(t testing.TB, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r)
 		seen := map[string]bool{}
 		for _, line := range w.Header().Values("Set-Cookie") {
 			name, _, _ := strings.Cut(line, "=")
+			if c, err := http.ParseSetCookie(line); err == nil && c.Domain != "" {
+				name += "; Domain=" + c.Domain
+			}
 			if seen[name] {
 				t.Errorf("%s %s: cookie %s is set twice in one response", r.Method, r.URL.Path, name)
 			}

@@ -309,3 +309,30 @@ func TestSetLineMatchesHTTPCookie(t *testing.T) {
 		}
 	}
 }
+
+// With cookies.domain, clearing also expires the host-only cookies of the
+// same names (left by sign-ins before the domain was set), after the
+// domain lines, so a later Set in the same response replaces its own line.
+func TestClearChunkedWithDomainClearsHostOnlyToo(t *testing.T) {
+	w := cookies.Writer{Domain: "example.com"}
+	const name = "next-auth.session-token"
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Cookie", name+"=a; "+name+".0=b")
+	rec := httptest.NewRecorder()
+	w.ClearChunked(rec, r, name)
+	require.Equal(t, []string{
+		name + "=; Path=/; Domain=example.com; Max-Age=0; HttpOnly; SameSite=Lax",
+		name + ".0=; Path=/; Domain=example.com; Max-Age=0; HttpOnly; SameSite=Lax",
+		name + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax",
+		name + ".0=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax",
+	}, rec.Header().Values("Set-Cookie"))
+
+	w.Set(rec, name, "new", time.Time{}, 0)
+	lines := rec.Header().Values("Set-Cookie")
+	require.Equal(t, name+"=new; Path=/; Domain=example.com; HttpOnly; SameSite=Lax", lines[0])
+	require.Equal(t, name+"=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax", lines[2])
+
+	rec = httptest.NewRecorder()
+	cookies.Writer{}.ClearChunked(rec, r, name)
+	require.Len(t, rec.Header().Values("Set-Cookie"), 2, "host-only: one line per name")
+}
