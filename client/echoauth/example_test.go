@@ -33,8 +33,11 @@ func Example() {
 		return c.String(http.StatusOK, "hello "+u.Email)
 	})
 
+	// A browser signed in to latchkey (jwt strategy) sends a cookie like this one.
+	key, _ := jwt.NewKey(secret, "", jwt.V4)
+	token, _ := key.Encode(map[string]any{"sub": "user-1", "email": "ada@example.com"}, time.Hour, time.Now())
 	req := httptest.NewRequest(http.MethodGet, "/api/me", nil)
-	req.Header.Set("Cookie", "next-auth.session-token="+latchkeyToken(secret))
+	req.Header.Set("Cookie", "next-auth.session-token="+token)
 	w := httptest.NewRecorder()
 	e.ServeHTTP(w, req)
 	fmt.Println(w.Code, w.Body.String())
@@ -45,17 +48,4 @@ func Example() {
 	// Output:
 	// 200 hello ada@example.com
 	// 401
-}
-
-// latchkeyToken mints the session token latchkey's jwt strategy writes.
-func latchkeyToken(secret string) string {
-	key, err := jwt.NewKey(secret, "", jwt.V4)
-	if err != nil {
-		log.Fatal(err)
-	}
-	tok, err := key.Encode(map[string]any{"sub": "user-1", "email": "ada@example.com"}, time.Hour, time.Now())
-	if err != nil {
-		log.Fatal(err)
-	}
-	return tok
 }
