@@ -13,8 +13,9 @@
 //     Auth.js v5). No network, but a JWT session lives until it expires:
 //     signing out clears the browser's cookie, it revokes nothing.
 //
-// Both fail closed: when latchkey cannot be asked, nobody is signed in and
-// [Middleware.RequireUser] answers 503 (or 401, see [Options]).
+// Remote fails closed: when latchkey cannot be asked (or answers late), nobody
+// is signed in and [Middleware.RequireUser] answers 503 (or 401, see
+// [Options]), never the page.
 //
 // The Echo adapter is in the echoauth subpackage, so that net/http users do
 // not import Echo.

@@ -7,14 +7,16 @@ import (
 	"github.com/latchkey-auth/latchkey/app/cookies"
 )
 
-// DefaultCookieNames are the session cookie names latchkey may use: next-auth
-// v4 and Auth.js v5 styles, over http and https. Only these cookies (and
-// their chunks) are ever sent to latchkey or decrypted.
-var DefaultCookieNames = []string{
-	"__Secure-next-auth.session-token",
-	"next-auth.session-token",
-	"__Secure-authjs.session-token",
-	"authjs.session-token",
+// DefaultCookieNames returns the session cookie names latchkey may use:
+// next-auth v4 and Auth.js v5 styles, over https and http. Only these
+// cookies (and their chunks) are ever sent to latchkey or decrypted.
+func DefaultCookieNames() []string {
+	return []string{
+		"__Secure-next-auth.session-token",
+		"next-auth.session-token",
+		"__Secure-authjs.session-token",
+		"authjs.session-token",
+	}
 }
 
 // maxCookieBytes bounds what one request can make us forward or hash. Real

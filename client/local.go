@@ -20,7 +20,7 @@ type LocalOptions struct {
 	// CookieNames are the cookies read (and their chunks), each in the
 	// format its name implies: "…next-auth.session-token" is a next-auth v4
 	// token, any other name an Auth.js v5 token salted with that name.
-	// Default: DefaultCookieNames.
+	// Default: DefaultCookieNames().
 	CookieNames []string
 	// Now is the clock expiry is checked against. Default time.Now.
 	Now func() time.Time
@@ -51,7 +51,7 @@ func NewLocal(o LocalOptions) (*Local, error) {
 	}
 	names := o.CookieNames
 	if len(names) == 0 {
-		names = DefaultCookieNames
+		names = DefaultCookieNames()
 	}
 	l := &Local{now: o.Now}
 	if l.now == nil {

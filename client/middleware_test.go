@@ -102,7 +102,7 @@ func TestOptionsAreChecked(t *testing.T) {
 	}
 	_, err := client.New(nil, client.Options{})
 	require.Error(t, err)
-	for _, u := range []string{"", "latchkey:3000/api/auth", "ftp://x/api/auth", "http://x/api/auth?q=1"} {
+	for _, u := range []string{"", "latchkey:3000/api/auth", "ftp://x/api/auth", "http://user:pw@x/api/auth", "http://x/api/auth?q=1"} {
 		_, err := client.NewRemote(client.RemoteOptions{URL: u})
 		require.Error(t, err, u)
 	}

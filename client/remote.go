@@ -22,7 +22,7 @@ type RemoteOptions struct {
 	URL string
 	// CookieNames are the session cookies forwarded (with their chunks
 	// name.0, name.1 …); every other cookie of the request stays here.
-	// Default: DefaultCookieNames.
+	// Default: DefaultCookieNames().
 	CookieNames []string
 	// Timeout bounds one lookup, connection included. Default 2 s.
 	Timeout time.Duration
@@ -43,6 +43,11 @@ type RemoteOptions struct {
 
 // Remote resolves sessions by asking latchkey's GET /session. It works with
 // both session strategies. Safe for concurrent use.
+//
+// The cookies latchkey sets in its answers stay with the backend: a database
+// session is still extended (on latchkey's side), but a jwt-strategy cookie
+// is re-issued only when the browser itself calls GET /session, as the
+// next-auth client does.
 type Remote struct {
 	endpoint string
 	names    []string
@@ -65,7 +70,7 @@ const (
 // NewRemote checks o and builds a Remote.
 func NewRemote(o RemoteOptions) (*Remote, error) {
 	u, err := url.Parse(o.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	if err != nil || !isHTTP(u) || u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("client: RemoteOptions.URL must be latchkey's absolute http(s) base URL, e.g. http://latchkey:3000/api/auth")
 	}
 	rm := &Remote{
@@ -75,7 +80,7 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 		client:   o.HTTPClient,
 	}
 	if len(rm.names) == 0 {
-		rm.names = DefaultCookieNames
+		rm.names = DefaultCookieNames()
 	}
 	if rm.timeout <= 0 {
 		rm.timeout = defaultTimeout
