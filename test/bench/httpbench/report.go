@@ -27,6 +27,11 @@ func printReport(w io.Writer, o options, targets []*target, res *results) {
 	for _, t := range targets {
 		s := summarize(res, t)
 		mem := fmt.Sprintf("%s (%s)", mib(res.RSS[t.Key]), mib(res.Peak[t.Key]))
+		if t.Floor {
+			fmt.Fprintf(w, "| %s | %s | %s | %.0f%% | %.2f× | (reference) | | %s | %.0f%% | |\n",
+				t.Name, thousands(s.RPS), ms(s.P99), 100*s.RPSRatio, s.P99Ratio, us(s.CPU), 100*s.CPURatio)
+			continue
+		}
 		if t.Key == "bare" {
 			fmt.Fprintf(w, "| %s | %s | %s | 100%% | 1.00× | | | %s | 100%% | %s |\n", t.Name, thousands(s.RPS), ms(s.P99), us(s.CPU), mem)
 			continue
