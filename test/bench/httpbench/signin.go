@@ -24,7 +24,7 @@ type target struct {
 	// Floor marks a reference run, not latchkey: no goal, shown for what
 	// it tells about the targets (e.g. what net/http charges for a header set).
 	Floor bool
-	check  func(body []byte) error // judges one answer's body (status 200 is checked first)
+	check func(body []byte) error // judges one answer's body (status 200 is checked first)
 }
 
 // p99Goal is the latency goal: p99 at most 1.5 times the bare handler's.
