@@ -333,10 +333,7 @@ func TestCookieDomainOnSessionCookieOnly(t *testing.T) {
 	require.True(t, ok)
 	require.NotContains(t, cb.raw, "Domain")
 
-	csrf := e.rawDo(http.MethodGet, "/csrf", rawCookie(csrfCookie), nil).json(t)["csrfToken"].(string)
-	out := e.rawDo(http.MethodPost, "/signout", rawCookie(csrfCookie)+"; next-auth.session-token="+tok,
-		strings.NewReader(url.Values{"csrfToken": {csrf}}.Encode()), "Content-Type", "application/x-www-form-urlencoded")
-	require.Equal(t, http.StatusFound, out.StatusCode, out.body)
+	out := e.rawSignOut(tok)
 	cleared, ok := findCookie(out.Header, "next-auth.session-token")
 	require.True(t, ok)
 	require.Contains(t, cleared.raw, "Max-Age=0")
@@ -344,8 +341,20 @@ func TestCookieDomainOnSessionCookieOnly(t *testing.T) {
 	requireAuthzAnswer(t, e.rawDo(http.MethodGet, e.srv.URL+authRequestPath, "next-auth.session-token="+tok, nil), http.StatusUnauthorized)
 }
 
-// rawCookie is a Set-Cookie's name=value as a browser sends it back.
-func rawCookie(c setCookie) string { return c.Name + "=" + rawValue(c.raw) }
+// rawSignOut is POST /signout for the database session tok, with a CSRF
+// cookie of its own and no jar (the service URL's host is not the test
+// server's, so a jar would keep no Domain cookie); it must redirect.
+func (e *env) rawSignOut(tok string) resp {
+	e.t.Helper()
+	res := e.rawDo(http.MethodGet, "/csrf", "", nil)
+	csrfCookie, ok := findCookie(res.Header, "next-auth.csrf-token")
+	require.True(e.t, ok)
+	csrf := res.json(e.t)["csrfToken"].(string)
+	out := e.rawDo(http.MethodPost, "/signout", csrfCookie.Name+"="+rawValue(csrfCookie.raw)+"; next-auth.session-token="+tok,
+		strings.NewReader(url.Values{"csrfToken": {csrf}}.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+	require.Equal(e.t, http.StatusFound, out.StatusCode, out.body)
+	return out
+}
 
 // A browser that signed in before cookies.domain was set holds a host-only
 // session cookie; signing out clears it along with the domain one, so it
@@ -356,12 +365,7 @@ func TestCookieDomainSignOutClearsHostOnlyCookie(t *testing.T) {
 		c.Cookies.Domain = "example.com"
 	}})
 	tok := e.addDBSession(e.addUser("", "alice@example.com", ""), time.Now().Add(time.Hour))
-	res := e.rawDo(http.MethodGet, "/csrf", "", nil)
-	csrfCookie, _ := findCookie(res.Header, "next-auth.csrf-token")
-	csrf := res.json(t)["csrfToken"].(string)
-	out := e.rawDo(http.MethodPost, "/signout", rawCookie(csrfCookie)+"; next-auth.session-token="+tok,
-		strings.NewReader(url.Values{"csrfToken": {csrf}}.Encode()), "Content-Type", "application/x-www-form-urlencoded")
-	require.Equal(t, http.StatusFound, out.StatusCode, out.body)
+	out := e.rawSignOut(tok)
 	var domains []string
 	for _, c := range setCookies(out.Header) {
 		if c.Name == "next-auth.session-token" {
