@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation] [nextjs]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -28,6 +28,7 @@ const SUITES = {
   diff: () => import("./diff.test.mjs"),
   browser: () => import("./browser.test.mjs"),
   rotation: () => import("./rotation.test.mjs"),
+  nextjs: () => import("./nextjs.test.mjs"),
 };
 
 const started = Date.now();
