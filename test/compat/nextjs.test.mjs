@@ -15,16 +15,15 @@
 // The app is opened as http://localhost:PORT: Next's middleware renames a
 // loopback IP host to "localhost" in the redirects it returns, so an app
 // opened as 127.0.0.1 would be sent to another cookie host.
+import fs from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { launchChromium } from "./browser.test.mjs";
 import { ALICE, startIdp } from "./idp.mjs";
 import { latchkeyBinary, latchkeyConfig, startLatchkey } from "./latchkey.mjs";
 import { buildNextApp, latchkeyPort, startNextApp } from "./nextapp.mjs";
-import { CHROMIUM_ARGS, CHROMIUM } from "./browser.test.mjs";
 import { assert, eq, show } from "./report.mjs";
 import { freePorts } from "./util.mjs";
-import { chromium } from "playwright-core";
-import fs from "node:fs";
-import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -70,7 +69,7 @@ export async function run(report, ctx) {
       log: path.join(dir, "next-start.log"),
       env: { NEXTAUTH_URL: `${app}/api/auth`, NEXTAUTH_SECRET: ctx.secret, NEXTAUTH_URL_INTERNAL: `${lkOrigin}/api/auth` },
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, chromiumSandbox: false, timeout: 60000 });
+    browser = await launchChromium();
     const env = { app, lkOrigin, idp, browser, next };
     try {
       await jwtFlow(t.scope("[jwt] "), ctx, env);
