@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation] [nextjs]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -29,6 +29,7 @@ const SUITES = {
   browser: () => import("./browser.test.mjs"),
   rotation: () => import("./rotation.test.mjs"),
   forwardauth: () => import("./forwardauth.test.mjs"),
+  nextjs: () => import("./nextjs.test.mjs"),
 };
 
 const started = Date.now();
