@@ -19,9 +19,13 @@ func (a *App) buildSessions() (session.Strategy, error) {
 		Now:            a.now,
 	}
 	if a.cfg.Session.Strategy == config.StrategyJWT {
-		return session.NewJWT(a.cfg.Secrets(), a.dialect.jwt, a.names.SessionToken, a.cookies, life)
+		j, err := session.NewJWT(a.cfg.Secrets(), a.dialect.jwt, a.names.SessionToken, a.cookies, life)
+		if err != nil {
+			return nil, err
+		}
+		return j.WithRevocations(a.revocations), nil
 	}
-	return session.NewDatabase(a.store, a.names.SessionToken, a.cookies, life), nil
+	return session.NewDatabase(a.store, a.names.SessionToken, a.cookies, life).WithRevocations(a.revocations), nil
 }
 
 // emptySession is v4's body when there is no session.
