@@ -53,16 +53,26 @@ func usersList(r *adminRun) error {
 	return nil
 }
 
-func usersShow(r *adminRun) error {
-	u, err := r.findUser(r.args[0])
+// userWithRows finds the user named by ref with its linked accounts and
+// live database sessions.
+func (r *adminRun) userWithRows(ref string) (*models.User, []models.Account, []models.SessionListing, error) {
+	u, err := r.findUser(ref)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	accounts, err := r.store.AccountsOf(r.ctx, u.ID)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	sessions, err := r.store.SessionListings(r.ctx, u.ID, r.now)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return u, accounts, sessions, nil
+}
+
+func usersShow(r *adminRun) error {
+	u, accounts, sessions, err := r.userWithRows(r.args[0])
 	if err != nil {
 		return err
 	}
@@ -103,15 +113,7 @@ func usersShow(r *adminRun) error {
 }
 
 func usersDelete(r *adminRun) error {
-	u, err := r.findUser(r.args[0])
-	if err != nil {
-		return err
-	}
-	accounts, err := r.store.AccountsOf(r.ctx, u.ID)
-	if err != nil {
-		return err
-	}
-	sessions, err := r.store.SessionListings(r.ctx, u.ID, r.now)
+	u, accounts, sessions, err := r.userWithRows(r.args[0])
 	if err != nil {
 		return err
 	}
