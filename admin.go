@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
@@ -96,22 +98,8 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 		return fail(2, group, what+" (one of: "+strings.Join(verbs, ", ")+")")
 	}
 	name := cmd.group + " " + cmd.verb
-	r := &adminRun{out: stdout, errw: stderr, now: time.Now()}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&configPath, "config", configPath, "configuration file (YAML)")
-	if strings.Contains(cmd.flags, "j") {
-		fs.BoolVar(&r.json, "json", false, "print JSON")
-	}
-	if strings.Contains(cmd.flags, "y") {
-		fs.BoolVar(&r.yes, "yes", false, "do not ask for confirmation")
-	}
-	if strings.Contains(cmd.flags, "u") {
-		fs.StringVar(&r.user, "user", "", "the user (e-mail address or id)")
-	}
-	if strings.Contains(cmd.flags, "a") {
-		fs.BoolVar(&r.all, "all", false, "every user")
-	}
+	r := &adminRun{out: stdout, errw: stderr, now: time.Now(), in: bufio.NewReader(stdin), inTTY: term.IsTerminal(int(stdin.Fd()))}
+	fs := r.flags(cmd, &configPath)
 	pos, err := parseInterspersed(fs, args[2:])
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stdout, "usage: latchkey [--config FILE] "+commandUsage(cmd, fs))
@@ -143,12 +131,6 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 		return fail(1, name, "invalid configuration: "+err.Error()+" (`latchkey check-config` lists every problem)")
 	}
 	r.cfg = cfg
-	if r.in == nil {
-		r.in = bufio.NewReader(stdin)
-		if st, err := stdin.Stat(); err == nil {
-			r.inTTY = st.Mode()&os.ModeCharDevice != 0
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r.ctx = ctx
@@ -160,6 +142,27 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 		return fail(1, name, err.Error())
 	}
 	return 0
+}
+
+// flags are the command's flags, bound to r's fields (and --config to
+// configPath).
+func (r *adminRun) flags(cmd *adminCommand, configPath *string) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd.group+" "+cmd.verb, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported in one line by the caller
+	fs.StringVar(configPath, "config", *configPath, "configuration file (YAML)")
+	if strings.Contains(cmd.flags, "j") {
+		fs.BoolVar(&r.json, "json", false, "print JSON")
+	}
+	if strings.Contains(cmd.flags, "y") {
+		fs.BoolVar(&r.yes, "yes", false, "do not ask for confirmation")
+	}
+	if strings.Contains(cmd.flags, "u") {
+		fs.StringVar(&r.user, "user", "", "the user (e-mail address or id)")
+	}
+	if strings.Contains(cmd.flags, "a") {
+		fs.BoolVar(&r.all, "all", false, "every user")
+	}
+	return fs
 }
 
 // commandUsage is one command's synopsis, e.g. "users delete [--yes] <email|id>".
