@@ -42,13 +42,15 @@ Usage:
 
 Admin commands, on the configured database while the service runs
 (--config FILE may also follow them; exit 2: bad command line, 1: failed):
-  latchkey users list [--json]                      every user, with linked providers and sessions
-  latchkey users show <email|id>                    one user: accounts, sessions, pending links
-  latchkey users delete [--yes] <email|id>          delete a user, its accounts, sessions and links
-  latchkey sessions list [--user <email|id>] [--json]   the live database sessions
-  latchkey sessions revoke --user <email|id> [--yes]    end a user's sessions (jwt ones too)
-  latchkey sessions revoke --all [--yes]                end every session
-  latchkey accounts unlink <email|id> <provider>    remove a user's link to an OAuth provider
+  latchkey users list [--json]                  users with linked providers and sessions
+  latchkey users show <email|id>                one user: accounts, sessions, pending links
+  latchkey users delete [--yes] <email|id>      delete a user, its accounts, sessions, links
+  latchkey sessions list [--user <email|id>] [--json]
+                                                the live database sessions
+  latchkey sessions revoke --user <email|id>    end a user's sessions (jwt ones too)
+  latchkey sessions revoke --all [--yes]        end every session
+  latchkey accounts unlink <email|id> <provider>
+                                                remove a user's link to an OAuth provider
 Deleting and revoking everything ask for confirmation on a terminal; without
 one they need --yes.
 
