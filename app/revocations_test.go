@@ -16,16 +16,16 @@ import (
 	"github.com/latchkey-auth/latchkey/models"
 )
 
-// serveLoops runs e's app through Serve on a spare listener, for the loops
-// Serve starts (the revocation poll, the purge); the test still talks to
-// the env's own server.
-func serveLoops(t *testing.T, e *env) {
+// serveLoops runs a through Serve on a spare listener, for the loops Serve
+// starts (the revocation poll, the purge); a test may still talk to its
+// env's own server.
+func serveLoops(t *testing.T, a *app.App) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- e.app.Serve(ctx, l) }()
+	go func() { done <- a.Serve(ctx, l) }()
 	t.Cleanup(func() { stop(); require.NoError(t, <-done) })
 }
 
@@ -42,7 +42,7 @@ func TestRevocationEndsSessions(t *testing.T) {
 			e := startMail(t, envOpts{strategy: strategy, config: func(c *config.Config) {
 				c.Session.RevocationPoll = config.Duration(100 * time.Millisecond)
 			}})
-			serveLoops(t, e)
+			serveLoops(t, e.app)
 			ctx := context.Background()
 			ann, bob := e.signInByEmail("ann@example.com"), e.signInByEmail("bob@example.com")
 			_, annID := e.sessionUser(ann)
@@ -103,4 +103,29 @@ func TestRevocationsReadAtStart(t *testing.T) {
 	// it started, still works: what the poll is for.
 	addr, _ := e.sessionUser(ann)
 	require.Equal(t, "ann@example.com", addr)
+}
+
+// Serve's purge also deletes revocations that no session can outlive any
+// more (older than max(max_age, absolute_max_age) + a day); newer ones stay.
+func TestServePurgesOldRevocations(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Secret = testSecret
+	cfg.DataDir = t.TempDir()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	clock := &testClock{now: now}
+	a, err := app.New(cfg, app.Options{Logger: slog.New(slog.DiscardHandler), Now: clock.Now, PurgeEvery: 20 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() }) // after serveLoops has stopped Serve
+	ctx := context.Background()
+	keep := 31 * 24 * time.Hour // the default 30 days, plus the day
+	_, err = a.Store().RevokeSessions(ctx, "old", now.Add(-keep-time.Minute))
+	require.NoError(t, err)
+	_, err = a.Store().RevokeSessions(ctx, "recent", now.Add(-keep+time.Minute))
+	require.NoError(t, err)
+
+	serveLoops(t, a)
+	require.Eventually(t, func() bool {
+		rows, err := a.Store().Revocations(ctx)
+		return err == nil && len(rows) == 1 && rows[0].UserID == "recent"
+	}, 5*time.Second, 10*time.Millisecond)
 }
