@@ -62,6 +62,7 @@ type envOpts struct {
 	logs     bool                            // capture the app's logs (debug level) in env.logs
 	idpHTTP  *http.Client                    // app.Options.HTTPClient: the client for every call to identity providers
 	postgres bool                            // keep the rows in a fresh PostgreSQL database (DATABASE_URL postgres://...), not SQLite
+	wrap     func(http.Handler) http.Handler // around the app's handler, inside the test server (benchmarks measure with it)
 }
 
 // oidc is o with the OAuth setup: the app on its own URL wired to a real
@@ -171,7 +172,11 @@ func startEnv(t testing.TB, o envOpts) *env {
 	if o.postgres {
 		require.Equal(t, models.DialectPostgres, a.Store().Dialect(), "DATABASE_URL %s", cfg.RedactedDatabaseURL())
 	}
-	srv.Config.Handler = oneCookiePerName(t, a.Handler())
+	h := a.Handler()
+	if o.wrap != nil {
+		h = o.wrap(h)
+	}
+	srv.Config.Handler = oneCookiePerName(t, h)
 	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()

@@ -58,6 +58,9 @@ type App struct {
 	handler http.Handler // serve: echo with what every answer needs around it
 	server  *http.Server
 	csp     cspCache
+	// originCallback is the callback-url cookie naming the service origin,
+	// which every first visit is given (initRequest).
+	originCallback cookies.Line
 	// jsonBuffers hold GET /session's and /csrf's bodies while they are
 	// written (json.go).
 	jsonBuffers sync.Pool
@@ -107,6 +110,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
 		hooks:   signin.DefaultHooks(cfg.Callbacks),
 	}
+	a.originCallback = a.cookies.Prepare(a.names.CallbackURL, a.policy.Origin())
 	a.jsonBuffers.New = newJSONBuffer
 	a.trackers.New = func() any { return new(cookies.Tracker) }
 	a.requests.New = func() any { return new(request) }

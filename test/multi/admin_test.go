@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/email/smtptest"
-	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
 // The admin commands (`latchkey users|sessions|accounts ...`) run as
@@ -34,23 +32,7 @@ const poll = 200 * time.Millisecond
 // PostgreSQL database) with the session strategy and poll set.
 func startClusterSession(t *testing.T, strategy string) *cluster {
 	t.Helper()
-	c := newCluster(t, pgtest.NewDatabase(t, adminURL))
-	c.appendConfig("session:\n  strategy: " + strategy + "\n  revocation_poll: " + poll.String() + "\n")
-	c.nodes = c.launchAll(2)
-	for _, in := range c.nodes {
-		in.waitReady(t)
-	}
-	return c
-}
-
-// appendConfig adds top-level YAML to the instances' config file.
-func (c *cluster) appendConfig(yaml string) {
-	c.t.Helper()
-	f, err := os.OpenFile(c.config, os.O_APPEND|os.O_WRONLY, 0)
-	require.NoError(c.t, err)
-	_, err = f.WriteString(yaml)
-	require.NoError(c.t, err)
-	require.NoError(c.t, f.Close())
+	return startCluster(t, clusterOpts{extraConfig: "session:\n  strategy: " + strategy + "\n  revocation_poll: " + poll.String() + "\n"})
 }
 
 // adminRun is one finished admin command.

@@ -235,6 +235,7 @@ func buildTargets(bare, jwt, db, pg *proc) ([]*target, error) {
 		ts = append(ts, &target{Key: "database-pg", Name: "`GET /session` database (PostgreSQL), signed in", URL: pg.Origin + session, Cookie: pgCookie, Proc: pg, Goal: 0.45, check: signedInAs(addr)})
 	}
 	return append(ts,
+		&target{Key: "headers", Name: "bare Echo handler `{}` with latchkey's cookieless `GET /session` headers", URL: bare.Origin + "/headers", Proc: bare, Floor: true, check: emptyObject},
 		&target{Key: "nocookie", Name: "`GET /session` no cookie", URL: db.Origin + session, Proc: db, Goal: 0.80, check: emptyObject},
 		&target{Key: "csrf", Name: "`GET /csrf` with a valid CSRF cookie", URL: db.Origin + basePath + "/csrf", Cookie: csrfCookie, Proc: db, Goal: 0.75, check: csrfToken(token)},
 	), nil

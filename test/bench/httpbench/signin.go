@@ -21,7 +21,10 @@ type target struct {
 	Cookie string // the Cookie header, "" for none
 	Proc   *proc  // the process answering
 	Goal   float64
-	check  func(body []byte) error // judges one answer's body (status 200 is checked first)
+	// Floor marks a reference run, not latchkey: no goal, shown for what
+	// it tells about the targets (e.g. what net/http charges for a header set).
+	Floor bool
+	check func(body []byte) error // judges one answer's body (status 200 is checked first)
 }
 
 // p99Goal is the latency goal: p99 at most 1.5 times the bare handler's.
