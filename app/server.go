@@ -52,6 +52,9 @@ type App struct {
 	bindings  *linkBindings // e-mail links bound to the browser that asked
 	authz     *authz        // forward-auth's access rules and trusted proxies
 
+	// revocations are the session revocations, polled (revocations.go).
+	revocations *session.Revocations
+
 	echo    *echo.Echo
 	handler http.Handler // serve: echo with what every answer needs around it
 	server  *http.Server
@@ -126,6 +129,11 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	}
 	if a.store, err = openStore(cfg); err != nil {
 		return nil, err
+	}
+	a.revocations = &session.Revocations{}
+	if err := a.loadRevocations(context.Background()); err != nil {
+		_ = a.store.Close()
+		return nil, fmt.Errorf("start: %w", err)
 	}
 	if err := a.build(opts.HTTPClient); err != nil {
 		_ = a.store.Close()
@@ -202,6 +210,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	go a.purgeLoop(ctx)
+	go a.revocationLoop(ctx)
 	go a.discoverIdPs(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- a.server.Serve(l) }()
@@ -229,6 +238,9 @@ func (a *App) purgeLoop(ctx context.Context) {
 			a.log.Warn("purge expired rows", "err", err)
 		} else if n > 0 {
 			a.log.Info("purged expired rows", "rows", n)
+		}
+		if err := a.purgeRevocations(ctx); err != nil {
+			a.log.Warn("purge expired rows", "err", err)
 		}
 		select {
 		case <-ctx.Done():

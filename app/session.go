@@ -23,9 +23,13 @@ func (a *App) buildSessions() (session.Strategy, error) {
 	w := a.cookies
 	w.Domain = a.cfg.Cookies.CookieDomain()
 	if a.cfg.Session.Strategy == config.StrategyJWT {
-		return session.NewJWT(a.cfg.Secrets(), a.dialect.jwt, a.names.SessionToken, w, life)
+		j, err := session.NewJWT(a.cfg.Secrets(), a.dialect.jwt, a.names.SessionToken, w, life)
+		if err != nil {
+			return nil, err
+		}
+		return j.WithRevocations(a.revocations), nil
 	}
-	return session.NewDatabase(a.store, a.names.SessionToken, w, life), nil
+	return session.NewDatabase(a.store, a.names.SessionToken, w, life).WithRevocations(a.revocations), nil
 }
 
 // emptySession is v4's body when there is no session.

@@ -133,6 +133,10 @@ type Session struct {
 	// however active it stays: sliding expiry never reaches past it. 0 turns
 	// it off (next-auth's behaviour: an active session never ends).
 	AbsoluteMaxAge Duration `yaml:"absolute_max_age"`
+	// RevocationPoll is how often each instance reads the revocations of
+	// `latchkey sessions revoke` and `users delete`: a revoked session
+	// (jwt included) ends on every instance within this time. 0 means 1s.
+	RevocationPoll Duration `yaml:"revocation_poll"`
 }
 
 // Cookies selects cookie names: "next-auth" (v4) or "authjs" (v5, with v5 JWTs).

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app/email"
 )
@@ -88,6 +89,9 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	// idle one on every session; the operator should lower max_age instead.
 	if a := c.Session.AbsoluteMaxAge; a < 0 || (a > 0 && a < c.Session.MaxAge) {
 		add("session.absolute_max_age: must be 0 (no limit) or at least session.max_age (%s)", c.Session.MaxAge.D())
+	}
+	if p := c.Session.RevocationPoll.D(); p != 0 && (p < 100*time.Millisecond || p > 5*time.Minute) {
+		add("session.revocation_poll: %s must be between 100ms and 5m, or 0 for 1s (a revoked session ends within it)", p)
 	}
 	switch c.Cookies.Style {
 	case StyleNextAuth, StyleAuthJS:
