@@ -13,7 +13,7 @@ import (
 // as JSON naming this instance: its base URL, the root of its listener and
 // its cookie names. Rendered once, at start-up.
 func (a *App) openAPIDocument() ([]byte, error) {
-	doc, err := openapi.Render(openapi.Source, openapi.Instance{
+	doc, err := openapi.Render(openapi.Instance{
 		BaseURL: a.base.URL(""),
 		Origin:  a.base.Origin,
 		Cookies: map[string]string{

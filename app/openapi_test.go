@@ -28,7 +28,7 @@ import (
 func TestOpenAPIDocumentIsValid(t *testing.T) {
 	src := loadOpenAPI(t, openapi.Source)
 
-	rendered, err := openapi.Render(openapi.Source, openapi.Instance{
+	rendered, err := openapi.Render(openapi.Instance{
 		BaseURL: "https://ex.com/idp/auth",
 		Origin:  "https://ex.com",
 		Cookies: map[string]string{
@@ -50,7 +50,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	require.Equal(t, srcRoot, root)
 	require.True(t, bytes.HasPrefix(rendered, []byte(`{"openapi":"3.1.0","info":`)), "source key order is kept")
 
-	_, err = openapi.Render(openapi.Source, openapi.Instance{BaseURL: "http://x/api/auth", Origin: "http://x"})
+	_, err = openapi.Render(openapi.Instance{BaseURL: "http://x/api/auth", Origin: "http://x"})
 	require.ErrorContains(t, err, `no cookie for x-latchkey-cookie`, "a cookie the instance lacks fails start-up")
 
 	declared := map[string]bool{}
@@ -173,9 +173,15 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 				v.statuses[k] = true
 			}
 
-			baseOps, _ := operations(doc)
+			baseOps, rootOps := operations(doc)
 			for _, op := range baseOps {
 				require.True(t, v.seen[op], "%s: no real answer checked", op)
+			}
+			for _, op := range rootOps {
+				method, p, _ := strings.Cut(op, " ")
+				if e.rootStatus(method, p) != http.StatusNotFound {
+					require.True(t, v.seen[op], "%s is served: its real answers must be checked", op)
+				}
 			}
 			for _, s := range documentedStatuses(doc, baseOps) {
 				require.True(t, v.statuses[s], "%s: documented but never answered", s)

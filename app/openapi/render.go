@@ -9,6 +9,7 @@ import (
 	_ "embed" // the document
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -31,48 +32,66 @@ const (
 	cookieMarker = "x-latchkey-cookie" // on a cookie Parameter or apiKey scheme: a role of Instance.Cookies
 )
 
-// Render is src (YAML) as compact JSON, with every marked server URL and
-// cookie name set to in's, in the source's key order. It fails on a marker
-// it cannot fill, so a document naming a cookie the service lacks never
-// starts.
-func Render(src []byte, in Instance) ([]byte, error) {
+// Render is the embedded document as compact JSON, with every marked
+// server URL and cookie name set to in's, in the source's key order. It
+// fails on a marker it cannot fill, so a document naming a cookie the
+// service lacks never starts.
+func Render(in Instance) ([]byte, error) {
+	doc, err := parsed()
+	if err != nil {
+		return nil, err
+	}
+	return render(doc, in)
+}
+
+// parsed is Source parsed, once per process: parsing takes milliseconds and
+// every App (tests start hundreds) renders the same tree, which render only
+// reads.
+var parsed = sync.OnceValues(func() (*yaml.Node, error) { return parse(Source) })
+
+func parse(src []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		return nil, fmt.Errorf("openapi: parse: %w", err)
 	}
-	if err := in.rewrite(&doc); err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	if err := writeJSON(&b, &doc); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return &doc, nil
 }
 
-// rewrite fills the marked objects below n.
-func (in Instance) rewrite(n *yaml.Node) error {
+// render writes doc as JSON with in's values in place of the marked ones.
+func render(doc *yaml.Node, in Instance) ([]byte, error) {
+	w := newJSONWriter()
+	if err := in.collect(doc, w.replace); err != nil {
+		return nil, err
+	}
+	if err := w.node(doc); err != nil {
+		return nil, err
+	}
+	return w.b.Bytes(), nil
+}
+
+// collect records below n the scalar nodes the instance's values replace.
+func (in Instance) collect(n *yaml.Node, replace map[*yaml.Node]string) error {
 	if n.Kind == yaml.MappingNode {
-		if err := in.fill(n); err != nil {
+		if err := in.fill(n, replace); err != nil {
 			return err
 		}
 	}
 	for _, c := range n.Content {
-		if err := in.rewrite(c); err != nil {
+		if err := in.collect(c, replace); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// fill sets a marked mapping's url (servers) or name (cookies).
-func (in Instance) fill(m *yaml.Node) error {
+// fill records a marked mapping's url (servers) or name (cookies).
+func (in Instance) fill(m *yaml.Node, replace map[*yaml.Node]string) error {
 	if role := value(m, serverMarker); role != nil {
 		switch role.Value {
 		case "base":
-			return set(m, "url", in.BaseURL)
+			return set(m, "url", in.BaseURL, replace)
 		case "origin":
-			return set(m, "url", in.Origin)
+			return set(m, "url", in.Origin, replace)
 		default:
 			return fmt.Errorf("openapi: line %d: unknown %s %q", role.Line, serverMarker, role.Value)
 		}
@@ -82,7 +101,7 @@ func (in Instance) fill(m *yaml.Node) error {
 		if !ok {
 			return fmt.Errorf("openapi: line %d: no cookie for %s %q", role.Line, cookieMarker, role.Value)
 		}
-		return set(m, "name", name)
+		return set(m, "name", name, replace)
 	}
 	return nil
 }
@@ -97,69 +116,88 @@ func value(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// set replaces the scalar under key in mapping m.
-func set(m *yaml.Node, key, v string) error {
+// set records v in place of the scalar under key in mapping m.
+func set(m *yaml.Node, key, v string, replace map[*yaml.Node]string) error {
 	n := value(m, key)
 	if n == nil || n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("openapi: line %d: marked object has no %s", m.Line, key)
 	}
-	n.Value, n.Tag, n.Style = v, "!!str", 0
+	replace[n] = v
 	return nil
 }
 
-// writeJSON appends n as JSON, keeping mapping keys in source order.
-func writeJSON(b *bytes.Buffer, n *yaml.Node) error {
+// jsonWriter writes YAML nodes as JSON into one buffer through one
+// encoder (without escaping <, > and &, which the descriptions use).
+type jsonWriter struct {
+	b       bytes.Buffer
+	enc     *json.Encoder
+	replace map[*yaml.Node]string // scalars written as these strings instead
+}
+
+func newJSONWriter() *jsonWriter {
+	w := &jsonWriter{replace: map[*yaml.Node]string{}}
+	w.enc = json.NewEncoder(&w.b)
+	w.enc.SetEscapeHTML(false)
+	return w
+}
+
+// node appends n as JSON, keeping mapping keys in source order.
+func (w *jsonWriter) node(n *yaml.Node) error {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) != 1 {
 			return fmt.Errorf("openapi: expected one document")
 		}
-		return writeJSON(b, n.Content[0])
+		return w.node(n.Content[0])
 	case yaml.AliasNode:
-		return writeJSON(b, n.Alias)
+		return w.node(n.Alias)
 	case yaml.MappingNode:
-		b.WriteByte('{')
+		w.b.WriteByte('{')
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if i > 0 {
-				b.WriteByte(',')
+				w.b.WriteByte(',')
 			}
-			if err := writeScalar(b, n.Content[i].Value); err != nil {
+			if err := w.scalar(n.Content[i].Value); err != nil {
 				return err
 			}
-			b.WriteByte(':')
-			if err := writeJSON(b, n.Content[i+1]); err != nil {
+			w.b.WriteByte(':')
+			if err := w.node(n.Content[i+1]); err != nil {
 				return err
 			}
 		}
-		b.WriteByte('}')
+		w.b.WriteByte('}')
 	case yaml.SequenceNode:
-		b.WriteByte('[')
+		w.b.WriteByte('[')
 		for i, c := range n.Content {
 			if i > 0 {
-				b.WriteByte(',')
+				w.b.WriteByte(',')
 			}
-			if err := writeJSON(b, c); err != nil {
+			if err := w.node(c); err != nil {
 				return err
 			}
 		}
-		b.WriteByte(']')
+		w.b.WriteByte(']')
 	default: // a scalar: its YAML type (string, number, bool, null) decides
+		if v, ok := w.replace[n]; ok {
+			return w.scalar(v)
+		}
+		if n.ShortTag() == "!!str" {
+			return w.scalar(n.Value)
+		}
 		var v any
 		if err := n.Decode(&v); err != nil {
 			return fmt.Errorf("openapi: line %d: %w", n.Line, err)
 		}
-		return writeScalar(b, v)
+		return w.scalar(v)
 	}
 	return nil
 }
 
-// writeScalar appends v as JSON without escaping <, > and &.
-func writeScalar(b *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+// scalar appends v as JSON.
+func (w *jsonWriter) scalar(v any) error {
+	if err := w.enc.Encode(v); err != nil {
 		return fmt.Errorf("openapi: %w", err)
 	}
-	b.Truncate(b.Len() - 1) // Encode's newline
+	w.b.Truncate(w.b.Len() - 1) // Encode's newline
 	return nil
 }
