@@ -246,7 +246,15 @@ func (a apiDriver) signedOut() {
 		e.get(c, target)
 	}
 	require.Equal(t, map[string]any{}, e.session(c))
-	res := e.post(c, "/_log", url.Values{"level": {"error"}, "code": {"CLIENT_FETCH_ERROR"}})
+	// The served document names this instance's cookies.
+	params := a.v.doc.Components.Parameters
+	res := e.get(a.browser(), "/csrf")
+	var set []string
+	for _, sc := range setCookies(res.Header) {
+		set = append(set, sc.Name)
+	}
+	require.ElementsMatch(t, []string{params["CsrfCookie"].Value.Name, params["CallbackUrlCookie"].Value.Name}, set)
+	res = e.post(c, "/_log", url.Values{"level": {"error"}, "code": {"CLIENT_FETCH_ERROR"}})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 
 	// CSRF mismatches: the retry redirect, in all three modes.
@@ -316,6 +324,8 @@ func (a apiDriver) oauth() {
 func (a apiDriver) signedIn(c *http.Client, address string) {
 	e, t := a.e, a.e.t
 	require.Equal(t, address, userEmail(e.session(c)))
+	_, ok := e.jarCookie(c, a.v.doc.Components.SecuritySchemes["sessionCookie"].Value.Name)
+	require.True(t, ok, "the session cookie has the documented name")
 	e.get(c, "/csrf")
 	tok := e.csrf(c)
 	res := e.do(c, a.request(http.MethodPost, "/session", `{"csrfToken":"`+tok+`","data":{"name":"New"}}`, "application/json"))
