@@ -73,6 +73,14 @@ func (a *App) routes() (*echo.Echo, error) {
 	g.POST("/_log", route(a.postLog))
 	checked[a.base.Path+"/_log"] = true
 
+	// Forward-auth for reverse proxies, at the root: outside the base path
+	// (forwardauth.go). Any method: nginx's auth_request may ask with the
+	// original request's. Nothing is posted, so no CSRF rule applies.
+	for path, h := range map[string]echo.HandlerFunc{"/authz/auth-request": a.authRequest, "/authz/forward-auth": a.forwardAuth} {
+		e.Any(path, route(h))
+		checked[path] = true
+	}
+
 	for _, r := range e.Routes() {
 		if r.Method == http.MethodPost && !checked[r.Path] {
 			return nil, fmt.Errorf("route POST %s has no CSRF rule", r.Path)

@@ -50,11 +50,15 @@ type App struct {
 	checks    *checkCookies
 	emails    map[string]signin.EmailProvider
 	bindings  *linkBindings // e-mail links bound to the browser that asked
+	authz     *authz        // forward-auth's access rules and trusted proxies
 
 	echo    *echo.Echo
 	handler http.Handler // serve: echo with what every answer needs around it
 	server  *http.Server
 	csp     cspCache
+	// originCallback is the callback-url cookie naming the service origin,
+	// which every first visit is given (initRequest).
+	originCallback cookies.Line
 	// jsonBuffers hold GET /session's and /csrf's bodies while they are
 	// written (json.go).
 	jsonBuffers sync.Pool
@@ -104,6 +108,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
 		hooks:   signin.DefaultHooks(cfg.Callbacks),
 	}
+	a.originCallback = a.cookies.Prepare(a.names.CallbackURL, a.policy.Origin())
 	a.jsonBuffers.New = newJSONBuffer
 	a.trackers.New = func() any { return new(cookies.Tracker) }
 	a.requests.New = func() any { return new(request) }
@@ -150,6 +155,7 @@ func (a *App) build(idpClient *http.Client) error {
 	if a.bindings, err = a.buildLinkBindings(); err != nil {
 		return err
 	}
+	a.authz = newAuthz(a.cfg)
 	a.core = &signin.Service{
 		Users:       a.store,
 		Tokens:      a.store,

@@ -43,6 +43,9 @@ type Config struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// Server bounds the connections the listener holds.
 	Server Server `yaml:"server"`
+	// Access narrows who passes forward-auth per protected host
+	// (forwardauth.go); empty: every signed-in user.
+	Access []AccessRule `yaml:"access"`
 
 	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
 	SecretGenerated bool `yaml:"-"`
@@ -135,6 +138,10 @@ type Session struct {
 // Cookies selects cookie names: "next-auth" (v4) or "authjs" (v5, with v5 JWTs).
 type Cookies struct {
 	Style string `yaml:"style"`
+	// Domain, when set (e.g. example.com), is the session cookie's Domain
+	// attribute, so sibling hosts protected by forward-auth share the
+	// sign-in. Empty: host-only, as next-auth.
+	Domain string `yaml:"domain"`
 }
 
 // Pages are optional custom pages, as next-auth's `pages` option.

@@ -100,6 +100,7 @@ func TestShippedConfigIsDefaults(t *testing.T) {
 	want.Providers = []config.Provider{{ID: "email", Type: config.TypeEmail}}
 	want.AllowedRedirectOrigins = []string{}
 	want.TrustedProxies = []string{}
+	want.Access = []config.AccessRule{}
 	want.Callbacks.AllowedEmailDomains = []string{}
 	require.Equal(t, want, cfg)
 	warnings, err := cfg.Validate(catalogue)
