@@ -64,6 +64,11 @@ func (a *App) routes() (*echo.Echo, error) {
 	get("/error", a.withRequest(a.getError))
 	get("/verify-request", a.withRequest(a.getVerifyRequest))
 	get("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
+	openAPI, err := a.openAPIDocument()
+	if err != nil {
+		return nil, err
+	}
+	get("/openapi.json", serveOpenAPI(openAPI))
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.
 	g.POST("/_log", route(a.postLog))
 	checked[a.base.Path+"/_log"] = true
