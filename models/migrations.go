@@ -112,10 +112,46 @@ var migrations = []migration{
 			`CREATE TABLE session_revocations (user_id text PRIMARY KEY, not_before bigint NOT NULL)`,
 		},
 	},
+	// Step 5 (passwords) is added on another branch; steps are keyed by
+	// their version, not their place in this list, so either may land first.
+	{
+		version: 6,
+		name:    "authenticators, webauthn_challenges",
+		// Passkeys (see Authenticator) and the WebAuthn challenges already
+		// answered (see UsedChallenge), which make each challenge single-use
+		// across instances until it expires.
+		sqlite: []string{
+			"CREATE TABLE `authenticators` (`id` text,`user_id` text NOT NULL,`credential_id` text NOT NULL,`public_key` blob NOT NULL,`sign_count` integer NOT NULL DEFAULT 0,`transports` text NOT NULL DEFAULT '',`backup_eligible` numeric NOT NULL DEFAULT false,`backup_state` numeric NOT NULL DEFAULT false,`aaguid` blob,`name` text NOT NULL DEFAULT '',`created_at` datetime,`last_used_at` datetime,PRIMARY KEY (`id`),CONSTRAINT `fk_authenticators_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE UNIQUE INDEX `idx_authenticators_credential_id` ON `authenticators`(`credential_id`)",
+			"CREATE INDEX `idx_authenticators_user_id` ON `authenticators`(`user_id`)",
+			"CREATE TABLE `webauthn_challenges` (`challenge_hash` text NOT NULL,`expires` integer NOT NULL,PRIMARY KEY (`challenge_hash`)) WITHOUT ROWID",
+		},
+		postgres: []string{
+			`CREATE TABLE authenticators (id varchar(36) PRIMARY KEY,
+				user_id varchar(36) NOT NULL CONSTRAINT fk_authenticators_user REFERENCES users(id) ON DELETE CASCADE,
+				credential_id text NOT NULL, public_key bytea NOT NULL, sign_count bigint NOT NULL DEFAULT 0,
+				transports text NOT NULL DEFAULT '', backup_eligible boolean NOT NULL DEFAULT false,
+				backup_state boolean NOT NULL DEFAULT false, aaguid bytea, name text NOT NULL DEFAULT '',
+				created_at timestamptz, last_used_at timestamptz)`,
+			`CREATE UNIQUE INDEX idx_authenticators_credential_id ON authenticators (credential_id)`,
+			`CREATE INDEX idx_authenticators_user_id ON authenticators (user_id)`,
+			`CREATE TABLE webauthn_challenges (challenge_hash text PRIMARY KEY, expires bigint NOT NULL)`,
+		},
+	},
 }
 
 // SchemaVersion is the newest schema this binary knows.
-func SchemaVersion() int { return migrations[len(migrations)-1].version }
+func SchemaVersion() int {
+	v := 0
+	for _, m := range migrations {
+		v = max(v, m.version)
+	}
+	return v
+}
+
+// Steps is how many steps there are: fewer than SchemaVersion while a
+// version is left out (a step still on another branch).
+func Steps() int { return len(migrations) }
 
 // ErrSchemaTooNew is returned when the database was migrated by a newer
 // latchkey: this binary would misread it.

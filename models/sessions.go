@@ -206,6 +206,11 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 			return r.Error
 		}
 		n += r.RowsAffected
+		r = tx.Where("expires < ?", now.Unix()).Delete(&UsedChallenge{})
+		if r.Error != nil {
+			return r.Error
+		}
+		n += r.RowsAffected
 		r = s.purgeRateLimits(tx, now)
 		n += r.RowsAffected
 		return r.Error
