@@ -13,8 +13,11 @@ import (
 // for e-mail. An unknown provider gets next-auth's 400 "not supported".
 func (a *App) callback(c echo.Context, rq *request) error {
 	p := a.providers.byID[c.Param("provider")]
-	if p.Type == config.TypeEmail {
+	switch p.Type {
+	case config.TypeEmail:
 		return a.emailCallback(c, rq, p)
+	case config.TypeWebAuthn:
+		return a.passkeyCallback(c, rq, p)
 	}
 	return a.oauthCallback(c, rq, p)
 }

@@ -16,7 +16,7 @@ var signinErrors = map[signin.Code]bool{
 	signin.CodeSignin: true, signin.CodeOAuthSignin: true, signin.CodeOAuthCallback: true,
 	signin.CodeOAuthCreateAccount: true, signin.CodeEmailCreateAccount: true, signin.CodeCallback: true,
 	signin.CodeOAuthAccountNotLinked: true, signin.CodeEmailSignin: true, signin.CodeCredentialsSignin: true,
-	signin.CodeSessionRequired: true,
+	signin.CodeSessionRequired: true, signin.CodeWebAuthnVerification: true,
 }
 
 // signinMessage is next-auth's sign-in page message for an error code.
@@ -35,6 +35,8 @@ func signinMessage(code signin.Code) string {
 		return "Sign in failed. Check the details you provided are correct."
 	case signin.CodeSessionRequired:
 		return "Please sign in to access this page."
+	case signin.CodeWebAuthnVerification:
+		return "The passkey could not be verified. Try again, or sign in another way."
 	default:
 		return "Unable to sign in."
 	}

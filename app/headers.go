@@ -65,7 +65,13 @@ func (a *App) cspHeader() []string {
 // checks hop by hop: see formActionOrigins.
 func (a *App) contentSecurityPolicy() (policy string, final bool) {
 	origins, final := a.formActionOrigins()
-	return "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action " +
+	scripts := ""
+	if len(a.passkeys.rps) > 0 {
+		// Passkeys need latchkey's own script (static/passkeys.js) and
+		// its fetches to latchkey: nothing inline, nothing elsewhere.
+		scripts = "script-src 'self'; connect-src 'self'; "
+	}
+	return "default-src 'none'; " + scripts + "style-src 'self'; img-src 'self'; base-uri 'none'; form-action " +
 		strings.Join(append([]string{"'self'"}, origins...), " ") + "; frame-ancestors 'none'", final
 }
 
@@ -102,7 +108,7 @@ func (a *App) formActionOrigins() (origins []string, final bool) {
 	}
 	add(a.base.Origin)
 	for _, p := range a.cfg.Providers {
-		if p.Type == config.TypeEmail {
+		if p.Type == config.TypeEmail || p.Type == config.TypeWebAuthn {
 			continue
 		}
 		d, ok := a.oauth[p.ID].(signInDestinations)

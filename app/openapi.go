@@ -22,6 +22,7 @@ func (a *App) openAPIDocument() ([]byte, error) {
 			"callback-url":  a.names.CallbackURL,
 			"oauth-check":   a.names.OAuthCheck,
 			"email-binding": a.bindings.name,
+			"challenge":     a.passkeys.name,
 		},
 	})
 	if err != nil {

@@ -36,7 +36,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		Cookies: map[string]string{
 			"session-token": "__Secure-authjs.session-token", "csrf-token": "__Host-authjs.csrf-token",
 			"callback-url": "__Secure-authjs.callback-url", "oauth-check": "__Secure-authjs.oauth-check",
-			"email-binding": "__Secure-authjs.email-binding",
+			"email-binding": "__Secure-authjs.email-binding", "challenge": "__Secure-authjs.challenge",
 		},
 	})
 	require.NoError(t, err)

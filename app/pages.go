@@ -58,8 +58,13 @@ func (a *App) getSignIn(c echo.Context, rq *request) error {
 	} else {
 		callback = a.redirect(callback)
 	}
+	pg := a.page("Sign In")
+	if len(a.passkeys.rps) > 0 {
+		pg.Script = a.base.Path + "/static/passkeys.js"
+	}
 	return render(c, http.StatusOK, views.SignInPage(views.SignIn{
-		Page:        a.page("Sign In"),
+		Passkeys:    len(a.passkeys.rps) > 0,
+		Page:        pg,
 		Providers:   a.providers.views,
 		CSRFToken:   rq.csrfToken,
 		CallbackURL: callback,

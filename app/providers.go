@@ -42,7 +42,8 @@ func (a *App) buildProviders() (*providerSet, error) {
 		}
 		ps.list = append(ps.list, info)
 		ps.byID[p.ID] = p
-		ps.views = append(ps.views, views.Provider{ID: p.ID, Name: info.Name, Type: p.Type, SigninURL: info.SigninURL})
+		ps.views = append(ps.views, views.Provider{ID: p.ID, Name: info.Name, Type: p.Type, SigninURL: info.SigninURL,
+			CallbackURL: info.CallbackURL, OptionsURL: a.base.URL("/webauthn-options/" + p.ID)})
 		b, err := json.Marshal(info)
 		if err != nil {
 			return nil, fmt.Errorf("encode provider %s: %w", p.ID, err)

@@ -61,6 +61,10 @@ func (a *App) routes() (*echo.Echo, error) {
 	get("/signout", a.withRequest(a.getSignOut))
 	post("/signout", a.postSignOut, a.retryPage("/signout"))
 	post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))
+	get("/webauthn-options/:provider", a.getWebAuthnOptions)
+	get("/passkeys", a.withRequest(a.getPasskeys))
+	post("/passkeys/rename", a.postRenamePasskey, a.retryPage("/passkeys"))
+	post("/passkeys/remove", a.postRemovePasskey, a.retryPage("/passkeys"))
 	get("/error", a.withRequest(a.getError))
 	get("/verify-request", a.withRequest(a.getVerifyRequest))
 	get("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
@@ -108,6 +112,9 @@ func (a *App) emptySessionBadRequest(c echo.Context, _ *request) error {
 // again with a 403.
 func (a *App) callbackWithoutCSRF(c echo.Context, rq *request) error {
 	p := a.providers.byID[c.Param("provider")]
+	if p.Type == config.TypeWebAuthn {
+		return a.retryPage("/signin")(c, rq)
+	}
 	if p.Type != config.TypeEmail {
 		return a.callback(c, rq)
 	}

@@ -50,6 +50,7 @@ type App struct {
 	checks    *checkCookies
 	emails    map[string]signin.EmailProvider
 	bindings  *linkBindings // e-mail links bound to the browser that asked
+	passkeys  *passkeys     // the webauthn providers and their challenge cookie
 	authz     *authz        // forward-auth's access rules and trusted proxies
 
 	// revocations are the session revocations, polled (revocations.go).
@@ -163,10 +164,14 @@ func (a *App) build(idpClient *http.Client) error {
 	if a.bindings, err = a.buildLinkBindings(); err != nil {
 		return err
 	}
+	if a.passkeys, err = a.buildPasskeys(); err != nil {
+		return err
+	}
 	a.authz = newAuthz(a.cfg)
 	a.core = &signin.Service{
 		Users:       a.store,
 		Tokens:      a.store,
+		Passkeys:    a.store,
 		Hooks:       a.hooks,
 		Now:         a.now,
 		TokenHashes: func(token string) []string { return email.HashTokens(token, a.cfg.Secrets()) },

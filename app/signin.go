@@ -13,8 +13,11 @@ func (a *App) postSignIn(c echo.Context, rq *request) error {
 	if !ok {
 		return a.retryPage("/signin")(c, rq)
 	}
-	if p.Type == config.TypeEmail {
+	switch p.Type {
+	case config.TypeEmail:
 		return a.emailSignIn(c, rq, p)
+	case config.TypeWebAuthn: // signed in from the page's script, as Auth.js's credentials
+		return a.sendRedirect(c, rq, a.base.URL("/signin"))
 	}
 	return a.oauthSignIn(c, rq, p)
 }

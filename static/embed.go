@@ -1,9 +1,11 @@
-// Package static embeds latchkey's CSS and images so the binary is self-contained.
+// Package static embeds latchkey's CSS, images and the passkey pages' script
+// (passkeys.js), so the binary is self-contained and pages load nothing
+// from elsewhere.
 package static
 
 import "embed"
 
 // Files is served at {base}/static/.
 //
-//go:embed *.css
+//go:embed *.css *.js
 var Files embed.FS

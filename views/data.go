@@ -7,14 +7,18 @@ package views
 type Provider struct {
 	ID        string
 	Name      string
-	Type      string // "oauth", "oidc" or "email"
+	Type      string // "oauth", "oidc", "email" or "webauthn"
 	SigninURL string
+	// CallbackURL and OptionsURL are a webauthn provider's ceremony URLs.
+	CallbackURL string
+	OptionsURL  string
 }
 
 // Page is what every page's layout needs.
 type Page struct {
 	Title     string
 	StaticURL string // URL prefix of the embedded static files, e.g. /api/auth/static
+	Script    string // URL of the page's one script (same origin), or ""
 }
 
 // SignIn is the data of the sign-in page.
@@ -25,6 +29,9 @@ type SignIn struct {
 	CallbackURL string
 	Email       string // pre-filled from ?email=
 	Error       string // the message for ?error=, already looked up
+	// Passkeys is true when a webauthn provider is listed: the e-mail field
+	// then also offers passkeys (autofill).
+	Passkeys bool
 }
 
 // SignOut is the data of the sign-out page.

@@ -52,7 +52,8 @@ type Config struct {
 }
 
 // Provider is one sign-in method. Type is "oauth" (a goth catalogue id, the
-// default), "oidc" (generic OpenID Connect by discovery) or "email".
+// default), "oidc" (generic OpenID Connect by discovery), "email" or
+// "webauthn" (passkeys).
 type Provider struct {
 	ID           string            `yaml:"id"`
 	Type         string            `yaml:"type"`
@@ -78,6 +79,9 @@ type Provider struct {
 	MaxAge    Duration  `yaml:"max_age"`
 	Confirm   bool      `yaml:"confirm"`
 	RateLimit RateLimit `yaml:"rate_limit"`
+
+	// Passkey (type: webauthn) provider settings: see Passkey.
+	Passkey `yaml:",inline"`
 }
 
 // RateLimit bounds the sign-in e-mails one provider sends per window. A
@@ -170,6 +174,8 @@ const (
 	TypeOAuth = "oauth"
 	TypeOIDC  = "oidc"
 	TypeEmail = "email"
+	// TypeWebAuthn is passkeys (webauthn.go).
+	TypeWebAuthn = "webauthn"
 )
 
 // Session strategies and cookie styles.

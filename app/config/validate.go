@@ -187,8 +187,10 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 			// in-memory counters the database has replaced.
 			warnings = append(warnings, where+": rate_limit.max_keys has no effect: the counters are kept in the database (table rate_limits), which holds rows only for e-mails sent and is purged hourly")
 		}
+	case TypeWebAuthn:
+		c.validatePasskey(pr, where, add)
 	default:
-		add("%s: type %q must be oauth, oidc or email", where, pr.Type)
+		add("%s: type %q must be oauth, oidc, email or webauthn", where, pr.Type)
 	}
 	return warnings
 }

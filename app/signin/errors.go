@@ -24,6 +24,8 @@ const (
 	CodeAccessDenied          Code = "AccessDenied"
 	CodeVerification          Code = "Verification"
 	CodeConfiguration         Code = "Configuration"
+	// CodeWebAuthnVerification is Auth.js v5's: a passkey answer refused.
+	CodeWebAuthnVerification Code = "WebAuthnVerificationError"
 )
 
 // Error is a refused or failed sign-in step: the code the client sees and

@@ -15,6 +15,8 @@ import (
 type Service struct {
 	Users  Users
 	Tokens Tokens
+	// Passkeys stores passkeys and used WebAuthn challenges (passkey.go).
+	Passkeys Passkeys
 	Hooks  Hooks
 	// Now is the clock.
 	Now func() time.Time

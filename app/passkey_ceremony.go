@@ -1,0 +1,128 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/signin"
+)
+
+// The two ceremonies, as Auth.js v5 names them.
+const (
+	actionAuthenticate = "authenticate"
+	actionRegister     = "register"
+)
+
+// webauthnError is the 400/401 body of GET /webauthn-options, as Auth.js's.
+type webauthnError struct {
+	Error string `json:"error"`
+}
+
+// getWebAuthnOptions is Auth.js v5's GET /webauthn-options/:provider:
+// the options for navigator.credentials.get (action=authenticate, the
+// default) or .create (action=register, signed-in users only), with the
+// ceremony's state sealed into the challenge cookie.
+func (a *App) getWebAuthnOptions(c echo.Context) error {
+	id := c.Param("provider")
+	rp, ok := a.passkeys.rps[id]
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	action := c.QueryParam("action")
+	if action == "" {
+		action = actionAuthenticate
+	}
+	ctx, now := c.Request().Context(), a.now()
+	var body struct {
+		Action  string `json:"action"`
+		Options any    `json:"options"`
+	}
+	body.Action = action
+	switch action {
+	case actionAuthenticate:
+		opts, st, err := rp.BeginLogin()
+		if err != nil {
+			return err
+		}
+		if err := a.passkeys.setState(c.Response(), action, id, st, now); err != nil {
+			return err
+		}
+		body.Options = opts
+	case actionRegister:
+		uid, err := a.browser(c).SignedInUser(ctx)
+		if err != nil || uid == "" {
+			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in before adding a passkey"})
+		}
+		u, err := a.store.UserByID(ctx, uid)
+		if err != nil {
+			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in before adding a passkey"})
+		}
+		have, err := a.store.AuthenticatorsOf(ctx, uid)
+		if err != nil {
+			return err
+		}
+		opts, st, err := rp.BeginRegistration(u, have)
+		if err != nil {
+			return err
+		}
+		if err := a.passkeys.setState(c.Response(), action, id, st, now); err != nil {
+			return err
+		}
+		body.Options = opts
+	default:
+		return c.JSON(http.StatusBadRequest, webauthnError{"Invalid action"})
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+// passkeyCallback is POST /callback/:provider of a webauthn provider, as
+// Auth.js v5's: action and data (the PublicKeyCredential as JSON) in the
+// body. authenticate signs in like any provider (redirect, or {url} in
+// JSON mode); register adds a passkey to the signed-in user and returns to
+// the passkeys page.
+func (a *App) passkeyCallback(c echo.Context, rq *request, p config.Provider) error {
+	if c.Request().Method != http.MethodPost {
+		return signin.Fail(signin.CodeWebAuthnVerification, errors.New("a passkey answer must be posted"))
+	}
+	ctx, id := c.Request().Context(), p.ID
+	action := rq.form.Get("action")
+	if action != actionAuthenticate && action != actionRegister {
+		return signin.Fail(signin.CodeWebAuthnVerification, errors.New("unknown passkey action"))
+	}
+	st, err := a.passkeys.takeState(c.Response(), c.Request(), action, id)
+	cer := signin.Ceremony{Provider: id, RP: a.passkeys.rps[id], State: st, Answer: []byte(rq.form.Get("data")),
+		RefuseRegressed: p.CounterRegression != config.CounterWarn}
+	if action == actionRegister {
+		if err == nil {
+			_, err = a.core.AddPasskey(ctx, a.browser(c), cer, rq.form.Get("name"))
+		}
+		if err != nil {
+			a.log.Warn("passkey not added", "code", string(signin.CodeOf(err)), "cause", err.Error())
+			return a.sendRedirect(c, rq, a.base.URL("/passkeys")+"?error="+url.QueryEscape(string(signin.CodeOf(wrapVerify(err)))))
+		}
+		a.log.Info("passkey added", "provider", id)
+		return a.sendRedirect(c, rq, a.base.URL("/passkeys")+"?added=1")
+	}
+	if err != nil {
+		return signin.Fail(signin.CodeWebAuthnVerification, err)
+	}
+	in, err := a.core.Passkey(ctx, a.browser(c), cer)
+	if err != nil {
+		return err
+	}
+	return a.afterSignIn(c, rq, in)
+}
+
+// wrapVerify makes a bare cookie failure a verification error.
+func wrapVerify(err error) error {
+	var e *signin.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return signin.Fail(signin.CodeWebAuthnVerification, err)
+}

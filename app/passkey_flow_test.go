@@ -1,0 +1,360 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// startPasskeys is the e-mail setup (startMail) plus a webauthn provider
+// "passkey". SERVICE_URL names localhost, not the listener's 127.0.0.1:
+// a relying-party id must be a domain name. Requests still go to
+// 127.0.0.1 (the cookie jar's host); the soft authenticator says it ran on
+// the configured origin, as a browser on localhost would.
+func startPasskeys(t *testing.T, b backend, mutate func(*config.Config)) *env {
+	t.Helper()
+	return startMail(t, b.opts(envOpts{config: func(c *config.Config) {
+		c.ServiceURL = strings.Replace(c.ServiceURL, "127.0.0.1", "localhost", 1)
+		c.Providers = append(c.Providers, config.Provider{ID: "passkey", Type: config.TypeWebAuthn})
+		if mutate != nil {
+			mutate(c)
+		}
+	}}))
+}
+
+// local is a URL of the app on the listener's address (the jar's host).
+func (e *env) local(u string) string {
+	return strings.Replace(u, e.origin, e.srv.URL, 1)
+}
+
+// emailSignIn signs c in by an e-mailed link and returns the user's id.
+func (e *env) emailSignIn(c *http.Client, addr string) string {
+	e.t.Helper()
+	link := e.emailLink(c, addr, e.origin+"/home")
+	res := e.get(c, e.local(link))
+	require.Equal(e.t, http.StatusFound, res.StatusCode, res.body)
+	got, id := e.sessionUser(c)
+	require.Equal(e.t, addr, got)
+	return id
+}
+
+// newKey is a soft authenticator for this app's origin and RP id.
+func (e *env) newKey() *softKey {
+	return newSoftKey(e.t, e.origin, "localhost")
+}
+
+// passkeyOptions is GET /webauthn-options/passkey?action=... : its options.
+func (e *env) passkeyOptions(c *http.Client, action string) map[string]any {
+	e.t.Helper()
+	res := e.get(c, "/webauthn-options/passkey?action="+action)
+	require.Equal(e.t, http.StatusOK, res.StatusCode, res.body)
+	body := res.json(e.t)
+	require.Equal(e.t, action, body["action"])
+	return body["options"].(map[string]any)
+}
+
+// passkeyAnswer posts a ceremony's answer to /callback/passkey.
+func (e *env) passkeyAnswer(c *http.Client, action, data string, extra url.Values) resp {
+	e.t.Helper()
+	form := url.Values{"csrfToken": {e.csrf(c)}, "action": {action}, "data": {data}, "callbackUrl": {e.origin + "/dashboard"}}
+	for k, v := range extra {
+		form[k] = v
+	}
+	return e.post(c, "/callback/passkey", form)
+}
+
+// addPasskey registers k for c's signed-in user under name.
+func (e *env) addPasskey(c *http.Client, k *softKey, name string) {
+	e.t.Helper()
+	res := e.passkeyAnswer(c, "register", k.create(e.passkeyOptions(c, "register")), url.Values{"name": {name}})
+	require.Equal(e.t, http.StatusFound, res.StatusCode, res.body)
+	require.Equal(e.t, e.base+"/passkeys?added=1", res.location())
+}
+
+// passkeySignIn answers fresh sign-in options with k.
+func (e *env) passkeySignIn(c *http.Client, k *softKey) resp {
+	e.t.Helper()
+	return e.passkeyAnswer(c, "authenticate", k.get(e.passkeyOptions(c, "authenticate")), nil)
+}
+
+// passkeysOf is a user's stored passkeys.
+func (e *env) passkeysOf(userID string) []models.Authenticator {
+	e.t.Helper()
+	list, err := e.app.Store().AuthenticatorsOf(context.Background(), userID)
+	require.NoError(e.t, err)
+	return list
+}
+
+// requirePasskeyRefused asserts the documented refusal and that no session
+// came of it.
+func (e *env) requirePasskeyRefused(c *http.Client, res resp) {
+	e.t.Helper()
+	e.requireError(res, "WebAuthnVerificationError")
+	addr, _ := e.sessionUser(c)
+	require.Empty(e.t, addr, "a refused passkey signs nobody in")
+}
+
+// A user signed in by e-mail adds a passkey; a fresh browser signs in with
+// it alone (no e-mail typed) and GET /session shows the user, in every
+// strategy and database. The passkey is listed, named, with its last use.
+func TestPasskeyRegisterAndSignIn(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startPasskeys(t, b, nil)
+			c := e.browser()
+			uid := e.emailSignIn(c, "ada@example.com")
+			k := e.newKey()
+			k.packed = b.postgres // packed self attestation on one run, none on the others
+			e.addPasskey(c, k, "  My   laptop ")
+			list := e.passkeysOf(uid)
+			require.Len(t, list, 1)
+			require.Equal(t, "My laptop", list[0].Name)
+			require.Equal(t, "internal", list[0].Transports)
+			require.Nil(t, list[0].LastUsedAt)
+
+			page := e.get(c, "/passkeys")
+			require.Equal(t, http.StatusOK, page.StatusCode)
+			require.Contains(t, page.body, `value="My laptop"`)
+			require.Contains(t, page.body, "never used")
+			require.Contains(t, page.body, `src="/api/auth/static/passkeys.js"`)
+
+			fresh := e.browser()
+			res := e.passkeySignIn(fresh, k)
+			require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+			require.Equal(t, e.origin+"/dashboard", res.location(), e.logs.String())
+			addr, id := e.sessionUser(fresh)
+			require.Equal(t, "ada@example.com", addr)
+			require.Equal(t, uid, id)
+			list = e.passkeysOf(uid)
+			require.EqualValues(t, 2, list[0].SignCount, "the counter of the sign-in")
+			require.NotNil(t, list[0].LastUsedAt)
+
+			// JSON mode, as the page's script asks: {url}.
+			again := e.browser()
+			res = e.passkeyAnswer(again, "authenticate", k.get(e.passkeyOptions(again, "authenticate")), url.Values{"json": {"true"}})
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			require.Equal(t, e.origin+"/dashboard", res.json(t)["url"])
+			addr, _ = e.sessionUser(again)
+			require.Equal(t, "ada@example.com", addr)
+		})
+	}
+}
+
+// GET /providers lists the passkey provider as Auth.js v5 does, and the
+// sign-in page offers it (hidden until the script shows it) and passkey
+// autofill on the e-mail field, with a CSP that allows only latchkey's
+// own script.
+func TestPasskeyProviderAndSignInPage(t *testing.T) {
+	e := startPasskeys(t, backends()[0], nil)
+	p := e.get(e.browser(), "/providers").json(t)["passkey"].(map[string]any)
+	require.Equal(t, "webauthn", p["type"])
+	require.Equal(t, e.base+"/callback/passkey", p["callbackUrl"])
+
+	page := e.get(e.browser(), "/signin")
+	require.Contains(t, page.body, "Sign in with a passkey")
+	require.Contains(t, page.body, `autocomplete="email webauthn"`)
+	require.Contains(t, page.body, `data-options-url="`+e.base+`/webauthn-options/passkey"`)
+	csp := page.Header.Get("Content-Security-Policy")
+	require.Contains(t, csp, "script-src 'self'; connect-src 'self'; ")
+	require.NotContains(t, csp, "unsafe")
+
+	js := e.get(e.browser(), "/static/passkeys.js")
+	require.Equal(t, http.StatusOK, js.StatusCode)
+	require.Contains(t, js.Header.Get("Content-Type"), "javascript")
+
+	// Without a webauthn provider: no script, no script-src.
+	plain := startMail(t, envOpts{})
+	page = plain.get(plain.browser(), "/signin")
+	require.NotContains(t, page.body, "<script")
+	require.NotContains(t, page.Header.Get("Content-Security-Policy"), "script-src")
+	require.Equal(t, http.StatusBadRequest, plain.get(plain.browser(), "/webauthn-options/email").StatusCode)
+}
+
+// Every refusal is WebAuthnVerificationError, signs nobody in and leaves
+// the passkey as it was.
+func TestPasskeyRefusals(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startPasskeys(t, b, nil)
+			owner := e.browser()
+			uid := e.emailSignIn(owner, "ada@example.com")
+			k := e.newKey()
+			e.addPasskey(owner, k, "laptop")
+			stored := func() models.Authenticator { return e.passkeysOf(uid)[0] }
+
+			t.Run("replayed challenge", func(t *testing.T) {
+				c := e.browser()
+				opts := e.passkeyOptions(c, "authenticate")
+				challengeCookie, ok := e.jarCookie(c, e.challengeCookie())
+				require.True(t, ok)
+				answer := k.get(opts)
+				res := e.passkeyAnswer(c, "authenticate", answer, nil)
+				require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+				before := stored()
+
+				// An attacker who kept the cookie and the answer.
+				thief := e.browser()
+				e.setJarCookieAt(thief, e.challengeCookie(), challengeCookie, e.path)
+				e.requirePasskeyRefused(thief, e.passkeyAnswer(thief, "authenticate", answer, nil))
+				require.Equal(t, before, stored())
+			})
+			t.Run("no challenge cookie", func(t *testing.T) {
+				c := e.browser()
+				answer := k.get(e.passkeyOptions(c, "authenticate"))
+				e.setJarCookieAt(c, e.challengeCookie(), "", e.path)
+				e.requirePasskeyRefused(c, e.passkeyAnswer(c, "authenticate", answer, nil))
+			})
+			t.Run("counter going backwards", func(t *testing.T) {
+				before := stored()
+				k.count = before.SignCount - 1
+				e.requirePasskeyRefused(e.browser(), e.passkeySignIn(e.browser(), k))
+				c := e.browser()
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, k))
+				require.Equal(t, before.SignCount, stored().SignCount)
+				k.count = before.SignCount + 10
+			})
+			t.Run("wrong origin", func(t *testing.T) {
+				before := stored()
+				evil := *k
+				evil.origin = "http://localhost.evil.example"
+				c := e.browser()
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, &evil))
+				require.Equal(t, before, stored())
+			})
+			t.Run("wrong RP id", func(t *testing.T) {
+				before := stored()
+				evil := *k
+				evil.rpID = "evil.example"
+				c := e.browser()
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, &evil))
+				require.Equal(t, before, stored())
+			})
+			t.Run("credential of another user", func(t *testing.T) {
+				other := e.browser()
+				otherID := e.emailSignIn(other, "bob@example.com")
+				// Bob's own key, claiming Ada's credential id and user handle:
+				// the signature is not Ada's key's.
+				forged := e.newKey()
+				forged.credID, forged.userHandle = k.credID, k.userHandle
+				c := e.browser()
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, forged))
+				// Ada's key naming Bob as its user.
+				mixed := *k
+				mixed.userHandle = []byte(otherID)
+				c = e.browser()
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, &mixed))
+				require.Empty(t, e.passkeysOf(otherID))
+			})
+			t.Run("register for another session", func(t *testing.T) {
+				// Options for Ada, answered from a browser signed in as nobody.
+				opts := e.passkeyOptions(owner, "register")
+				cookie, _ := e.jarCookie(owner, e.challengeCookie())
+				c := e.browser()
+				e.setJarCookieAt(c, e.challengeCookie(), cookie, e.path)
+				res := e.passkeyAnswer(c, "register", e.newKey().create(opts), nil)
+				require.Equal(t, e.base+"/passkeys?error=SessionRequired", res.location())
+				require.Len(t, e.passkeysOf(uid), 1)
+				require.Equal(t, http.StatusUnauthorized, e.get(e.browser(), "/webauthn-options/passkey?action=register").StatusCode)
+			})
+			t.Run("removed passkey", func(t *testing.T) {
+				id := stored().ID
+				res := e.post(owner, "/passkeys/remove", url.Values{"csrfToken": {e.csrf(owner)}, "id": {id}})
+				require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+				require.Equal(t, e.base+"/passkeys", res.location())
+				require.Empty(t, e.passkeysOf(uid))
+				c := e.browser()
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, k))
+			})
+		})
+	}
+}
+
+// challengeCookie is the challenge cookie's name in this env.
+func (e *env) challengeCookie() string {
+	return "next-auth.challenge"
+}
+
+// counter_regression: warn signs in (logged) and keeps the stored counter.
+func TestPasskeyCounterWarn(t *testing.T) {
+	e := startPasskeys(t, backends()[0], func(c *config.Config) {
+		for i := range c.Providers {
+			if c.Providers[i].Type == config.TypeWebAuthn {
+				c.Providers[i].CounterRegression = config.CounterWarn
+			}
+		}
+	})
+	owner := e.browser()
+	uid := e.emailSignIn(owner, "ada@example.com")
+	k := e.newKey()
+	k.count = 7
+	e.addPasskey(owner, k, "key")
+	k.count = 3
+	c := e.browser()
+	res := e.passkeySignIn(c, k)
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	addr, _ := e.sessionUser(c)
+	require.Equal(t, "ada@example.com", addr)
+	require.EqualValues(t, 7, e.passkeysOf(uid)[0].SignCount)
+	require.Contains(t, e.logs.String(), "may be cloned")
+}
+
+// Rename and remove on the passkeys page: plain forms. The last way to sign
+// in is kept; another user's passkey cannot be touched; a signed-out
+// browser is sent to sign in.
+func TestPasskeysPage(t *testing.T) {
+	e := startPasskeys(t, backends()[0], func(c *config.Config) {
+		// Passkeys only: once signed in, a passkey is the user's one way back.
+		var only []config.Provider
+		for _, p := range c.Providers {
+			if p.Type == config.TypeWebAuthn {
+				only = append(only, p)
+			}
+		}
+		c.Providers = only
+	})
+	u := e.addUser("Ada", "ada@example.com", "")
+	c := e.browser()
+	e.setJarCookie(c, "next-auth.session-token", e.addDBSession(u, time.Now().Add(time.Hour)))
+	k1, k2 := e.newKey(), e.newKey()
+	e.addPasskey(c, k1, "one")
+	e.addPasskey(c, k2, "two")
+	list := e.passkeysOf(u.ID)
+	require.Len(t, list, 2)
+
+	res := e.post(c, "/passkeys/rename", url.Values{"csrfToken": {e.csrf(c)}, "id": {list[0].ID}, "name": {"Work laptop"}})
+	require.Equal(t, e.base+"/passkeys", res.location())
+	require.Equal(t, "Work laptop", e.passkeysOf(u.ID)[0].Name)
+
+	// Someone else's session cannot rename or remove them.
+	mallory := e.addUser("Mallory", "m@example.com", "")
+	mc := e.browser()
+	e.setJarCookie(mc, "next-auth.session-token", e.addDBSession(mallory, time.Now().Add(time.Hour)))
+	res = e.post(mc, "/passkeys/remove", url.Values{"csrfToken": {e.csrf(mc)}, "id": {list[0].ID}})
+	require.Equal(t, e.base+"/passkeys?error=NotFound", res.location())
+	require.Len(t, e.passkeysOf(u.ID), 2)
+
+	// A wrong csrfToken changes nothing.
+	res = e.post(c, "/passkeys/remove", url.Values{"csrfToken": {"nope"}, "id": {list[0].ID}})
+	require.Equal(t, e.base+"/passkeys?csrf=true", res.location())
+	require.Len(t, e.passkeysOf(u.ID), 2)
+
+	res = e.post(c, "/passkeys/remove", url.Values{"csrfToken": {e.csrf(c)}, "id": {list[0].ID}})
+	require.Equal(t, e.base+"/passkeys", res.location())
+	res = e.post(c, "/passkeys/remove", url.Values{"csrfToken": {e.csrf(c)}, "id": {list[1].ID}})
+	require.Equal(t, e.base+"/passkeys?error=LastSignInMethod", res.location())
+	require.Len(t, e.passkeysOf(u.ID), 1, "the last way to sign in is kept")
+	page := e.get(c, "/passkeys?error=LastSignInMethod")
+	require.Contains(t, page.body, "last way to sign in")
+
+	signedOut := e.get(e.browser(), "/passkeys")
+	require.Equal(t, http.StatusFound, signedOut.StatusCode)
+	require.Equal(t, e.base+"/signin?callbackUrl="+url.QueryEscape(e.base+"/passkeys"), signedOut.location())
+}

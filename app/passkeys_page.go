@@ -1,0 +1,126 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// passkeyMessages are the passkeys page's messages for its ?error= codes.
+var passkeyMessages = map[string]string{
+	string(signin.CodeWebAuthnVerification): "The passkey could not be added. Try again.",
+	string(signin.CodeSessionRequired):      "Your session changed. Sign in again to add a passkey.",
+	"LastSignInMethod":                      "This passkey is the last way to sign in to your account, so it was kept.",
+	"NotFound":                              "That passkey does not exist any more.",
+}
+
+// passkeysProvider is the first webauthn provider: the passkeys page's.
+func (a *App) passkeysProvider() (string, bool) {
+	for _, p := range a.cfg.Providers {
+		if _, ok := a.passkeys.rps[p.ID]; ok {
+			return p.ID, true
+		}
+	}
+	return "", false
+}
+
+// passkeysUser is the signed-in user of a passkeys page request, or an
+// answer that sends the browser to sign in first.
+func (a *App) passkeysUser(c echo.Context, rq *request) (string, error) {
+	uid, err := a.browser(c).SignedInUser(c.Request().Context())
+	if err != nil || uid == "" {
+		to := a.base.URL("/signin") + "?" + url.Values{"callbackUrl": {a.base.URL("/passkeys")}}.Encode()
+		return "", a.sendRedirect(c, rq, to)
+	}
+	return uid, nil
+}
+
+// getPasskeys is the signed-in user's passkeys page: add (with the script),
+// rename and remove (plain forms).
+func (a *App) getPasskeys(c echo.Context, rq *request) error {
+	id, ok := a.passkeysProvider()
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	uid, err := a.passkeysUser(c, rq)
+	if uid == "" {
+		return err
+	}
+	list, err := a.store.AuthenticatorsOf(c.Request().Context(), uid)
+	if err != nil {
+		return err
+	}
+	d := views.Passkeys{
+		Page:        a.page("Passkeys"),
+		CSRFToken:   rq.csrfToken,
+		OptionsURL:  a.base.URL("/webauthn-options/" + id),
+		CallbackURL: a.base.URL("/callback/" + id),
+		RenameURL:   a.base.URL("/passkeys/rename"),
+		RemoveURL:   a.base.URL("/passkeys/remove"),
+		Error:       passkeyMessages[c.QueryParam("error")],
+	}
+	d.Page.Script = a.base.Path + "/static/passkeys.js"
+	if c.QueryParam("csrf") == "true" {
+		d.Error = "Your request expired. Please try again."
+	}
+	if c.QueryParam("added") != "" {
+		d.Notice = "Passkey added."
+	}
+	for _, k := range list {
+		item := views.PasskeyItem{ID: k.ID, Name: k.Name, Created: k.CreatedAt.UTC().Format("2 Jan 2006"), Synced: k.BackupEligible}
+		if k.LastUsedAt != nil {
+			item.LastUsed = k.LastUsedAt.UTC().Format("2 Jan 2006 15:04 UTC")
+		}
+		d.Items = append(d.Items, item)
+	}
+	return render(c, http.StatusOK, views.PasskeysPage(d))
+}
+
+// postRenamePasskey renames one of the user's passkeys.
+func (a *App) postRenamePasskey(c echo.Context, rq *request) error {
+	uid, err := a.passkeysUser(c, rq)
+	if uid == "" {
+		return err
+	}
+	name := signin.PasskeyName(rq.form.Get("name"), a.now())
+	if err := a.store.RenameAuthenticator(c.Request().Context(), uid, rq.form.Get("id"), name); err != nil {
+		return a.passkeysFailed(c, rq, err)
+	}
+	return a.sendRedirect(c, rq, a.base.URL("/passkeys"))
+}
+
+// postRemovePasskey removes one of the user's passkeys, unless it is their
+// last way to sign in.
+func (a *App) postRemovePasskey(c echo.Context, rq *request) error {
+	uid, err := a.passkeysUser(c, rq)
+	if uid == "" {
+		return err
+	}
+	if err := a.core.RemovePasskey(c.Request().Context(), uid, rq.form.Get("id"), a.emailSignInOffered()); err != nil {
+		return a.passkeysFailed(c, rq, err)
+	}
+	a.log.Info("passkey removed", "user", uid)
+	return a.sendRedirect(c, rq, a.base.URL("/passkeys"))
+}
+
+// passkeysFailed sends a refused rename or removal back to the page with
+// its message; anything else is the server's problem.
+func (a *App) passkeysFailed(c echo.Context, rq *request, err error) error {
+	code := ""
+	switch {
+	case errors.Is(err, signin.ErrLastMethod):
+		code = "LastSignInMethod"
+	case errors.Is(err, models.ErrNotFound):
+		code = "NotFound"
+	default:
+		return err
+	}
+	a.log.Warn("passkey change refused", "reason", code)
+	return a.sendRedirect(c, rq, a.base.URL("/passkeys")+"?error="+code)
+}
