@@ -177,6 +177,7 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 			a.badBodies()
 			a.unknownActions()
 			a.operator(doc)
+			a.passkeys(tc.strategy, tc.style)
 
 			pe := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) {
 				c.Cookies.Style = tc.style

@@ -19,7 +19,7 @@ import (
 // a relying-party id must be a domain name. Requests still go to
 // 127.0.0.1 (the cookie jar's host); the soft authenticator says it ran on
 // the configured origin, as a browser on localhost would.
-func startPasskeys(t *testing.T, b backend, mutate func(*config.Config)) *env {
+func startPasskeys(t testing.TB, b backend, mutate func(*config.Config)) *env {
 	t.Helper()
 	return startMail(t, b.opts(envOpts{config: func(c *config.Config) {
 		c.ServiceURL = strings.Replace(c.ServiceURL, "127.0.0.1", "localhost", 1)

@@ -30,6 +30,17 @@ func (a *App) passkeysProvider() (string, bool) {
 	return "", false
 }
 
+// withPasskeys answers the passkeys routes with next-auth's 400 "not
+// supported" before request init when no webauthn provider is configured.
+func (a *App) withPasskeys(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if len(a.passkeys.rps) == 0 {
+			return echo.NewHTTPError(http.StatusNotFound)
+		}
+		return next(c)
+	}
+}
+
 // passkeysUser is the signed-in user of a passkeys page request, or an
 // answer that sends the browser to sign in first.
 func (a *App) passkeysUser(c echo.Context, rq *request) (string, error) {
@@ -44,10 +55,7 @@ func (a *App) passkeysUser(c echo.Context, rq *request) (string, error) {
 // getPasskeys is the signed-in user's passkeys page: add (with the script),
 // rename and remove (plain forms).
 func (a *App) getPasskeys(c echo.Context, rq *request) error {
-	id, ok := a.passkeysProvider()
-	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound)
-	}
+	id, _ := a.passkeysProvider()
 	uid, err := a.passkeysUser(c, rq)
 	if uid == "" {
 		return err

@@ -17,7 +17,7 @@ type Service struct {
 	Tokens Tokens
 	// Passkeys stores passkeys and used WebAuthn challenges (passkey.go).
 	Passkeys Passkeys
-	Hooks  Hooks
+	Hooks    Hooks
 	// Now is the clock.
 	Now func() time.Time
 	// TokenHashes turns an e-mail token into the values stored for it, one

@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation] [nextjs]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation] [nextjs] [passkeys]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -30,6 +30,7 @@ const SUITES = {
   rotation: () => import("./rotation.test.mjs"),
   forwardauth: () => import("./forwardauth.test.mjs"),
   nextjs: () => import("./nextjs.test.mjs"),
+  passkeys: () => import("./passkeys.test.mjs"),
 };
 
 const started = Date.now();
