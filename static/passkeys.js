@@ -66,7 +66,8 @@
     var body = new URLSearchParams(new FormData(form));
     body.set("data", data);
     body.set("json", "true");
-    return fetch(form.action, { method: "POST", credentials: "same-origin", body: body })
+    // getAttribute: the form's "action" input shadows form.action.
+    return fetch(form.getAttribute("action"), { method: "POST", credentials: "same-origin", body: body })
       .then(function (res) { return res.json(); })
       .then(function (j) { window.location.assign(j.url); });
   }
