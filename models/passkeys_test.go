@@ -1,0 +1,57 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The passkey store on both dialects: credential ids are unique across
+// users, a challenge is answered once (by any instance) until purged after
+// it expires, the counter never moves back, a refused removal removes
+// nothing, and a deleted user's passkeys go with them.
+func TestPasskeyStore(t *testing.T) {
+	eachDialect(t, func(t *testing.T, c Config) {
+		s := connect(t, c)
+		ctx := context.Background()
+		now := time.Now().UTC().Truncate(time.Second)
+		u := &User{ID: NewID()}
+		require.NoError(t, s.CreateUser(ctx, u))
+		a := &Authenticator{UserID: u.ID, CredentialID: "cred-1", PublicKey: []byte{1, 2}, SignCount: 5, Transports: "internal", Name: "one", CreatedAt: now}
+		require.NoError(t, s.AddAuthenticator(ctx, a))
+		other := &User{ID: NewID()}
+		require.NoError(t, s.CreateUser(ctx, other))
+		dup := &Authenticator{UserID: other.ID, CredentialID: "cred-1", PublicKey: []byte{3}, CreatedAt: now}
+		require.ErrorIs(t, s.AddAuthenticator(ctx, dup), ErrCredentialExists)
+
+		require.NoError(t, s.UseChallenge(ctx, "h1", now.Add(time.Minute)))
+		require.ErrorIs(t, s.UseChallenge(ctx, "h1", now.Add(time.Minute)), ErrChallengeUsed)
+		n, err := s.PurgeExpired(ctx, now.Add(2*time.Minute))
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		require.NoError(t, s.UseChallenge(ctx, "h1", now.Add(3*time.Minute)), "a purged challenge's record is gone")
+
+		require.ErrorIs(t, s.UseAuthenticator(ctx, a.ID, 4, false, now), ErrNotFound, "the counter never moves back")
+		require.NoError(t, s.UseAuthenticator(ctx, a.ID, 6, true, now))
+		got, err := s.AuthenticatorByCredentialID(ctx, "cred-1")
+		require.NoError(t, err)
+		require.EqualValues(t, 6, got.SignCount)
+		require.True(t, got.BackupState)
+		require.NotNil(t, got.LastUsedAt)
+
+		refused := errors.New("last method")
+		require.ErrorIs(t, s.RemoveAuthenticator(ctx, u.ID, a.ID, func(int64) error { return refused }), refused)
+		require.ErrorIs(t, s.RemoveAuthenticator(ctx, other.ID, a.ID, func(int64) error { return nil }), ErrNotFound)
+		list, err := s.AuthenticatorsOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.Len(t, list, 1, "a refused removal removes nothing")
+
+		_, err = s.DeleteUser(ctx, u.ID, now)
+		require.NoError(t, err)
+		_, err = s.AuthenticatorByCredentialID(ctx, "cred-1")
+		require.ErrorIs(t, err, ErrNotFound, "a deleted user's passkeys are deleted")
+	})
+}
