@@ -42,7 +42,9 @@ Usage:
 
 Without --config, ./config.yaml is read when present, else built-in defaults.
 Environment: SERVICE_URL (AUTH_URL, NEXTAUTH_URL), AUTH_SECRET (NEXTAUTH_SECRET,
-AUTH_SECRET_FILE), PORT, DATABASE_URL, LOG_LEVEL (debug, info, warn, error).
+AUTH_SECRET_FILE), PORT, DATABASE_URL, LOG_LEVEL (debug, info, warn, error),
+LOG_FORMAT (text, json), METRICS_ADDR (Prometheus /metrics listener, e.g.
+127.0.0.1:9464; off when unset).
 `
 
 func main() {
@@ -75,10 +77,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	log := newLogger(stderr)
 	switch cmd {
 	case "":
-		return serve(*configPath, log)
+		return serve(*configPath, stderr)
 	case "check-config":
 		return checkConfig(*configPath, stdout, stderr)
 	case "migrate":
@@ -99,12 +100,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func newLogger(w io.Writer) *slog.Logger {
+// newLogger writes at LOG_LEVEL (info by default) in format: text, or
+// JSON lines for "json" (config log.format, LOG_FORMAT).
+func newLogger(w io.Writer, format string) *slog.Logger {
 	level := slog.LevelInfo
 	if v, ok := os.LookupEnv("LOG_LEVEL"); ok {
 		_ = level.UnmarshalText([]byte(v))
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	opts := &slog.HandlerOptions{Level: level}
+	if format == config.LogJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // loadConfig reads the file and environment and validates everything.
@@ -235,8 +242,15 @@ func secretsSummary(cfg config.Config) string {
 	}
 }
 
-func serve(path string, log *slog.Logger) int {
+func serve(path string, stderr io.Writer) int {
 	cfg, warnings, err := loadConfig(path)
+	// The format is known once the config is read; a config that does not
+	// load is reported in LOG_FORMAT's format, when it names a valid one.
+	format := cfg.Log.Format
+	if err != nil {
+		format = os.Getenv("LOG_FORMAT")
+	}
+	log := newLogger(stderr, format)
 	for _, w := range warnings {
 		log.Warn(w)
 	}

@@ -35,6 +35,7 @@ func Defaults() Config {
 			AbsoluteMaxAge: Duration(30 * 24 * time.Hour),
 		},
 		Cookies: Cookies{Style: StyleNextAuth},
+		Log:     Log{Format: LogText, Access: true},
 	}
 }
 
@@ -220,6 +221,7 @@ func (c *Config) applyEnv(env Env) (p Problems) {
 	if v, ok := first(env, "DATABASE_URL"); ok {
 		c.DatabaseURL = v
 	}
+	c.applyOperationsEnv(env)
 	for i := range c.Providers {
 		pr := &c.Providers[i]
 		if pr.Type != "" && pr.Type != TypeOAuth && pr.Type != TypeOIDC {
