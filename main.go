@@ -21,6 +21,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -250,7 +251,11 @@ func serve(path string, stderr io.Writer) int {
 	if err != nil {
 		format = os.Getenv("LOG_FORMAT")
 	}
-	log := newLogger(stderr, format)
+	// Access lines (one per request) are batched into a few writes a
+	// second; every other line is written at once, in order with them.
+	out := logs.NewOutput(stderr, 100*time.Millisecond)
+	defer out.Close()
+	log := newLogger(out, format)
 	for _, w := range warnings {
 		log.Warn(w)
 	}
@@ -272,7 +277,7 @@ func serve(path string, stderr io.Writer) int {
 	if cfg.SecretGenerated {
 		log.Warn("no AUTH_SECRET set: using a generated secret stored in the data folder (development only: an https SERVICE_URL requires AUTH_SECRET)", "dir", cfg.DataDir)
 	}
-	a, err := app.New(cfg, app.Options{Logger: log})
+	a, err := app.New(cfg, app.Options{Logger: log, AccessLogger: newLogger(out.Batched(), format)})
 	if err != nil {
 		log.Error("start", "err", err)
 		return 1

@@ -157,7 +157,7 @@ func parsePrefixes(cidrs []string) []netip.Prefix {
 // method, route pattern, status, duration and id. Never the path's query,
 // cookies or other headers.
 func (a *App) observe(x *exchange, r *http.Request, start time.Time) {
-	logging := a.accessLog && a.log.Enabled(r.Context(), slog.LevelInfo)
+	logging := a.accessLog && a.access.Enabled(r.Context(), slog.LevelInfo)
 	if a.metrics == nil && !logging {
 		return
 	}
@@ -168,7 +168,7 @@ func (a *App) observe(x *exchange, r *http.Request, start time.Time) {
 	}
 	rt.metrics.Observe(x.status, took)
 	if logging {
-		a.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		a.access.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
 			slog.String("route", rt.pattern),
 			slog.Int("status", x.status),

@@ -65,15 +65,19 @@ type App struct {
 
 	// Operations (access.go, health.go, metrics_server.go).
 	metrics        *metrics.Metrics // nil: metrics are off
-	accessLog      bool
-	trustedProxies []netip.Prefix // whose X-Request-Id is taken
-	unmatched      *routeTag      // requests no route took
+	accessLog      bool             // log.access
+	access         *slog.Logger     // where access lines go
+	trustedProxies []netip.Prefix   // whose X-Request-Id is taken
+	unmatched      *routeTag        // requests no route took
 	readiness      readiness
 }
 
 // Options are the dependencies New does not build from the config itself.
 type Options struct {
 	Logger *slog.Logger
+	// AccessLogger takes the access log's line per request (log.access);
+	// nil means Logger. main gives it a batched output (app/logs).
+	AccessLogger *slog.Logger
 	// Now is the clock (tests inject one); nil means time.Now.
 	Now func() time.Time
 	// Hooks replace the default callbacks when non-nil fields are given.
@@ -125,6 +129,9 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	a.requests.New = func() any { return new(request) }
 	if a.log == nil {
 		a.log = slog.Default()
+	}
+	if a.access = opts.AccessLogger; a.access == nil {
+		a.access = a.log
 	}
 	if a.now == nil {
 		a.now = time.Now
