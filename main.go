@@ -41,6 +41,20 @@ Usage:
   latchkey [--config FILE] migrate status show the schema version and pending migrations
   latchkey providers                     list the OAuth provider ids of the catalogue
 
+Admin commands, on the configured database while the service runs
+(--config FILE may also follow them; exit 2: bad command line, 1: failed):
+  latchkey users list [--json]                  users with linked providers and sessions
+  latchkey users show <email|id>                one user: accounts, sessions, pending links
+  latchkey users delete [--yes] <email|id>      delete a user, its accounts, sessions, links
+  latchkey sessions list [--user <email|id>] [--json]
+                                                the live database sessions
+  latchkey sessions revoke --user <email|id>    end a user's sessions (jwt ones too)
+  latchkey sessions revoke --all [--yes]        end every session
+  latchkey accounts unlink <email|id> <provider>
+                                                remove a user's link to an OAuth provider
+Deleting and revoking everything ask for confirmation on a terminal; without
+one they need --yes.
+
 Without --config, ./config.yaml is read when present, else built-in defaults.
 Environment: SERVICE_URL (AUTH_URL, NEXTAUTH_URL), AUTH_SECRET (NEXTAUTH_SECRET,
 AUTH_SECRET_FILE), PORT, DATABASE_URL, LOG_LEVEL (debug, info, warn, error),
@@ -61,6 +75,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cmd, sub := fs.Arg(0), ""
+	if isAdminGroup(cmd) { // admin commands parse their own flags (admin.go)
+		return runAdmin(*configPath, fs.Args(), os.Stdin, stdout, stderr)
+	}
 	if cmd != "" {
 		// Flags may also follow the command (`check-config --config FILE`);
 		// silently ignoring them would validate the wrong file.

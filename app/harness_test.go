@@ -62,6 +62,7 @@ type envOpts struct {
 	logs     bool                            // capture the app's logs (debug level) in env.logs
 	idpHTTP  *http.Client                    // app.Options.HTTPClient: the client for every call to identity providers
 	postgres bool                            // keep the rows in a fresh PostgreSQL database (DATABASE_URL postgres://...), not SQLite
+	wrap     func(http.Handler) http.Handler // around the app's handler, inside the test server (benchmarks measure with it)
 }
 
 // oidc is o with the OAuth setup: the app on its own URL wired to a real
@@ -171,7 +172,11 @@ func startEnv(t testing.TB, o envOpts) *env {
 	if o.postgres {
 		require.Equal(t, models.DialectPostgres, a.Store().Dialect(), "DATABASE_URL %s", cfg.RedactedDatabaseURL())
 	}
-	srv.Config.Handler = oneCookiePerName(t, a.Handler())
+	h := a.Handler()
+	if o.wrap != nil {
+		h = o.wrap(h)
+	}
+	srv.Config.Handler = oneCookiePerName(t, h)
 	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
@@ -653,13 +658,17 @@ func sameOrigin(raw, origin string) bool {
 
 // oneCookiePerName fails the test when any response — including the
 // intermediate hops of a redirect chain the client follows — sets the same
-// cookie twice: browsers keep only one, and which one is unspecified.
+// cookie twice: browsers keep only one, and which one is unspecified. A
+// name set with and without a Domain is two cookies (cookies.domain).
 func oneCookiePerName(t testing.TB, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r)
 		seen := map[string]bool{}
 		for _, line := range w.Header().Values("Set-Cookie") {
 			name, _, _ := strings.Cut(line, "=")
+			if c, err := http.ParseSetCookie(line); err == nil && c.Domain != "" {
+				name += "; Domain=" + c.Domain
+			}
 			if seen[name] {
 				t.Errorf("%s %s: cookie %s is set twice in one response", r.Method, r.URL.Path, name)
 			}

@@ -119,7 +119,11 @@ func (a *App) initRequest(c echo.Context, rq *request) error {
 	default:
 		rq.callbackURL = a.policy.Origin()
 	}
-	if !hasCookie || stored != rq.callbackURL {
+	switch {
+	case hasCookie && stored == rq.callbackURL:
+	case rq.callbackURL == a.policy.Origin():
+		a.originCallback.Set(w)
+	default:
 		a.cookies.Set(w, a.names.CallbackURL, rq.callbackURL, timeZero, 0)
 	}
 	return nil

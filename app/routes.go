@@ -63,6 +63,11 @@ func (a *App) routes() (*echo.Echo, error) {
 	get("/error", a.withRequest(a.getError))
 	get("/verify-request", a.withRequest(a.getVerifyRequest))
 	get("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
+	openAPI, err := a.openAPIDocument()
+	if err != nil {
+		return nil, err
+	}
+	get("/openapi.json", serveOpenAPI(openAPI))
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.
 	g.POST("/_log", route(a.base.Path+"/_log", a.postLog))
 	checked[a.base.Path+"/_log"] = true
@@ -71,6 +76,14 @@ func (a *App) routes() (*echo.Echo, error) {
 		h = route(path, h)
 		e.GET(path, h)
 		e.HEAD(path, h)
+	}
+
+	// Forward-auth for reverse proxies, at the root: outside the base path
+	// (forwardauth.go). Any method: nginx's auth_request may ask with the
+	// original request's. Nothing is posted, so no CSRF rule applies.
+	for path, h := range map[string]echo.HandlerFunc{"/authz/auth-request": a.authRequest, "/authz/forward-auth": a.forwardAuth} {
+		e.Any(path, route(path, h))
+		checked[path] = true
 	}
 
 	for _, r := range e.Routes() {
@@ -144,7 +157,7 @@ func staticHandler() http.Handler {
 // answer needs, routing misses and errors included:
 //   - the security headers (securityHeaders), first, so every answer
 //     carries them;
-//   - the request id, echoed in X-Request-Id (access.go);
+//   - the request id, echoed in X-Request-Id (observe.go);
 //   - the Set-Cookie tracker (cookies.Tracker, in the pooled exchange):
 //     replacing a line is O(1);
 //   - OPTIONS under the base path gets next-auth's 400 "not supported"

@@ -52,18 +52,25 @@ type App struct {
 	checks    *checkCookies
 	emails    map[string]signin.EmailProvider
 	bindings  *linkBindings // e-mail links bound to the browser that asked
+	authz     *authz        // forward-auth's access rules and trusted proxies
+
+	// revocations are the session revocations, polled (revocations.go).
+	revocations *session.Revocations
 
 	echo    *echo.Echo
 	handler http.Handler // serve: echo with what every answer needs around it
 	server  *http.Server
 	csp     cspCache
+	// originCallback is the callback-url cookie naming the service origin,
+	// which every first visit is given (initRequest).
+	originCallback cookies.Line
 	// jsonBuffers hold GET /session's and /csrf's bodies while they are
 	// written (json.go).
 	jsonBuffers sync.Pool
 	exchanges   sync.Pool // *exchange, one per response in flight (serve)
 	requests    sync.Pool // *request, one per action in flight (withRequest)
 
-	// Operations (access.go, health.go, metrics_server.go).
+	// Operations (observe.go, health.go, metrics_server.go).
 	metrics        *metrics.Metrics // nil: metrics are off
 	accessLog      bool             // log.access
 	access         *slog.Logger     // where access lines go
@@ -124,6 +131,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		a.metrics = metrics.New()
 	}
 	a.unmatched = a.routeTag(unmatchedRoute)
+	a.originCallback = a.cookies.Prepare(a.names.CallbackURL, a.policy.Origin())
 	a.jsonBuffers.New = newJSONBuffer
 	a.exchanges.New = func() any { return new(exchange) }
 	a.requests.New = func() any { return new(request) }
@@ -144,6 +152,11 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	}
 	if a.store, err = openStore(cfg, a.metrics); err != nil {
 		return nil, err
+	}
+	a.revocations = &session.Revocations{}
+	if err := a.loadRevocations(context.Background()); err != nil {
+		_ = a.store.Close()
+		return nil, fmt.Errorf("start: %w", err)
 	}
 	if err := a.build(opts.HTTPClient); err != nil {
 		_ = a.store.Close()
@@ -173,6 +186,7 @@ func (a *App) build(idpClient *http.Client) error {
 	if a.bindings, err = a.buildLinkBindings(); err != nil {
 		return err
 	}
+	a.authz = newAuthz(a.cfg)
 	a.core = &signin.Service{
 		Users:       a.store,
 		Tokens:      a.store,
@@ -224,6 +238,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 		return err
 	}
 	go a.purgeLoop(ctx)
+	go a.revocationLoop(ctx)
 	go a.discoverIdPs(ctx)
 	go func() { errc <- a.server.Serve(l) }()
 	var serveErr error
@@ -251,6 +266,9 @@ func (a *App) purgeLoop(ctx context.Context) {
 			a.log.Warn("purge expired rows", "err", err)
 		} else if n > 0 {
 			a.log.Info("purged expired rows", "rows", n)
+		}
+		if err := a.purgeRevocations(ctx); err != nil {
+			a.log.Warn("purge expired rows", "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -18,10 +19,17 @@ func (a *App) buildSessions() (session.Strategy, error) {
 		AbsoluteMaxAge: a.cfg.Session.AbsoluteMaxAge.D(),
 		Now:            a.now,
 	}
+	// Only the session cookie is shared with sibling hosts (cookies.domain).
+	w := a.cookies
+	w.Domain = a.cfg.Cookies.CookieDomain()
 	if a.cfg.Session.Strategy == config.StrategyJWT {
-		return session.NewJWT(a.cfg.Secrets(), a.dialect.jwt, a.names.SessionToken, a.cookies, life)
+		j, err := session.NewJWT(a.cfg.Secrets(), a.dialect.jwt, a.names.SessionToken, w, life)
+		if err != nil {
+			return nil, err
+		}
+		return j.WithRevocations(a.revocations), nil
 	}
-	return session.NewDatabase(a.store, a.names.SessionToken, a.cookies, life), nil
+	return session.NewDatabase(a.store, a.names.SessionToken, w, life).WithRevocations(a.revocations), nil
 }
 
 // emptySession is v4's body when there is no session.
@@ -41,9 +49,29 @@ func (a *App) postSession(c echo.Context, rq *request) error {
 	return a.answerSession(c, signin.JWTInput{Trigger: "update", Update: rq.data}, signin.SessionInput{Trigger: "update", Update: rq.data})
 }
 
+// signedIn is the request's session as GET /session and forward-auth see
+// it: read by the strategy and, with jwt sessions, passed through the JWT
+// hook. It writes nothing. s is nil when there is none; stale then reports
+// a session cookie that named none (or a session the hook ended), for a
+// caller that clears it.
+func (a *App) signedIn(ctx context.Context, r *http.Request, jin signin.JWTInput) (s *session.Session, stale bool, err error) {
+	s, sent, err := a.sessions.Read(ctx, r)
+	if err != nil || s == nil {
+		return nil, sent && err == nil, err
+	}
+	if s.Claims != nil {
+		s.Claims = a.hooks.JWT(s.Claims, jin)
+		if s.Claims == nil { // a JWT hook returning nil ends the session, as in Auth.js
+			return nil, true, nil
+		}
+		s.User = userFromClaims(s.Claims, s.User)
+	}
+	return s, false, nil
+}
+
 func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.SessionInput) error {
 	ctx, w, r := c.Request().Context(), c.Response(), c.Request()
-	s, sent, err := a.sessions.Read(ctx, r)
+	s, stale, err := a.signedIn(ctx, r, jin)
 	if err != nil {
 		// A storage hiccup is not a sign-out: answer {} but keep the cookie.
 		// A client that went away (its request cancelled) is no hiccup.
@@ -53,18 +81,10 @@ func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.Sess
 		return sendJSON(c, http.StatusOK, emptySession)
 	}
 	if s == nil {
-		if sent {
+		if stale {
 			a.sessions.Clear(w, r)
 		}
 		return sendJSON(c, http.StatusOK, emptySession)
-	}
-	if s.Claims != nil {
-		s.Claims = a.hooks.JWT(s.Claims, jin)
-		if s.Claims == nil { // a JWT hook returning nil ends the session, as in Auth.js
-			a.sessions.Clear(w, r)
-			return sendJSON(c, http.StatusOK, emptySession)
-		}
-		s.User = userFromClaims(s.Claims, s.User)
 	}
 	sin.UserID, sin.Token = s.User.ID, s.Claims
 	obj := a.hooks.Session(signin.SessionObject{

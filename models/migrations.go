@@ -98,6 +98,20 @@ var migrations = []migration{
 			`CREATE TABLE rate_limits (bucket text PRIMARY KEY, full_at bigint NOT NULL)`,
 		},
 	},
+	{
+		version: 4,
+		name:    "session_revocations",
+		// Per-user "not before" times of `latchkey sessions revoke` and
+		// `users delete` (see SessionRevocation), which every instance polls
+		// to refuse revoked JWT sessions. No foreign key: a deleted user's
+		// row must outlive the user, and "*" is every user.
+		sqlite: []string{
+			"CREATE TABLE `session_revocations` (`user_id` text NOT NULL,`not_before` integer NOT NULL,PRIMARY KEY (`user_id`)) WITHOUT ROWID",
+		},
+		postgres: []string{
+			`CREATE TABLE session_revocations (user_id text PRIMARY KEY, not_before bigint NOT NULL)`,
+		},
+	},
 }
 
 // SchemaVersion is the newest schema this binary knows.

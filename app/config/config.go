@@ -47,6 +47,9 @@ type Config struct {
 	Metrics Metrics `yaml:"metrics"`
 	// Log is the log format (LOG_FORMAT) and the access log.
 	Log Log `yaml:"log"`
+	// Access narrows who passes forward-auth per protected host
+	// (forwardauth.go); empty: every signed-in user.
+	Access []AccessRule `yaml:"access"`
 
 	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
 	SecretGenerated bool `yaml:"-"`
@@ -134,11 +137,19 @@ type Session struct {
 	// however active it stays: sliding expiry never reaches past it. 0 turns
 	// it off (next-auth's behaviour: an active session never ends).
 	AbsoluteMaxAge Duration `yaml:"absolute_max_age"`
+	// RevocationPoll is how often each instance reads the revocations of
+	// `latchkey sessions revoke` and `users delete`: a revoked session
+	// (jwt included) ends on every instance within this time. 0 means 1s.
+	RevocationPoll Duration `yaml:"revocation_poll"`
 }
 
 // Cookies selects cookie names: "next-auth" (v4) or "authjs" (v5, with v5 JWTs).
 type Cookies struct {
 	Style string `yaml:"style"`
+	// Domain, when set (e.g. example.com), is the session cookie's Domain
+	// attribute, so sibling hosts protected by forward-auth share the
+	// sign-in. Empty: host-only, as next-auth.
+	Domain string `yaml:"domain"`
 }
 
 // Pages are optional custom pages, as next-auth's `pages` option.

@@ -33,6 +33,7 @@ func Defaults() Config {
 			// A stolen cookie kept alive by use still dies 30 days after
 			// the sign-in it came from.
 			AbsoluteMaxAge: Duration(30 * 24 * time.Hour),
+			RevocationPoll: Duration(time.Second),
 		},
 		Cookies: Cookies{Style: StyleNextAuth},
 		Log:     Log{Format: LogText, Access: true},

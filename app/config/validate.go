@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app/email"
 )
@@ -89,11 +90,16 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	if a := c.Session.AbsoluteMaxAge; a < 0 || (a > 0 && a < c.Session.MaxAge) {
 		add("session.absolute_max_age: must be 0 (no limit) or at least session.max_age (%s)", c.Session.MaxAge.D())
 	}
+	if p := c.Session.RevocationPoll.D(); p != 0 && (p < 100*time.Millisecond || p > 5*time.Minute) {
+		add("session.revocation_poll: %s must be between 100ms and 5m, or 0 for 1s (a revoked session ends within it)", p)
+	}
 	switch c.Cookies.Style {
 	case StyleNextAuth, StyleAuthJS:
 	default:
 		add("cookies.style: %q must be %q or %q", c.Cookies.Style, StyleNextAuth, StyleAuthJS)
 	}
+	c.validateCookieDomain(add)
+	c.validateAccess(add)
 	for _, o := range c.AllowedRedirectOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
 			add("allowed_redirect_origins: %q is not an origin like https://app.example.com", o)

@@ -131,6 +131,11 @@ func (w Writer) SetChunked(rw http.ResponseWriter, r *http.Request, name, value 
 }
 
 // ClearChunked clears the session cookie and every chunk the request carried.
+// With a Domain it clears the host-only cookies of the same names too: a
+// browser that signed in before cookies.domain was set holds one, sends it
+// first beside the domain cookie, and would otherwise keep it past every
+// sign-out, where it shadows the next session. The extra lines are added
+// after the domain ones, so setOnce keeps finding those.
 func (w Writer) ClearChunked(rw http.ResponseWriter, r *http.Request, name string) {
 	names := chunkNames(r, name)
 	if len(names) == 0 {
@@ -138,5 +143,15 @@ func (w Writer) ClearChunked(rw http.ResponseWriter, r *http.Request, name strin
 	}
 	for _, n := range names {
 		w.Clear(rw, n)
+	}
+	if w.Domain != "" {
+		hostOnly := w
+		hostOnly.Domain = ""
+		h := rw.Header()
+		for _, n := range names {
+			if line := hostOnly.line(n, "", time.Time{}, -1); line != "" {
+				h["Set-Cookie"] = append(h["Set-Cookie"], line)
+			}
+		}
 	}
 }

@@ -265,7 +265,7 @@ func setCookieReference(w cookies.Writer, name, value string, expires time.Time,
 	if path == "" {
 		path = "/"
 	}
-	c := &http.Cookie{Name: name, Value: cookies.Encode(value), Path: path, HttpOnly: true, Secure: w.Secure, SameSite: http.SameSiteLaxMode}
+	c := &http.Cookie{Name: name, Value: cookies.Encode(value), Path: path, Domain: w.Domain, HttpOnly: true, Secure: w.Secure, SameSite: http.SameSiteLaxMode}
 	if !expires.IsZero() {
 		c.Expires = expires.UTC()
 	}
@@ -285,8 +285,9 @@ func TestSetLineMatchesHTTPCookie(t *testing.T) {
 	times := []time.Time{{}, time.Date(2030, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600)), time.Date(1600, 12, 31, 23, 0, 0, 0, time.UTC),
 		time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1601, 1, 1, 0, 30, 0, 0, time.FixedZone("Y", 3600)), time.Unix(0, 0)}
 	ages := []time.Duration{0, -time.Second, time.Millisecond, time.Second, 30 * 24 * time.Hour}
+	domains := []string{"", "example.com", "a-b.example.co.uk"} // cookies.domain (validated host names)
 	for range 3000 {
-		w := cookies.Writer{Secure: rng.IntN(2) == 0, Path: paths[rng.IntN(len(paths))]}
+		w := cookies.Writer{Secure: rng.IntN(2) == 0, Path: paths[rng.IntN(len(paths))], Domain: domains[rng.IntN(len(domains))]}
 		name, value := names[rng.IntN(len(names))], values[rng.IntN(len(values))]
 		exp, age := times[rng.IntN(len(times))], ages[rng.IntN(len(ages))]
 		want := setCookieReference(w, name, value, exp, age)
@@ -299,10 +300,39 @@ func TestSetLineMatchesHTTPCookie(t *testing.T) {
 		require.Equal(t, []string{want}, rec.Header()["Set-Cookie"], "%+v %q %q %v %v", w, name, value, exp, age)
 	}
 	for _, secure := range []bool{false, true} {
-		w := cookies.Writer{Secure: secure}
-		rec := httptest.NewRecorder()
-		w.Clear(rec, "next-auth.session-token")
-		want := (&http.Cookie{Name: "next-auth.session-token", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}).String()
-		require.Equal(t, []string{want}, rec.Header()["Set-Cookie"])
+		for _, domain := range []string{"", "example.com"} {
+			w := cookies.Writer{Secure: secure, Domain: domain}
+			rec := httptest.NewRecorder()
+			w.Clear(rec, "next-auth.session-token")
+			want := (&http.Cookie{Name: "next-auth.session-token", Path: "/", Domain: domain, MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}).String()
+			require.Equal(t, []string{want}, rec.Header()["Set-Cookie"])
+		}
 	}
+}
+
+// With cookies.domain, clearing also expires the host-only cookies of the
+// same names (left by sign-ins before the domain was set), after the
+// domain lines, so a later Set in the same response replaces its own line.
+func TestClearChunkedWithDomainClearsHostOnlyToo(t *testing.T) {
+	w := cookies.Writer{Domain: "example.com"}
+	const name = "next-auth.session-token"
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Cookie", name+"=a; "+name+".0=b")
+	rec := httptest.NewRecorder()
+	w.ClearChunked(rec, r, name)
+	require.Equal(t, []string{
+		name + "=; Path=/; Domain=example.com; Max-Age=0; HttpOnly; SameSite=Lax",
+		name + ".0=; Path=/; Domain=example.com; Max-Age=0; HttpOnly; SameSite=Lax",
+		name + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax",
+		name + ".0=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax",
+	}, rec.Header().Values("Set-Cookie"))
+
+	w.Set(rec, name, "new", time.Time{}, 0)
+	lines := rec.Header().Values("Set-Cookie")
+	require.Equal(t, name+"=new; Path=/; Domain=example.com; HttpOnly; SameSite=Lax", lines[0])
+	require.Equal(t, name+"=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax", lines[2])
+
+	rec = httptest.NewRecorder()
+	cookies.Writer{}.ClearChunked(rec, r, name)
+	require.Len(t, rec.Header().Values("Set-Cookie"), 2, "host-only: one line per name")
 }

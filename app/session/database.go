@@ -35,6 +35,8 @@ type Database struct {
 	name   string
 	writer cookies.Writer
 	life   Lifetime
+	// revoked are the revocations polled from the database; nil: none.
+	revoked *Revocations
 	// rows are the scan targets of Read's lookup, reused: Read copies what
 	// it keeps into the Session it returns.
 	rows sync.Pool
@@ -44,6 +46,15 @@ type Database struct {
 func NewDatabase(store Store, name string, w cookies.Writer, life Lifetime) *Database {
 	d := &Database{store: store, name: name, writer: w, life: life}
 	d.rows.New = func() any { return new(models.SessionRow) }
+	return d
+}
+
+// WithRevocations makes Read end sessions whose sign-in a revocation
+// covers. Revoking deletes the rows already; this also ends one that a
+// sign-in under way at that moment stored just after, as the jwt strategy
+// would refuse its token.
+func (d *Database) WithRevocations(r *Revocations) *Database {
+	d.revoked = r
 	return d
 }
 
@@ -72,7 +83,7 @@ func (d *Database) token(r *http.Request) (string, bool) {
 
 // Read looks the session up by token hash in one indexed query joined with
 // its user (and its sign-in time). A row past its expiry or its absolute
-// end is deleted, not just ignored: a later, longer absolute_max_age cannot
+// end, or revoked, is deleted, not just ignored: a later, longer absolute_max_age cannot
 // revive it, and the table does not keep dead sessions.
 func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, error) {
 	tok, sent := d.token(r)
@@ -94,7 +105,7 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	}
 	now := d.life.Now()
 	signedIn := row.CreatedAt.Time
-	if !row.Expires.After(now) || d.life.over(signedIn, now) {
+	if !row.Expires.After(now) || d.life.over(signedIn, now) || d.revoked.Revoked(row.UserID, signedIn) {
 		if err := d.store.DeleteSession(ctx, hash); err != nil {
 			return nil, true, err
 		}

@@ -19,6 +19,8 @@ type JWT struct {
 	name   string
 	writer cookies.Writer
 	life   Lifetime
+	// revoked are the revocations polled from the database; nil: none.
+	revoked *Revocations
 }
 
 // NewJWT derives one key per secret, once: v4 uses an empty salt, v5 the
@@ -40,6 +42,13 @@ func NewJWT(secrets []string, format jwt.Format, name string, w cookies.Writer, 
 		j.keys = append(j.keys, key)
 	}
 	return j, nil
+}
+
+// WithRevocations makes Read refuse tokens whose sign-in a revocation
+// covers: the only way to recall a session that lives in its cookie.
+func (j *JWT) WithRevocations(r *Revocations) *JWT {
+	j.revoked = r
+	return j
 }
 
 // Name implements Strategy.
@@ -74,6 +83,10 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 	if !ok || j.life.over(signedIn, now) {
 		return nil, true, nil
 	}
+	userID := claimString(claims, "sub")
+	if j.revoked.Revoked(userID, signedIn) {
+		return nil, true, nil
+	}
 	s := &Session{
 		SignedIn: signedIn,
 		Claims:   claims,
@@ -81,7 +94,7 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 	}
 	s.Expires, s.reissue = j.plan(claims, signedIn, now, used > 0)
 	s.User = User{
-		ID:    claimString(claims, "sub"),
+		ID:    userID,
 		Name:  claimPtr(claims, "name", &s.userFields[0]),
 		Email: claimPtr(claims, "email", &s.userFields[1]),
 		Image: claimPtr(claims, "picture", &s.userFields[2]),

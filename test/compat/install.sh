@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the compatibility suite needs on a fresh machine:
-#  - the npm packages pinned in package-lock.json (npm ci);
+#  - the npm packages pinned in package-lock.json (npm ci), and nextapp/'s;
 #  - Debian's chromium for the browser tests, when /usr/bin/chromium is missing;
 #  - Debian's postgresql (initdb, pg_ctl, psql) for the client suite's
 #    PostgreSQL configuration, when initdb is missing (models/pgtest/install.sh,
@@ -15,6 +15,8 @@ if ! command -v node >/dev/null 2>&1; then
 fi
 
 npm ci --no-audit --no-fund --loglevel=error
+# The real Next.js app of nextjs.test.mjs (its own lockfile; built by the suite).
+(cd nextapp && npm ci --no-audit --no-fund --loglevel=error)
 
 if [ ! -x /usr/bin/chromium ]; then
   SUDO=""

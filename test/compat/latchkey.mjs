@@ -30,7 +30,7 @@ export function latchkeyBinary() {
 }
 
 /** config.yaml for one instance. */
-export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h" }) {
+export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "" }) {
   const q = (s) => JSON.stringify(String(s));
   return `providers:
   - id: idp
@@ -49,6 +49,7 @@ session:
   update_age: ${updateAge}
 cookies:
   style: ${cookieStyle}
+  domain: ${q(cookieDomain)}
 `;
 }
 

@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation] [nextjs]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -28,6 +28,8 @@ const SUITES = {
   diff: () => import("./diff.test.mjs"),
   browser: () => import("./browser.test.mjs"),
   rotation: () => import("./rotation.test.mjs"),
+  forwardauth: () => import("./forwardauth.test.mjs"),
+  nextjs: () => import("./nextjs.test.mjs"),
 };
 
 const started = Date.now();
@@ -79,7 +81,7 @@ try {
   }
   specs.forEach((s, i) => {
     s.port = ports[i];
-    s.base = `http://127.0.0.1:${s.port}${s.basePath ?? "/api/auth"}`;
+    s.base = `http://${s.host ?? "127.0.0.1"}:${s.port}${s.basePath ?? "/api/auth"}`;
   });
   idp = await startIdp({
     port: idpPort,
@@ -102,6 +104,7 @@ try {
   // Start every instance in parallel; suites await the ones they need.
   const starting = new Map();
   for (const s of specs) {
+    if (s.kind === "own") continue; // the suite starts its servers itself (a port and a redirect URI reserved)
     const slug = s.id.replace(/[^a-z0-9]+/gi, "-");
     const dir = path.join(tmp, slug);
     let p;

@@ -17,6 +17,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -72,6 +73,9 @@ type clusterOpts struct {
 	// rateLimit is the e-mail provider's rate_limit block (YAML, indented
 	// six spaces); "": off.
 	rateLimit string
+	// extraConfig is appended to the config file (top-level YAML keys,
+	// e.g. a session: or cookies: block); "": nothing.
+	extraConfig string
 }
 
 // cluster is one deployment: a database and the processes serving it.
@@ -100,6 +104,9 @@ func startCluster(t *testing.T, o clusterOpts) *cluster {
 		o.adminURL = adminURL
 	}
 	c := newClusterWith(t, pgtest.NewDatabase(t, o.adminURL), o.rateLimit)
+	if o.extraConfig != "" {
+		c.appendConfig(o.extraConfig)
+	}
 	c.nodes = c.launchAll(o.instances)
 	for _, in := range c.nodes {
 		in.waitReady(t)
@@ -155,6 +162,15 @@ func newClusterWith(t *testing.T, dbURL, rateLimit string) *cluster {
 	c.config = filepath.Join(c.dir, "config.yaml")
 	require.NoError(t, os.WriteFile(c.config, []byte(cfg), 0o600))
 	return c
+}
+
+// appendConfig adds top-level YAML to the config file.
+func (c *cluster) appendConfig(yaml string) {
+	c.t.Helper()
+	f, err := os.OpenFile(c.config, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(c.t, err)
+	_, err = f.WriteString(yaml)
+	require.NoError(c.t, errors.Join(err, f.Close()))
 }
 
 // withPassword puts dbPassword into a PostgreSQL URL.

@@ -2,7 +2,6 @@ package multi_test
 
 import (
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,16 +36,6 @@ func (c *cluster) startWith(name, dbURL string, extra ...string) *instance {
 func withMetrics(t *testing.T) (env, metricsURL string) {
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	return "METRICS_ADDR=" + addr, "http://" + addr + "/metrics"
-}
-
-// appendConfig adds top-level YAML to the config file instances read.
-func (c *cluster) appendConfig(yaml string) {
-	c.t.Helper()
-	f, err := os.OpenFile(c.config, os.O_APPEND|os.O_WRONLY, 0)
-	require.NoError(c.t, err)
-	_, err = f.WriteString(yaml)
-	require.NoError(c.t, err)
-	require.NoError(c.t, f.Close())
 }
 
 // root is GET or HEAD of a path at the root of in's listener.

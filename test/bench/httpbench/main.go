@@ -234,7 +234,15 @@ func buildTargets(bare, jwt, db, pg *proc) ([]*target, error) {
 		}
 		ts = append(ts, &target{Key: "database-pg", Name: "`GET /session` database (PostgreSQL), signed in", URL: pg.Origin + session, Cookie: pgCookie, Proc: pg, Goal: 0.45, check: signedInAs(addr)})
 	}
+	// The forward-auth endpoint is as hot as GET /session (every proxied
+	// request): the same goals.
+	authz := "/authz/auth-request"
+	ts = append(ts,
+		&target{Key: "authz-jwt", Name: "`GET /authz/auth-request` jwt, signed in", URL: jwt.Origin + authz, Cookie: jwtCookie, Proc: jwt, Goal: 0.50, check: noBody, header: remoteEmail(addr)},
+		&target{Key: "authz-db", Name: "`GET /authz/auth-request` database (SQLite), signed in", URL: db.Origin + authz, Cookie: dbCookie, Proc: db, Goal: 0.45, check: noBody, header: remoteEmail(addr)},
+	)
 	return append(ts,
+		&target{Key: "headers", Name: "bare Echo handler `{}` with latchkey's cookieless `GET /session` headers", URL: bare.Origin + "/headers", Proc: bare, Floor: true, check: emptyObject},
 		&target{Key: "nocookie", Name: "`GET /session` no cookie", URL: db.Origin + session, Proc: db, Goal: 0.80, check: emptyObject},
 		&target{Key: "csrf", Name: "`GET /csrf` with a valid CSRF cookie", URL: db.Origin + basePath + "/csrf", Cookie: csrfCookie, Proc: db, Goal: 0.75, check: csrfToken(token)},
 	), nil

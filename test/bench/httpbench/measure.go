@@ -18,6 +18,7 @@ type pair struct {
 // steady drift of the machine's background load.
 func (p pair) bareRPS() float64 { return (p.Before.RPS + p.After.RPS) / 2 }
 func (p pair) bareP99() float64 { return float64(p.Before.P99+p.After.P99) / 2 }
+func (p pair) bareCPU() float64 { return float64(p.Before.CPUPerReq+p.After.CPUPerReq) / 2 }
 
 // results are the interleaved rounds' measurements.
 type results struct {
@@ -41,9 +42,13 @@ func measure(ctx context.Context, o options, targets []*target) (*results, error
 	res := &results{Pairs: map[string][]pair{}, RSS: map[string]int64{}, Peak: map[string]int64{},
 		SocketErr: map[string][]string{}, LoadStart: loadavg(), Start: time.Now()}
 	one := func(t *target, d time.Duration) (wrkResult, error) {
+		cpu := t.Proc.cpu()
 		r, err := runWrk(ctx, o.Load, t, d)
 		if err != nil {
 			return r, err
+		}
+		if r.Requests > 0 {
+			r.CPUPerReq = (t.Proc.cpu() - cpu) / time.Duration(r.Requests)
 		}
 		if r.Non2xx > 0 || r.Requests == 0 {
 			return r, fmt.Errorf("%s: %d of %d answers under load were not 2xx", t.Name, r.Non2xx, r.Requests)
@@ -80,8 +85,9 @@ func measure(ctx context.Context, o options, targets []*target) (*results, error
 			res.Bare = append(res.Bare, b)
 			p := pair{Target: r, Before: before, After: b}
 			res.Pairs[t.Key] = append(res.Pairs[t.Key], p)
-			logf("round %d/%d  %-11s %7.0f req/s  p99 %-9s | bare around it %7.0f req/s  p99 %-9s | %3.0f%%",
-				round, o.Rounds, t.Key, r.RPS, ms(r.P99), p.bareRPS(), ms(time.Duration(p.bareP99())), 100*r.RPS/p.bareRPS())
+			logf("round %d/%d  %-11s %7.0f req/s  p99 %-9s %s/req | bare around it %7.0f req/s  p99 %-9s %s/req | %3.0f%%",
+				round, o.Rounds, t.Key, r.RPS, ms(r.P99), us(r.CPUPerReq), p.bareRPS(), ms(time.Duration(p.bareP99())),
+				us(time.Duration(p.bareCPU())), 100*r.RPS/p.bareRPS())
 		}
 	}
 	res.RSS[bare.Key], _ = bare.Proc.mem()
@@ -98,23 +104,29 @@ type summary struct {
 	P99      time.Duration
 	RPSRatio float64 // median over rounds of req/s ÷ the bare runs' around it
 	P99Ratio float64 // likewise for p99
+	CPU      time.Duration
+	CPURatio float64 // bare's CPU per request ÷ the target's: the req/s ratio a CPU-bound server would reach
 }
 
 func summarize(res *results, t *target) summary {
 	if t.Key == "bare" {
-		var rps, p99 []float64
+		var rps, p99, cpu []float64
 		for _, b := range res.Bare {
-			rps, p99 = append(rps, b.RPS), append(p99, float64(b.P99))
+			rps, p99, cpu = append(rps, b.RPS), append(p99, float64(b.P99)), append(cpu, float64(b.CPUPerReq))
 		}
-		return summary{RPS: median(rps), P99: time.Duration(median(p99))}
+		return summary{RPS: median(rps), P99: time.Duration(median(p99)), CPU: time.Duration(median(cpu))}
 	}
-	var rps, p99, rr, pr []float64
+	var rps, p99, cpu, rr, pr, cr []float64
 	for _, p := range res.Pairs[t.Key] {
-		rps, p99 = append(rps, p.Target.RPS), append(p99, float64(p.Target.P99))
+		rps, p99, cpu = append(rps, p.Target.RPS), append(p99, float64(p.Target.P99)), append(cpu, float64(p.Target.CPUPerReq))
 		rr = append(rr, p.Target.RPS/p.bareRPS())
 		pr = append(pr, float64(p.Target.P99)/p.bareP99())
+		if p.Target.CPUPerReq > 0 {
+			cr = append(cr, p.bareCPU()/float64(p.Target.CPUPerReq))
+		}
 	}
-	return summary{RPS: median(rps), P99: time.Duration(median(p99)), RPSRatio: median(rr), P99Ratio: median(pr)}
+	return summary{RPS: median(rps), P99: time.Duration(median(p99)), RPSRatio: median(rr), P99Ratio: median(pr),
+		CPU: time.Duration(median(cpu)), CPURatio: median(cr)}
 }
 
 // verdict compares a row with the goals.

@@ -185,6 +185,24 @@ func (p *proc) mem() (rss, peak int64) {
 	return rss, peak
 }
 
+// cpu is the CPU time the process has used so far (user and system), from
+// /proc/PID/stat in clock ticks (100 per second on Linux).
+func (p *proc) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, field 2, is in parentheses and may hold spaces:
+	// the numbered fields start after the last ')'.
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64) // field 14
+	stime, _ := strconv.ParseInt(fields[12], 10, 64) // field 15
+	return time.Duration(utime+stime) * (time.Second / 100)
+}
+
 // fds is the number of open file descriptors of the process, and how many
 // of them are sockets (the rest: database files, pipes, ...).
 func (p *proc) fds() (all, sockets int) {

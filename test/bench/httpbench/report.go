@@ -18,19 +18,26 @@ func printReport(w io.Writer, o options, targets []*target, res *results) {
 	fmt.Fprintf(w, "%s; %s; load average %s before, %s after.\n", machine(), runtime.Version(), res.LoadStart, res.LoadEnd)
 	fmt.Fprintf(w, "wrk -t%d -c%d -d%s, %d interleaved rounds (%s in all); medians over the rounds. "+
 		"Ratios: each run against the mean of the bare runs just before and just after it, median over the rounds. "+
-		"Goals (issue): p99 at most %.1f× bare's, req/s as shown. RSS: VmRSS of that latchkey process after the target's last run (peak VmHWM).\n\n",
+		"Goals (issue): p99 at most %.1f× bare's, req/s as shown. CPU/req: the server process's user+system CPU time during the run ÷ requests; "+
+		"bare ÷ target is the share of bare's req/s a CPU-bound server would reach, steadier than req/s on a busy machine. "+
+		"RSS: VmRSS of that latchkey process after the target's last run (peak VmHWM).\n\n",
 		o.Load.Threads, o.Load.Conns, o.Duration, o.Rounds, res.Elapsed.Round(time.Second), p99Goal)
-	fmt.Fprintln(w, "| target | req/s | p99 | req/s ÷ bare | p99 ÷ bare | goal | vs goal | RSS (peak) |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: |")
+	fmt.Fprintln(w, "| target | req/s | p99 | req/s ÷ bare | p99 ÷ bare | goal | vs goal | CPU/req | bare ÷ CPU/req | RSS (peak) |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |")
 	for _, t := range targets {
 		s := summarize(res, t)
 		mem := fmt.Sprintf("%s (%s)", mib(res.RSS[t.Key]), mib(res.Peak[t.Key]))
-		if t.Key == "bare" {
-			fmt.Fprintf(w, "| %s | %s | %s | 100%% | 1.00× | | | %s |\n", t.Name, thousands(s.RPS), ms(s.P99), mem)
+		if t.Floor {
+			fmt.Fprintf(w, "| %s | %s | %s | %.0f%% | %.2f× | (reference) | | %s | %.0f%% | |\n",
+				t.Name, thousands(s.RPS), ms(s.P99), 100*s.RPSRatio, s.P99Ratio, us(s.CPU), 100*s.CPURatio)
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %.0f%% | %.2f× | ≥ %.0f%%, p99 ≤ %.1f× | %s | %s |\n",
-			t.Name, thousands(s.RPS), ms(s.P99), 100*s.RPSRatio, s.P99Ratio, 100*t.Goal, p99Goal, verdict(t, s), mem)
+		if t.Key == "bare" {
+			fmt.Fprintf(w, "| %s | %s | %s | 100%% | 1.00× | | | %s | 100%% | %s |\n", t.Name, thousands(s.RPS), ms(s.P99), us(s.CPU), mem)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %.0f%% | %.2f× | ≥ %.0f%%, p99 ≤ %.1f× | %s | %s | %.0f%% | %s |\n",
+			t.Name, thousands(s.RPS), ms(s.P99), 100*s.RPSRatio, s.P99Ratio, 100*t.Goal, p99Goal, verdict(t, s), us(s.CPU), 100*s.CPURatio, mem)
 	}
 	for _, t := range targets {
 		if errs := res.SocketErr[t.Key]; len(errs) > 0 {
@@ -80,6 +87,8 @@ func loadavg() string {
 	}
 	return strings.Fields(string(b))[0]
 }
+
+func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/1e3) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
 

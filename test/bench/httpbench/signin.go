@@ -21,7 +21,12 @@ type target struct {
 	Cookie string // the Cookie header, "" for none
 	Proc   *proc  // the process answering
 	Goal   float64
-	check  func(body []byte) error // judges one answer's body (status 200 is checked first)
+	// Floor marks a reference run, not latchkey: no goal, shown for what
+	// it tells about the targets (e.g. what net/http charges for a header set).
+	Floor bool
+	check func(body []byte) error // judges one answer's body (status 200 is checked first)
+	// header, when set, judges the answer's headers too.
+	header func(http.Header) error
 }
 
 // p99Goal is the latency goal: p99 at most 1.5 times the bare handler's.
@@ -48,6 +53,11 @@ func (t *target) verify() error {
 	if err := t.check(body); err != nil {
 		return fmt.Errorf("%s: GET %s: %w", t.Name, t.URL, err)
 	}
+	if t.header != nil {
+		if err := t.header(res.Header); err != nil {
+			return fmt.Errorf("%s: GET %s: %w", t.Name, t.URL, err)
+		}
+	}
 	return nil
 }
 
@@ -60,6 +70,24 @@ func emptyObject(body []byte) error {
 }
 
 // signedInAs accepts a session object of the user with address addr.
+// noBody: forward-auth answers 200 with the user in headers and no body.
+func noBody(body []byte) error {
+	if len(body) != 0 {
+		return fmt.Errorf("want no body, got %q", body)
+	}
+	return nil
+}
+
+// remoteEmail: forward-auth names the signed-in user in Remote-Email.
+func remoteEmail(addr string) func(http.Header) error {
+	return func(h http.Header) error {
+		if got := h.Get("Remote-Email"); got != addr {
+			return fmt.Errorf("want Remote-Email %q, got %q", addr, got)
+		}
+		return nil
+	}
+}
+
 func signedInAs(addr string) func([]byte) error {
 	return func(body []byte) error {
 		var s struct {

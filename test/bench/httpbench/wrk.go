@@ -18,6 +18,11 @@ type wrkResult struct {
 	Requests  int64         // requests completed
 	Non2xx    int64         // "Non-2xx or 3xx responses" (wrk counts status >= 400)
 	SocketErr string        // wrk's "Socket errors" line, "" when there were none
+	// CPUPerReq is the server process's CPU time (user and system) during
+	// the run divided by the requests it answered: what one request costs
+	// the server, which a machine busy with other work disturbs far less
+	// than req/s (the process is charged only for what it ran).
+	CPUPerReq time.Duration
 }
 
 // load is the shape of the load: wrk -t threads -c conns.

@@ -1,0 +1,296 @@
+package main
+
+// The admin commands: `latchkey users|sessions|accounts VERB ...` act on
+// the configured database while the service runs, for operators who would
+// otherwise write SQL. Each prints one summary line of what it changed, or
+// exits non-zero with one line saying what was wrong (2: the command line,
+// 1: anything else). Output goes to the operator's terminal, not to a log,
+// so it names users by e-mail address; it never shows a token or secret.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/latchkey-auth/latchkey/app"
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// adminCommand is one `latchkey GROUP VERB` subcommand.
+type adminCommand struct {
+	group, verb string
+	args        []string // names of its positional arguments, all required
+	flags       string   // which of the flags it takes: "j" --json, "y" --yes, "u" --user, "a" --all
+	run         func(*adminRun) error
+	// check, when set, rejects a bad combination of flags before the
+	// database is opened.
+	check func(*adminRun) error
+}
+
+func adminCommands() []adminCommand {
+	return []adminCommand{
+		{"users", "list", nil, "j", usersList, nil},
+		{"users", "show", []string{"<email|id>"}, "", usersShow, nil},
+		{"users", "delete", []string{"<email|id>"}, "y", usersDelete, nil},
+		{"sessions", "list", nil, "ju", sessionsList, nil},
+		{"sessions", "revoke", nil, "uay", sessionsRevoke, checkRevoke},
+		{"accounts", "unlink", []string{"<email|id>", "<provider>"}, "", accountsUnlink, nil},
+	}
+}
+
+// isAdminGroup reports whether word starts an admin command.
+func isAdminGroup(word string) bool {
+	return slices.ContainsFunc(adminCommands(), func(c adminCommand) bool { return c.group == word })
+}
+
+// adminRun is one command's parsed line and what it works with.
+type adminRun struct {
+	cfg   config.Config
+	store *models.Store
+	ctx   context.Context
+	args  []string
+	json  bool
+	yes   bool
+	all   bool
+	user  string
+	in    *bufio.Reader
+	inTTY bool
+	out   io.Writer
+	errw  io.Writer
+	now   time.Time
+}
+
+// runAdmin runs `latchkey [--config FILE] GROUP VERB ...` (args start at
+// GROUP); --config may also follow the command, as for the others.
+func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr io.Writer) int {
+	fail := func(code int, name, msg string) int {
+		fmt.Fprintf(stderr, "latchkey: %s: %s\n", name, oneLine(msg))
+		return code
+	}
+	group := args[0]
+	var verbs []string
+	var cmd *adminCommand
+	for _, c := range adminCommands() {
+		if c.group != group {
+			continue
+		}
+		verbs = append(verbs, group+" "+c.verb)
+		if len(args) > 1 && args[1] == c.verb {
+			cmd = &c
+		}
+	}
+	if cmd == nil {
+		what := "missing command"
+		if len(args) > 1 {
+			what = fmt.Sprintf("unknown command %q", args[1])
+		}
+		return fail(2, group, what+" (one of: "+strings.Join(verbs, ", ")+")")
+	}
+	name := cmd.group + " " + cmd.verb
+	r := &adminRun{out: stdout, errw: stderr, now: time.Now(), in: bufio.NewReader(stdin), inTTY: term.IsTerminal(int(stdin.Fd()))}
+	fs := r.flags(cmd, &configPath)
+	pos, err := parseInterspersed(fs, args[2:])
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, "usage: latchkey [--config FILE] "+commandUsage(cmd, fs))
+		return 0
+	}
+	if err != nil {
+		return fail(2, name, err.Error()+"; usage: latchkey "+commandUsage(cmd, fs))
+	}
+	if len(pos) != len(cmd.args) {
+		what := "too many arguments"
+		if len(pos) < len(cmd.args) {
+			what = "missing " + strings.Join(cmd.args[len(pos):], " ")
+		}
+		return fail(2, name, what+"; usage: latchkey "+commandUsage(cmd, fs))
+	}
+	r.args = pos
+	if cmd.check != nil {
+		if err := cmd.check(r); err != nil {
+			return fail(2, name, err.Error()+"; usage: latchkey "+commandUsage(cmd, fs))
+		}
+	}
+
+	cfg, _, err := loadConfig(configPath)
+	if err != nil {
+		var p config.Problems
+		if errors.As(err, &p) && len(p) > 0 {
+			err = errors.New(p[0])
+		}
+		return fail(1, name, "invalid configuration: "+err.Error()+" (`latchkey check-config` lists every problem)")
+	}
+	r.cfg = cfg
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r.ctx = ctx
+	if r.store, err = openAdminStore(ctx, cfg); err != nil {
+		return fail(1, name, err.Error())
+	}
+	defer r.store.Close()
+	if err := cmd.run(r); err != nil {
+		return fail(1, name, err.Error())
+	}
+	return 0
+}
+
+// flags are the command's flags, bound to r's fields (and --config to
+// configPath).
+func (r *adminRun) flags(cmd *adminCommand, configPath *string) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd.group+" "+cmd.verb, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported in one line by the caller
+	fs.StringVar(configPath, "config", *configPath, "configuration file (YAML)")
+	if strings.Contains(cmd.flags, "j") {
+		fs.BoolVar(&r.json, "json", false, "print JSON")
+	}
+	if strings.Contains(cmd.flags, "y") {
+		fs.BoolVar(&r.yes, "yes", false, "do not ask for confirmation")
+	}
+	if strings.Contains(cmd.flags, "u") {
+		fs.StringVar(&r.user, "user", "", "the user (e-mail address or id)")
+	}
+	if strings.Contains(cmd.flags, "a") {
+		fs.BoolVar(&r.all, "all", false, "every user")
+	}
+	return fs
+}
+
+// commandUsage is one command's synopsis, e.g. "users delete [--yes] <email|id>".
+func commandUsage(cmd *adminCommand, fs *flag.FlagSet) string {
+	parts := []string{cmd.group, cmd.verb}
+	fs.VisitAll(func(f *flag.Flag) {
+		switch f.Name {
+		case "config":
+		case "user":
+			parts = append(parts, "[--user <email|id>]")
+		default:
+			parts = append(parts, "[--"+f.Name+"]")
+		}
+	})
+	return strings.Join(append(parts, cmd.args...), " ")
+}
+
+// parseInterspersed parses flags wherever they stand among the positional
+// arguments (`users delete ann@example.com --yes`), which flag alone stops
+// at; everything after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// openAdminStore opens the configured database as it is: the commands
+// never migrate it (the service does, at start; `latchkey migrate` too),
+// and refuse a schema other than this binary's.
+func openAdminStore(ctx context.Context, cfg config.Config) (*models.Store, error) {
+	sc := app.StoreConfig(cfg)
+	sc.SkipMigrate = true
+	store, err := models.Connect(sc)
+	if err != nil {
+		return nil, fmt.Errorf("open the database %s: %w", cfg.RedactedDatabaseURL(), err)
+	}
+	st, err := store.Status(ctx)
+	if err == nil && st.Applied != st.Latest {
+		err = fmt.Errorf("the database schema is at version %d, this latchkey needs %d: run this latchkey's `migrate` first (or the matching latchkey)", st.Applied, st.Latest)
+	}
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
+// oneLine keeps an error to one line, whatever a driver put in it.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// findUser resolves an <email|id> argument; unknown is an error naming it.
+func (r *adminRun) findUser(ref string) (*models.User, error) {
+	if strings.TrimSpace(ref) == "" {
+		return nil, errors.New("the user (<email|id>) is empty")
+	}
+	u, err := r.store.FindUser(r.ctx, ref)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, fmt.Errorf("no user with id or e-mail address %q", ref)
+	}
+	return u, err
+}
+
+// confirm asks question on the terminal; without one (a script, a pipe)
+// it refuses, so that nothing is deleted that nobody confirmed: --yes is
+// how a script says it.
+func (r *adminRun) confirm(question string) error {
+	if r.yes {
+		return nil
+	}
+	if !r.inTTY {
+		return errors.New("not confirmed: standard input is not a terminal; pass --yes to go ahead without asking")
+	}
+	fmt.Fprint(r.errw, question+" [y/N] ")
+	answer, _ := r.in.ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return errors.New("not confirmed; nothing changed")
+}
+
+// jwtNote is what a revocation means for JWT sessions, with the poll time.
+func (r *adminRun) jwtNote() string {
+	poll := r.cfg.Session.RevocationPoll.D()
+	if poll <= 0 {
+		poll = time.Second
+	}
+	return fmt.Sprintf("jwt sessions signed in before now end within %s on every instance", poll)
+}
+
+func (r *adminRun) printJSON(v any) error {
+	enc := json.NewEncoder(r.out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// label names a user for the operator: e-mail address and id.
+func label(u *models.User) string {
+	if u.Email == nil {
+		return "(no e-mail) " + u.ID
+	}
+	return *u.Email + " (" + u.ID + ")"
+}
+
+func orDash(s *string) string {
+	if s == nil || *s == "" {
+		return "-"
+	}
+	return *s
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// plural is "1 account", "2 accounts".
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

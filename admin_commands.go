@@ -1,0 +1,226 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// The admin commands' bodies (see adminCommands).
+
+// userJSON is a user as `users list --json` prints it.
+type userJSON struct {
+	ID            string     `json:"id"`
+	Email         *string    `json:"email"`
+	Name          *string    `json:"name"`
+	EmailVerified *time.Time `json:"emailVerified"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	Providers     []string   `json:"providers"`
+	Sessions      int64      `json:"sessions"` // live database sessions
+}
+
+func usersList(r *adminRun) error {
+	users, err := r.store.UserOverviews(r.ctx, r.now)
+	if err != nil {
+		return err
+	}
+	if r.json {
+		out := make([]userJSON, len(users))
+		for i, u := range users {
+			out[i] = userJSON{ID: u.ID, Email: u.Email, Name: u.Name, EmailVerified: u.EmailVerified,
+				CreatedAt: u.CreatedAt.UTC(), Providers: u.Providers, Sessions: u.Sessions}
+		}
+		return r.printJSON(out)
+	}
+	w := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tEMAIL\tNAME\tCREATED\tACCOUNTS\tSESSIONS")
+	for _, u := range users {
+		providers := strings.Join(u.Providers, ",")
+		if providers == "" {
+			providers = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\n", u.ID, orDash(u.Email), orDash(u.Name), stamp(u.CreatedAt), providers, u.Sessions)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(r.out, plural(int64(len(users)), "user"))
+	return nil
+}
+
+// userWithRows finds the user named by ref with its linked accounts and
+// live database sessions.
+func (r *adminRun) userWithRows(ref string) (*models.User, []models.Account, []models.SessionListing, error) {
+	u, err := r.findUser(ref)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	accounts, err := r.store.AccountsOf(r.ctx, u.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sessions, err := r.store.SessionListings(r.ctx, u.ID, r.now)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return u, accounts, sessions, nil
+}
+
+func usersShow(r *adminRun) error {
+	u, accounts, sessions, err := r.userWithRows(r.args[0])
+	if err != nil {
+		return err
+	}
+	var pending int64
+	if u.Email != nil {
+		if pending, err = r.store.PendingSignIns(r.ctx, *u.Email, r.now); err != nil {
+			return err
+		}
+	}
+	revoked, err := r.store.RevokedAt(r.ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "id:\t%s\n", u.ID)
+	verified := "not verified"
+	if u.EmailVerified != nil {
+		verified = "verified " + stamp(*u.EmailVerified)
+	}
+	fmt.Fprintf(w, "email:\t%s (%s)\n", orDash(u.Email), verified)
+	fmt.Fprintf(w, "name:\t%s\n", orDash(u.Name))
+	fmt.Fprintf(w, "image:\t%s\n", orDash(u.Image))
+	fmt.Fprintf(w, "created:\t%s\n", stamp(u.CreatedAt))
+	links := make([]string, len(accounts))
+	for i, a := range accounts {
+		links[i] = fmt.Sprintf("%s (account %s, linked %s)", a.Provider, a.ProviderAccountID, stamp(a.CreatedAt))
+	}
+	if len(links) == 0 {
+		links = []string{"-"}
+	}
+	fmt.Fprintf(w, "accounts:\t%s\n", strings.Join(links, "; "))
+	fmt.Fprintf(w, "database sessions:\t%d\n", len(sessions))
+	fmt.Fprintf(w, "pending sign-in links:\t%d\n", pending)
+	if !revoked.IsZero() {
+		fmt.Fprintf(w, "sessions revoked:\tthose signed in before %s\n", stamp(revoked))
+	}
+	return w.Flush()
+}
+
+func usersDelete(r *adminRun) error {
+	u, accounts, sessions, err := r.userWithRows(r.args[0])
+	if err != nil {
+		return err
+	}
+	if err := r.confirm(fmt.Sprintf("Delete user %s with %s and %s, and end all its sessions?",
+		label(u), plural(int64(len(accounts)), "account"), plural(int64(len(sessions)), "database session"))); err != nil {
+		return err
+	}
+	d, err := r.store.DeleteUser(r.ctx, u.ID, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "deleted user %s: %s, %s, %s; %s\n", label(u),
+		plural(d.Accounts, "account"), plural(d.Sessions, "session"), plural(d.Tokens, "pending sign-in token"), r.jwtNote())
+	return nil
+}
+
+func sessionsList(r *adminRun) error {
+	userID := ""
+	if r.user != "" {
+		u, err := r.findUser(r.user)
+		if err != nil {
+			return err
+		}
+		userID = u.ID
+	}
+	sessions, err := r.store.SessionListings(r.ctx, userID, r.now)
+	if err != nil {
+		return err
+	}
+	if r.cfg.Session.Strategy == config.StrategyJWT {
+		fmt.Fprintln(r.errw, "note: session.strategy is jwt: those sessions live in cookies and are not listed (`sessions revoke` ends them all the same)")
+	}
+	if r.json {
+		if sessions == nil {
+			sessions = []models.SessionListing{}
+		}
+		return r.printJSON(sessions)
+	}
+	w := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tUSER\tEMAIL\tSIGNED IN\tEXPIRES")
+	for _, s := range sessions {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.UserID, orDash(s.Email), stamp(s.SignedIn), stamp(s.Expires))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(r.out, plural(int64(len(sessions)), "database session"))
+	return nil
+}
+
+// checkRevoke: exactly one of --user and --all.
+func checkRevoke(r *adminRun) error {
+	if (r.user == "") == !r.all {
+		return errors.New("give either --user <email|id> or --all")
+	}
+	return nil
+}
+
+func sessionsRevoke(r *adminRun) error {
+	if r.all {
+		if err := r.confirm("End every session of every user?"); err != nil {
+			return err
+		}
+		n, err := r.store.RevokeSessions(r.ctx, models.AllUsers, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(r.out, "revoked every session: deleted %s; %s\n", plural(n, "database session"), r.jwtNote())
+		return nil
+	}
+	u, err := r.findUser(r.user)
+	if err != nil {
+		return err
+	}
+	n, err := r.store.RevokeSessions(r.ctx, u.ID, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "revoked the sessions of user %s: deleted %s; %s\n", label(u), plural(n, "database session"), r.jwtNote())
+	return nil
+}
+
+func accountsUnlink(r *adminRun) error {
+	u, err := r.findUser(r.args[0])
+	if err != nil {
+		return err
+	}
+	provider := r.args[1]
+	n, err := r.store.UnlinkAccount(r.ctx, u.ID, provider)
+	if err != nil {
+		return err
+	}
+	left, err := r.store.AccountsOf(r.ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(left))
+	for i, a := range left {
+		names[i] = a.Provider
+	}
+	if n == 0 {
+		linked := "none"
+		if len(names) > 0 {
+			linked = strings.Join(names, ", ")
+		}
+		return fmt.Errorf("user %s has no account at provider %q (linked: %s); nothing changed", label(u), provider, linked)
+	}
+	fmt.Fprintf(r.out, "unlinked %s at %q from user %s; %s left\n", plural(n, "account"), provider, label(u), plural(int64(len(left)), "account"))
+	return nil
+}

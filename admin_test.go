@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// The admin commands' command line, in process on a SQLite file: flags
+// before or after the arguments and the command, --help, and a database
+// whose schema is not this binary's (never migrated by an admin command).
+func TestAdminCommandLine(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "latchkey.db")
+	t.Setenv("DATABASE_URL", db)
+	cfg := writeFile(t, "port: 3000\n")
+
+	code, stdout, stderr := runCmd("users", "list")
+	require.Equal(t, 1, code)
+	require.Empty(t, stdout)
+	require.Equal(t, fmt.Sprintf("latchkey: users list: the database schema is at version 0, this latchkey needs %d: run this latchkey's `migrate` first (or the matching latchkey)\n", models.SchemaVersion()), stderr)
+
+	code, _, stderr = runCmd("migrate")
+	require.Equal(t, 0, code, stderr)
+	for _, args := range [][]string{
+		{"--config", cfg, "users", "list"},
+		{"users", "list", "--config", cfg},
+		{"users", "--config", cfg, "list"}, // not a verb: refused
+	} {
+		code, stdout, stderr = runCmd(args...)
+		if args[1] == "--config" {
+			require.Equal(t, 2, code)
+			require.Equal(t, `latchkey: users: unknown command "--config" (one of: users list, users show, users delete)`+"\n", stderr)
+			continue
+		}
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, "ID  EMAIL  NAME  CREATED  ACCOUNTS  SESSIONS\n0 users\n", stdout)
+	}
+
+	code, stdout, _ = runCmd("sessions", "revoke", "--help")
+	require.Equal(t, 0, code)
+	require.Equal(t, "usage: latchkey [--config FILE] sessions revoke [--all] [--user <email|id>] [--yes]\n", stdout)
+
+	// Flags after a positional argument, and "--" before one that looks like a flag.
+	code, _, stderr = runCmd("users", "delete", "--", "--yes")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `no user with id or e-mail address "--yes"`)
+	code, _, stderr = runCmd("accounts", "unlink", "nobody@example.com", "--bogus", "idp")
+	require.Equal(t, 2, code)
+	require.Equal(t, 1, strings.Count(stderr, "\n"))
+	require.Contains(t, stderr, "flag provided but not defined: -bogus")
+
+	code, _, stderr = runCmd("--config", filepath.Join(dir, "missing.yaml"), "users", "list")
+	require.Equal(t, 1, code)
+	require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	require.Contains(t, stderr, "latchkey: users list: invalid configuration: read config:")
+}

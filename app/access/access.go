@@ -1,0 +1,96 @@
+// Package access decides whether a signed-in user may reach a host that
+// latchkey protects through forward-auth (the access rules of the config).
+package access
+
+import (
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+// Policy is the compiled list of rules, in order. The zero Policy has no
+// rules and lets every signed-in user through.
+type Policy struct {
+	rules []rule
+}
+
+type rule struct {
+	exact    map[string]bool // host names
+	suffixes []string        // ".example.com" for *.example.com
+	any      bool            // *
+	emails   map[string]bool
+	domains  map[string]bool
+}
+
+// New compiles validated rules: names, addresses and domains compare
+// case-insensitively.
+func New(rules []config.AccessRule) Policy {
+	var p Policy
+	for _, r := range rules {
+		c := rule{exact: map[string]bool{}, emails: map[string]bool{}, domains: map[string]bool{}}
+		for _, h := range r.Hosts {
+			h = strings.ToLower(h)
+			switch {
+			case h == "*":
+				c.any = true
+			case strings.HasPrefix(h, "*."):
+				c.suffixes = append(c.suffixes, h[1:])
+			default:
+				c.exact[h] = true
+			}
+		}
+		for _, e := range r.Emails {
+			c.emails[strings.ToLower(e)] = true
+		}
+		for _, d := range r.Domains {
+			c.domains[strings.ToLower(strings.TrimPrefix(d, "@"))] = true
+		}
+		p.rules = append(p.rules, c)
+	}
+	return p
+}
+
+// Empty reports whether there are no rules, so callers can skip finding
+// the host.
+func (p Policy) Empty() bool { return len(p.rules) == 0 }
+
+// Allows reports whether the user with e-mail address email (nil: none
+// known) may reach host, a forwarded host name (lower-case, no port); ""
+// means the host could not be told, which only a policy without rules
+// allows. The first rule naming host decides; no rule naming it allows.
+func (p Policy) Allows(host string, email *string) bool {
+	if len(p.rules) == 0 {
+		return true
+	}
+	if host == "" {
+		return false // the rules cannot be applied: fail closed
+	}
+	for _, r := range p.rules {
+		if !r.names(host) {
+			continue
+		}
+		return email != nil && r.admits(*email)
+	}
+	return true
+}
+
+func (r rule) names(host string) bool {
+	if r.any || r.exact[host] {
+		return true
+	}
+	for _, s := range r.suffixes {
+		if strings.HasSuffix(host, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r rule) admits(email string) bool {
+	email = strings.ToLower(email)
+	if r.emails[email] {
+		return true
+	}
+	at := strings.LastIndexByte(email, '@')
+	return at > 0 && r.domains[email[at+1:]]
+}

@@ -1,0 +1,42 @@
+package app
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/openapi"
+)
+
+// openAPIDocument is the embedded OpenAPI document (app/openapi/openapi.yaml)
+// as JSON naming this instance: its base URL, the root of its listener and
+// its cookie names. Rendered once, at start-up.
+func (a *App) openAPIDocument() ([]byte, error) {
+	doc, err := openapi.Render(openapi.Instance{
+		BaseURL: a.base.URL(""),
+		Origin:  a.base.Origin,
+		Cookies: map[string]string{
+			"session-token": a.names.SessionToken,
+			"csrf-token":    a.names.CSRF,
+			"callback-url":  a.names.CallbackURL,
+			"oauth-check":   a.names.OAuthCheck,
+			"email-binding": a.bindings.name,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("openapi document: %w", err)
+	}
+	return doc, nil
+}
+
+var openAPICacheControl = headerValue("public, max-age=300")
+
+// serveOpenAPI answers GET {base}/openapi.json with the rendered document.
+// It runs no request init: no cookies, no CSRF work.
+func serveOpenAPI(doc []byte) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header()["Cache-Control"] = openAPICacheControl
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
+	}
+}

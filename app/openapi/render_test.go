@@ -1,0 +1,44 @@
+package openapi
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The JSON keeps the source's key order and YAML types, and only the marked
+// values change; a marker the instance cannot fill is an error.
+func TestRenderFillsMarkers(t *testing.T) {
+	src := []byte(`
+openapi: 3.1.0
+servers:
+  - {url: http://localhost:3000/api/auth, x-latchkey-server: base}
+z: {n: 3, f: 1.5, yes: true, none: null, s: "<a & b>", q: "3"}
+a:
+  - {url: http://localhost:3000, x-latchkey-server: origin}
+  - {name: next-auth.csrf-token, in: cookie, x-latchkey-cookie: csrf-token}
+  - {name: untouched}
+`)
+	doc, err := parse(src)
+	require.NoError(t, err)
+	in := Instance{BaseURL: "https://ex.com/idp", Origin: "https://ex.com", Cookies: map[string]string{"csrf-token": "__Host-authjs.csrf-token"}}
+	out, err := render(doc, in)
+	require.NoError(t, err)
+	require.Equal(t, `{"openapi":"3.1.0","servers":[{"url":"https://ex.com/idp","x-latchkey-server":"base"}],`+
+		`"z":{"n":3,"f":1.5,"yes":true,"none":null,"s":"<a & b>","q":"3"},`+
+		`"a":[{"url":"https://ex.com","x-latchkey-server":"origin"},`+
+		`{"name":"__Host-authjs.csrf-token","in":"cookie","x-latchkey-cookie":"csrf-token"},{"name":"untouched"}]}`, string(out))
+
+	again, err := render(doc, Instance{BaseURL: "b", Origin: "o", Cookies: in.Cookies})
+	require.NoError(t, err)
+	require.Contains(t, string(again), `"url":"b"`, "rendering leaves the parsed tree as it was")
+
+	_, err = render(doc, Instance{})
+	require.ErrorContains(t, err, `no cookie for x-latchkey-cookie "csrf-token"`)
+	bad, err := parse([]byte(`servers: [{url: x, x-latchkey-server: elsewhere}]`))
+	require.NoError(t, err)
+	_, err = render(bad, in)
+	require.ErrorContains(t, err, `unknown x-latchkey-server "elsewhere"`)
+	_, err = Render(in)
+	require.ErrorContains(t, err, "no cookie for", "the embedded document names every cookie role")
+}

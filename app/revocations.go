@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Session revocations (`latchkey sessions revoke`, `latchkey users
+// delete`) are rows in the database; a JWT session never reaches the
+// database, so each instance keeps a copy (session.Revocations) that both
+// strategies consult, read at start and then every session.revocation_poll:
+// a revoked session ends on every instance within that time, without a
+// query on GET /session.
+
+// revocationPoll is session.revocation_poll, 1 s when unset.
+func (a *App) revocationPoll() time.Duration {
+	if p := a.cfg.Session.RevocationPoll.D(); p > 0 {
+		return p
+	}
+	return time.Second
+}
+
+// loadRevocations reads the table into the copy.
+func (a *App) loadRevocations(ctx context.Context) error {
+	rows, err := a.store.Revocations(ctx)
+	if err != nil {
+		return err
+	}
+	if a.revocations.Set(rows) {
+		a.log.Debug("session revocations loaded", "rows", len(rows))
+	}
+	return nil
+}
+
+// revocationLoop polls the table until ctx ends. A failed read keeps the
+// last copy (the revocations it holds still apply) and is logged once per
+// outage, not every poll.
+func (a *App) revocationLoop(ctx context.Context) {
+	t := time.NewTicker(a.revocationPoll())
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		read, cancel := context.WithTimeout(ctx, max(a.revocationPoll(), 5*time.Second))
+		err := a.loadRevocations(read)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			failing = true
+			a.log.Warn("session revocations could not be read; the last ones read still apply", "err", err)
+		case err == nil && failing:
+			failing = false
+			a.log.Info("session revocations read again")
+		}
+	}
+}
+
+// purgeRevocations deletes the revocations that no session can outlive:
+// older than the longest a session lives after its sign-in (with
+// absolute_max_age) or after its last extension (max_age), plus a day for
+// instances that were late to read them.
+func (a *App) purgeRevocations(ctx context.Context) error {
+	keep := max(a.cfg.Session.MaxAge.D(), a.cfg.Session.AbsoluteMaxAge.D()) + 24*time.Hour
+	n, err := a.store.PurgeRevocations(ctx, a.now().Add(-keep))
+	if err != nil {
+		return fmt.Errorf("purge session revocations: %w", err)
+	}
+	if n > 0 {
+		a.log.Info("purged old session revocations", "rows", n)
+	}
+	return nil
+}

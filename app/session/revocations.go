@@ -1,0 +1,80 @@
+package session
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Revocations is this instance's copy of the session_revocations table
+// (`latchkey sessions revoke`, `latchkey users delete`): per-user "not
+// before" times and one for every user. A JWT session lives in its cookie,
+// so it can only be recalled by refusing it here; the app polls the table
+// into it (Set) and both strategies ask Revoked on every read, which is an
+// atomic load and a map lookup: no lock, no allocation, no query.
+type Revocations struct {
+	set atomic.Pointer[revocationSet]
+}
+
+// revocationSet is one poll's table; it is replaced whole, never changed.
+type revocationSet struct {
+	all   int64            // every session signed in before it (Unix seconds) is revoked
+	users map[string]int64 // user id → not before (Unix seconds)
+	rows  int
+}
+
+// Revoked reports whether a session of userID signed in at signedIn has
+// been revoked. A nil Revocations revokes nothing.
+func (r *Revocations) Revoked(userID string, signedIn time.Time) bool {
+	if r == nil {
+		return false
+	}
+	s := r.set.Load()
+	if s == nil {
+		return false
+	}
+	sec := signedIn.Unix()
+	if sec < s.all {
+		return true
+	}
+	nb, ok := s.users[userID]
+	return ok && sec < nb
+}
+
+// Set replaces the copy with rows (the whole table) and reports whether
+// anything changed; an unchanged table allocates nothing.
+func (r *Revocations) Set(rows []models.SessionRevocation) bool {
+	if cur := r.set.Load(); cur != nil && cur.same(rows) {
+		return false
+	}
+	next := &revocationSet{users: make(map[string]int64, len(rows)), rows: len(rows)}
+	for _, row := range rows {
+		if row.UserID == models.AllUsers {
+			next.all = row.NotBefore
+			continue
+		}
+		next.users[row.UserID] = row.NotBefore
+	}
+	r.set.Store(next)
+	return true
+}
+
+// same reports whether rows hold exactly this set.
+func (s *revocationSet) same(rows []models.SessionRevocation) bool {
+	if len(rows) != s.rows {
+		return false
+	}
+	for _, row := range rows {
+		if row.UserID == models.AllUsers {
+			if row.NotBefore != s.all {
+				return false
+			}
+			continue
+		}
+		if nb, ok := s.users[row.UserID]; !ok || nb != row.NotBefore {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,195 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// revocationsOf is the table as a map, user id → not before (Unix seconds).
+func revocationsOf(t *testing.T, s *Store) map[string]int64 {
+	t.Helper()
+	rows, err := s.Revocations(context.Background())
+	require.NoError(t, err)
+	out := map[string]int64{}
+	for _, r := range rows {
+		out[r.UserID] = r.NotBefore
+	}
+	return out
+}
+
+func TestNotBeforeRoundsUp(t *testing.T) {
+	at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	require.Equal(t, at.Unix(), notBefore(at), "a whole second stays")
+	require.Equal(t, at.Unix()+1, notBefore(at.Add(time.Millisecond)), "a sign-in within the revocation's second ends too")
+}
+
+// Revoking a user deletes that user's database sessions only and records
+// its not-before time, which a later revocation can move forward but an
+// earlier one (another operator's clock) never back; revoking everyone
+// deletes every session and records AllUsers. Old rows are purged.
+func TestRevokeSessions(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		now := time.Now()
+		ann, bob := newUser(t, s, "ann@example.com"), newUser(t, s, "bob@example.com")
+		for i := range 3 {
+			require.NoError(t, s.CreateSession(ctx, ann.ID, fmt.Sprint("a", i), now, now.Add(time.Hour)))
+		}
+		require.NoError(t, s.CreateSession(ctx, bob.ID, "b", now, now.Add(time.Hour)))
+		require.Empty(t, revocationsOf(t, s))
+
+		at := time.Unix(now.Unix()+10, 0)
+		n, err := s.RevokeSessions(ctx, ann.ID, at)
+		require.NoError(t, err)
+		require.EqualValues(t, 3, n)
+		require.EqualValues(t, 1, count(t, s, "sessions"), "bob's session stays")
+		require.Equal(t, map[string]int64{ann.ID: at.Unix()}, revocationsOf(t, s))
+
+		n, err = s.RevokeSessions(ctx, ann.ID, at.Add(-time.Hour))
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Equal(t, map[string]int64{ann.ID: at.Unix()}, revocationsOf(t, s), "never moved back")
+		_, err = s.RevokeSessions(ctx, ann.ID, at.Add(time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{ann.ID: at.Unix() + 60}, revocationsOf(t, s), "moved forward")
+
+		n, err = s.RevokeSessions(ctx, AllUsers, at)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		require.Zero(t, count(t, s, "sessions"))
+		require.Equal(t, map[string]int64{ann.ID: at.Unix() + 60, AllUsers: at.Unix()}, revocationsOf(t, s))
+
+		gone, err := s.PurgeRevocations(ctx, at.Add(time.Second))
+		require.NoError(t, err)
+		require.EqualValues(t, 1, gone)
+		require.Equal(t, map[string]int64{ann.ID: at.Unix() + 60}, revocationsOf(t, s))
+	})
+}
+
+// DeleteUser removes the user, its accounts, sessions and pending links
+// (and nobody else's) in one go, revokes its JWT sessions, and says how
+// many of each went; a second delete finds nobody.
+func TestDeleteUser(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		now := time.Now()
+		ann, bob := newUser(t, s, "ann@example.com"), newUser(t, s, "bob@example.com")
+		for _, p := range []string{"github", "idp"} {
+			require.NoError(t, s.LinkAccount(ctx, &Account{UserID: ann.ID, Type: "oauth", Provider: p, ProviderAccountID: "ann-" + p}))
+		}
+		require.NoError(t, s.LinkAccount(ctx, &Account{UserID: bob.ID, Type: "oauth", Provider: "idp", ProviderAccountID: "bob"}))
+		for i := range 3 {
+			require.NoError(t, s.CreateSession(ctx, ann.ID, fmt.Sprint("a", i), now, now.Add(time.Hour)))
+		}
+		require.NoError(t, s.CreateSession(ctx, bob.ID, "b", now, now.Add(time.Hour)))
+		require.NoError(t, s.CreateVerificationToken(ctx, "ann@example.com", "t1", now.Add(time.Hour)))
+		require.NoError(t, s.CreateVerificationToken(ctx, "bob@example.com", "t2", now.Add(time.Hour)))
+		pending, err := s.PendingSignIns(ctx, "ANN@example.com", now)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, pending)
+
+		d, err := s.DeleteUser(ctx, ann.ID, now)
+		require.NoError(t, err)
+		require.Equal(t, Deleted{Accounts: 2, Sessions: 3, Tokens: 1}, d)
+		_, err = s.UserByID(ctx, ann.ID)
+		require.ErrorIs(t, err, ErrNotFound)
+		c, err := s.Count(ctx)
+		require.NoError(t, err)
+		require.Equal(t, Counts{Users: 1, Accounts: 1, Sessions: 1, VerificationTokens: 1}, c, "bob's rows stay")
+		require.Equal(t, map[string]int64{ann.ID: notBefore(now)}, revocationsOf(t, s), "ann's JWT sessions are revoked")
+		revoked, err := s.RevokedAt(ctx, ann.ID)
+		require.NoError(t, err)
+		require.Equal(t, notBefore(now), revoked.Unix())
+
+		_, err = s.DeleteUser(ctx, ann.ID, now)
+		require.ErrorIs(t, err, ErrNotFound)
+	})
+}
+
+func TestFindUser(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann := newUser(t, s, "ann@example.com")
+		for _, ref := range []string{ann.ID, "ann@example.com", "Ann@Example.COM"} {
+			u, err := s.FindUser(ctx, ref)
+			require.NoError(t, err, ref)
+			require.Equal(t, ann.ID, u.ID)
+		}
+		for _, ref := range []string{"nobody@example.com", NewID(), ""} {
+			_, err := s.FindUser(ctx, ref)
+			require.ErrorIs(t, err, ErrNotFound, ref)
+		}
+	})
+}
+
+// The lists show live rows only: expired sessions are not counted or
+// listed, and a user filter keeps to that user.
+func TestUserOverviewsAndSessionListings(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		now := time.Now()
+		ann, bob := newUser(t, s, "ann@example.com"), newUser(t, s, "")
+		require.NoError(t, s.LinkAccount(ctx, &Account{UserID: bob.ID, Type: "oauth", Provider: "idp", ProviderAccountID: "bob"}))
+		require.NoError(t, s.CreateSession(ctx, ann.ID, "a1", now.Add(-time.Minute), now.Add(time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, ann.ID, "a2", now, now.Add(time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, ann.ID, "old", now.Add(-2*time.Hour), now.Add(-time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, bob.ID, "b", now, now.Add(time.Hour)))
+
+		users, err := s.UserOverviews(ctx, now)
+		require.NoError(t, err)
+		require.Len(t, users, 2)
+		byID := map[string]UserOverview{}
+		for _, u := range users {
+			byID[u.ID] = u
+		}
+		require.Equal(t, []string{}, byID[ann.ID].Providers)
+		require.EqualValues(t, 2, byID[ann.ID].Sessions, "the expired one is not counted")
+		require.Equal(t, []string{"idp"}, byID[bob.ID].Providers)
+		require.EqualValues(t, 1, byID[bob.ID].Sessions)
+
+		all, err := s.SessionListings(ctx, "", now)
+		require.NoError(t, err)
+		require.Len(t, all, 3)
+		mine, err := s.SessionListings(ctx, ann.ID, now)
+		require.NoError(t, err)
+		require.Len(t, mine, 2)
+		require.Equal(t, "ann@example.com", *mine[0].Email)
+		require.Equal(t, ann.ID, mine[0].UserID)
+		require.Len(t, mine[0].ID, 36)
+		require.WithinDuration(t, now, mine[0].SignedIn, time.Millisecond, "most recent sign-in first")
+		require.WithinDuration(t, now.Add(time.Hour), mine[0].Expires, time.Millisecond)
+		require.True(t, mine[1].SignedIn.Before(mine[0].SignedIn))
+	})
+}
+
+// UnlinkAccount removes the user's link to one provider only, and reports
+// a link that is not there as zero rows.
+func TestUnlinkAccount(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ann, bob := newUser(t, s, "ann@example.com"), newUser(t, s, "bob@example.com")
+		for _, p := range []string{"github", "idp"} {
+			require.NoError(t, s.LinkAccount(ctx, &Account{UserID: ann.ID, Type: "oauth", Provider: p, ProviderAccountID: "ann-" + p}))
+		}
+		require.NoError(t, s.LinkAccount(ctx, &Account{UserID: bob.ID, Type: "oauth", Provider: "idp", ProviderAccountID: "bob"}))
+
+		n, err := s.UnlinkAccount(ctx, ann.ID, "idp")
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		left, err := s.AccountsOf(ctx, ann.ID)
+		require.NoError(t, err)
+		require.Len(t, left, 1)
+		require.Equal(t, "github", left[0].Provider)
+		u, err := s.UserByAccount(ctx, "idp", "bob")
+		require.NoError(t, err)
+		require.Equal(t, bob.ID, u.ID, "bob's link stays")
+
+		n, err = s.UnlinkAccount(ctx, ann.ID, "idp")
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
+}
