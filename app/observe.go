@@ -3,7 +3,6 @@ package app
 import (
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -93,11 +92,12 @@ func requestIDOf(c echo.Context) string {
 }
 
 // requestID picks the request's id and echoes it in the response: the
-// X-Request-Id a trusted proxy sent (one value, sane), else a new one.
+// X-Request-Id a trusted proxy sent (one value, sane), else a new one;
+// trusted_proxies decides, as for forward-auth's headers (authz.trusts).
 // Anyone else's header is ignored, so a client cannot plant ids (or text)
 // in the log.
 func (a *App) requestID(r *http.Request, h http.Header) string {
-	if v := r.Header[headerRequestID]; len(v) == 1 && saneRequestID(v[0]) && a.fromTrustedProxy(r) {
+	if v := r.Header[headerRequestID]; len(v) == 1 && saneRequestID(v[0]) && a.authz.trusts(r.RemoteAddr) {
 		h[headerRequestID] = v[:1:1]
 		return v[0]
 	}
@@ -121,36 +121,6 @@ func saneRequestID(id string) bool {
 		}
 	}
 	return true
-}
-
-// fromTrustedProxy reports whether the peer is in trusted_proxies (the
-// same list that decides when X-Forwarded-For is believed).
-func (a *App) fromTrustedProxy(r *http.Request) bool {
-	if len(a.trustedProxies) == 0 {
-		return false
-	}
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	ip := ap.Addr().Unmap()
-	for _, p := range a.trustedProxies {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
-}
-
-// parsePrefixes reads trusted_proxies (Validate has rejected bad ones).
-func parsePrefixes(cidrs []string) []netip.Prefix {
-	var out []netip.Prefix
-	for _, c := range cidrs {
-		if p, err := netip.ParsePrefix(c); err == nil {
-			out = append(out, p.Masked())
-		}
-	}
-	return out
 }
 
 // observe counts the answered request and writes its access log line:

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
 )
 
 func TestSaneRequestID(t *testing.T) {
@@ -25,7 +27,7 @@ func TestSaneRequestID(t *testing.T) {
 }
 
 func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
-	a := &App{trustedProxies: parsePrefixes([]string{"10.1.0.0/16", "2001:db8::/32"})}
+	a := &App{authz: newAuthz(config.Config{TrustedProxies: []string{"10.1.0.0/16", "2001:db8::/32"}})}
 	id := func(peer string, sent ...string) (string, []string) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.RemoteAddr = peer
@@ -60,7 +62,7 @@ func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
 		require.Regexp(t, `^[0-9a-f]{32}$`, got, "%s: a generated id", name)
 		require.Equal(t, []string{got}, echoed, "%s: echoed", name)
 	}
-	a.trustedProxies = nil
+	a.authz = newAuthz(config.Config{})
 	got, _ = id("10.1.2.3:5555", "from-proxy-1")
 	require.NotEqual(t, "from-proxy-1", got, "no trusted proxies: no one's header is taken")
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -71,12 +70,11 @@ type App struct {
 	requests    sync.Pool // *request, one per action in flight (withRequest)
 
 	// Operations (observe.go, health.go, metrics_server.go).
-	metrics        *metrics.Metrics // nil: metrics are off
-	accessLog      bool             // log.access
-	access         *slog.Logger     // where access lines go
-	trustedProxies []netip.Prefix   // whose X-Request-Id is taken
-	unmatched      *routeTag        // requests no route took
-	readiness      readiness
+	metrics   *metrics.Metrics // nil: metrics are off
+	accessLog bool             // log.access
+	access    *slog.Logger     // where access lines go
+	unmatched *routeTag        // requests no route took
+	readiness readiness
 }
 
 // Options are the dependencies New does not build from the config itself.
@@ -124,8 +122,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
 		hooks:   signin.DefaultHooks(cfg.Callbacks),
 
-		accessLog:      cfg.Log.Access,
-		trustedProxies: parsePrefixes(cfg.TrustedProxies),
+		accessLog: cfg.Log.Access,
 	}
 	if cfg.Metrics.Listen != "" {
 		a.metrics = metrics.New()
