@@ -121,15 +121,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 // newLogger writes at LOG_LEVEL (info by default) in format: text, or
 // JSON lines for "json" (config log.format, LOG_FORMAT).
 func newLogger(w io.Writer, format string) *slog.Logger {
-	level := slog.LevelInfo
-	if v, ok := os.LookupEnv("LOG_LEVEL"); ok {
-		_ = level.UnmarshalText([]byte(v))
-	}
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: logLevel()}
 	if format == config.LogJSON {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// logLevel is LOG_LEVEL's level, info when unset or unknown.
+func logLevel() slog.Level {
+	level := slog.LevelInfo
+	if v, ok := os.LookupEnv("LOG_LEVEL"); ok {
+		_ = level.UnmarshalText([]byte(v))
+	}
+	return level
 }
 
 // loadConfig reads the file and environment and validates everything.
@@ -294,7 +299,7 @@ func serve(path string, stderr io.Writer) int {
 	if cfg.SecretGenerated {
 		log.Warn("no AUTH_SECRET set: using a generated secret stored in the data folder (development only: an https SERVICE_URL requires AUTH_SECRET)", "dir", cfg.DataDir)
 	}
-	a, err := app.New(cfg, app.Options{Logger: log, AccessLogger: newLogger(out.Batched(), format)})
+	a, err := app.New(cfg, app.Options{Logger: log, AccessLog: logs.NewAccess(out.Batched(), format == config.LogJSON, logLevel())})
 	if err != nil {
 		log.Error("start", "err", err)
 		return 1

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -127,22 +126,18 @@ func saneRequestID(id string) bool {
 // method, route pattern, status, duration and id. Never the path's query,
 // cookies or other headers.
 func (a *App) observe(x *exchange, r *http.Request, start time.Time) {
-	logging := a.accessLog && a.access.Enabled(r.Context(), slog.LevelInfo)
+	logging := a.accessLog && a.access.Enabled()
 	if a.metrics == nil && !logging {
 		return
 	}
-	took := time.Since(start)
+	now := time.Now()
+	took := now.Sub(start)
 	rt := x.route
 	if rt == nil {
 		rt = a.unmatched
 	}
 	rt.metrics.Observe(x.status, took)
 	if logging {
-		a.access.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method),
-			slog.String("route", rt.pattern),
-			slog.Int("status", x.status),
-			slog.Duration("duration", took),
-			slog.String("request_id", x.id))
+		a.access.Request(now, r.Method, rt.pattern, x.status, took, x.id)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/redirect"
@@ -72,7 +73,7 @@ type App struct {
 	// Operations (observe.go, health.go, metrics_server.go).
 	metrics   *metrics.Metrics // nil: metrics are off
 	accessLog bool             // log.access
-	access    *slog.Logger     // where access lines go
+	access    *logs.Access     // where access lines go
 	unmatched *routeTag        // requests no route took
 	readiness readiness
 }
@@ -80,9 +81,9 @@ type App struct {
 // Options are the dependencies New does not build from the config itself.
 type Options struct {
 	Logger *slog.Logger
-	// AccessLogger takes the access log's line per request (log.access);
-	// nil means Logger. main gives it a batched output (app/logs).
-	AccessLogger *slog.Logger
+	// AccessLog writes the access log's line per request (log.access); nil
+	// means through Logger. main gives it a batched output (app/logs).
+	AccessLog *logs.Access
 	// Now is the clock (tests inject one); nil means time.Now.
 	Now func() time.Time
 	// Hooks replace the default callbacks when non-nil fields are given.
@@ -135,8 +136,8 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if a.log == nil {
 		a.log = slog.Default()
 	}
-	if a.access = opts.AccessLogger; a.access == nil {
-		a.access = a.log
+	if a.access = opts.AccessLog; a.access == nil {
+		a.access = logs.AccessVia(a.log)
 	}
 	if a.now == nil {
 		a.now = time.Now
