@@ -21,6 +21,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -56,7 +57,9 @@ one they need --yes.
 
 Without --config, ./config.yaml is read when present, else built-in defaults.
 Environment: SERVICE_URL (AUTH_URL, NEXTAUTH_URL), AUTH_SECRET (NEXTAUTH_SECRET,
-AUTH_SECRET_FILE), PORT, DATABASE_URL, LOG_LEVEL (debug, info, warn, error).
+AUTH_SECRET_FILE), PORT, DATABASE_URL, LOG_LEVEL (debug, info, warn, error),
+LOG_FORMAT (text, json), METRICS_ADDR (Prometheus /metrics listener, e.g.
+127.0.0.1:9464; off when unset).
 `
 
 func main() {
@@ -92,10 +95,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	log := newLogger(stderr)
 	switch cmd {
 	case "":
-		return serve(*configPath, log)
+		return serve(*configPath, stderr)
 	case "check-config":
 		return checkConfig(*configPath, stdout, stderr)
 	case "migrate":
@@ -116,12 +118,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func newLogger(w io.Writer) *slog.Logger {
+// newLogger writes at LOG_LEVEL (info by default) in format: text, or
+// JSON lines for "json" (config log.format, LOG_FORMAT).
+func newLogger(w io.Writer, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: logLevel()}
+	if format == config.LogJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// logLevel is LOG_LEVEL's level, info when unset or unknown.
+func logLevel() slog.Level {
 	level := slog.LevelInfo
 	if v, ok := os.LookupEnv("LOG_LEVEL"); ok {
 		_ = level.UnmarshalText([]byte(v))
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return level
 }
 
 // loadConfig reads the file and environment and validates everything.
@@ -252,8 +265,19 @@ func secretsSummary(cfg config.Config) string {
 	}
 }
 
-func serve(path string, log *slog.Logger) int {
+func serve(path string, stderr io.Writer) int {
 	cfg, warnings, err := loadConfig(path)
+	// The format is known once the config is read; a config that does not
+	// load is reported in LOG_FORMAT's format, when it names a valid one.
+	format := cfg.Log.Format
+	if err != nil {
+		format = os.Getenv("LOG_FORMAT")
+	}
+	// Access lines (one per request) are batched into a few writes a
+	// second; every other line is written at once, in order with them.
+	out := logs.NewOutput(stderr, 100*time.Millisecond)
+	defer out.Close()
+	log := newLogger(out, format)
 	for _, w := range warnings {
 		log.Warn(w)
 	}
@@ -275,7 +299,7 @@ func serve(path string, log *slog.Logger) int {
 	if cfg.SecretGenerated {
 		log.Warn("no AUTH_SECRET set: using a generated secret stored in the data folder (development only: an https SERVICE_URL requires AUTH_SECRET)", "dir", cfg.DataDir)
 	}
-	a, err := app.New(cfg, app.Options{Logger: log})
+	a, err := app.New(cfg, app.Options{Logger: log, AccessLog: logs.NewAccess(out.Batched(), format == config.LogJSON, logLevel())})
 	if err != nil {
 		log.Error("start", "err", err)
 		return 1

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
@@ -23,7 +25,7 @@ func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
 		if p.Type != config.TypeEmail {
 			continue
 		}
-		m := linkMailer{provider: p.ID, from: p.From, host: hostOf(a.base.Origin), log: a.log}
+		m := linkMailer{provider: p.ID, from: p.From, host: hostOf(a.base.Origin), log: a.log, metrics: a.metrics}
 		if m.from == "" {
 			m.from = "no-reply@" + mailDomainOf(a.base.Origin)
 		}
@@ -56,6 +58,9 @@ func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
 			return nil, fmt.Errorf("provider %s: %w", p.ID, err)
 		}
 		ep.Limits = limits
+		if a.metrics != nil {
+			ep.Limits = countedLimits{limits, a.metrics}
+		}
 		out[p.ID] = ep
 	}
 	return out, nil
@@ -69,4 +74,20 @@ func mailDomainOf(origin string) string {
 		return "localhost"
 	}
 	return u.Hostname()
+}
+
+// countedLimits counts the requests the rate limits refuse
+// (latchkey_ratelimit_refusals_total). Limits that cannot be checked
+// refuse too, but as a database failure, counted there.
+type countedLimits struct {
+	signin.Limiter
+	metrics *metrics.Metrics
+}
+
+func (l countedLimits) Allow(ctx context.Context, addr, clientIP string, now time.Time) (bool, string, error) {
+	ok, why, err := l.Limiter.Allow(ctx, addr, clientIP, now)
+	if !ok && err == nil {
+		l.metrics.RateLimitRefusal()
+	}
+	return ok, why, err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -50,12 +51,13 @@ type linkMailer struct {
 	from     string
 	host     string // the service's host, named in the e-mail
 	log      *slog.Logger
+	metrics  *metrics.Metrics // counts deliveries and failures
 }
 
 func (m linkMailer) SendLink(ctx context.Context, to, link string) error {
 	if m.sender == nil {
 		m.log.Warn("no SMTP server configured: sign-in link written to the log (development only)",
-			"provider", m.provider, "to", to, "url", link)
+			"provider", m.provider, "to", email.Mask(to), "url", link)
 		return nil
 	}
 	d := views.SignInEmail{URL: link, Host: m.host}
@@ -66,11 +68,17 @@ func (m linkMailer) SendLink(ctx context.Context, to, link string) error {
 	if err := views.SignInEmailHTML(d).Render(ctx, &html); err != nil {
 		return fmt.Errorf("render e-mail HTML: %w", err)
 	}
-	return m.sender.Send(ctx, email.Message{
+	err := m.sender.Send(ctx, email.Message{
 		From:    m.from,
 		To:      to,
 		Subject: views.SignInEmailSubject(d),
 		Text:    text.String(),
 		HTML:    html.String(),
 	})
+	if err != nil {
+		m.metrics.EmailFailed()
+		return err
+	}
+	m.metrics.EmailSent()
+	return nil
 }

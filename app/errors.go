@@ -78,13 +78,33 @@ func (a *App) errorURL(code signin.Code) string {
 // or {url} in JSON mode). The cause is logged here, once, and never shown.
 func (a *App) fail(c echo.Context, rq *request, err error) error {
 	var e *signin.Error
+	code := signin.CodeOf(err)
+	a.countFailedSignIn(c, code)
 	if errors.As(err, &e) && e.Redirect != "" {
 		return a.sendRedirect(c, rq, a.redirect(e.Redirect))
 	}
-	code, cause := signin.CodeOf(err), err
+	cause := err
 	if e != nil && e.Cause != nil {
 		cause = e.Cause
 	}
-	a.log.Warn("request failed", "path", c.Request().URL.Path, "code", string(code), "cause", cause.Error())
+	a.log.Warn("request failed", "path", c.Request().URL.Path, "code", string(code), "cause", cause.Error(), "request_id", requestIDOf(c))
 	return a.sendRedirect(c, rq, a.errorURL(code))
+}
+
+// countFailedSignIn counts a failure as a sign-in's outcome where a
+// sign-in ends: a callback (OAuth or an e-mail link), or POST
+// /signin/:provider when the attempt stops before the IdP or before any
+// link exists. A link that was sent is counted only once redeemed (in
+// afterSignIn, or here when it fails). The provider label is a configured
+// id, the outcome a NextAuth error code: both bounded.
+func (a *App) countFailedSignIn(c echo.Context, code signin.Code) {
+	p, ok := a.providers.byID[c.Param("provider")]
+	if !ok {
+		return
+	}
+	switch route, _ := strings.CutPrefix(c.Path(), a.base.Path); {
+	case route == "/callback/:provider",
+		route == "/signin/:provider" && c.Request().Method == http.MethodPost:
+		a.metrics.SignIn(p.ID, string(code))
+	}
 }

@@ -259,7 +259,7 @@ func TestPanicIsAnsweredWithHeaders(t *testing.T) {
 	require.Equal(t, "Internal Server Error", res.body)
 	requireFramingHeaders(t, "panic", res)
 	require.Contains(t, e.logs.String(), "session hook broke")
-	require.Regexp(t, `msg=request method=GET path=/api/auth/session status=500 `, e.logs.String())
+	require.Regexp(t, `msg=request method=GET route=/api/auth/session status=500 `, e.logs.String())
 
 	res = e.rawDo(http.MethodGet, "/csrf", "", nil)
 	require.Equal(t, http.StatusOK, res.StatusCode)

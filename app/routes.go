@@ -3,7 +3,6 @@ package app
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/latchkey-auth/latchkey/app/config"
-	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/static"
 )
 
@@ -34,19 +32,20 @@ func (a *App) routes() (*echo.Echo, error) {
 	// Route middleware and Recover are composed here, once: given to echo
 	// as route middleware they too would be re-applied on every request.
 	// Recover wraps them all, as it did as a Use middleware.
+	// Each route is tagged with its pattern (access log, metrics).
 	recoverPanics := middleware.Recover()
-	route := func(h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
+	route := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
 		for i := len(mw) - 1; i >= 0; i-- {
 			h = mw[i](h)
 		}
-		return recoverPanics(h)
+		return tagged(a.routeTag(path), recoverPanics(h))
 	}
 	get := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
-		g.GET(path, route(h, mw...))
+		g.GET(path, route(a.base.Path+path, h, mw...))
 	}
 	checked := map[string]bool{}
 	post := func(path string, h, onMismatch action, mw ...echo.MiddlewareFunc) {
-		g.POST(path, route(a.withCSRF(h, onMismatch), mw...))
+		g.POST(path, route(a.base.Path+path, a.withCSRF(h, onMismatch), mw...))
 		checked[a.base.Path+path] = true
 	}
 	get("/csrf", a.withRequest(a.getCSRF))
@@ -74,14 +73,20 @@ func (a *App) routes() (*echo.Echo, error) {
 	}
 	get("/openapi.json", serveOpenAPI(openAPI))
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.
-	g.POST("/_log", route(a.postLog))
+	g.POST("/_log", route(a.base.Path+"/_log", a.postLog))
 	checked[a.base.Path+"/_log"] = true
+	// Health checks, at the root of the listener (health.go).
+	for path, h := range map[string]echo.HandlerFunc{"/health/live": a.getLive, "/health/ready": a.getReady} {
+		h = route(path, h)
+		e.GET(path, h)
+		e.HEAD(path, h)
+	}
 
 	// Forward-auth for reverse proxies, at the root: outside the base path
 	// (forwardauth.go). Any method: nginx's auth_request may ask with the
 	// original request's. Nothing is posted, so no CSRF rule applies.
 	for path, h := range map[string]echo.HandlerFunc{"/authz/auth-request": a.authRequest, "/authz/forward-auth": a.forwardAuth} {
-		e.Any(path, route(h))
+		e.Any(path, route(path, h))
 		checked[path] = true
 	}
 
@@ -156,31 +161,29 @@ func staticHandler() http.Handler {
 }
 
 // serve is the whole service: echo's router with, around it, what every
-// answer needs, routing misses and errors included, allocating nothing per
-// request unless debug logging is on:
+// answer needs, routing misses and errors included:
 //   - the security headers (securityHeaders), first, so every answer
 //     carries them;
-//   - the Set-Cookie tracker (cookies.Tracker, pooled): replacing a line
-//     is O(1);
+//   - the request id, echoed in X-Request-Id (observe.go);
+//   - the Set-Cookie tracker (cookies.Tracker, in the pooled exchange):
+//     replacing a line is O(1);
 //   - OPTIONS under the base path gets next-auth's 400 "not supported"
 //     (via handleError) like every other method but GET and POST; echo
 //     would otherwise answer it itself with 204 and an Allow header;
-//   - with debug logging on, one line per request: method, path (never
-//     the query, which can carry e-mail tokens), status and duration.
+//   - the HTTP metrics and the access log line: method, route pattern
+//     (never the path or its query, which can carry e-mail tokens),
+//     status, duration and request id (observe).
 func (a *App) serve(w http.ResponseWriter, r *http.Request) {
-	a.securityHeaders(w.Header())
-	t := a.trackers.Get().(*cookies.Tracker)
-	t.Reset(w)
-	if a.log.Enabled(r.Context(), slog.LevelDebug) {
-		start := time.Now()
-		lw := &loggedResponse{ResponseWriter: t, status: http.StatusOK}
-		a.route(lw, r)
-		a.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", lw.status, "duration", time.Since(start))
-	} else {
-		a.route(t, r)
-	}
-	t.Reset(nil) // nothing writes to the response once echo returns
-	a.trackers.Put(t)
+	h := w.Header()
+	a.securityHeaders(h)
+	x := a.exchanges.Get().(*exchange)
+	x.reset(w)
+	x.id = a.requestID(r, h)
+	start := time.Now()
+	a.route(x, r)
+	a.observe(x, r, start)
+	x.reset(nil) // nothing writes to the response once echo returns
+	a.exchanges.Put(x)
 }
 
 // route hands a request to echo, or answers OPTIONS under the base path
@@ -192,29 +195,6 @@ func (a *App) route(w http.ResponseWriter, r *http.Request) {
 	}
 	a.echo.ServeHTTP(w, r)
 }
-
-// loggedResponse remembers a response's status for the debug log line:
-// the first one written, 200 when the handler writes none (echo's default).
-type loggedResponse struct {
-	http.ResponseWriter
-	status  int
-	written bool
-}
-
-func (l *loggedResponse) WriteHeader(code int) {
-	if !l.written {
-		l.status, l.written = code, true
-	}
-	l.ResponseWriter.WriteHeader(code)
-}
-
-func (l *loggedResponse) Write(b []byte) (int, error) {
-	l.written = true
-	return l.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController and the cookie writer see through.
-func (l *loggedResponse) Unwrap() http.ResponseWriter { return l.ResponseWriter }
 
 // underBase reports whether path is the base path or below it.
 func (a *App) underBase(path string) bool {
@@ -230,7 +210,7 @@ func (a *App) handleError(err error, c echo.Context) {
 	}
 	var he *echo.HTTPError
 	if !errors.As(err, &he) {
-		a.log.Error("unhandled error", "path", c.Request().URL.Path, "err", err)
+		a.log.Error("unhandled error", "path", c.Request().URL.Path, "request_id", requestIDOf(c), "err", err)
 		he = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
 	}
 	r := c.Request()

@@ -19,6 +19,8 @@ import (
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/logs"
+	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/redirect"
 	"github.com/latchkey-auth/latchkey/app/session"
@@ -66,13 +68,23 @@ type App struct {
 	// jsonBuffers hold GET /session's and /csrf's bodies while they are
 	// written (json.go).
 	jsonBuffers sync.Pool
-	trackers    sync.Pool // *cookies.Tracker, one per response in flight (serve)
+	exchanges   sync.Pool // *exchange, one per response in flight (serve)
 	requests    sync.Pool // *request, one per action in flight (withRequest)
+
+	// Operations (observe.go, health.go, metrics_server.go).
+	metrics   *metrics.Metrics // nil: metrics are off
+	accessLog bool             // log.access
+	access    *logs.Access     // where access lines go
+	unmatched *routeTag        // requests no route took
+	readiness readiness
 }
 
 // Options are the dependencies New does not build from the config itself.
 type Options struct {
 	Logger *slog.Logger
+	// AccessLog writes the access log's line per request (log.access); nil
+	// means through Logger. main gives it a batched output (app/logs).
+	AccessLog *logs.Access
 	// Now is the clock (tests inject one); nil means time.Now.
 	Now func() time.Time
 	// Hooks replace the default callbacks when non-nil fields are given.
@@ -111,13 +123,22 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		csrf:    csrf.NewSigner(secrets...),
 		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
 		hooks:   signin.DefaultHooks(cfg.Callbacks),
+
+		accessLog: cfg.Log.Access,
 	}
+	if cfg.Metrics.Listen != "" {
+		a.metrics = metrics.New()
+	}
+	a.unmatched = a.routeTag(unmatchedRoute)
 	a.originCallback = a.cookies.Prepare(a.names.CallbackURL, a.policy.Origin())
 	a.jsonBuffers.New = newJSONBuffer
-	a.trackers.New = func() any { return new(cookies.Tracker) }
+	a.exchanges.New = func() any { return new(exchange) }
 	a.requests.New = func() any { return new(request) }
 	if a.log == nil {
 		a.log = slog.Default()
+	}
+	if a.access = opts.AccessLog; a.access == nil {
+		a.access = logs.AccessVia(a.log)
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -128,7 +149,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if opts.Hooks != nil {
 		a.hooks = a.hooks.With(*opts.Hooks)
 	}
-	if a.store, err = openStore(cfg); err != nil {
+	if a.store, err = openStore(cfg, a.metrics); err != nil {
 		return nil, err
 	}
 	a.revocations = &session.Revocations{}
@@ -214,22 +235,27 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
+	errc := make(chan error, 2)
+	metricsServer, err := a.startMetrics(errc)
+	if err != nil {
+		return err
+	}
 	go a.purgeLoop(ctx)
 	go a.revocationLoop(ctx)
 	go a.discoverIdPs(ctx)
-	errc := make(chan error, 1)
 	go func() { errc <- a.server.Serve(l) }()
+	var serveErr error
 	select {
 	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
+		serveErr = fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := a.server.Shutdown(shutdownCtx); err != nil {
+	if err := errors.Join(a.server.Shutdown(shutdownCtx), shutdownMetrics(shutdownCtx, metricsServer)); err != nil && serveErr == nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	return nil
+	return serveErr
 }
 
 // purgeLoop deletes expired sessions and verification tokens, and the

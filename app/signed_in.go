@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
@@ -18,7 +19,8 @@ import (
 func (a *App) afterSignIn(c echo.Context, rq *request, in *signin.SignedIn) error {
 	_, csrfCookie := a.csrf.New()
 	a.cookies.Set(c.Response(), a.names.CSRF, csrfCookie, timeZero, 0)
-	a.log.Info("signed in", "provider", in.Provider, "user", in.User.ID, "new", in.IsNew)
+	a.log.Info("signed in", "provider", in.Provider, "user", in.User.ID, "new", in.IsNew, "request_id", requestIDOf(c))
+	a.metrics.SignIn(in.Provider, metrics.OutcomeSuccess)
 	to := rq.callbackURL
 	if in.IsNew && a.cfg.Pages.NewUser != "" {
 		to = a.redirect(withQuery(a.cfg.Pages.NewUser, url.Values{"callbackUrl": {rq.callbackURL}}))
@@ -32,10 +34,11 @@ type browser struct {
 	sessions session.Strategy
 	w        http.ResponseWriter
 	r        *http.Request
+	metrics  *metrics.Metrics
 }
 
 func (a *App) browser(c echo.Context) browser {
-	return browser{sessions: a.sessions, w: c.Response(), r: c.Request()}
+	return browser{sessions: a.sessions, w: c.Response(), r: c.Request(), metrics: a.metrics}
 }
 
 func (b browser) SignedInUser(ctx context.Context) (string, error) {
@@ -47,7 +50,11 @@ func (b browser) SignedInUser(ctx context.Context) (string, error) {
 }
 
 func (b browser) StartSession(ctx context.Context, u session.User, claims map[string]any) error {
-	return b.sessions.Create(ctx, b.w, b.r, u, claims)
+	if err := b.sessions.Create(ctx, b.w, b.r, u, claims); err != nil {
+		return err
+	}
+	b.metrics.SessionCreated()
+	return nil
 }
 
 func (b browser) EndSession(ctx context.Context) error {

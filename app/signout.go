@@ -13,6 +13,7 @@ func (a *App) postSignOut(c echo.Context, rq *request) error {
 		// Never report a sign-out that did not happen server-side.
 		return signin.Failf(signin.CodeConfiguration, "sign-out: delete session: %w", err)
 	}
+	a.metrics.SignOut()
 	return a.sendRedirect(c, rq, rq.callbackURL)
 }
 
@@ -30,6 +31,7 @@ func (a *App) postSignOutEverywhere(c echo.Context, rq *request) error {
 		// Never report a sign-out that did not happen server-side.
 		return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: delete sessions: %w", err)
 	}
+	a.metrics.SignOut()
 	if !everywhere {
 		a.log.Info("sign-out everywhere ended only this browser's session: jwt sessions in other browsers stay valid until they expire")
 	}

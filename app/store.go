@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -28,8 +29,13 @@ func StoreConfig(cfg config.Config) models.Config {
 // openStore opens the configured database. When it does not answer, the
 // error names the setting to check, with the URL's password masked, since
 // at start-up that is almost always the fix.
-func openStore(cfg config.Config) (*models.Store, error) {
-	s, err := models.Connect(StoreConfig(cfg))
+// Failed statements count in m's latchkey_db_errors_total.
+func openStore(cfg config.Config, m *metrics.Metrics) (*models.Store, error) {
+	sc := StoreConfig(cfg)
+	if m != nil {
+		sc.OnError = m.DBError
+	}
+	s, err := models.Connect(sc)
 	if errors.Is(err, models.ErrNoAnswer) {
 		return nil, fmt.Errorf("%w; check database_url (DATABASE_URL) %s and that the server is running and accepts connections from here", err, cfg.RedactedDatabaseURL())
 	}

@@ -25,8 +25,10 @@ const (
 type Store struct {
 	db          *gorm.DB
 	dialect     string
-	sessionStmt *sql.Stmt  // prepared once: GET /session's lookup
-	conns       *connWatch // PostgreSQL: when a dead connection was last seen
+	sessionStmt *sql.Stmt   // prepared once: GET /session's lookup
+	conns       *connWatch  // PostgreSQL: when a dead connection was last seen
+	file        *sqliteFile // SQLite: the file opened, for Ready
+	onError     func()      // Config.OnError
 }
 
 // ErrNoAnswer is returned by Connect when the database cannot be reached
@@ -48,6 +50,9 @@ type Config struct {
 	StatementTimeout time.Duration
 	// SkipMigrate opens the database as it is (for `latchkey migrate status`).
 	SkipMigrate bool
+	// OnError, when set, is called for every statement the database fails
+	// (see countFailure): the service's latchkey_db_errors_total.
+	OnError func()
 }
 
 // Open opens (creating if needed) the SQLite file at path with the defaults
@@ -94,6 +99,16 @@ func Connect(c Config) (*Store, error) {
 		return nil, fmt.Errorf("database handle: %w", err)
 	}
 	applyPool(sqlDB, c)
+	if err := s.watchErrors(c.OnError); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if c.Dialect == DialectSQLite {
+		if s.file, err = statSQLiteFile(c.DSN); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := s.Ping(ctx); err != nil {

@@ -109,6 +109,7 @@ func (s *Store) ReadSession(ctx context.Context, tokenHash string, row *SessionR
 		err = s.readSession(ctx, tokenHash, row)
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.countFailure(err)
 		return fmt.Errorf("find session: %w", err)
 	}
 	return err

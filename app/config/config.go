@@ -43,6 +43,10 @@ type Config struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// Server bounds the connections the listener holds.
 	Server Server `yaml:"server"`
+	// Metrics is the Prometheus endpoint, off unless configured (METRICS_ADDR).
+	Metrics Metrics `yaml:"metrics"`
+	// Log is the log format (LOG_FORMAT) and the access log.
+	Log Log `yaml:"log"`
 	// Access narrows who passes forward-auth per protected host
 	// (forwardauth.go); empty: every signed-in user.
 	Access []AccessRule `yaml:"access"`

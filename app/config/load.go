@@ -36,6 +36,7 @@ func Defaults() Config {
 			RevocationPoll: Duration(time.Second),
 		},
 		Cookies: Cookies{Style: StyleNextAuth},
+		Log:     Log{Format: LogText, Access: true},
 	}
 }
 
@@ -221,6 +222,7 @@ func (c *Config) applyEnv(env Env) (p Problems) {
 	if v, ok := first(env, "DATABASE_URL"); ok {
 		c.DatabaseURL = v
 	}
+	c.applyOperationsEnv(env)
 	for i := range c.Providers {
 		pr := &c.Providers[i]
 		if pr.Type != "" && pr.Type != TypeOAuth && pr.Type != TypeOIDC {

@@ -115,6 +115,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 			add("trusted_proxies: %q is not a CIDR like 10.0.0.0/8 or 127.0.0.1/32", cidr)
 		}
 	}
+	warnings = append(warnings, c.validateOperations(add)...)
 	seen := map[string]bool{}
 	for i, pr := range c.Providers {
 		where := fmt.Sprintf("providers[%d]", i)

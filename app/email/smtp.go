@@ -99,9 +99,9 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	start := time.Now()
 	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
 		return fmt.Errorf("e-mail not delivered to %s via %s after %v: %w",
-			m.To, s.Addr(), time.Since(start).Round(time.Millisecond), s.explain(err))
+			Mask(m.To), s.Addr(), time.Since(start).Round(time.Millisecond), s.explain(err))
 	}
-	s.log.Info("sign-in e-mail delivered", "server", s.Addr(), "to", m.To,
+	s.log.Info("sign-in e-mail delivered", "server", s.Addr(), "to", Mask(m.To),
 		"duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -112,7 +112,7 @@ func (s *SMTP) message(m Message) (*mail.Msg, error) {
 		return nil, fmt.Errorf("from address %q: %w", m.From, err)
 	}
 	if err := msg.To(m.To); err != nil {
-		return nil, fmt.Errorf("recipient %q: %w", m.To, err)
+		return nil, fmt.Errorf("recipient %q: %w", Mask(m.To), err)
 	}
 	msg.Subject(m.Subject)
 	msg.SetBodyString(mail.TypeTextPlain, m.Text)

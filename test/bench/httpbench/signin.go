@@ -190,7 +190,8 @@ func signIn(p *proc, addr string) (string, error) {
 	var link string
 	for deadline := time.Now().Add(10 * time.Second); link == "" && time.Now().Before(deadline); {
 		for _, line := range strings.Split(p.logs.String()[mark:], "\n") {
-			if strings.Contains(line, "to="+addr) {
+			// The link names its address (the log line itself masks it).
+			if strings.Contains(line, "email="+url.QueryEscape(addr)) {
 				link = linkRE.FindString(line)
 			}
 		}

@@ -11,9 +11,11 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
 )
 
 //	go run ./test/bench/pprofserve config.yaml 127.0.0.1:6060 127.0.0.1:3000 &
@@ -46,7 +48,11 @@ func run(args []string) error {
 	if err := cfg.EnsureSecret(); err != nil {
 		return err
 	}
-	a, err := app.New(cfg, app.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	// Logging as main sets it up: access lines batched (app/logs), at info.
+	out := logs.NewOutput(os.Stderr, 100*time.Millisecond)
+	defer out.Close()
+	log := slog.New(slog.NewTextHandler(out, nil))
+	a, err := app.New(cfg, app.Options{Logger: log, AccessLog: logs.NewAccess(out.Batched(), false, slog.LevelInfo)})
 	if err != nil {
 		return err
 	}

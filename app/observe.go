@@ -1,0 +1,143 @@
+package app
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/app/metrics"
+	"github.com/latchkey-auth/latchkey/app/random"
+)
+
+// What serve does around every request besides routing it: a request id
+// (X-Request-Id), the access log line and the HTTP metrics. All of it is
+// sized for GET /session, which runs on every page load: the route's label
+// and metrics are resolved once when the route is registered, the state of
+// a request lives in a pooled exchange, and the log line is one LogAttrs
+// call whose five attributes slog keeps without allocating.
+
+// headerRequestID is X-Request-Id in its canonical form.
+const headerRequestID = "X-Request-Id"
+
+// unmatchedRoute labels requests that no route took (404s, bad methods):
+// a fixed value, so raw paths never become labels.
+const unmatchedRoute = "unmatched"
+
+// maxRequestIDLen bounds a request id taken from a proxy.
+const maxRequestIDLen = 128
+
+// routeTag is a route as the access log and the metrics name it: its
+// pattern (never the raw path) and its metrics, made once.
+type routeTag struct {
+	pattern string
+	metrics *metrics.Route // nil when metrics are off
+}
+
+func (a *App) routeTag(pattern string) *routeTag {
+	return &routeTag{pattern: pattern, metrics: a.metrics.Route(pattern)}
+}
+
+// tagged makes h record its route on the request's exchange.
+func tagged(rt *routeTag, h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if x, ok := c.Response().Writer.(*exchange); ok {
+			x.route = rt
+		}
+		return h(c)
+	}
+}
+
+// exchange is one request in flight: the Set-Cookie tracker of its
+// response (cookies.Tracker), the status written, the route that took it
+// and its id. serve pools them.
+type exchange struct {
+	cookies.Tracker
+	status  int
+	written bool
+	route   *routeTag
+	id      string
+}
+
+func (x *exchange) reset(w http.ResponseWriter) {
+	x.Tracker.Reset(w)
+	x.status, x.written, x.route, x.id = http.StatusOK, false, nil, ""
+}
+
+// WriteHeader remembers the first status written.
+func (x *exchange) WriteHeader(code int) {
+	if !x.written {
+		x.status, x.written = code, true
+	}
+	x.Tracker.WriteHeader(code)
+}
+
+// Write without WriteHeader means 200, as net/http sends.
+func (x *exchange) Write(b []byte) (int, error) {
+	x.written = true
+	return x.Tracker.Write(b)
+}
+
+// Unwrap lets http.ResponseController and the cookie writer reach the tracker.
+func (x *exchange) Unwrap() http.ResponseWriter { return &x.Tracker }
+
+// requestIDOf is the id of the request c answers, for log lines.
+func requestIDOf(c echo.Context) string {
+	if x, ok := c.Response().Writer.(*exchange); ok {
+		return x.id
+	}
+	return ""
+}
+
+// requestID picks the request's id and echoes it in the response: the
+// X-Request-Id a trusted proxy sent (one value, sane), else a new one;
+// trusted_proxies decides, as for forward-auth's headers (authz.trusts).
+// Anyone else's header is ignored, so a client cannot plant ids (or text)
+// in the log.
+func (a *App) requestID(r *http.Request, h http.Header) string {
+	if v := r.Header[headerRequestID]; len(v) == 1 && saneRequestID(v[0]) && a.authz.trusts(r.RemoteAddr) {
+		h[headerRequestID] = v[:1:1]
+		return v[0]
+	}
+	id := random.RequestID()
+	h[headerRequestID] = []string{id}
+	return id
+}
+
+// saneRequestID accepts 1 to 128 characters that need no quoting anywhere
+// a log line may go: letters, digits and - _ . : + / =.
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-' || c == '_' || c == '.' || c == ':' || c == '+' || c == '/' || c == '=':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// observe counts the answered request and writes its access log line:
+// method, route pattern, status, duration and id. Never the path's query,
+// cookies or other headers.
+func (a *App) observe(x *exchange, r *http.Request, start time.Time) {
+	logging := a.accessLog && a.access.Enabled()
+	if a.metrics == nil && !logging {
+		return
+	}
+	now := time.Now()
+	took := now.Sub(start)
+	rt := x.route
+	if rt == nil {
+		rt = a.unmatched
+	}
+	rt.metrics.Observe(x.status, took)
+	if logging {
+		a.access.Request(now, r.Method, rt.pattern, x.status, took, x.id)
+	}
+}

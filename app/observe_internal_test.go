@@ -1,0 +1,68 @@
+package app
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+func TestSaneRequestID(t *testing.T) {
+	for _, ok := range []string{
+		"a", "0123456789abcdef0123456789abcdef", "f81d4fae-7dec-11d0-a765-00a0c91e6bf6",
+		"Root=1-67891233-abcdef012345678912345678", "req_01:x.y+z/w=", strings.Repeat("x", maxRequestIDLen),
+	} {
+		require.True(t, saneRequestID(ok), "%q is accepted", ok)
+	}
+	for _, bad := range []string{
+		"", strings.Repeat("x", maxRequestIDLen+1), "two words", "line\nbreak", `quote"d`,
+		"alice@example.com", "semi;colon", "tab\t", "é", "<script>", "a\x00b",
+	} {
+		require.False(t, saneRequestID(bad), "%q is refused", bad)
+	}
+}
+
+func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
+	a := &App{authz: newAuthz(config.Config{TrustedProxies: []string{"10.1.0.0/16", "2001:db8::/32"}})}
+	id := func(peer string, sent ...string) (string, []string) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = peer
+		for _, v := range sent {
+			r.Header.Add(headerRequestID, v)
+		}
+		h := http.Header{}
+		got := a.requestID(r, h)
+		return got, h[headerRequestID]
+	}
+	got, echoed := id("10.1.2.3:5555", "from-proxy-1")
+	require.Equal(t, "from-proxy-1", got)
+	require.Equal(t, []string{"from-proxy-1"}, echoed)
+	got, _ = id("[2001:db8::7]:443", "from-proxy-6")
+	require.Equal(t, "from-proxy-6", got, "IPv6 proxies too")
+	got, _ = id("[::ffff:10.1.9.9]:80", "mapped")
+	require.Equal(t, "mapped", got, "an IPv4-mapped peer is its IPv4 address")
+
+	for name, c := range map[string]struct {
+		peer string
+		sent []string
+	}{
+		"untrusted peer":      {"192.0.2.1:1234", []string{"spoofed"}},
+		"no header":           {"10.1.2.3:5555", nil},
+		"insane value":        {"10.1.2.3:5555", []string{"a b"}},
+		"two values":          {"10.1.2.3:5555", []string{"one", "two"}},
+		"too long":            {"10.1.2.3:5555", []string{strings.Repeat("y", maxRequestIDLen+1)}},
+		"unparsable peer":     {"pipe", []string{"x"}},
+		"outside the network": {"10.2.0.1:1", []string{"x"}},
+	} {
+		got, echoed := id(c.peer, c.sent...)
+		require.Regexp(t, `^[0-9a-f]{32}$`, got, "%s: a generated id", name)
+		require.Equal(t, []string{got}, echoed, "%s: echoed", name)
+	}
+	a.authz = newAuthz(config.Config{})
+	got, _ = id("10.1.2.3:5555", "from-proxy-1")
+	require.NotEqual(t, "from-proxy-1", got, "no trusted proxies: no one's header is taken")
+}

@@ -1,0 +1,110 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"gorm.io/gorm"
+)
+
+// sqliteFile is the SQLite database file as it was when the store opened
+// it: readiness checks that the path still names that very file.
+type sqliteFile struct {
+	path string
+	info os.FileInfo
+}
+
+func statSQLiteFile(path string) (*sqliteFile, error) {
+	path, err := filepath.Abs(path) // as the driver opened it (fileURI)
+	if err != nil {
+		return nil, fmt.Errorf("database file: %w", err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("database file: %w", err)
+	}
+	return &sqliteFile{path: path, info: info}, nil
+}
+
+// intact reports an outage that a query on an already-open SQLite
+// connection would not notice: the open connections keep working on a file
+// that was removed, renamed or replaced (everything written from then on is
+// lost at the next start), and a file this process can no longer open for
+// writing, or a disk that is gone, fails only the next new connection.
+func (f *sqliteFile) intact() error {
+	now, err := os.Stat(f.path)
+	if err != nil {
+		return fmt.Errorf("database file: %w", err)
+	}
+	if !os.SameFile(now, f.info) {
+		return fmt.Errorf("database file %s was replaced: the open connections still use the old one", f.path)
+	}
+	h, err := os.OpenFile(f.path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("database file: %w", err)
+	}
+	return h.Close()
+}
+
+// Ready reports whether the database can serve requests now, within ctx's
+// deadline: a statement that reads a table (schema_migrations) through
+// the pool, after, for SQLite, a check that the file the pool has open is
+// still the one at the configured path and can be opened for writing.
+// PostgreSQL that is stopped, restarting or unreachable fails the
+// statement; so does a SQLite file whose disk returns I/O errors.
+func (s *Store) Ready(ctx context.Context) error {
+	if s.file != nil {
+		if err := s.file.intact(); err != nil {
+			return err
+		}
+	}
+	var n int64
+	if err := s.db.WithContext(ctx).Raw("SELECT count(*) FROM schema_migrations").Scan(&n).Error; err != nil {
+		return fmt.Errorf("database check: %w", err)
+	}
+	return nil
+}
+
+// watchErrors makes every statement that fails through GORM call onError
+// (ReadSession, which bypasses GORM, calls it itself), so operators can
+// count database failures in one place.
+func (s *Store) watchErrors(onError func()) error {
+	if onError == nil {
+		return nil
+	}
+	s.onError = onError
+	count := func(db *gorm.DB) { s.countFailure(db.Error) }
+	cb := s.db.Callback()
+	for _, r := range []struct {
+		after    string
+		register func(string, func(*gorm.DB)) error
+	}{
+		{"gorm:create", cb.Create().After("gorm:create").Register},
+		{"gorm:query", cb.Query().After("gorm:query").Register},
+		{"gorm:update", cb.Update().After("gorm:update").Register},
+		{"gorm:delete", cb.Delete().After("gorm:delete").Register},
+		{"gorm:row", cb.Row().After("gorm:row").Register},
+		{"gorm:raw", cb.Raw().After("gorm:raw").Register},
+	} {
+		if err := r.register("latchkey:count_errors", count); err != nil {
+			return fmt.Errorf("watch database errors after %s: %w", r.after, err)
+		}
+	}
+	return nil
+}
+
+// countFailure calls onError when err is a failure of the database rather
+// than an answer the code expects: no row, a unique or foreign-key conflict
+// the caller handles, or a request cancelled by its client.
+func (s *Store) countFailure(err error) {
+	if s.onError == nil || err == nil ||
+		errors.Is(err, gorm.ErrRecordNotFound) || errors.Is(err, ErrNotFound) ||
+		errors.Is(err, gorm.ErrDuplicatedKey) || errors.Is(err, gorm.ErrForeignKeyViolated) ||
+		errors.Is(err, context.Canceled) {
+		return
+	}
+	s.onError()
+}
