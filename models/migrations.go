@@ -149,9 +149,16 @@ func SchemaVersion() int {
 	return v
 }
 
-// Steps is how many steps there are: fewer than SchemaVersion while a
-// version is left out (a step still on another branch).
-func Steps() int { return len(migrations) }
+// Versions are the versions of the steps, in order. A version may be left
+// out (a step still on another branch): steps are found by version, not by
+// their place in the list.
+func Versions() []int {
+	out := make([]int, 0, len(migrations))
+	for _, m := range migrations {
+		out = append(out, m.version)
+	}
+	return out
+}
 
 // ErrSchemaTooNew is returned when the database was migrated by a newer
 // latchkey: this binary would misread it.

@@ -61,7 +61,7 @@ func TestMigrationsRace(t *testing.T) {
 		s := connect(t, c)
 		var rows int64
 		require.NoError(t, s.db.Model(&schemaMigration{}).Count(&rows).Error)
-		require.EqualValues(t, Steps(), rows, "each step recorded once")
+		require.EqualValues(t, len(Versions()), rows, "each step recorded once")
 	})
 }
 
