@@ -47,11 +47,6 @@ func (s steps) toCallback(authURL *url.URL) *url.URL {
 
 func (s steps) setCookie(name, value string) { s.e.setJarCookie(s.c, name, value) }
 
-func (s steps) cookie(name string) string {
-	v, _ := s.e.jarCookie(s.c, name)
-	return v
-}
-
 func requireNothingCreated(t *testing.T, e *env) {
 	t.Helper()
 	require.Zero(t, e.counts().Users)

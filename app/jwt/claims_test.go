@@ -96,7 +96,7 @@ func TestClaimsJSONSeeds(t *testing.T) {
 func TestAppendClaimsValueTypes(t *testing.T) {
 	name := "Ada"
 	var none *string
-	for _, v := range []any{nil, "x", &name, none, true, false, 1.5, -0.0, 1e21, 1e-7, 1800000000.0,
+	for _, v := range []any{nil, "x", &name, none, true, false, 1.5, math.Copysign(0, -1), 1e21, 1e-7, 1800000000.0,
 		int64(-7), 42, map[string]any{"b": 1.0, "a": nil}, map[string]any(nil), []any{}, []any(nil),
 		[]any{"x", map[string]any{}}, "\x00\x1f\b\f\n\r\t\"\\<>&\u2028\u2029\xff"} {
 		m := map[string]any{"v": v}
