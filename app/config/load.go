@@ -122,13 +122,7 @@ func unknownKeys(n *yaml.Node, t reflect.Type, p *Problems) {
 	switch {
 	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshalerType):
 		fields := map[string]reflect.Type{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if f.IsExported() && name != "-" && name != "" {
-				fields[name] = f.Type
-			}
-		}
+		yamlFields(t, fields)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if k.Tag == "!!merge" {
@@ -144,6 +138,21 @@ func unknownKeys(n *yaml.Node, t reflect.Type, p *Problems) {
 	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
 		for _, c := range n.Content {
 			unknownKeys(c, t.Elem(), p)
+		}
+	}
+}
+
+// yamlFields collects the keys of t's fields, an inline struct's included.
+func yamlFields(t reflect.Type, fields map[string]reflect.Type) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case !f.IsExported() || name == "-":
+		case name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct:
+			yamlFields(f.Type, fields)
+		case name != "":
+			fields[name] = f.Type
 		}
 	}
 }

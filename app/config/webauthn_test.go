@@ -42,3 +42,26 @@ func TestPasskeyProviderValidation(t *testing.T) {
 	requireProblem(t, p, "attestation")
 	requireProblem(t, p, "counter_regression")
 }
+
+// The passkey keys are read from YAML (an inline struct of Provider), and
+// a misspelt one is still an unknown key.
+func TestPasskeyProviderYAML(t *testing.T) {
+	cfg, err := config.Load([]byte(`
+providers:
+  - id: passkey
+    type: webauthn
+    rp_id: example.com
+    origins: [https://app.example.com]
+    user_verification: required
+    attestation: direct
+    counter_regression: warn
+`), noEnv)
+	require.NoError(t, err)
+	p := cfg.Providers[0]
+	require.Equal(t, "example.com", p.RPID)
+	require.Equal(t, []string{"https://app.example.com"}, p.Origins)
+	require.Equal(t, []string{"required", "direct", "warn"}, []string{p.UserVerification, p.Attestation, p.CounterRegression})
+
+	_, err = config.Load([]byte("providers:\n  - id: passkey\n    type: webauthn\n    rpid: example.com\n"), noEnv)
+	requireProblem(t, problems(t, err), `unknown key "rpid" in a provider`)
+}
