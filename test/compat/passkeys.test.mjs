@@ -172,6 +172,21 @@ session:
       eq(s?.user?.email, ADDRESS, `getSession().user.email (${client.lastErrors()})`);
     });
 
+    await t.check("the passkeys page at 390px: no horizontal scrolling", async () => {
+      const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, locale: "en-US" });
+      try {
+        await phone.addCookies(await context.cookies(origin));
+        const p2 = await phone.newPage();
+        await p2.goto(`${base}/passkeys`);
+        eq(await p2.title(), "Passkeys", "title");
+        const sw = await p2.evaluate(() => document.documentElement.scrollWidth);
+        assert(sw <= 390, `the page is ${sw}px wide at a 390px viewport`);
+        return await shot(ctx, p2, "passkeys-phone");
+      } finally {
+        await phone.close();
+      }
+    });
+
     await t.check("only latchkey's own script ran, nothing left localhost, no CSP violation", async () => {
       eq([...new Set(context.scripts)], [`${base}/static/passkeys.js`], "scripts loaded");
       eq(context.blocked, [], "blocked requests");
