@@ -94,7 +94,7 @@ func (a *App) passkeyCallback(c echo.Context, rq *request, p config.Provider) er
 	if action != actionAuthenticate && action != actionRegister {
 		return signin.Fail(signin.CodeWebAuthnVerification, errors.New("unknown passkey action"))
 	}
-	st, err := a.passkeys.takeState(c.Response(), c.Request(), action, id)
+	st, err := a.passkeys.takeState(c.Response(), c.Request(), action, id, a.now())
 	cer := signin.Ceremony{Provider: id, RP: a.passkeys.rps[id], State: st, Answer: []byte(rq.form.Get("data")),
 		RefuseRegressed: p.CounterRegression != config.CounterWarn}
 	if action == actionRegister {

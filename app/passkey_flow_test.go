@@ -206,6 +206,16 @@ func TestPasskeyRefusals(t *testing.T) {
 				e.requirePasskeyRefused(thief, e.passkeyAnswer(thief, "authenticate", answer, nil))
 				require.Equal(t, before, stored())
 			})
+			t.Run("expired challenge", func(t *testing.T) {
+				before := stored()
+				c := e.browser()
+				answer := k.get(e.passkeyOptions(c, "authenticate"))
+				e.clock.Add(6 * time.Minute)
+				defer e.clock.Add(-6 * time.Minute)
+				e.requirePasskeyRefused(c, e.passkeyAnswer(c, "authenticate", answer, nil))
+				require.Equal(t, before, stored())
+				require.Contains(t, e.logs.String(), "challenge cookie expired")
+			})
 			t.Run("no challenge cookie", func(t *testing.T) {
 				c := e.browser()
 				answer := k.get(e.passkeyOptions(c, "authenticate"))
@@ -354,4 +364,37 @@ func TestPasskeysPage(t *testing.T) {
 	signedOut := e.get(e.browser(), "/passkeys")
 	require.Equal(t, http.StatusFound, signedOut.StatusCode)
 	require.Equal(t, e.base+"/signin?callbackUrl="+url.QueryEscape(e.base+"/passkeys"), signedOut.location())
+}
+
+// rp_id may be a parent domain of SERVICE_URL's host: a passkey made for
+// that domain (usable by sibling hosts) signs in at latchkey; one bound to
+// latchkey's own host is refused there.
+func TestPasskeyParentDomainRPID(t *testing.T) {
+	e := startPasskeys(t, backends()[0], func(c *config.Config) {
+		c.ServiceURL = strings.Replace(c.ServiceURL, "//localhost", "//auth.localhost", 1)
+		for i := range c.Providers {
+			if c.Providers[i].Type == config.TypeWebAuthn {
+				c.Providers[i].RPID = "localhost"
+			}
+		}
+	})
+	require.Contains(t, e.origin, "//auth.localhost:")
+	owner := e.browser()
+	e.emailSignIn(owner, "ada@example.com")
+	opts := e.passkeyOptions(owner, "register")
+	require.Equal(t, "localhost", opts["rp"].(map[string]any)["id"])
+	k := e.newKey() // rp id "localhost", origin http://auth.localhost:PORT
+	res := e.passkeyAnswer(owner, "register", k.create(opts), nil)
+	require.Equal(t, e.base+"/passkeys?added=1", res.location())
+
+	c := e.browser()
+	res = e.passkeySignIn(c, k)
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	addr, _ := e.sessionUser(c)
+	require.Equal(t, "ada@example.com", addr)
+
+	own := *k
+	own.rpID = "auth.localhost"
+	c = e.browser()
+	e.requirePasskeyRefused(c, e.passkeySignIn(c, &own))
 }

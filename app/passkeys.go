@@ -33,6 +33,7 @@ type passkeys struct {
 type ceremonyState struct {
 	Action   string          `json:"a"` // register or authenticate
 	Provider string          `json:"p"`
+	Created  int64           `json:"t"` // Unix seconds, by the app's clock
 	State    json.RawMessage `json:"s"` // passkey.State
 }
 
@@ -78,7 +79,7 @@ func (ps *passkeys) setState(w http.ResponseWriter, action, provider string, st 
 	if err != nil {
 		return err
 	}
-	v, err := ps.codecs[0].Encode(ps.name, ceremonyState{Action: action, Provider: provider, State: raw})
+	v, err := ps.codecs[0].Encode(ps.name, ceremonyState{Action: action, Provider: provider, Created: now.Unix(), State: raw})
 	if err != nil {
 		return fmt.Errorf("seal %s cookie: %w", ps.name, err)
 	}
@@ -87,8 +88,9 @@ func (ps *passkeys) setState(w http.ResponseWriter, action, provider string, st 
 }
 
 // takeState reads and clears the challenge cookie; it must be for this
-// action and provider.
-func (ps *passkeys) takeState(w http.ResponseWriter, r *http.Request, action, provider string) (*passkey.State, error) {
+// action and provider, and younger than passkey.Timeout by the app's clock
+// (securecookie and the library check the system clock too).
+func (ps *passkeys) takeState(w http.ResponseWriter, r *http.Request, action, provider string, now time.Time) (*passkey.State, error) {
 	raw, ok := cookies.Read(r, ps.name)
 	if !ok || raw == "" {
 		return nil, fmt.Errorf("%s cookie was missing", ps.name)
@@ -97,6 +99,9 @@ func (ps *passkeys) takeState(w http.ResponseWriter, r *http.Request, action, pr
 	var cs ceremonyState
 	if err := securecookie.DecodeMulti(ps.name, raw, &cs, ps.codecs...); err != nil {
 		return nil, fmt.Errorf("%s cookie: %w", ps.name, err)
+	}
+	if age := now.Sub(time.Unix(cs.Created, 0)); age > passkey.Timeout || age < -time.Minute {
+		return nil, fmt.Errorf("%s cookie expired (%s old)", ps.name, age.Round(time.Second))
 	}
 	if cs.Action != action || cs.Provider != provider {
 		return nil, fmt.Errorf("%s cookie is for %s with %s, not %s with %s", ps.name, cs.Action, cs.Provider, action, provider)
