@@ -93,13 +93,23 @@ func (e *env) passkeysOf(userID string) []models.Authenticator {
 	return list
 }
 
-// requirePasskeyRefused asserts the documented refusal and that no session
-// came of it.
-func (e *env) requirePasskeyRefused(c *http.Client, res resp) {
+// requirePasskeyRefused asserts the documented refusal, that no session
+// came of it, and that the logged cause names why.
+func (e *env) requirePasskeyRefused(c *http.Client, res resp, cause ...string) {
 	e.t.Helper()
 	e.requireError(res, "WebAuthnVerificationError")
 	addr, _ := e.sessionUser(c)
 	require.Empty(e.t, addr, "a refused passkey signs nobody in")
+	if len(cause) > 0 {
+		lines := strings.Split(e.logs.String(), "\n")
+		last := ""
+		for _, l := range lines {
+			if strings.Contains(l, "code=WebAuthnVerificationError") {
+				last = l
+			}
+		}
+		require.Contains(e.t, last, cause[0])
+	}
 }
 
 // A user signed in by e-mail adds a passkey; a fresh browser signs in with
@@ -190,7 +200,7 @@ func TestPasskeyRefusals(t *testing.T) {
 			e.addPasskey(owner, k, "laptop")
 			stored := func() models.Authenticator { return e.passkeysOf(uid)[0] }
 
-			t.Run("replayed challenge", func(t *testing.T) {
+			t.Run("replayed answer (a counting key: its counter stops it)", func(t *testing.T) {
 				c := e.browser()
 				opts := e.passkeyOptions(c, "authenticate")
 				challengeCookie, ok := e.jarCookie(c, e.challengeCookie())
@@ -203,7 +213,7 @@ func TestPasskeyRefusals(t *testing.T) {
 				// An attacker who kept the cookie and the answer.
 				thief := e.browser()
 				e.setJarCookieAt(thief, e.challengeCookie(), challengeCookie, e.path)
-				e.requirePasskeyRefused(thief, e.passkeyAnswer(thief, "authenticate", answer, nil))
+				e.requirePasskeyRefused(thief, e.passkeyAnswer(thief, "authenticate", answer, nil), "did not move forward")
 				require.Equal(t, before, stored())
 			})
 			t.Run("expired challenge", func(t *testing.T) {
@@ -212,35 +222,38 @@ func TestPasskeyRefusals(t *testing.T) {
 				answer := k.get(e.passkeyOptions(c, "authenticate"))
 				e.clock.Add(6 * time.Minute)
 				defer e.clock.Add(-6 * time.Minute)
-				e.requirePasskeyRefused(c, e.passkeyAnswer(c, "authenticate", answer, nil))
+				e.requirePasskeyRefused(c, e.passkeyAnswer(c, "authenticate", answer, nil), "challenge cookie expired")
 				require.Equal(t, before, stored())
-				require.Contains(t, e.logs.String(), "challenge cookie expired")
 			})
 			t.Run("no challenge cookie", func(t *testing.T) {
 				c := e.browser()
 				answer := k.get(e.passkeyOptions(c, "authenticate"))
 				e.setJarCookieAt(c, e.challengeCookie(), "", e.path)
-				e.requirePasskeyRefused(c, e.passkeyAnswer(c, "authenticate", answer, nil))
+				e.requirePasskeyRefused(c, e.passkeyAnswer(c, "authenticate", answer, nil), "cookie was missing")
 			})
 			t.Run("counter going backwards", func(t *testing.T) {
 				before := stored()
 				k.count = before.SignCount - 1
-				e.requirePasskeyRefused(e.browser(), e.passkeySignIn(e.browser(), k))
 				c := e.browser()
-				e.requirePasskeyRefused(c, e.passkeySignIn(c, k))
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, k), "did not move forward")
+				c = e.browser()
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, k), "did not move forward")
 				require.Equal(t, before.SignCount, stored().SignCount)
 				k.count = before.SignCount + 10
 			})
-			for name, forge := range map[string]func(*softKey){
-				"wrong origin": func(k *softKey) { k.origin = "http://localhost.evil.example" },
-				"wrong RP id":  func(k *softKey) { k.rpID = "evil.example" },
+			for name, tc := range map[string]struct {
+				forge func(*softKey)
+				cause string
+			}{
+				"wrong origin": {func(k *softKey) { k.origin = "http://localhost.evil.example" }, "Error validating origin"},
+				"wrong RP id":  {func(k *softKey) { k.rpID = "evil.example" }, "RP Hash mismatch"},
 			} {
 				t.Run(name, func(t *testing.T) {
 					before := stored()
 					evil := *k
-					forge(&evil)
+					tc.forge(&evil)
 					c := e.browser()
-					e.requirePasskeyRefused(c, e.passkeySignIn(c, &evil))
+					e.requirePasskeyRefused(c, e.passkeySignIn(c, &evil), tc.cause)
 					require.Equal(t, before, stored())
 				})
 			}
@@ -252,12 +265,12 @@ func TestPasskeyRefusals(t *testing.T) {
 				forged := e.newKey()
 				forged.credID, forged.userHandle = k.credID, k.userHandle
 				c := e.browser()
-				e.requirePasskeyRefused(c, e.passkeySignIn(c, forged))
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, forged), "assertion signature")
 				// Ada's key naming Bob as its user.
 				mixed := *k
 				mixed.userHandle = []byte(otherID)
 				c = e.browser()
-				e.requirePasskeyRefused(c, e.passkeySignIn(c, &mixed))
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, &mixed), "belongs to another user")
 				require.Empty(t, e.passkeysOf(otherID))
 			})
 			t.Run("register for another session", func(t *testing.T) {
@@ -278,7 +291,7 @@ func TestPasskeyRefusals(t *testing.T) {
 				require.Equal(t, e.base+"/passkeys", res.location())
 				require.Empty(t, e.passkeysOf(uid))
 				c := e.browser()
-				e.requirePasskeyRefused(c, e.passkeySignIn(c, k))
+				e.requirePasskeyRefused(c, e.passkeySignIn(c, k), "look up the passkey: not found")
 			})
 		})
 	}
@@ -396,5 +409,61 @@ func TestPasskeyParentDomainRPID(t *testing.T) {
 	own := *k
 	own.rpID = "auth.localhost"
 	c = e.browser()
-	e.requirePasskeyRefused(c, e.passkeySignIn(c, &own))
+	e.requirePasskeyRefused(c, e.passkeySignIn(c, &own), "RP Hash mismatch")
+}
+
+// Two instances on one PostgreSQL database with one secret: a challenge
+// answered at one is refused at the other, though its sealed cookie opens
+// there too (the answered challenges are in the shared database).
+func TestPasskeyChallengeSingleUseAcrossInstances(t *testing.T) {
+	pg := backend{"database-postgres", config.StrategyDatabase, true}
+	a := startPasskeys(t, pg, nil)
+	b := startPasskeys(t, pg, func(c *config.Config) {
+		c.ServiceURL, c.DatabaseURL = a.cfg.ServiceURL, a.cfg.DatabaseURL
+	})
+	owner := a.browser()
+	a.emailSignIn(owner, "ada@example.com")
+	k := a.newKey()
+	k.count = 0 // a synced passkey's counter stays 0: only the challenge stops a replay
+	a.addPasskey(owner, k, "laptop")
+
+	c := a.browser()
+	k.count = 0
+	answer := k.get(a.passkeyOptions(c, "authenticate"))
+	cookie, ok := a.jarCookie(c, a.challengeCookie())
+	require.True(t, ok)
+	res := a.passkeyAnswer(c, "authenticate", answer, nil)
+	require.Equal(t, a.origin+"/dashboard", res.location(), res.body)
+
+	thief := b.browser()
+	b.setJarCookieAt(thief, b.challengeCookie(), cookie, b.path)
+	b.requirePasskeyRefused(thief, b.passkeyAnswer(thief, "authenticate", answer, nil), "challenge already used")
+}
+
+// A synced passkey's counter stays 0, so a replayed answer (with the
+// challenge cookie it was made for) is stopped by the challenge alone.
+func TestPasskeyReplayWithoutCounter(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startPasskeys(t, b, nil)
+			owner := e.browser()
+			e.emailSignIn(owner, "ada@example.com")
+			k := e.newKey()
+			k.count, k.synced = 0, true
+			e.addPasskey(owner, k, "phone")
+
+			c := e.browser()
+			k.count = 0
+			answer := k.get(e.passkeyOptions(c, "authenticate"))
+			cookie, _ := e.jarCookie(c, e.challengeCookie())
+			require.Equal(t, http.StatusFound, e.passkeyAnswer(c, "authenticate", answer, nil).StatusCode)
+			addr, _ := e.sessionUser(c)
+			require.Equal(t, "ada@example.com", addr)
+
+			thief := e.browser()
+			e.setJarCookieAt(thief, e.challengeCookie(), cookie, e.path)
+			e.requirePasskeyRefused(thief, e.passkeyAnswer(thief, "authenticate", answer, nil), "challenge already used")
+			require.True(t, e.passkeysOf(e.onlyUser().ID)[0].BackupState, "a synced passkey's backup state is kept")
+		})
+	}
 }
