@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // The two ceremonies, as Auth.js v5 names them.
@@ -55,12 +57,18 @@ func (a *App) getWebAuthnOptions(c echo.Context) error {
 		body.Options = opts
 	case actionRegister:
 		uid, err := a.browser(c).SignedInUser(ctx)
-		if err != nil || uid == "" {
+		if err != nil { // as GET /session: an unreadable session is none
+			a.log.Warn("passkey options: the session could not be read", "err", err)
+		}
+		if uid == "" {
 			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in before adding a passkey"})
 		}
 		u, err := a.store.UserByID(ctx, uid)
-		if err != nil {
+		if errors.Is(err, models.ErrNotFound) { // deleted while its JWT lives on
 			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in before adding a passkey"})
+		}
+		if err != nil {
+			return fmt.Errorf("passkey options: look up the user: %w", err)
 		}
 		have, err := a.store.AuthenticatorsOf(ctx, uid)
 		if err != nil {
