@@ -213,6 +213,8 @@ func openAdminStore(ctx context.Context, cfg config.Config) (*models.Store, erro
 	st, err := store.Status(ctx)
 	if err == nil && st.Applied != st.Latest {
 		err = fmt.Errorf("the database schema is at version %d, this latchkey needs %d: run this latchkey's `migrate` first (or the matching latchkey)", st.Applied, st.Latest)
+	} else if err == nil && len(st.Pending) > 0 { // a step of a lower version, merged later
+		err = fmt.Errorf("the database schema lacks step %s: run this latchkey's `migrate` first", strings.Join(st.Pending, ", "))
 	}
 	if err != nil {
 		_ = store.Close()
