@@ -31,7 +31,7 @@ import (
 type adminCommand struct {
 	group, verb string
 	args        []string // names of its positional arguments, all required
-	flags       string   // which of the flags it takes: "j" --json, "y" --yes, "u" --user, "a" --all
+	flags       string   // which of the flags it takes: "j" --json, "y" --yes, "u" --user, "a" --all, "p" --password-stdin
 	run         func(*adminRun) error
 	// check, when set, rejects a bad combination of flags before the
 	// database is opened.
@@ -43,6 +43,7 @@ func adminCommands() []adminCommand {
 		{"users", "list", nil, "j", usersList, nil},
 		{"users", "show", []string{"<email|id>"}, "", usersShow, nil},
 		{"users", "delete", []string{"<email|id>"}, "y", usersDelete, nil},
+		{"users", "create", []string{"<email>"}, "p", usersCreate, nil},
 		{"sessions", "list", nil, "ju", sessionsList, nil},
 		{"sessions", "revoke", nil, "uay", sessionsRevoke, checkRevoke},
 		{"accounts", "unlink", []string{"<email|id>", "<provider>"}, "", accountsUnlink, nil},
@@ -66,9 +67,12 @@ type adminRun struct {
 	user  string
 	in    *bufio.Reader
 	inTTY bool
-	out   io.Writer
-	errw  io.Writer
-	now   time.Time
+	inFD  int // standard input's descriptor, for reading a password without echo
+	// passwordStdin is --password-stdin (users create).
+	passwordStdin bool
+	out           io.Writer
+	errw          io.Writer
+	now           time.Time
 }
 
 // runAdmin runs `latchkey [--config FILE] GROUP VERB ...` (args start at
@@ -98,7 +102,7 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 		return fail(2, group, what+" (one of: "+strings.Join(verbs, ", ")+")")
 	}
 	name := cmd.group + " " + cmd.verb
-	r := &adminRun{out: stdout, errw: stderr, now: time.Now(), in: bufio.NewReader(stdin), inTTY: term.IsTerminal(int(stdin.Fd()))}
+	r := &adminRun{out: stdout, errw: stderr, now: time.Now(), in: bufio.NewReader(stdin), inTTY: term.IsTerminal(int(stdin.Fd())), inFD: int(stdin.Fd())}
 	fs := r.flags(cmd, &configPath)
 	pos, err := parseInterspersed(fs, args[2:])
 	if errors.Is(err, flag.ErrHelp) {
@@ -161,6 +165,9 @@ func (r *adminRun) flags(cmd *adminCommand, configPath *string) *flag.FlagSet {
 	}
 	if strings.Contains(cmd.flags, "a") {
 		fs.BoolVar(&r.all, "all", false, "every user")
+	}
+	if strings.Contains(cmd.flags, "p") {
+		fs.BoolVar(&r.passwordStdin, "password-stdin", false, "read the user's password from standard input")
 	}
 	return fs
 }

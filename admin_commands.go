@@ -104,6 +104,9 @@ func usersShow(r *adminRun) error {
 		links = []string{"-"}
 	}
 	fmt.Fprintf(w, "accounts:\t%s\n", strings.Join(links, "; "))
+	if err := r.printPassword(w, u.ID); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "database sessions:\t%d\n", len(sessions))
 	fmt.Fprintf(w, "pending sign-in links:\t%d\n", pending)
 	if !revoked.IsZero() {

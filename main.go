@@ -46,6 +46,8 @@ Admin commands, on the configured database while the service runs
   latchkey users list [--json]                  users with linked providers and sessions
   latchkey users show <email|id>                one user: accounts, sessions, pending links
   latchkey users delete [--yes] <email|id>      delete a user, its accounts, sessions, links
+  latchkey users create <email> [--password-stdin]
+                                                a verified user; its password from stdin
   latchkey sessions list [--user <email|id>] [--json]
                                                 the live database sessions
   latchkey sessions revoke --user <email|id>    end a user's sessions (jwt ones too)

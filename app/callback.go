@@ -10,7 +10,7 @@ import (
 
 // callback is the return from a provider: GET (or POST for response_mode=
 // form_post) for OAuth, GET of the e-mailed link (POST from its confirm page)
-// for e-mail. An unknown provider gets next-auth's 400 "not supported".
+// for e-mail, POST of the e-mail and password for credentials. An unknown provider gets next-auth's 400 "not supported".
 func (a *App) callback(c echo.Context, rq *request) error {
 	p := a.providers.byID[c.Param("provider")]
 	switch p.Type {
@@ -18,15 +18,21 @@ func (a *App) callback(c echo.Context, rq *request) error {
 		return a.emailCallback(c, rq, p)
 	case config.TypeWebAuthn:
 		return a.passkeyCallback(c, rq, p)
+	case config.TypeCredentials:
+		return a.credentialsCallback(c, rq, p)
 	}
 	return a.oauthCallback(c, rq, p)
 }
 
-// knownProvider answers a callback for an unknown provider with next-auth's
-// 400 before request init, so nothing (not even a cookie) is issued.
+// knownProvider answers a callback for an unknown provider, or a GET for a
+// credentials one, with next-auth's 400 before request init, so nothing
+// (not even a cookie) is issued.
 func (a *App) knownProvider(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if _, ok := a.providers.byID[c.Param("provider")]; !ok {
+		p, ok := a.providers.byID[c.Param("provider")]
+		// Credentials take POST only: a GET gets the same 400 (next-auth v4
+		// answers 500 "not supported"; see docs/compatibility.md).
+		if !ok || (p.Type == config.TypeCredentials && c.Request().Method != http.MethodPost) {
 			return echo.NewHTTPError(http.StatusNotFound)
 		}
 		return next(c)

@@ -13,6 +13,8 @@ func providerName(p config.Provider) string {
 	switch p.Type {
 	case config.TypeEmail:
 		return "Email"
+	case config.TypeCredentials:
+		return "Credentials" // next-auth's default name
 	case config.TypeOAuth:
 		if s, ok := catalogue.Lookup(p.ID); ok {
 			return s.Name

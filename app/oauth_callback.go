@@ -111,7 +111,7 @@ func (a *App) formPostBounce(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		p, ok := a.providers.byID[c.Param("provider")]
-		if !ok || p.Type == config.TypeEmail || p.Type == config.TypeWebAuthn {
+		if !ok || p.Type == config.TypeEmail || p.Type == config.TypeWebAuthn || p.Type == config.TypeCredentials {
 			return next(c)
 		}
 		r.Body = http.MaxBytesReader(c.Response(), r.Body, a.cfg.MaxBodyBytes)

@@ -165,6 +165,7 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 				c.Cookies.Style = tc.style
 				c.Callbacks.ExposeUserID = true
 				c.TrustedProxies = []string{"127.0.0.1/32"} // forward-auth believes the test's X-Forwarded-*
+				c.Providers = append(c.Providers, config.Provider{Type: config.TypeCredentials, ID: "credentials"})
 			}, nil))
 			res := e.get(e.browser(), "/openapi.json")
 			require.Equal(t, http.StatusOK, res.StatusCode)
@@ -174,8 +175,10 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 			a.signedOut()
 			a.oauth()
 			a.email()
+			a.credentials()
 			a.badBodies()
 			a.unknownActions()
+			a.passwords()
 			a.operator(doc)
 			a.passkeys(tc.strategy, tc.style)
 

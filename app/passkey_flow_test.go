@@ -467,3 +467,41 @@ func TestPasskeyReplayWithoutCounter(t *testing.T) {
 		})
 	}
 }
+
+// A password is a way to sign in too: with passkeys and passwords only, a
+// user who has a password may remove their last passkey; one without may
+// not.
+func TestPasskeyLastOneGoesWhenAPasswordRemains(t *testing.T) {
+	e := startPasskeys(t, backends()[0], func(c *config.Config) {
+		only := []config.Provider{{ID: "credentials", Type: config.TypeCredentials}}
+		for _, p := range c.Providers {
+			if p.Type == config.TypeWebAuthn {
+				only = append(only, p)
+			}
+		}
+		c.Providers = only
+	})
+	for _, tc := range []struct {
+		addr     string
+		password bool
+		want     string
+	}{
+		{"pw@example.com", true, "/passkeys"},
+		{"nopw@example.com", false, "/passkeys?error=LastSignInMethod"},
+	} {
+		var u *models.User
+		if tc.password {
+			u = e.addPasswordUser(tc.addr, "correct horse battery staple", true)
+		} else {
+			u = e.addUser("", tc.addr, "")
+		}
+		c := e.browser()
+		e.setJarCookie(c, "next-auth.session-token", e.addDBSession(u, time.Now().Add(time.Hour)))
+		e.addPasskey(c, e.newKey(), "only")
+		list := e.passkeysOf(u.ID)
+		require.Len(t, list, 1)
+		res := e.post(c, "/passkeys/remove", url.Values{"csrfToken": {e.csrf(c)}, "id": {list[0].ID}})
+		require.Equal(t, e.base+tc.want, res.location(), tc.addr)
+		require.Len(t, e.passkeysOf(u.ID), map[bool]int{true: 0, false: 1}[tc.password], tc.addr)
+	}
+}

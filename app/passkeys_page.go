@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -110,7 +111,11 @@ func (a *App) postRemovePasskey(c echo.Context, rq *request) error {
 	if uid == "" {
 		return err
 	}
-	if err := a.core.RemovePasskey(c.Request().Context(), uid, rq.form.Get("id"), a.emailSignInOffered()); err != nil {
+	hasPassword, err := a.passwordSignInOffered(c.Request().Context(), uid)
+	if err != nil {
+		return a.passkeysFailed(c, rq, err)
+	}
+	if err := a.core.RemovePasskey(c.Request().Context(), uid, rq.form.Get("id"), a.emailSignInOffered(), hasPassword); err != nil {
 		return a.passkeysFailed(c, rq, err)
 	}
 	a.log.Info("passkey removed", "user", uid)
@@ -131,4 +136,20 @@ func (a *App) passkeysFailed(c echo.Context, rq *request, err error) error {
 	}
 	a.log.Warn("passkey change refused", "reason", code)
 	return a.sendRedirect(c, rq, a.base.URL("/passkeys")+"?error="+code)
+}
+
+// passwordSignInOffered reports whether the user can sign in with a
+// password: a credentials provider is configured and they have one.
+func (a *App) passwordSignInOffered(ctx context.Context, userID string) (bool, error) {
+	if _, ok := a.cfg.Credentials(); !ok {
+		return false, nil
+	}
+	_, err := a.store.PasswordHash(ctx, userID)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }

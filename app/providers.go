@@ -42,8 +42,7 @@ func (a *App) buildProviders() (*providerSet, error) {
 		}
 		ps.list = append(ps.list, info)
 		ps.byID[p.ID] = p
-		ps.views = append(ps.views, views.Provider{ID: p.ID, Name: info.Name, Type: p.Type, SigninURL: info.SigninURL,
-			CallbackURL: info.CallbackURL, OptionsURL: a.base.URL("/webauthn-options/" + p.ID)})
+		ps.views = append(ps.views, a.viewOf(p, info))
 		b, err := json.Marshal(info)
 		if err != nil {
 			return nil, fmt.Errorf("encode provider %s: %w", p.ID, err)

@@ -66,6 +66,7 @@ func (a *App) routes() (*echo.Echo, error) {
 	post("/passkeys/remove", a.postRemovePasskey, a.retryPage("/passkeys"), a.withPasskeys)
 	get("/error", a.withRequest(a.getError))
 	get("/verify-request", a.withRequest(a.getVerifyRequest))
+	a.passwordRoutes(get, post)
 	get("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
 	openAPI, err := a.openAPIDocument()
 	if err != nil {
@@ -114,11 +115,12 @@ func (a *App) emptySessionBadRequest(c echo.Context, _ *request) error {
 // callbackWithoutCSRF: an OAuth callback posted by the IdP (form_post) has
 // no csrfToken; its state, a hash of the CSRF token, is checked instead. An
 // e-mail link's confirm page posted without a matching token shows the page
-// again with a 403.
+// again with a 403. A password sign-in without one goes back to the sign-in
+// page with ?csrf=true, as next-auth v4's.
 func (a *App) callbackWithoutCSRF(c echo.Context, rq *request) error {
 	p := a.providers.byID[c.Param("provider")]
-	if p.Type == config.TypeWebAuthn {
-		return a.retryPage("/signin")(c, rq)
+	if p.Type == config.TypeWebAuthn || p.Type == config.TypeCredentials {
+		return a.retryPage("/signin")(c, rq) // CSRF is mandatory, as next-auth v4
 	}
 	if p.Type != config.TypeEmail {
 		return a.callback(c, rq)

@@ -58,6 +58,9 @@ type App struct {
 	// revocations are the session revocations, polled (revocations.go).
 	revocations *session.Revocations
 
+	// pw holds the credentials provider's account pages (password_flows.go).
+	pw *passwordFlows
+
 	echo    *echo.Echo
 	handler http.Handler // serve: echo with what every answer needs around it
 	server  *http.Server
@@ -189,6 +192,7 @@ func (a *App) build(idpClient *http.Client) error {
 		return err
 	}
 	a.authz = newAuthz(a.cfg)
+	a.pw = a.buildPasswordFlows()
 	a.core = &signin.Service{
 		Users:       a.store,
 		Tokens:      a.store,

@@ -16,7 +16,7 @@ func (a *App) postSignIn(c echo.Context, rq *request) error {
 	switch p.Type {
 	case config.TypeEmail:
 		return a.emailSignIn(c, rq, p)
-	case config.TypeWebAuthn: // signed in from the page's script, as Auth.js's credentials
+	case config.TypeWebAuthn, config.TypeCredentials: // signed in from the page's script (passkeys, as Auth.js's credentials) or posted to /callback (credentials, next-auth v4)
 		return a.sendRedirect(c, rq, a.base.URL("/signin"))
 	}
 	return a.oauthSignIn(c, rq, p)

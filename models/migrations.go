@@ -112,8 +112,28 @@ var migrations = []migration{
 			`CREATE TABLE session_revocations (user_id text PRIMARY KEY, not_before bigint NOT NULL)`,
 		},
 	},
-	// Step 5 (passwords) is added on another branch; steps are keyed by
-	// their version, not their place in this list, so either may land first.
+	{
+		version: 5,
+		name:    "passwords, password_throttles",
+		// passwords: one Argon2id PHC string per user (see Password), in its
+		// own table rather than a users column so that no read of users (the
+		// session join, the admin listings, the JSON of a user) can carry a
+		// hash by accident, and so a user has no password row at all until
+		// one is set. password_throttles: the failure counters of password
+		// sign-in (see PasswordThrottle), times in microseconds like
+		// rate_limits.
+		sqlite: []string{
+			"CREATE TABLE `passwords` (`user_id` text NOT NULL,`hash` text NOT NULL,`updated_at` datetime NOT NULL,PRIMARY KEY (`user_id`),CONSTRAINT `fk_passwords_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE TABLE `password_throttles` (`bucket` text NOT NULL,`failures` integer NOT NULL,`blocked_until` integer NOT NULL,`expires` integer NOT NULL,PRIMARY KEY (`bucket`)) WITHOUT ROWID",
+		},
+		postgres: []string{
+			`CREATE TABLE passwords (user_id varchar(36) PRIMARY KEY
+				CONSTRAINT fk_passwords_user REFERENCES users(id) ON DELETE CASCADE,
+				hash text NOT NULL, updated_at timestamptz NOT NULL)`,
+			`CREATE TABLE password_throttles (bucket text PRIMARY KEY, failures integer NOT NULL,
+				blocked_until bigint NOT NULL, expires bigint NOT NULL)`,
+		},
+	},
 	{
 		version: 6,
 		name:    "authenticators, webauthn_challenges",
@@ -136,6 +156,23 @@ var migrations = []migration{
 			`CREATE UNIQUE INDEX idx_authenticators_credential_id ON authenticators (credential_id)`,
 			`CREATE INDEX idx_authenticators_user_id ON authenticators (user_id)`,
 			`CREATE TABLE webauthn_challenges (challenge_hash text PRIMARY KEY, expires bigint NOT NULL)`,
+		},
+	},
+	{
+		version: 7,
+		name:    "password_signups",
+		// The password chosen at a sign-up whose address is not confirmed
+		// yet (see PasswordSignUp): no user row exists until it is. The
+		// link's token is a verification_tokens row; this one goes with it
+		// (ON DELETE CASCADE), so spending, deleting or purging the token
+		// removes the pending password too.
+		sqlite: []string{
+			"CREATE TABLE `password_signups` (`token_hash` text NOT NULL,`password_hash` text NOT NULL,PRIMARY KEY (`token_hash`),CONSTRAINT `fk_password_signups_token` FOREIGN KEY (`token_hash`) REFERENCES `verification_tokens`(`token_hash`) ON DELETE CASCADE) WITHOUT ROWID",
+		},
+		postgres: []string{
+			`CREATE TABLE password_signups (token_hash varchar(64) PRIMARY KEY
+				CONSTRAINT fk_password_signups_token REFERENCES verification_tokens(token_hash) ON DELETE CASCADE,
+				password_hash text NOT NULL)`,
 		},
 	},
 }

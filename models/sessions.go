@@ -190,9 +190,9 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 	return nil
 }
 
-// PurgeExpired deletes expired sessions and verification tokens, and the
-// rate-limit buckets that are full again (a missing row is a full bucket,
-// so that changes nothing). Every statement deletes rows past now and
+// PurgeExpired deletes expired sessions, verification tokens and password
+// throttle counters, and the rate-limit buckets that are full again (a
+// missing row is a full bucket, so that changes nothing). Every statement deletes rows past now and
 // none waits for a rate-limit take, so every instance may run it at once.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
@@ -208,6 +208,11 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 		}
 		n += r.RowsAffected
 		r = tx.Where("expires < ?", now.Unix()).Delete(&UsedChallenge{})
+		if r.Error != nil {
+			return r.Error
+		}
+		n += r.RowsAffected
+		r = tx.Where("expires <= ?", now.UnixMicro()).Delete(&PasswordThrottle{})
 		if r.Error != nil {
 			return r.Error
 		}

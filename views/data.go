@@ -7,11 +7,16 @@ package views
 type Provider struct {
 	ID        string
 	Name      string
-	Type      string // "oauth", "oidc", "email" or "webauthn"
+	Type      string // "oauth", "oidc", "email", "credentials" or "webauthn"
 	SigninURL string
-	// CallbackURL and OptionsURL are a webauthn provider's ceremony URLs.
+	// CallbackURL is where a credentials provider's password form posts
+	// ({base}/callback/{id}) or a webauthn provider's ceremony ends;
+	// OptionsURL is a webauthn provider's options URL. SignupURL (""
+	// when sign-up is off) and ResetURL are a credentials provider's pages.
 	CallbackURL string
 	OptionsURL  string
+	SignupURL   string
+	ResetURL    string
 }
 
 // Page is what every page's layout needs.

@@ -56,8 +56,8 @@ type Config struct {
 }
 
 // Provider is one sign-in method. Type is "oauth" (a goth catalogue id, the
-// default), "oidc" (generic OpenID Connect by discovery), "email" or
-// "webauthn" (passkeys).
+// default), "oidc" (generic OpenID Connect by discovery), "email",
+// "webauthn" (passkeys) or "credentials" (e-mail and password).
 type Provider struct {
 	ID           string            `yaml:"id"`
 	Type         string            `yaml:"type"`
@@ -86,6 +86,9 @@ type Provider struct {
 
 	// Passkey (type: webauthn) provider settings: see Passkey.
 	Passkey `yaml:",inline"`
+	// Credentials (password) provider settings; see credentials.go.
+	// Signup offers the sign-up page; nil means true (SignupEnabled).
+	Signup *bool `yaml:"signup"`
 }
 
 // RateLimit bounds the sign-in e-mails one provider sends per window. A

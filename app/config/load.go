@@ -191,7 +191,8 @@ func Load(data []byte, env Env) (Config, error) {
 
 // Normalize fills what an empty value means, so that nothing downstream
 // decides it again: an unset service URL is local development on the
-// configured port, and a provider without a type is an OAuth catalogue one.
+// configured port, a provider without a type is an OAuth catalogue one, and
+// a credentials provider without an id is "credentials".
 // Load calls it; app.New calls it for configs built in code. It is idempotent.
 func (c *Config) Normalize() {
 	if strings.TrimSpace(c.ServiceURL) == "" {
@@ -200,6 +201,9 @@ func (c *Config) Normalize() {
 	for i := range c.Providers {
 		if c.Providers[i].Type == "" {
 			c.Providers[i].Type = TypeOAuth
+		}
+		if c.Providers[i].Type == TypeCredentials && c.Providers[i].ID == "" {
+			c.Providers[i].ID = TypeCredentials // next-auth's default id
 		}
 	}
 }

@@ -130,6 +130,10 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 		seen[pr.ID] = true
 		warnings = append(warnings, c.validateProvider(pr, where, known, add)...)
 	}
+	warnings = append(warnings, c.credentialsWithoutMail()...)
+	if n := c.credentialsProviders(); n > 1 {
+		add("providers: %d providers have type credentials; there can be one (all of them would check the same passwords)", n)
+	}
 	if len(p) > 0 {
 		return warnings, p
 	}
@@ -190,8 +194,10 @@ func (c *Config) validateProvider(pr Provider, where string, known Catalogue, ad
 		}
 	case TypeWebAuthn:
 		c.validatePasskey(pr, where, add)
+	case TypeCredentials:
+		validateCredentials(pr, where, add)
 	default:
-		add("%s: type %q must be oauth, oidc, email or webauthn", where, pr.Type)
+		add("%s: type %q must be oauth, oidc, email, credentials or webauthn", where, pr.Type)
 	}
 	return warnings
 }

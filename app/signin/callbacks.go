@@ -31,8 +31,8 @@ type Hooks struct {
 type SignInInput struct {
 	User     models.User
 	Provider string
-	Type     string // "oauth", "oidc" or "email"
-	Email    string // the profile's address (OAuth) or the address being verified (e-mail)
+	Type     string // "oauth", "oidc", "email" or "credentials"
+	Email    string // the profile's address (OAuth), the address being verified (e-mail) or signing in (credentials)
 	// EmailVerified says the provider vouches for Email: always for an
 	// e-mail sign-in (the link proves it), per provider for OAuth.
 	EmailVerified bool

@@ -1,5 +1,6 @@
 // Package signin holds next-auth's sign-in rules with no HTTP framework in
 // them: the OAuth account-linking table, e-mail link issue and redemption,
+// password sign-in and its throttle,
 // the SignIn and JWT hooks, and starting the session. Its dependencies are
 // small interfaces (Users, Tokens, Browser, Limiter, Mailer) that the HTTP
 // layer fills from the store and the request, so the rules are tested with
@@ -14,6 +15,9 @@
 //	                                      (restore the token when the session cannot start)
 //	GET  /callback/{oauth}  → OAuth:     (state, PKCE, nonce and code exchange happen before,
 //	                                      in the HTTP layer) → linking table → SignIn hook → start session
+//	POST /callback/{credentials} → SignInWithPassword: normalise → throttle → user and hash →
+//	                                      Argon2id (a dummy hash for unknown users) → verified address
+//	                                      → SignIn hook → re-hash if stale → start session
 //
 // Every failure is an *Error whose Code is what the client sees.
 package signin

@@ -123,8 +123,9 @@ var ErrLastMethod = errors.New("this is the last way to sign in to the account")
 
 // RemovePasskey removes one of a user's passkeys, unless it is the last way
 // they can sign in: no other passkey, no linked account, and no e-mail
-// sign-in (emailSignIn says an e-mail provider is configured).
-func (s *Service) RemovePasskey(ctx context.Context, userID, id string, emailSignIn bool) error {
+// sign-in (emailSignIn says an e-mail provider is configured;
+// passwordSignIn that the user has a password a credentials provider takes).
+func (s *Service) RemovePasskey(ctx context.Context, userID, id string, emailSignIn, passwordSignIn bool) error {
 	u, err := s.Users.UserByID(ctx, userID)
 	if err != nil {
 		return fmt.Errorf("look up the user: %w", err)
@@ -135,6 +136,9 @@ func (s *Service) RemovePasskey(ctx context.Context, userID, id string, emailSig
 	}
 	others := len(accounts)
 	if emailSignIn && u.Email != nil && *u.Email != "" {
+		others++
+	}
+	if passwordSignIn {
 		others++
 	}
 	return s.Passkeys.RemoveAuthenticator(ctx, userID, id, func(left int64) error {

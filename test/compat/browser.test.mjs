@@ -58,7 +58,7 @@ export async function launchChromium() {
  * listener ran (init scripts come through the DevTools protocol, which the
  * pages' own CSP does not block).
  */
-async function newContext(browser, viewport) {
+export async function newContext(browser, viewport) {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale: "en-US" });
   context.requests = [];
   context.blocked = [];
@@ -86,7 +86,7 @@ async function newContext(browser, viewport) {
 }
 
 /** Open a latchkey page and assert it loads nothing from another origin. Returns the response. */
-async function openPage(page, url, origin) {
+export async function openPage(page, url, origin) {
   const context = page.context();
   const from = context.requests.length;
   const res = await page.goto(url, { waitUntil: "networkidle" });

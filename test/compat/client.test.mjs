@@ -12,6 +12,7 @@ import { signInLink } from "./smtp.mjs";
 import { ALICE } from "./idp.mjs";
 import { assert, eq, show } from "./report.mjs";
 import { evidence, FORM, JSONCT, form, fetchT } from "./util.mjs";
+import { credentialsChecks } from "./client-credentials.mjs";
 
 const require = createRequire(import.meta.url);
 
@@ -64,7 +65,7 @@ export async function runClientSuite(t, ctx, server, variant) {
   await t.check("getProviders lists idp and email with v4 fields", async () => {
     const p = await anon.run((c) => c.getProviders());
     assert(p, () => `getProviders returned ${show(p)}; client errors: ${anon.lastErrors()}`);
-    eq(Object.keys(p).sort(), ["email", "idp"], "provider ids");
+    eq(Object.keys(p).sort(), variant.credentials ? ["credentials", "email", "idp"] : ["email", "idp"], "provider ids");
     // v4 knows only "oauth"; v5 (the authjs cookie style) reports OpenID Connect providers as "oidc".
     const idpType = style === "authjs" && p.idp?.type === "oidc" ? "oidc" : "oauth";
     eq(p.idp, { id: "idp", name: "Company SSO", type: idpType, signinUrl: `${base}/signin/idp`, callbackUrl: `${base}/callback/idp` }, "providers.idp");
@@ -285,6 +286,9 @@ export async function runClientSuite(t, ctx, server, variant) {
     return url.slice(base.length);
   });
 
+  // ---- password sign-in (credentials provider) ----------------------------
+  if (variant.credentials) await credentialsChecks(t, ctx, server, variant, { newClient, names, app });
+
   if (new URL(base).pathname !== "/api/auth") {
     await t.check("the default /api/auth path is not served under a custom base path", async () => {
       const res = await fetchT(`${origin}/api/auth/csrf`);
@@ -431,14 +435,14 @@ async function jwtChecks(t, ctx, server, oidc, names, style, signedIn, newClient
 
 /** The latchkey configurations the client suite runs against. */
 export const CLIENT_VARIANTS = [
-  { name: "database", strategy: "database", basePath: "/api/auth", cookieStyle: "next-auth" },
-  { name: "jwt", strategy: "jwt", basePath: "/api/auth", cookieStyle: "next-auth" },
+  { name: "database", strategy: "database", basePath: "/api/auth", cookieStyle: "next-auth", credentials: true },
+  { name: "jwt", strategy: "jwt", basePath: "/api/auth", cookieStyle: "next-auth", credentials: true },
   { name: "database /custom/auth", strategy: "database", basePath: "/custom/auth", cookieStyle: "next-auth" },
   { name: "jwt /custom/auth", strategy: "jwt", basePath: "/custom/auth", cookieStyle: "next-auth" },
   { name: "jwt authjs-cookies", strategy: "jwt", basePath: "/api/auth", cookieStyle: "authjs" },
   // Two instances sharing one PostgreSQL database behind a round-robin proxy:
   // every step of a flow may land on either instance.
-  { name: "database postgres x2", strategy: "database", basePath: "/api/auth", cookieStyle: "next-auth", database: "postgres", instances: 2 },
+  { name: "database postgres x2", strategy: "database", basePath: "/api/auth", cookieStyle: "next-auth", database: "postgres", instances: 2, credentials: true },
 ];
 
 /** Instances this suite needs. target: "latchkey" or "reference" (self-test against next-auth v4). */

@@ -14,11 +14,12 @@ import { matchKnown, unusedKnown } from "./known-differences.mjs";
 import { signInLink } from "./smtp.mjs";
 import { ALICE } from "./idp.mjs";
 import { FORM, JSONCT, form } from "./util.mjs";
+import { PASSWORD_USER, createPasswordUser } from "./credentials.mjs";
 
 const PAIRS = [
-  { name: "jwt", strategy: "jwt", basePath: "/api/auth" },
-  { name: "database", strategy: "database", basePath: "/api/auth" },
-  { name: "jwt /custom/auth", strategy: "jwt", basePath: "/custom/auth", short: true },
+  { name: "jwt", strategy: "jwt", basePath: "/api/auth", credentials: true },
+  { name: "database", strategy: "database", basePath: "/api/auth", credentials: true },
+  { name: "jwt /custom/auth", strategy: "jwt", basePath: "/custom/auth", short: true, credentials: true },
 ];
 
 export function plan(target) {
@@ -281,8 +282,58 @@ function scenarios(ctx, pair) {
     await s.req("POST", "/signin/idp", { form: { csrfToken, json: "true" } });
     return s.req("GET", "/callback/idp?code=abc");
   });
+  // ---- the credentials provider (latchkey's user made by `users create`, v4's by authorize) ----
+  const pw = PASSWORD_USER;
+  add("POST /callback/credentials with CSRF, JSON mode (right password)", async (s) => {
+    const csrfToken = await s.fresh().csrf();
+    return s.req("POST", "/callback/credentials", { form: { email: pw.email, password: pw.password, redirect: "false", csrfToken, callbackUrl: `${s.server.origin}/home`, json: "true" } });
+  });
+  add("GET /session after the password sign-in", (s) => s.req("GET", "/session"));
+  add("POST /signout with CSRF after the password sign-in, JSON mode", async (s) => {
+    const csrfToken = await s.csrf();
+    return s.req("POST", "/signout", { form: { csrfToken, callbackUrl: `${s.server.origin}/bye`, json: "true" } });
+  });
+  add("POST /callback/credentials (form, 302, right password)", async (s) => {
+    const csrfToken = await s.fresh().csrf();
+    return s.req("POST", "/callback/credentials", { form: { email: pw.email, password: pw.password, csrfToken, callbackUrl: `${s.server.origin}/home` } });
+  });
+  add("POST /callback/credentials with a wrong password, JSON mode", async (s) => {
+    const csrfToken = await s.fresh().csrf();
+    return s.req("POST", "/callback/credentials", { form: { email: pw.email, password: "not the password", redirect: "false", csrfToken, callbackUrl: `${s.server.origin}/home`, json: "true" } });
+  });
+  add("POST /callback/credentials with an unknown address (form, 302)", async (s) => {
+    const csrfToken = await s.fresh().csrf();
+    return s.req("POST", "/callback/credentials", { form: { email: "nobody@example.com", password: pw.password, csrfToken } });
+  });
+  add("POST /callback/credentials with a wrong password, JSON body", async (s) => {
+    const csrfToken = await s.fresh().csrf();
+    return s.req("POST", "/callback/credentials", { json: { email: pw.email, password: "still not it", csrfToken, json: "true" } });
+  });
+  add("POST /callback/credentials without a password, JSON mode", async (s) => {
+    const csrfToken = await s.fresh().csrf();
+    return s.req("POST", "/callback/credentials", { form: { email: pw.email, csrfToken, json: "true" } });
+  });
+  add("POST /callback/credentials without csrfToken, JSON mode", async (s) => {
+    await s.fresh().csrf();
+    return s.req("POST", "/callback/credentials", { form: { email: pw.email, password: pw.password, json: "true" } });
+  });
+  add("POST /callback/credentials with a wrong csrfToken (form)", async (s) => {
+    await s.fresh().csrf();
+    return s.req("POST", "/callback/credentials", { form: { email: pw.email, password: pw.password, csrfToken: bad } });
+  });
+  add("POST /callback/credentials with a wrong password, X-Auth-Return-Redirect: 1", async (s) => {
+    const csrfToken = await s.fresh().csrf();
+    return s.req("POST", "/callback/credentials", { form: { email: pw.email, password: "nope nope", csrfToken }, headers: { "x-auth-return-redirect": "1" } });
+  });
+  add("GET /callback/credentials (credentials take POST only)", (s) => s.fresh().req("GET", `/callback/credentials?email=${encodeURIComponent(pw.email)}&password=x`));
+  add("POST /signin/credentials with CSRF, JSON mode", async (s) => {
+    const csrfToken = await s.fresh().csrf();
+    return s.req("POST", "/signin/credentials", { form: { csrfToken, json: "true" } });
+  });
+  add("GET /error?error=CredentialsSignin", (s) => s.fresh().req("GET", "/error?error=CredentialsSignin&provider=credentials"));
+  add("GET /signin?error=CredentialsSignin", (s) => s.fresh().req("GET", "/signin?error=CredentialsSignin"));
   if (pair.short) {
-    const keep = new Set(["GET /csrf without cookies", "GET /providers", "GET /session without cookies", "POST /signin/idp with CSRF (form, 302 to the IdP)", "POST /signin/idp with a wrong csrfToken, JSON mode", "POST /signin/email with CSRF, JSON mode", "e-mail link: message and link format", "GET e-mail link (fresh browser)", "GET e-mail link (requesting browser)", "OIDC sign-in: callback response", "GET /session signed in", "POST /signout with CSRF, JSON mode", "GET /error?error=Verification", "GET /error?error=OAuthSignin", "GET /signin", "GET /signout", "GET /nope (unknown action)"]);
+    const keep = new Set(["POST /callback/credentials with CSRF, JSON mode (right password)", "GET /session after the password sign-in", "POST /callback/credentials with a wrong password, JSON mode", "GET /csrf without cookies", "GET /providers", "GET /session without cookies", "POST /signin/idp with CSRF (form, 302 to the IdP)", "POST /signin/idp with a wrong csrfToken, JSON mode", "POST /signin/email with CSRF, JSON mode", "e-mail link: message and link format", "GET e-mail link (fresh browser)", "GET e-mail link (requesting browser)", "OIDC sign-in: callback response", "GET /session signed in", "POST /signout with CSRF, JSON mode", "GET /error?error=Verification", "GET /error?error=OAuthSignin", "GET /signin", "GET /signout", "GET /nope (unknown action)"]);
     return S.filter((x) => keep.has(x.name));
   }
   return S;
@@ -302,6 +353,7 @@ export async function run(t, ctx) {
     const b = await ctx.server(`diff B ${pair.name}`);
     if (!a || !b) continue;
     const scope = t.scope(`diff [${pair.name}] `);
+    if (pair.credentials) await scope.check("latchkey users create --password-stdin (the credentials scenarios' user)", () => createPasswordUser(a));
     const A = new Side(a, ctx);
     const B = new Side(b, ctx);
     const c = { ...ctx, sideA: A, sideB: B };

@@ -29,7 +29,7 @@ export const KNOWN = [
   },
   {
     id: "csrf-rotates-at-sign-in",
-    scenario: /^(OIDC sign-in: callback response|GET e-mail link \((fresh|requesting) browser\))$/,
+    scenario: /^(OIDC sign-in: callback response|GET e-mail link \((fresh|requesting) browser\)|POST \/callback\/credentials .*\(.*right password\))$/,
     path: /^cookies\.next-auth\.csrf-token$/,
     // One new CSRF cookie where v4 sends none (or its init cookie); two Set-Cookies
     // for the same name in one response are not accepted (RFC 6265 §4.1.1).
@@ -115,7 +115,7 @@ export const KNOWN = [
   },
   {
     id: "jwt-reissued-per-update-age",
-    scenario: /^(GET \/session signed in|POST \/session \(update\) with CSRF)$/,
+    scenario: /^(GET \/session signed in|POST \/session \(update\) with CSRF|GET \/session after the password sign-in)$/,
     path: /^cookies\.next-auth\.session-token$/,
     // v4 re-encodes the JWT on every call: one Set-Cookie, a JWE expiring in
     // max_age (30 days). latchkey sends none for a token issued within
@@ -132,6 +132,36 @@ export const KNOWN = [
     path: /^headers\.cache-control$/,
     when: (d) => d.a === "no-store" && absent(d.b),
     reason: "latchkey's built-in pages (sign-in, sign-out, error, verify-request) send Cache-Control: no-store: they embed the CSRF token or set the CSRF and callback-url cookies, which a shared cache must not hand to the next visitor; next-auth v4's pages send no Cache-Control. /csrf and /session keep v4's exact headers",
+  },
+  {
+    id: "credentials-database-sessions",
+    scenario: /^(POST \/callback\/credentials .*right password\)|GET \/session after the password sign-in)$/,
+    path: /^(body\.(user|expires)|cookies\.next-auth\.session-token\.(value|expires|maxAge))$/,
+    // Only the database strategy: latchkey's cookie is a session row's token
+    // (a UUID) and GET /session finds the user; v4's is a JWT its database
+    // strategy cannot read, so its /session is {} and clears the cookie.
+    when: (d) => {
+      switch (d.path) {
+        case "body.user":
+          return d.a?.email === "pat@example.com" && absent(d.b);
+        case "body.expires":
+          return d.a === "<date now+30d>" && absent(d.b);
+        case "cookies.next-auth.session-token.value":
+          return d.a === "<uuid>" && (d.b === "<jwe>" || d.b === "");
+        case "cookies.next-auth.session-token.expires":
+          return d.a === "+30d" && absent(d.b);
+        default: // maxAge: v4 clears the cookie it cannot read
+          return absent(d.a) && d.b === 0;
+      }
+    },
+    reason: "password sign-in works with database sessions in latchkey: a session row and its token, as for every other provider. next-auth v4 refuses credentials-only setups with the database strategy and, beside other providers, writes a JWT cookie that its database strategy cannot read, so the user is never signed in (nextauthjs/next-auth#3729)",
+  },
+  {
+    id: "credentials-callback-get-400",
+    scenario: /^GET \/callback\/credentials/,
+    path: /^(status|body|cookies\.next-auth\.(csrf-token|callback-url))$/,
+    when: (d) => (d.path === "status" ? d.a === 400 && d.b === 500 : d.path === "body" ? /not supported/.test(d.a) : absent(d.a)),
+    reason: "a GET of a credentials provider's callback gets latchkey's 400 \"not supported\" (as any unsupported action) before any cookie is set; next-auth v4 answers 500 \"Callback for provider type credentials not supported\" with its init cookies. Nothing is signed in either way",
   },
 ];
 

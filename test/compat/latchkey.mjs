@@ -1,6 +1,6 @@
 // Build the latchkey binary and start instances of it with a temporary
 // database and a generated config.yaml, alone or several behind a proxy.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,8 +30,10 @@ export function latchkeyBinary() {
 }
 
 /** config.yaml for one instance. */
-export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "" }) {
+export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false }) {
   const q = (s) => JSON.stringify(String(s));
+  // credentials: an e-mail + password provider after the others (credentials.mjs).
+  const creds = credentials ? "  - type: credentials\n" : "";
   return `providers:
   - id: idp
     type: oidc
@@ -43,7 +45,7 @@ export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, 
     type: email
     server: ${q(smtpUrl)}
     from: ${q(from)}
-session:
+${creds}session:
   strategy: ${strategy}
   max_age: ${maxAge}
   update_age: ${updateAge}
@@ -89,7 +91,15 @@ async function startOne({ bin, port, basePath = "/api/auth", secret, config, dir
   };
   const proc = spawnLogged(bin, ["--config", configFile], { env, cwd: dir, logFile: log });
   await waitHttp(proc, `${base}/providers`, log);
-  return { name, base, origin, port, dir, log, proc, logTail: (n) => logTail(log, n), stop: () => stopChild(proc) };
+  // An admin command (`latchkey users ...`) on this instance's config and database; input is its stdin.
+  const admin = (args, input = "") =>
+    new Promise((resolve) => {
+      const child = execFile(bin, ["--config", configFile, ...args], { env, cwd: dir, timeout: 20000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? (err.code ?? 1) : 0, stdout, stderr }),
+      );
+      child.stdin.end(input);
+    });
+  return { name, base, origin, port, dir, log, proc, admin, logTail: (n) => logTail(log, n), stop: () => stopChild(proc) };
 }
 
 const LETTERS = "ABCDEFGH";
@@ -117,6 +127,7 @@ async function startBehindProxy({ instances, port, basePath = "/api/auth", dir, 
     dir,
     backends,
     proxy,
+    admin: (...a) => backends[0].admin(...a), // they share the database
     logTail: (n) => backends.map((b) => `--- ${b.name} ---\n${b.logTail(n)}`).join("\n"),
     async stop() {
       unregister();

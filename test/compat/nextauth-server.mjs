@@ -5,11 +5,12 @@
 // Run as a child process (NEXTAUTH_URL is process-wide and read per request):
 //   NEXTAUTH_REF_CONFIG='{"port":..,"url":"http://127.0.0.1:P/api/auth",...}' node nextauth-server.mjs
 // Config keys: port, url, secret, strategy ("jwt"|"database"), issuer,
-// clientId, clientSecret, smtpUrl, from, maxAge, updateAge.
+// clientId, clientSecret, smtpUrl, from, maxAge, updateAge, credentials.
 // Prints "ready <port>" on stdout when listening.
 import http from "node:http";
 import querystring from "node:querystring";
 import { createRequire } from "node:module";
+import { PASSWORD_USER } from "./credentials.mjs";
 
 const require = createRequire(import.meta.url);
 
@@ -121,8 +122,22 @@ export function authOptions(cfg) {
         },
       },
       EmailProvider({ server: cfg.smtpUrl, from: cfg.from }),
+      ...(cfg.credentials ? [passwordProvider()] : []),
     ],
   };
+}
+
+/** next-auth's Credentials provider accepting PASSWORD_USER only, as latchkey's user table would. */
+function passwordProvider() {
+  const CredentialsProvider = require("next-auth/providers/credentials").default;
+  return CredentialsProvider({
+    credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
+    async authorize(c) {
+      const email = String(c?.email ?? "").trim().toLowerCase();
+      if (email !== PASSWORD_USER.email || c?.password !== PASSWORD_USER.password) return null;
+      return { id: "pat", email, name: null, image: null };
+    },
+  });
 }
 
 /** Parse a Cookie header like Next.js does (values percent-decoded). */

@@ -27,6 +27,7 @@ const SUITES = {
   client: () => import("./client.test.mjs"),
   diff: () => import("./diff.test.mjs"),
   browser: () => import("./browser.test.mjs"),
+  passwords: () => import("./passwords.test.mjs"),
   rotation: () => import("./rotation.test.mjs"),
   forwardauth: () => import("./forwardauth.test.mjs"),
   nextjs: () => import("./nextjs.test.mjs"),
@@ -61,7 +62,7 @@ let pgStarting = null;
 try {
   const modules = {};
   for (const s of chosen) modules[s] = await SUITES[s]();
-  // A spec is one server the suites talk to: {id, kind, strategy, basePath, cookieStyle,
+  // A spec is one server the suites talk to: {id, kind, strategy, basePath, cookieStyle, credentials,
   // database ("sqlite", the default, or "postgres"), instances (latchkey processes behind
   // one round-robin proxy, default 1)}. Its port and base are the proxy's when instances > 1.
   const specs = chosen.flatMap((s) => modules[s].plan(target));
@@ -115,12 +116,12 @@ try {
             startLatchkey({
               bin, port: s.port, basePath: s.basePath ?? "/api/auth", secret, dir, name: s.id,
               instances: s.instances ?? 1, databaseUrl: await databaseUrl(s, slug),
-              config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle }),
+              config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle, credentials: s.credentials }),
             }))()
         : Promise.reject(new Error("latchkey was not built"));
     } else {
       p = spawnReference(
-        { port: s.port, url: s.base, secret, strategy: s.strategy, issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM },
+        { port: s.port, url: s.base, secret, strategy: s.strategy, issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, credentials: s.credentials },
         { dir, name: s.id },
       );
     }

@@ -1,0 +1,87 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/password"
+	"github.com/latchkey-auth/latchkey/app/signin"
+)
+
+// credentialsCallback is POST {base}/callback/{credentials} (the route has
+// checked CSRF): the v4 client's signIn("credentials", {email, password})
+// and the sign-in page's password form. The rules are in
+// signin.SignInWithPassword; this is the wire: next-auth's answers, whose
+// status depends on the outcome (credentialsRefused).
+func (a *App) credentialsCallback(c echo.Context, rq *request, p config.Provider) error {
+	out, err := a.core.SignInWithPassword(c.Request().Context(), a.browser(c), a.credentialsProvider(p), signin.PasswordLogin{
+		Email:    rq.form.Get("email"),
+		Password: rq.form.Get("password"),
+		ClientIP: c.RealIP(),
+	})
+	if err != nil {
+		return a.credentialsRefused(c, rq, p, err)
+	}
+	return a.afterSignIn(c, rq, out)
+}
+
+// credentialsProvider is what the rules need of p. Nothing in it holds
+// state (the hasher's dummy hash is a constant, the throttle's counters
+// are in the database), so it is made per sign-in.
+func (a *App) credentialsProvider(p config.Provider) signin.CredentialsProvider {
+	return signin.CredentialsProvider{
+		ID:        p.ID,
+		Hasher:    password.Default(),
+		Passwords: a.store,
+		Throttle:  signin.NewThrottle(a.store),
+	}
+}
+
+// credentialsRefused answers a refused password sign-in as next-auth v4's
+// credentials callback (next-auth/core/routes/callback.js):
+//
+//	CredentialsSignin: 401 {url: {base}/error?error=CredentialsSignin&provider={id}} in
+//	                   JSON mode, else a 302 there (GET /error bounces it to the sign-in
+//	                   page); the v5 client (X-Auth-Return-Redirect) gets v5's 200
+//	                   {url: {base}/signin?error=CredentialsSignin&code={id}}
+//	AccessDenied:      403 {url: {base}/error?error=AccessDenied} in JSON mode
+//
+// Anything else (the SignIn hook's redirect, a database failure) goes
+// through fail like any other action. The cause is logged once, with the
+// address masked, and the outcome counted (latchkey_signins_total).
+func (a *App) credentialsRefused(c echo.Context, rq *request, p config.Provider, err error) error {
+	code := signin.CodeOf(err)
+	var e *signin.Error
+	if !errors.As(err, &e) || e.Redirect != "" || (code != signin.CodeCredentialsSignin && code != signin.CodeAccessDenied) {
+		return a.fail(c, rq, err)
+	}
+	cause := err.Error()
+	if e.Cause != nil {
+		cause = e.Cause.Error()
+	}
+	a.countFailedSignIn(c, code)
+	a.log.Warn("password sign-in refused", "provider", p.ID, "code", string(code), "cause", cause, "request_id", requestIDOf(c))
+	if code == signin.CodeAccessDenied {
+		return a.sendStatusRedirect(c, rq, http.StatusForbidden, a.errorURL(code))
+	}
+	if rq.returnHeader && !rq.jsonMode {
+		to := a.base.URL("/signin") + "?" + url.Values{"error": {string(code)}, "code": {p.ID}}.Encode()
+		return a.sendRedirect(c, rq, to)
+	}
+	to := a.errorURL(code) + "&provider=" + url.QueryEscape(p.ID)
+	return a.sendStatusRedirect(c, rq, http.StatusUnauthorized, to)
+}
+
+// sendStatusRedirect is sendRedirect where v4's JSON mode carries the
+// status of the outcome (401, 403) rather than 200, as the credentials
+// callback's does.
+func (a *App) sendStatusRedirect(c echo.Context, rq *request, status int, to string) error {
+	if rq.jsonMode {
+		return c.JSON(status, map[string]string{"url": to})
+	}
+	return a.sendRedirect(c, rq, to)
+}

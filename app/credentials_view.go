@@ -1,0 +1,34 @@
+package app
+
+import (
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// Pages of the password flows, below the base path, linked from the
+// sign-in page's password form.
+const (
+	signupPath = "/signup" // create an account (only when the provider's signup is on)
+	resetPath  = "/reset"  // forgot password: ask for a reset link
+)
+
+// viewOf is a provider as the sign-in page shows it. A credentials form
+// posts to the callback, as next-auth's, and links to the sign-up and
+// reset pages.
+func (a *App) viewOf(p config.Provider, info providerInfo) views.Provider {
+	v := views.Provider{ID: p.ID, Name: info.Name, Type: p.Type, SigninURL: info.SigninURL}
+	if p.Type == config.TypeWebAuthn {
+		v.CallbackURL, v.OptionsURL = info.CallbackURL, a.base.URL("/webauthn-options/"+p.ID)
+	}
+	if p.Type == config.TypeCredentials {
+		v.CallbackURL = info.CallbackURL
+		if !a.cfg.SendsMail() { // no links to send: no sign-up, no reset
+			return v
+		}
+		v.ResetURL = a.base.URL(resetPath)
+		if p.SignupEnabled() {
+			v.SignupURL = a.base.URL(signupPath)
+		}
+	}
+	return v
+}

@@ -1,0 +1,46 @@
+package password
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// MaxInputBytes bounds a password before anything else looks at it. The
+// policy allows 128 characters; NFKC and multi-byte UTF-8 make that up to
+// a few hundred bytes, so 1 KiB refuses nothing legitimate while keeping a
+// 1 MB body from reaching NFKC or Argon2.
+const MaxInputBytes = 1024
+
+// Refusal is a password this package refuses. Its text is a sentence
+// written for the user, so pages show it as it is (which is why it is not
+// a plain errors.New: Go error strings are not sentences).
+type Refusal struct{ msg string }
+
+func (r *Refusal) Error() string { return r.msg }
+
+// Input errors: the password could not be read at all.
+var (
+	ErrEmpty       = &Refusal{"Enter a password."}
+	ErrInputTooBig = &Refusal{"The password is too long."}
+	ErrInvalidUTF8 = &Refusal{"The password contains bytes that are not valid text (UTF-8)."}
+	ErrNUL         = &Refusal{"The password must not contain a NUL character."}
+)
+
+// Normalize checks raw is a readable password and returns its NFKC form,
+// the form that is hashed and measured. The checks are cheap and run in
+// this order: empty, over MaxInputBytes, invalid UTF-8, NUL.
+func Normalize(raw string) (string, error) {
+	switch {
+	case raw == "":
+		return "", ErrEmpty
+	case len(raw) > MaxInputBytes:
+		return "", ErrInputTooBig
+	case !utf8.ValidString(raw):
+		return "", ErrInvalidUTF8
+	case strings.IndexByte(raw, 0) >= 0:
+		return "", ErrNUL
+	}
+	return norm.NFKC.String(raw), nil
+}

@@ -1,0 +1,85 @@
+package password
+
+import (
+	"bufio"
+	_ "embed"
+	"strings"
+	"unicode/utf8"
+)
+
+// Policy errors: the password is readable but not acceptable as a new
+// password.
+var (
+	ErrTooShort    = &Refusal{"The password must be at least 8 characters long."}
+	ErrTooLong     = &Refusal{"The password must be at most 128 characters long."}
+	ErrCommon      = &Refusal{"This password is one of the most commonly used passwords. Choose another."}
+	ErrEqualsEmail = &Refusal{"The password must not be your e-mail address."}
+)
+
+// Length bounds in characters (runes after NFKC), per NIST SP 800-63B
+// §5.1.1.2: at least 8, and verifiers should accept at least 64; 128 keeps
+// the hashing input small.
+const (
+	MinRunes = 8
+	MaxRunes = 128
+)
+
+// commonList is the passwords frequency list of zxcvbn 4.4.2 (MIT, Dropbox;
+// see README.md beside it), lower-cased, keeping the 11,611 entries of 8
+// or more characters (shorter ones are refused by length anyway).
+//
+//go:embed common-passwords.txt
+var commonList string
+
+// Policy checks a new password against NIST SP 800-63B §5.1.1.2: 8–128
+// characters after NFKC, any characters (spaces, emoji, any script), no
+// composition rules, not one of the most common passwords, and not the
+// account's own e-mail address or its local part. Checks compare
+// lower-cased, so "PassWord1" is as common as "password1".
+type Policy struct {
+	common map[string]struct{}
+}
+
+// NewPolicy parses the embedded list once; keep the Policy and share it
+// (it is read-only, safe for concurrent use).
+func NewPolicy() *Policy {
+	p := &Policy{common: make(map[string]struct{}, 12000)}
+	sc := bufio.NewScanner(strings.NewReader(commonList))
+	for sc.Scan() {
+		if w := sc.Text(); w != "" {
+			p.common[w] = struct{}{}
+		}
+	}
+	return p
+}
+
+// CommonCount is how many passwords the policy refuses as common.
+func (p *Policy) CommonCount() int { return len(p.common) }
+
+// Check returns nil when pw is acceptable as a new password for the
+// account with the given e-mail address (may be empty), else the first
+// rule it breaks: an input error of Normalize, ErrTooShort, ErrTooLong,
+// ErrEqualsEmail or ErrCommon.
+func (p *Policy) Check(pw, email string) error {
+	n, err := Normalize(pw)
+	if err != nil {
+		return err
+	}
+	switch runes := utf8.RuneCountInString(n); {
+	case runes < MinRunes:
+		return ErrTooShort
+	case runes > MaxRunes:
+		return ErrTooLong
+	}
+	lower := strings.ToLower(n)
+	if email = strings.ToLower(strings.TrimSpace(email)); email != "" {
+		local, _, _ := strings.Cut(email, "@")
+		if lower == email || lower == local {
+			return ErrEqualsEmail
+		}
+	}
+	if _, ok := p.common[lower]; ok {
+		return ErrCommon
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// The signed-in password page. A user with a password changes it by typing
+// the current one. A user without one (signed up with OAuth or an e-mail
+// link) gets a reset link mailed to their address: the session alone does
+// not set a password, since a borrowed or stolen session must not be
+// turned into a lasting credential; the inbox re-verifies the person.
+// Either way every session of the user ends and the person signs in again.
+
+// accountUser is the signed-in user of the request. Without one, or when
+// the page is off or the database fails, it has answered (answered true,
+// and err is the answer's).
+func (a *App) accountUser(c echo.Context) (u *models.User, answered bool, err error) {
+	if !a.pw.enabled {
+		return nil, true, echo.ErrNotFound
+	}
+	ctx := c.Request().Context()
+	id, err := a.browser(c).SignedInUser(ctx)
+	if err == nil && id != "" {
+		u, err = a.store.UserByID(ctx, id)
+	}
+	switch {
+	case errors.Is(err, models.ErrNotFound) || err == nil && u == nil:
+		return nil, true, a.toSignIn(c)
+	case err != nil:
+		return nil, true, a.tryLater(c, "account page", err)
+	}
+	return u, false, nil
+}
+
+// toSignIn sends a browser without a session to the sign-in page, back here
+// afterwards.
+func (a *App) toSignIn(c echo.Context) error {
+	back := a.base.URL("/account/password")
+	return c.Redirect(http.StatusFound, a.base.URL("/signin")+"?"+url.Values{"callbackUrl": {back}}.Encode())
+}
+
+// getAccountPassword is the page.
+func (a *App) getAccountPassword(c echo.Context, rq *request) error {
+	return a.accountPage(c, rq, http.StatusOK, csrfMessage(c))
+}
+
+// accountPage renders the page for the signed-in user with a message.
+func (a *App) accountPage(c echo.Context, rq *request, status int, msg string) error {
+	u, answered, err := a.accountUser(c)
+	if answered {
+		return err
+	}
+	hash, err := a.store.PasswordHash(c.Request().Context(), u.ID)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return a.tryLater(c, "account page", err)
+	}
+	d := a.passwordForm(rq, "Your password", "/account/password")
+	d.Email, d.HasPassword, d.Error = deref(u.Email), hash != "", msg
+	return render(c, status, views.AccountPasswordPage(d))
+}
+
+// postAccountPassword changes the password, or mails the link that adds one.
+func (a *App) postAccountPassword(c echo.Context, rq *request) error {
+	u, answered, err := a.accountUser(c)
+	if answered {
+		return err
+	}
+	ctx := c.Request().Context()
+	old, err := a.store.PasswordHash(ctx, u.ID)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return a.addPasswordByEmail(c, rq, u)
+	case err != nil:
+		return a.tryLater(c, "account page", err)
+	}
+	switch status := a.checkPassword(c, deref(u.Email), old, rq.form.Get("currentPassword")); status {
+	case http.StatusTooManyRequests:
+		return a.accountPage(c, rq, status, msgThrottled)
+	case http.StatusBadRequest:
+		return a.accountPage(c, rq, status, "The current password is wrong.")
+	}
+	pw := rq.form.Get("password")
+	if err := a.pw.policy.Check(pw, deref(u.Email)); err != nil {
+		a.log.Info("password change refused: password policy", "reason", err.Error())
+		return a.accountPage(c, rq, http.StatusBadRequest, policyMessage(err))
+	}
+	hash, err := a.pw.hasher.Hash(pw)
+	if err != nil {
+		return a.accountPage(c, rq, http.StatusBadRequest, policyMessage(err))
+	}
+	at := a.now()
+	ended, err := a.store.ChangePassword(ctx, u.ID, old, hash, at)
+	switch {
+	case errors.Is(err, models.ErrConflict): // changed by another request meanwhile
+		return a.accountPage(c, rq, http.StatusConflict, "Your password was changed meanwhile. Please try again.")
+	case err != nil:
+		return a.tryLater(c, "password change", err)
+	}
+	a.log.Info("password changed", "user", u.ID, "database_sessions_ended", ended)
+	a.sessionsEnded(ctx, at)
+	return a.passwordChanged(c, rq)
+}
+
+// addPasswordByEmail mails the signed-in user a link to set a password.
+func (a *App) addPasswordByEmail(c echo.Context, rq *request, u *models.User) error {
+	ctx := c.Request().Context()
+	can, err := a.canTakePassword(ctx, u)
+	switch {
+	case err != nil:
+		return a.tryLater(c, "add password", err)
+	case !can || !a.pw.canMail:
+		return a.accountPage(c, rq, http.StatusBadRequest, "This account has no confirmed email address that a password could be used with.")
+	}
+	ok, err := a.allowMail(c, *u.Email)
+	switch {
+	case err != nil:
+		return a.tryLater(c, "add password limits", err)
+	case !ok:
+		return a.accountPage(c, rq, http.StatusTooManyRequests, msgRateLimited)
+	}
+	if err := a.sendResetLink(ctx, u.ID, *u.Email); err != nil {
+		return a.tryLater(c, "add password", err)
+	}
+	return a.checkEmail(c, "Open the link in the email we sent to choose your password. It works once, for "+resetLinkLife+".")
+}

@@ -1,0 +1,241 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/password"
+	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// The account pages of the credentials provider (README "Passwords"):
+//
+//	GET/POST {base}/signup            e-mail + password → a confirmation link by e-mail
+//	GET/POST {base}/signup/verify     the link's page: the password again → the account exists
+//	GET/POST {base}/reset             e-mail → a reset link by e-mail
+//	GET/POST {base}/reset/confirm     the link's page: a new password → every session ends
+//	GET/POST {base}/account/password  signed in: change it (current one asked), or add one by e-mail link
+//
+// Links are e-mail tokens as the magic links' (random, stored hashed,
+// single use, short-lived, rows in verification_tokens), under identifiers
+// and hashes of their own, so no link of one flow works in another or as a
+// sign-in link. Opening a link changes nothing: its page's POST does.
+
+// Link lifetimes: a sign-up confirmation may wait for the next day; a reset
+// link is a bearer credential for the account and lives half an hour.
+const (
+	signUpLinkMaxAge = 24 * time.Hour
+	resetLinkMaxAge  = 30 * time.Minute
+	resetLinkLife    = "30 minutes"
+)
+
+// Token purposes: each flow hashes its tokens under its own prefix.
+const (
+	purposeSignUp = "password-signup:"
+	purposeReset  = "password-reset:"
+)
+
+// passwordFlows is what the account pages need, built once by New.
+type passwordFlows struct {
+	enabled bool   // a credentials provider is configured
+	id      string // its id, as the SignIn hook sees it
+	signUp  bool   // and its sign-up is on
+	mail    accountMailer
+	canMail bool // an e-mail provider exists: sign-up, reset and adding a password need it
+	hasher  *password.Hasher
+	policy  *password.Policy
+	// throttle counts wrong current passwords on the account page, in the
+	// password sign-in's buckets: guessing there is guessing at sign-in.
+	throttle *signin.Throttle
+}
+
+// buildPasswordFlows prepares the account pages from the config.
+func (a *App) buildPasswordFlows() *passwordFlows {
+	f := &passwordFlows{hasher: password.Default(), policy: password.NewPolicy(), throttle: signin.NewThrottle(a.store)}
+	f.mail, f.canMail = a.newAccountMailer()
+	p, ok := a.cfg.Credentials()
+	f.enabled, f.id, f.signUp = ok, p.ID, ok && p.SignupEnabled()
+	return f
+}
+
+// passwordRoutes registers the account pages. Every route exists whatever
+// the config; a page that is off answers like an unknown action.
+func (a *App) passwordRoutes(get func(string, echo.HandlerFunc, ...echo.MiddlewareFunc), post func(string, action, action, ...echo.MiddlewareFunc)) {
+	get("/signup", a.withRequest(a.getSignUp))
+	post("/signup", a.postSignUp, a.retryPasswordPage("/signup"))
+	get("/signup/verify", a.withRequest(a.getSignUpVerify))
+	post("/signup/verify", a.postSignUpVerify, a.signUpVerifyPage(http.StatusForbidden, msgExpired))
+	get("/reset", a.withRequest(a.getReset))
+	post("/reset", a.postReset, a.retryPasswordPage("/reset"))
+	get("/reset/confirm", a.withRequest(a.getResetConfirm))
+	post("/reset/confirm", a.postResetConfirm, a.resetConfirmPage(http.StatusForbidden, msgExpired))
+	get("/account/password", a.withRequest(a.getAccountPassword))
+	post("/account/password", a.postAccountPassword, a.retryPasswordPage("/account/password"))
+}
+
+// Messages shown on the pages; none says whether an address has an account.
+const (
+	msgExpired     = "Your request expired. Please try again."
+	msgBadAddress  = "Enter a valid email address."
+	msgRateLimited = "Too many requests. Please wait a few minutes and try again."
+	msgDeadLink    = "This link is invalid, expired or already used."
+	msgTryLater    = "Something went wrong on our side. Please try again later."
+)
+
+// retryPasswordPage is the CSRF answer of the form pages: back to the page
+// with ?csrf=true, as the sign-in page.
+func (a *App) retryPasswordPage(page string) action {
+	return func(c echo.Context, rq *request) error {
+		return c.Redirect(http.StatusFound, a.base.URL(page)+"?csrf=true")
+	}
+}
+
+// csrfMessage is the form pages' message after a CSRF retry.
+func csrfMessage(c echo.Context) string {
+	if c.QueryParam("csrf") == "true" {
+		return msgExpired
+	}
+	return ""
+}
+
+// passwordForm is the data every password page starts from.
+func (a *App) passwordForm(rq *request, title, action string) views.PasswordForm {
+	return views.PasswordForm{
+		Page:        a.page(title),
+		Action:      a.base.URL(action),
+		CSRFToken:   rq.csrfToken,
+		CallbackURL: rq.callbackURL,
+		Host:        hostOf(a.base.Origin),
+		SignInURL:   a.base.URL("/signin") + "?" + url.Values{"callbackUrl": {rq.callbackURL}}.Encode(),
+	}
+}
+
+// notice renders a page that only tells.
+func (a *App) notice(c echo.Context, status int, n views.PasswordNotice) error {
+	if n.Page.Title == "" {
+		n.Page = a.page(n.Heading)
+	}
+	return render(c, status, views.PasswordNoticePage(n))
+}
+
+// deadLink is the answer to an unknown, spent or expired link, or a page
+// whose flow is off.
+func (a *App) deadLink(c echo.Context, again string) error {
+	return a.notice(c, http.StatusBadRequest, views.PasswordNotice{
+		Heading: "Link not valid", Lines: []string{msgDeadLink},
+		LinkURL: a.base.URL(again), LinkText: "Start again",
+	})
+}
+
+// linkFailed answers a failed look-up of a link: dead (unknown, spent,
+// expired) or the database failing.
+func (a *App) linkFailed(c echo.Context, err error, again string) error {
+	if errors.Is(err, models.ErrNotFound) {
+		return a.deadLink(c, again)
+	}
+	return a.tryLater(c, again+" link", err)
+}
+
+// linkToken is the e-mailed link's token: posted with the page's form, or
+// in the link's query.
+func linkToken(c echo.Context, rq *request) string {
+	if t := rq.form.Get("token"); t != "" {
+		return t
+	}
+	return c.QueryParam("token")
+}
+
+// tryLater is the answer when the database or the mail server fails; the
+// cause is logged (never an address or a token).
+func (a *App) tryLater(c echo.Context, what string, err error) error {
+	a.log.Error("password flow failed", "step", what, "err", err)
+	return a.notice(c, http.StatusServiceUnavailable, views.PasswordNotice{Heading: "Try again later", Lines: []string{msgTryLater}})
+}
+
+// flowTokenHashes are the stored hashes of a flow's token, one per secret
+// (the first is stored, any matches: secret rotation).
+func (a *App) flowTokenHashes(purpose, token string) []string {
+	return email.HashTokens(purpose+token, a.cfg.Secrets())
+}
+
+// newFlowLink makes a token for a flow and its link to page.
+func (a *App) newFlowLink(purpose, page string) (hash, link string) {
+	token := email.NewToken()
+	return a.flowTokenHashes(purpose, token)[0], a.base.URL(page) + "?" + url.Values{"token": {token}}.Encode()
+}
+
+// allowMail counts one e-mail to addr against the limits; ok false is a
+// refusal (logged), err that the limits could not be read.
+func (a *App) allowMail(c echo.Context, addr string) (bool, error) {
+	l := a.pw.mail.limits
+	if l == nil {
+		return true, nil
+	}
+	ok, why, err := l.Allow(c.Request().Context(), addr, c.RealIP(), a.now())
+	if err == nil && !ok {
+		a.log.Warn("password flow e-mail refused", "path", c.Request().URL.Path, "reason", why)
+	}
+	return ok, err
+}
+
+// sessionsEnded waits, after every session of a user signed in up to at
+// was revoked, until the second after at has begun: a session remembers
+// its sign-in in whole seconds and the revocation ends the whole second
+// (models.RevokeSessions), so a sign-in that follows at once would
+// otherwise be ended too. It first reloads this instance's copy of the
+// revocations, so they apply here at once; other instances follow within
+// session.revocation_poll.
+func (a *App) sessionsEnded(ctx context.Context, at time.Time) {
+	if err := a.loadRevocations(ctx); err != nil {
+		a.log.Warn("session revocations not reloaded; the poll will", "err", err)
+	}
+	wait := at.Truncate(time.Second).Add(time.Second).Sub(at)
+	if at.Equal(at.Truncate(time.Second)) {
+		return
+	}
+	select {
+	case <-time.After(min(wait, time.Second)):
+	case <-ctx.Done():
+	}
+}
+
+// msgThrottled answers a password check the throttle refused.
+const msgThrottled = "Too many wrong passwords. Please wait a few minutes and try again."
+
+// checkPassword checks pw against an account's hash in the password
+// sign-in's throttle buckets (guessing here is guessing there): 0 when it
+// matches, else the status of the refusal (429 throttled, 400 wrong) with
+// the failure counted.
+func (a *App) checkPassword(c echo.Context, addr, hash, pw string) int {
+	ctx, ip := c.Request().Context(), c.RealIP()
+	if err := a.pw.throttle.Check(ctx, addr, ip, a.now()); err != nil {
+		a.log.Warn("password check refused", "path", c.Request().URL.Path, "err", err)
+		return http.StatusTooManyRequests
+	}
+	if ok, _, err := a.pw.hasher.Verify(hash, pw); err == nil && ok {
+		return 0
+	}
+	a.log.Warn("password check refused: wrong password", "path", c.Request().URL.Path)
+	if err := a.pw.throttle.Failed(ctx, addr, ip, a.now()); err != nil {
+		a.log.Warn("wrong password not counted", "err", err)
+	}
+	return http.StatusBadRequest
+}
+
+// policyMessage is the text a refused password shows: the policy's own
+// (a *password.Refusal, written for users) or a generic one.
+func policyMessage(err error) string {
+	var r *password.Refusal
+	if errors.As(err, &r) {
+		return r.Error()
+	}
+	return "This password cannot be used. Choose another."
+}

@@ -1,0 +1,206 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// Password reset. POST /reset mails a reset link to an address that has
+// an account able to take a password, and a "there is no such account"
+// e-mail to any other: one look-up and one e-mail either way, and the same
+// page. The link (30 minutes, once) opens a form; its POST sets the new
+// password, marks the address verified (the link proved it) and ends every
+// session of the user, this browser's included, in one transaction. Then
+// the person signs in with the new password. The same link is how a user
+// without a password adds one (/account/password).
+
+func (a *App) resetOff() bool { return !a.pw.enabled || !a.pw.canMail }
+
+// getReset is the "forgot your password" form.
+func (a *App) getReset(c echo.Context, rq *request) error {
+	if a.resetOff() {
+		return echo.ErrNotFound
+	}
+	d := a.passwordForm(rq, "Reset your password", "/reset")
+	d.Email, d.Error = c.QueryParam("email"), csrfMessage(c)
+	return render(c, http.StatusOK, views.ResetRequestPage(d))
+}
+
+// postReset takes the form.
+func (a *App) postReset(c echo.Context, rq *request) error {
+	if a.resetOff() {
+		return echo.ErrNotFound
+	}
+	form := func(status int, addr, msg string) error {
+		d := a.passwordForm(rq, "Reset your password", "/reset")
+		d.Email, d.Error = addr, msg
+		return render(c, status, views.ResetRequestPage(d))
+	}
+	addr, err := email.Normalize(rq.form.Get("email"))
+	if err != nil {
+		return form(http.StatusBadRequest, "", msgBadAddress)
+	}
+	ok, err := a.allowMail(c, addr)
+	switch {
+	case err != nil:
+		return a.tryLater(c, "reset limits", err)
+	case !ok:
+		return form(http.StatusTooManyRequests, addr, msgRateLimited)
+	}
+	if err := a.sendReset(c.Request().Context(), addr); err != nil {
+		return a.tryLater(c, "reset", err)
+	}
+	return a.checkEmail(c, "If an account uses this address, the email we sent has a link to choose a new password. It works once, for "+resetLinkLife+".")
+}
+
+// sendReset mails addr its reset link, or the e-mail that says there is
+// no account that could use one.
+func (a *App) sendReset(ctx context.Context, addr string) error {
+	u, err := a.store.UserByEmail(ctx, addr)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return err
+	}
+	if err == nil {
+		can, err := a.canTakePassword(ctx, u)
+		if err != nil {
+			return err
+		}
+		if can {
+			return a.sendResetLink(ctx, u.ID, addr)
+		}
+	}
+	signUp := ""
+	if !a.signUpOff() {
+		signUp = a.base.URL("/signup")
+	}
+	return a.pw.mail.send(ctx, addr, views.ResetUnknownEmail(hostOf(a.base.Origin), signUp))
+}
+
+// canTakePassword applies the e-mail sign-in's rule (claimedWithoutProof):
+// a user whose address came unverified from an OAuth provider may belong
+// to whoever typed that address there, so the address's inbox gets no
+// password for it.
+func (a *App) canTakePassword(ctx context.Context, u *models.User) (bool, error) {
+	if u.Email == nil {
+		return false, nil
+	}
+	if u.EmailVerified != nil {
+		return true, nil
+	}
+	accounts, err := a.store.AccountsOf(ctx, u.ID)
+	return len(accounts) == 0, err
+}
+
+// sendResetLink stores a reset token for the user and mails its link.
+func (a *App) sendResetLink(ctx context.Context, userID, addr string) error {
+	tokenHash, link := a.newFlowLink(purposeReset, "/reset/confirm")
+	if err := a.store.CreatePasswordReset(ctx, userID, tokenHash, a.now().Add(resetLinkMaxAge)); err != nil {
+		return err
+	}
+	if err := a.pw.mail.send(ctx, addr, views.ResetEmail(hostOf(a.base.Origin), link, resetLinkLife)); err != nil {
+		if derr := a.store.DeletePasswordReset(ctx, userID, tokenHash); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return err
+	}
+	return nil
+}
+
+// pendingReset finds the live reset of a link's token and its user.
+func (a *App) pendingReset(c echo.Context, token string) (string, *models.User, error) {
+	if token == "" {
+		return "", nil, models.ErrNotFound
+	}
+	ctx := c.Request().Context()
+	for _, h := range a.flowTokenHashes(purposeReset, token) {
+		userID, err := a.store.PasswordResetByHash(ctx, h, a.now())
+		if errors.Is(err, models.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		u, err := a.store.UserByID(ctx, userID)
+		return h, u, err
+	}
+	return "", nil, models.ErrNotFound
+}
+
+// getResetConfirm is the link's page; opening it spends nothing.
+func (a *App) getResetConfirm(c echo.Context, rq *request) error {
+	return a.resetConfirmPage(http.StatusOK, "")(c, rq)
+}
+
+// resetConfirmPage renders the link's page with a message.
+func (a *App) resetConfirmPage(status int, msg string) action {
+	return func(c echo.Context, rq *request) error {
+		if a.resetOff() {
+			return echo.ErrNotFound
+		}
+		token := linkToken(c, rq)
+		_, u, err := a.pendingReset(c, token)
+		if err != nil {
+			return a.linkFailed(c, err, "/reset")
+		}
+		d := a.passwordForm(rq, "Choose a new password", "/reset/confirm")
+		d.Email, d.Token, d.Error = deref(u.Email), token, msg
+		return render(c, status, views.ResetPasswordPage(d))
+	}
+}
+
+// postResetConfirm sets the new password.
+func (a *App) postResetConfirm(c echo.Context, rq *request) error {
+	if a.resetOff() {
+		return echo.ErrNotFound
+	}
+	ctx := c.Request().Context()
+	pw := rq.form.Get("password")
+	tokenHash, u, err := a.pendingReset(c, rq.form.Get("token"))
+	if err != nil {
+		return a.linkFailed(c, err, "/reset")
+	}
+	if err := a.pw.policy.Check(pw, deref(u.Email)); err != nil {
+		a.log.Info("password reset refused: password policy", "reason", err.Error())
+		return a.resetConfirmPage(http.StatusBadRequest, policyMessage(err))(c, rq)
+	}
+	hash, err := a.pw.hasher.Hash(pw)
+	if err != nil {
+		return a.resetConfirmPage(http.StatusBadRequest, policyMessage(err))(c, rq)
+	}
+	at := a.now()
+	ended, err := a.store.CompletePasswordReset(ctx, u.ID, tokenHash, hash, at)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return a.deadLink(c, "/reset")
+	case err != nil:
+		return a.tryLater(c, "reset", err)
+	}
+	a.log.Info("password reset", "user", u.ID, "database_sessions_ended", ended)
+	a.sessionsEnded(ctx, at)
+	return a.passwordChanged(c, rq)
+}
+
+// passwordChanged is the answer of a reset or change: every session of the
+// user has ended, this one included; the button signs in again.
+func (a *App) passwordChanged(c echo.Context, rq *request) error {
+	d := a.passwordForm(rq, "", "")
+	return a.notice(c, http.StatusOK, views.PasswordNotice{
+		Heading: "Password changed",
+		Lines:   []string{"Every session of your account has ended, on every device. Sign in with your new password."},
+		LinkURL: d.SignInURL, LinkText: "Sign in",
+	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

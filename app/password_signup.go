@@ -1,0 +1,197 @@
+package app
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// Sign-up. Nothing about an account is written before its address is
+// proved: POST /signup stores only a pending sign-up (the link's token hash
+// and the password's hash) and mails the link; an address that has an
+// account gets a "you already have one" e-mail instead, and the page is the
+// same byte for byte. The link's page asks for the password again, so only
+// the person who chose it can finish: someone who signs up with a victim's
+// address cannot get the victim to adopt their password by clicking
+// (account pre-hijacking), and creates nothing the victim would meet when
+// signing in any other way.
+
+func (a *App) signUpOff() bool { return !a.pw.enabled || !a.pw.signUp || !a.pw.canMail }
+
+// getSignUp is the sign-up form.
+func (a *App) getSignUp(c echo.Context, rq *request) error {
+	if a.signUpOff() {
+		return echo.ErrNotFound
+	}
+	d := a.passwordForm(rq, "Create an account", "/signup")
+	d.Error = csrfMessage(c)
+	return render(c, http.StatusOK, views.SignUpPage(d))
+}
+
+// signUpForm shows the form again with a refusal.
+func (a *App) signUpForm(c echo.Context, rq *request, status int, addr, msg string) error {
+	d := a.passwordForm(rq, "Create an account", "/signup")
+	d.Email, d.Error = addr, msg
+	return render(c, status, views.SignUpPage(d))
+}
+
+// postSignUp takes the form: address and password are checked (the same
+// for every address), the password hashed (always: the same work for
+// every address), then one e-mail goes out, whichever fits.
+func (a *App) postSignUp(c echo.Context, rq *request) error {
+	if a.signUpOff() {
+		return echo.ErrNotFound
+	}
+	ctx := c.Request().Context()
+	typed, pw := rq.form.Get("email"), rq.form.Get("password")
+	addr, err := email.Normalize(typed)
+	if err != nil {
+		return a.signUpForm(c, rq, http.StatusBadRequest, "", msgBadAddress)
+	}
+	if err := a.pw.policy.Check(pw, addr); err != nil {
+		a.log.Info("sign-up refused: password policy", "reason", err.Error())
+		return a.signUpForm(c, rq, http.StatusBadRequest, addr, policyMessage(err))
+	}
+	// The SignIn hook (callbacks.allowed_email_domains, or an operator's
+	// own) is asked first, about the address alone: an account it would
+	// never let in is not made. Its user is the stand-in of a new address
+	// whether or not one exists, so its answer tells nothing about that.
+	standIn := models.User{ID: addr, Email: &addr}
+	if allow, _ := a.hooks.SignIn(ctx, signin.SignInInput{User: standIn, Provider: a.pw.id, Type: config.TypeCredentials,
+		Email: addr, EmailVerified: true, VerificationRequest: true}); !allow {
+		a.log.Info("sign-up refused by the SignIn hook")
+		return a.signUpForm(c, rq, http.StatusBadRequest, addr, "This email address cannot be used to sign up here.")
+	}
+	ok, err := a.allowMail(c, addr)
+	switch {
+	case err != nil:
+		return a.tryLater(c, "sign-up limits", err)
+	case !ok:
+		return a.signUpForm(c, rq, http.StatusTooManyRequests, addr, msgRateLimited)
+	}
+	hash, err := a.pw.hasher.Hash(pw)
+	if err != nil { // the policy has read it: not expected
+		return a.signUpForm(c, rq, http.StatusBadRequest, addr, policyMessage(err))
+	}
+	_, err = a.store.UserByEmail(ctx, addr)
+	switch {
+	case err == nil:
+		err = a.pw.mail.send(ctx, addr, views.SignUpExistingEmail(hostOf(a.base.Origin), a.base.URL("/reset")))
+	case errors.Is(err, models.ErrNotFound):
+		err = a.sendSignUpLink(c, addr, hash)
+	}
+	if err != nil {
+		return a.tryLater(c, "sign-up", err)
+	}
+	return a.checkEmail(c, "Open the link in the email we sent to finish creating your account. "+
+		"If you already have an account, the email says how to sign in.")
+}
+
+// sendSignUpLink stores the pending sign-up and mails its link; a failed
+// delivery removes the row again.
+func (a *App) sendSignUpLink(c echo.Context, addr, hash string) error {
+	ctx := c.Request().Context()
+	tokenHash, link := a.newFlowLink(purposeSignUp, "/signup/verify")
+	if err := a.store.CreatePasswordSignUp(ctx, addr, tokenHash, hash, a.now().Add(signUpLinkMaxAge)); err != nil {
+		return err
+	}
+	if err := a.pw.mail.send(ctx, addr, views.SignUpEmail(hostOf(a.base.Origin), link)); err != nil {
+		if derr := a.store.DeletePasswordSignUp(ctx, tokenHash); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return err
+	}
+	return nil
+}
+
+// checkEmail is the answer to every sign-up or reset request that was
+// taken: it depends on nothing but the flow.
+func (a *App) checkEmail(c echo.Context, line string) error {
+	return a.notice(c, http.StatusOK, views.PasswordNotice{Heading: "Check your email", Lines: []string{line}})
+}
+
+// pendingSignUp finds the live sign-up of a link's token.
+func (a *App) pendingSignUp(c echo.Context, token string) (*models.PendingSignUp, error) {
+	if token == "" {
+		return nil, models.ErrNotFound
+	}
+	for _, h := range a.flowTokenHashes(purposeSignUp, token) {
+		p, err := a.store.PasswordSignUpByHash(c.Request().Context(), h, a.now())
+		if !errors.Is(err, models.ErrNotFound) {
+			return p, err
+		}
+	}
+	return nil, models.ErrNotFound
+}
+
+// getSignUpVerify is the link's page; opening it spends nothing.
+func (a *App) getSignUpVerify(c echo.Context, rq *request) error {
+	return a.signUpVerifyPage(http.StatusOK, "")(c, rq)
+}
+
+// signUpVerifyPage renders the link's page for the token in the query or
+// the posted form, with a message.
+func (a *App) signUpVerifyPage(status int, msg string) action {
+	return func(c echo.Context, rq *request) error {
+		if a.signUpOff() {
+			return echo.ErrNotFound
+		}
+		token := linkToken(c, rq)
+		p, err := a.pendingSignUp(c, token)
+		if err != nil {
+			return a.linkFailed(c, err, "/signup")
+		}
+		d := a.passwordForm(rq, "Confirm your account", "/signup/verify")
+		d.Email, d.Token, d.Error = p.Email, token, msg
+		return render(c, status, views.ConfirmSignUpPage(d))
+	}
+}
+
+// postSignUpVerify creates the account when the password typed is the one
+// chosen at sign-up: the user, verified, with that password, in one
+// transaction that spends the link and every other pending sign-up of the
+// address. An address that got an account meanwhile keeps it unchanged.
+func (a *App) postSignUpVerify(c echo.Context, rq *request) error {
+	if a.signUpOff() {
+		return echo.ErrNotFound
+	}
+	p, err := a.pendingSignUp(c, rq.form.Get("token"))
+	if err != nil {
+		return a.linkFailed(c, err, "/signup")
+	}
+	pw := rq.form.Get("password")
+	switch status := a.checkPassword(c, p.Email, p.PasswordHash, pw); status {
+	case http.StatusTooManyRequests:
+		return a.signUpVerifyPage(status, msgThrottled)(c, rq)
+	case http.StatusBadRequest:
+		return a.signUpVerifyPage(status, "That is not the password you chose when you signed up.")(c, rq)
+	}
+	u, err := a.store.CompletePasswordSignUp(c.Request().Context(), p.TokenHash, a.now())
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return a.deadLink(c, "/signup")
+	case errors.Is(err, models.ErrConflict):
+		a.log.Info("sign-up confirmation refused: the address has an account")
+		return a.notice(c, http.StatusConflict, views.PasswordNotice{
+			Heading: "You already have an account",
+			Lines:   []string{"This address has an account already; it was not changed. Sign in, or reset your password if you forgot it."},
+			LinkURL: a.base.URL("/reset"), LinkText: "Reset password",
+		})
+	case err != nil:
+		return a.tryLater(c, "sign-up", err)
+	}
+	a.log.Info("signed up", "user", u.ID)
+	d := a.passwordForm(rq, "", "")
+	return a.notice(c, http.StatusOK, views.PasswordNotice{
+		Heading: "Your account is ready",
+		Lines:   []string{"Sign in with your email address and password."},
+		LinkURL: d.SignInURL, LinkText: "Sign in",
+	})
+}

@@ -1,0 +1,124 @@
+package signin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/password"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Passwords is the storage password sign-in needs. *models.Store
+// implements it.
+type Passwords interface {
+	// UserAndPasswordByEmail: the user and their PHC hash ("" when they
+	// have no password); no user is models.ErrNotFound.
+	UserAndPasswordByEmail(ctx context.Context, email string) (*models.User, string, error)
+	// ReplacePasswordHash stores hash only while old is still stored.
+	ReplacePasswordHash(ctx context.Context, userID, old, hash string) (bool, error)
+}
+
+// CredentialsProvider is one `type: credentials` provider as the rules
+// need it.
+type CredentialsProvider struct {
+	ID        string
+	Hasher    *password.Hasher
+	Passwords Passwords
+	Throttle  *Throttle // nil: no throttling
+}
+
+// PasswordLogin is a POST /callback/{credentials}: the fields as posted.
+type PasswordLogin struct {
+	Email    string // as typed; normalised here
+	Password string
+	ClientIP string // from the trusted-proxies extractor
+}
+
+// SignInWithPassword signs in with an e-mail address and a password. Every
+// refusal is CredentialsSignin whatever its reason, so the answer never
+// tells a wrong password from an unknown address, a user without a
+// password or one whose address is not verified; the cost is the same
+// too (an unknown address is checked against a dummy hash). Its cause,
+// for the log, names the reason and the address masked.
+//
+// The order: read the fields (bad input is refused before any hashing),
+// the throttle (a blocked attempt checks nothing and counts nothing), the
+// user and hash, Argon2id and the verified-address rule (a failure of
+// either is counted by the throttle), then the SignIn hook. On success the
+// hash is transparently replaced when its parameters are not the current
+// ones, and the session starts.
+func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p CredentialsProvider, in PasswordLogin) (*SignedIn, error) {
+	now := s.Now()
+	addr, err := email.Normalize(in.Email)
+	if err != nil {
+		return nil, Failf(CodeCredentialsSignin, "provider %s: %w", p.ID, err)
+	}
+	who := email.Mask(addr)
+	if _, err := password.Normalize(in.Password); err != nil {
+		return nil, Failf(CodeCredentialsSignin, "provider %s: %s: unreadable password: %w", p.ID, who, err)
+	}
+	if p.Throttle != nil {
+		if err := p.Throttle.Check(ctx, addr, in.ClientIP, now); err != nil {
+			return nil, Failf(CodeCredentialsSignin, "provider %s: %s: %w", p.ID, who, err)
+		}
+	}
+	user, hash, err := p.Passwords.UserAndPasswordByEmail(ctx, addr)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return nil, Failf(CodeCallback, "provider %s: %w", p.ID, err)
+	}
+	ok, rehash, err := p.Hasher.Verify(hash, in.Password)
+	if err != nil { // a stored hash we cannot read: the operator's problem, logged
+		return nil, Failf(CodeCredentialsSignin, "provider %s: %s: stored password hash: %w", p.ID, who, err)
+	}
+	// An unverified address counts as a failure too: every refusal after
+	// the hash costs the same work, so timing tells none of them apart.
+	if !ok || user.EmailVerified == nil {
+		why := "wrong password"
+		switch {
+		case user == nil:
+			why = "no such user"
+		case hash == "":
+			why = "the user has no password"
+		case ok:
+			why = "e-mail address not verified yet"
+		}
+		if p.Throttle != nil {
+			if err := p.Throttle.Failed(ctx, addr, in.ClientIP, now); err != nil {
+				why += fmt.Sprintf(" (and the failure was not counted: %v)", err)
+			}
+		}
+		return nil, Failf(CodeCredentialsSignin, "provider %s: %s: %s", p.ID, who, why)
+	}
+	if err := s.checkSignIn(ctx, SignInInput{User: *user, Provider: p.ID, Type: "credentials", Email: addr, EmailVerified: true}); err != nil {
+		return nil, err
+	}
+	if p.Throttle != nil {
+		if err := p.Throttle.Succeeded(ctx, addr, in.ClientIP, now); err != nil {
+			s.Log.Warn("password throttle not reset after a sign-in", "provider", p.ID, "err", err)
+		}
+	}
+	if rehash {
+		s.rehash(ctx, p, user.ID, hash, in.Password)
+	}
+	s.endOtherUsersSession(ctx, b, user.ID)
+	out := &SignedIn{User: user, Provider: p.ID}
+	if err := s.startSession(ctx, b, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// rehash replaces a hash made with other parameters (see password.Verify).
+// It does not stop the sign-in: the old hash still works, and the next
+// sign-in tries again.
+func (s *Service) rehash(ctx context.Context, p CredentialsProvider, userID, old, pw string) {
+	fresh, err := p.Hasher.Hash(pw)
+	if err == nil {
+		_, err = p.Passwords.ReplacePasswordHash(ctx, userID, old, fresh)
+	}
+	if err != nil {
+		s.Log.Warn("password not re-hashed with the current parameters", "provider", p.ID, "err", err)
+	}
+}

@@ -1,0 +1,171 @@
+package signin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Throttles is the storage of password sign-in's failure counters.
+// *models.Store implements it.
+type Throttles interface {
+	PasswordThrottles(ctx context.Context, now time.Time, buckets ...string) (map[string]models.PasswordThrottle, error)
+	RecordPasswordFailure(ctx context.Context, now time.Time, bucket string, keep time.Duration) (int, error)
+	BlockPasswordBucket(ctx context.Context, bucket string, until time.Time) error
+	MarkPasswordBucket(ctx context.Context, bucket string, until time.Time) error
+	ClearPasswordThrottles(ctx context.Context, buckets ...string) error
+}
+
+// BackOff is one throttle tier: Free failures within Keep of each other
+// are allowed, then each further failure blocks the bucket for twice as
+// long as the one before, starting at one second, never more than Max.
+type BackOff struct {
+	Free int
+	Max  time.Duration
+	Keep time.Duration // a bucket with no failure for this long starts again
+}
+
+// delay is the block after the n-th failure.
+func (b BackOff) delay(n int) time.Duration {
+	over := n - b.Free
+	if over <= 0 {
+		return 0
+	}
+	if over > 30 {
+		return b.Max
+	}
+	return min(time.Second<<(over-1), b.Max)
+}
+
+// Throttle slows down password guessing with exponential back-off on
+// three buckets, none of which an attacker can turn into a lasting
+// lock-out of someone else:
+//
+//   - Pair (this account from this client): the tightest; the account's
+//     owner, on another client, is not affected by it.
+//   - Client (any account from this client; IP or IPv6 /64, as read through
+//     trusted_proxies): one client spraying many accounts.
+//   - Account (this account from any client): guessing spread over many
+//     clients. This one an attacker can raise for a victim, so a client
+//     from which the account signed in during the last KnownFor is exempt
+//     from it, and its block is capped like the others.
+//
+// Every block is capped (Max, a few minutes) and counts expire (Keep), so
+// the worst an attacker can do is slow an account down for minutes at a
+// time, and only on clients it never signed in from. Attempts refused
+// while blocked check no password and count no failure, so they cannot
+// extend a block either. A success clears the pair's count and marks the
+// pair known; the client and account counts only expire (a success on an
+// attacker's own account must not reset its spraying count).
+type Throttle struct {
+	Store    Throttles
+	Pair     BackOff
+	Client   BackOff
+	Account  BackOff
+	KnownFor time.Duration
+}
+
+// NewThrottle is a Throttle with latchkey's tiers: 5 free failures per
+// account and client, 30 per client, 20 per account; blocks of 1 s, 2 s,
+// 4 s… capped at 5 minutes; counts kept 15 minutes (pair) or an hour.
+func NewThrottle(store Throttles) *Throttle {
+	return &Throttle{
+		Store:    store,
+		Pair:     BackOff{Free: 5, Max: 5 * time.Minute, Keep: 15 * time.Minute},
+		Client:   BackOff{Free: 30, Max: 5 * time.Minute, Keep: time.Hour},
+		Account:  BackOff{Free: 20, Max: 5 * time.Minute, Keep: time.Hour},
+		KnownFor: 30 * 24 * time.Hour,
+	}
+}
+
+// throttleKeys are one attempt's bucket names. They hold hashes, not the
+// address or the IP: the table is no place for either.
+type throttleKeys struct{ pair, client, account, known string }
+
+func keysOf(addr, clientIP string) throttleKeys {
+	c := email.ClientKey(clientIP)
+	return throttleKeys{
+		pair:    throttleBucket("pair", addr, c),
+		client:  throttleBucket("client", c),
+		account: throttleBucket("account", addr),
+		known:   throttleBucket("known", addr, c),
+	}
+}
+
+// throttleBucket names a bucket: the tier in clear, the key's parts as a
+// SHA-256 (parts end in NUL, so ("ab","c") is not ("a","bc")).
+func throttleBucket(tier string, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte("latchkey password throttle v1\x00"))
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return "pw:" + tier + ":" + hex.EncodeToString(h.Sum(nil))
+}
+
+// ErrThrottled is the cause of a refusal by the throttle (the client sees
+// CredentialsSignin, as for a wrong password).
+var ErrThrottled = errors.New("too many failed password sign-ins")
+
+// Check returns ErrThrottled (wrapped with the tier and the time left)
+// when the attempt must be refused without checking the password; an
+// error reading the counters refuses too (fail closed).
+func (t *Throttle) Check(ctx context.Context, addr, clientIP string, now time.Time) error {
+	k := keysOf(addr, clientIP)
+	rows, err := t.Store.PasswordThrottles(ctx, now, k.pair, k.client, k.account, k.known)
+	if err != nil {
+		return fmt.Errorf("check password throttle: %w", err)
+	}
+	_, known := rows[k.known]
+	for _, tier := range []struct {
+		name   string
+		bucket string
+		skip   bool
+	}{{"account and client", k.pair, false}, {"client", k.client, false}, {"account", k.account, known}} {
+		row, ok := rows[tier.bucket]
+		if !ok || tier.skip {
+			continue
+		}
+		if left := time.UnixMicro(row.BlockedUntil).Sub(now); left > 0 {
+			return fmt.Errorf("%w: %s blocked for %s more (%d failures)", ErrThrottled, tier.name, left.Round(time.Second), row.Failures)
+		}
+	}
+	return nil
+}
+
+// Failed counts a failed attempt in every tier and blocks the tiers past
+// their free failures.
+func (t *Throttle) Failed(ctx context.Context, addr, clientIP string, now time.Time) error {
+	k := keysOf(addr, clientIP)
+	for _, tier := range []struct {
+		bucket string
+		b      BackOff
+	}{{k.pair, t.Pair}, {k.client, t.Client}, {k.account, t.Account}} {
+		n, err := t.Store.RecordPasswordFailure(ctx, now, tier.bucket, tier.b.Keep)
+		if err != nil {
+			return err
+		}
+		if d := tier.b.delay(n); d > 0 {
+			if err := t.Store.BlockPasswordBucket(ctx, tier.bucket, now.Add(d)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Succeeded clears the pair's count and marks the pair known for KnownFor.
+func (t *Throttle) Succeeded(ctx context.Context, addr, clientIP string, now time.Time) error {
+	k := keysOf(addr, clientIP)
+	if err := t.Store.ClearPasswordThrottles(ctx, k.pair); err != nil {
+		return err
+	}
+	return t.Store.MarkPasswordBucket(ctx, k.known, now.Add(t.KnownFor))
+}

@@ -1,0 +1,225 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// The password flows' links (app/password_*.go) are verification tokens
+// under identifiers of their own: the sign-up's names the address (no user
+// exists yet), the reset's the user. An e-mail sign-in never finds them:
+// their hashes are made under a different prefix.
+const (
+	signUpPrefix = "password-signup:"
+	resetPrefix  = "password-reset:"
+)
+
+// PasswordSignUp is the password chosen at a pending sign-up: its Argon2id
+// hash, kept with the sign-up link's token until the address is confirmed.
+type PasswordSignUp struct {
+	TokenHash    string `gorm:"primaryKey;size:64"`
+	PasswordHash string `gorm:"not null"`
+}
+
+// TableName is password_signups.
+func (PasswordSignUp) TableName() string { return "password_signups" }
+
+// PendingSignUp is a live sign-up link: the address it confirms and the
+// hash of the password chosen with it.
+type PendingSignUp struct {
+	TokenHash    string
+	Email        string
+	PasswordHash string
+	Expires      time.Time
+}
+
+// CreatePasswordSignUp stores a pending sign-up: the link's token row and
+// the password's hash, together or not at all.
+func (s *Store) CreatePasswordSignUp(ctx context.Context, email, tokenHash, passwordHash string, expires time.Time) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		row := VerificationToken{Identifier: signUpPrefix + email, TokenHash: tokenHash, Expires: dbTime(expires)}
+		if err := tx.Create(&row).Error; err != nil {
+			return conflict(err)
+		}
+		return tx.Create(&PasswordSignUp{TokenHash: tokenHash, PasswordHash: passwordHash}).Error
+	})
+	if err != nil {
+		return fmt.Errorf("create pending sign-up: %w", err)
+	}
+	return nil
+}
+
+// DeletePasswordSignUp removes a pending sign-up (its mail could not be
+// sent); a missing one is not an error.
+func (s *Store) DeletePasswordSignUp(ctx context.Context, tokenHash string) error {
+	err := s.db.WithContext(ctx).Where("token_hash = ? AND identifier LIKE ?", tokenHash, signUpPrefix+"%").
+		Delete(&VerificationToken{}).Error
+	if err != nil {
+		return fmt.Errorf("delete pending sign-up: %w", err)
+	}
+	return nil
+}
+
+// PasswordSignUpByHash finds a live pending sign-up without spending it;
+// unknown, spent and expired are ErrNotFound.
+func (s *Store) PasswordSignUpByHash(ctx context.Context, tokenHash string, now time.Time) (*PendingSignUp, error) {
+	var rows []struct {
+		Identifier   string
+		PasswordHash string
+		Expires      time.Time
+	}
+	err := s.db.WithContext(ctx).Raw(`SELECT v.identifier, p.password_hash, v.expires
+		FROM verification_tokens v JOIN password_signups p ON p.token_hash = v.token_hash
+		WHERE v.token_hash = ? AND v.identifier LIKE ? AND v.expires > ?`,
+		tokenHash, signUpPrefix+"%", dbTime(now)).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("find pending sign-up: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, ErrNotFound
+	}
+	r := rows[0]
+	return &PendingSignUp{TokenHash: tokenHash, Email: r.Identifier[len(signUpPrefix):], PasswordHash: r.PasswordHash, Expires: r.Expires}, nil
+}
+
+// CompletePasswordSignUp turns a live pending sign-up into a user, in one
+// transaction: the link is spent, the user created with the address
+// verified (the link proved it) and the chosen password, and the
+// address's other pending sign-ups go. Of two concurrent completions one
+// wins (the other ErrNotFound). An address that got a user meanwhile is
+// ErrConflict and nothing changes: that user is not touched, the link
+// stays.
+func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, now time.Time) (*User, error) {
+	now = dbTime(now)
+	var u *User
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var pending PasswordSignUp
+		if err := tx.Where("token_hash = ?", tokenHash).Take(&pending).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrNotFound
+			}
+			return err
+		}
+		var spent []string
+		err := tx.Raw(`DELETE FROM verification_tokens WHERE token_hash = ? AND identifier LIKE ? AND expires > ?
+			RETURNING identifier`, tokenHash, signUpPrefix+"%", now).Scan(&spent).Error
+		if err != nil {
+			return err
+		}
+		if len(spent) == 0 {
+			return ErrNotFound
+		}
+		addr := spent[0][len(signUpPrefix):]
+		u = &User{ID: NewID(), Email: &addr, EmailVerified: &now}
+		if err := tx.Create(u).Error; err != nil {
+			return conflict(err)
+		}
+		if err := setPasswordHash(tx, u.ID, pending.PasswordHash); err != nil {
+			return err
+		}
+		return tx.Where("identifier = ?", spent[0]).Delete(&VerificationToken{}).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("complete sign-up: %w", err)
+	}
+	return u, nil
+}
+
+// CreatePasswordReset stores a reset link's token for a user.
+func (s *Store) CreatePasswordReset(ctx context.Context, userID, tokenHash string, expires time.Time) error {
+	return s.CreateVerificationToken(ctx, resetPrefix+userID, tokenHash, expires)
+}
+
+// DeletePasswordReset removes a reset token (its mail could not be sent).
+func (s *Store) DeletePasswordReset(ctx context.Context, userID, tokenHash string) error {
+	return s.DeleteVerificationToken(ctx, resetPrefix+userID, tokenHash)
+}
+
+// PasswordResetByHash returns the user id of a live reset token without
+// spending it; unknown, spent and expired are ErrNotFound.
+func (s *Store) PasswordResetByHash(ctx context.Context, tokenHash string, now time.Time) (string, error) {
+	var ids []string
+	err := s.db.WithContext(ctx).Model(&VerificationToken{}).
+		Where("token_hash = ? AND identifier LIKE ? AND expires > ?", tokenHash, resetPrefix+"%", dbTime(now)).
+		Pluck("identifier", &ids).Error
+	if err != nil {
+		return "", fmt.Errorf("find password reset: %w", err)
+	}
+	if len(ids) == 0 {
+		return "", ErrNotFound
+	}
+	return ids[0][len(resetPrefix):], nil
+}
+
+// CompletePasswordReset sets a user's password with a live reset token, in
+// one transaction: the token and the user's other reset tokens are spent,
+// the password set, the address marked verified if it was not (the link
+// proved it), and every session of the user signed in up to now revoked
+// (RevokeSessions). A spent or expired token is ErrNotFound and changes
+// nothing. It returns the number of database sessions deleted.
+func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, passwordHash string, now time.Time) (int64, error) {
+	var ended int64
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Where("identifier = ? AND token_hash = ? AND expires > ?", resetPrefix+userID, tokenHash, dbTime(now)).
+			Delete(&VerificationToken{})
+		if r.Error != nil {
+			return r.Error
+		}
+		if r.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		if err := setPasswordHash(tx, userID, passwordHash); err != nil {
+			return err
+		}
+		err := tx.Model(&User{}).Where("id = ? AND email_verified IS NULL", userID).
+			Update("email_verified", dbTime(now)).Error
+		if err != nil {
+			return err
+		}
+		ended, err = endPasswordSessions(tx, s.dialect, userID, now)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reset password: %w", err)
+	}
+	return ended, nil
+}
+
+// ChangePassword replaces a user's password while the stored hash is still
+// old (else ErrConflict: it changed meanwhile), spends the user's reset
+// tokens and revokes every session of the user signed in up to now, in
+// one transaction. It returns the number of database sessions deleted.
+func (s *Store) ChangePassword(ctx context.Context, userID, old, passwordHash string, now time.Time) (int64, error) {
+	var ended int64
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Model(&Password{}).Where("user_id = ? AND hash = ?", userID, old).
+			Updates(map[string]any{"hash": passwordHash, "updated_at": dbNow()})
+		if r.Error != nil {
+			return r.Error
+		}
+		if r.RowsAffected == 0 {
+			return ErrConflict
+		}
+		var err error
+		ended, err = endPasswordSessions(tx, s.dialect, userID, now)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("change password: %w", err)
+	}
+	return ended, nil
+}
+
+// endPasswordSessions is what follows a new password: the user's pending
+// reset links go (one mailed for the old password must not outlive it) and
+// every session signed in up to now ends.
+func endPasswordSessions(tx *gorm.DB, dialect, userID string, now time.Time) (int64, error) {
+	if err := tx.Where("identifier = ?", resetPrefix+userID).Delete(&VerificationToken{}).Error; err != nil {
+		return 0, err
+	}
+	return revoke(tx, dialect, userID, now)
+}

@@ -1,0 +1,97 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm/clause"
+)
+
+// PasswordThrottle counts failed password sign-ins of one bucket (an
+// account from one client, a client, an account; the names are opaque,
+// chosen and hashed by app/signin) for the exponential back-off. Times are
+// microseconds since the Unix epoch, as in RateLimit. A row past Expires
+// is as good as none: the counter starts again, and the purge deletes it.
+type PasswordThrottle struct {
+	Bucket       string `gorm:"primaryKey"`
+	Failures     int    `gorm:"not null"`
+	BlockedUntil int64  `gorm:"not null"`
+	Expires      int64  `gorm:"not null"`
+}
+
+// TableName is password_throttles.
+func (PasswordThrottle) TableName() string { return "password_throttles" }
+
+// PasswordThrottles returns the live rows (not expired at now) of the
+// given buckets, by bucket; a bucket without one is absent.
+func (s *Store) PasswordThrottles(ctx context.Context, now time.Time, buckets ...string) (map[string]PasswordThrottle, error) {
+	var rows []PasswordThrottle
+	err := s.db.WithContext(ctx).Where("bucket IN ? AND expires > ?", buckets, now.UnixMicro()).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("read password throttles: %w", err)
+	}
+	out := make(map[string]PasswordThrottle, len(rows))
+	for _, r := range rows {
+		out[r.Bucket] = r
+	}
+	return out, nil
+}
+
+// recordFailureSQL counts one failure in one statement (so racing
+// instances count every failure): a missing or expired row starts at 1 and
+// unblocked, a live one adds 1; either way the row lives until expires.
+const recordFailureSQL = `INSERT INTO password_throttles (bucket, failures, blocked_until, expires) VALUES (?, 1, 0, ?)
+ON CONFLICT (bucket) DO UPDATE SET
+	failures = CASE WHEN password_throttles.expires <= ? THEN 1 ELSE password_throttles.failures + 1 END,
+	blocked_until = CASE WHEN password_throttles.expires <= ? THEN 0 ELSE password_throttles.blocked_until END,
+	expires = ?
+RETURNING failures`
+
+// RecordPasswordFailure counts a failure in bucket at now, keeping the
+// count until now+keep (each failure moves that on), and returns the count.
+func (s *Store) RecordPasswordFailure(ctx context.Context, now time.Time, bucket string, keep time.Duration) (int, error) {
+	at, until := now.UnixMicro(), now.Add(keep).UnixMicro()
+	var failures int
+	if err := s.db.WithContext(ctx).Raw(recordFailureSQL, bucket, until, at, at, until).Scan(&failures).Error; err != nil {
+		return 0, fmt.Errorf("record password failure: %w", err)
+	}
+	return failures, nil
+}
+
+// BlockPasswordBucket refuses bucket until the given time, never moving an
+// existing block back, and keeps the row at least that long.
+func (s *Store) BlockPasswordBucket(ctx context.Context, bucket string, until time.Time) error {
+	u := until.UnixMicro()
+	err := s.db.WithContext(ctx).Exec(`UPDATE password_throttles SET
+		blocked_until = CASE WHEN blocked_until > ? THEN blocked_until ELSE ? END,
+		expires = CASE WHEN expires > ? THEN expires ELSE ? END
+		WHERE bucket = ?`, u, u, u, u, bucket).Error
+	if err != nil {
+		return fmt.Errorf("block password bucket: %w", err)
+	}
+	return nil
+}
+
+// MarkPasswordBucket sets bucket to a clean row (no failures, not blocked)
+// that lives until the given time: a marker, e.g. "this account signed in
+// from this client", that the rules in app/signin read back.
+func (s *Store) MarkPasswordBucket(ctx context.Context, bucket string, until time.Time) error {
+	row := PasswordThrottle{Bucket: bucket, Expires: until.UnixMicro()}
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "bucket"}},
+		DoUpdates: clause.AssignmentColumns([]string{"failures", "blocked_until", "expires"}),
+	}).Create(&row).Error
+	if err != nil {
+		return fmt.Errorf("mark password bucket: %w", err)
+	}
+	return nil
+}
+
+// ClearPasswordThrottles deletes the buckets' rows: their counts start again.
+func (s *Store) ClearPasswordThrottles(ctx context.Context, buckets ...string) error {
+	if err := s.db.WithContext(ctx).Where("bucket IN ?", buckets).Delete(&PasswordThrottle{}).Error; err != nil {
+		return fmt.Errorf("clear password throttles: %w", err)
+	}
+	return nil
+}

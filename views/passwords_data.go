@@ -1,0 +1,35 @@
+package views
+
+// PasswordForm is the data of every password page's form.
+type PasswordForm struct {
+	Page
+	Action      string // where the form posts
+	CSRFToken   string
+	CallbackURL string
+	Email       string // pre-filled (sign-up, reset) or shown (confirm pages, account)
+	Token       string // the e-mailed link's token (confirm pages)
+	Host        string // the service's host, named on the confirm pages
+	SignInURL   string
+	HasPassword bool // account page: change (true) or add (false)
+	Error       string
+}
+
+// PasswordNotice is a page that only tells: a heading, lines and at most
+// one link, shown as a button.
+type PasswordNotice struct {
+	Page
+	Heading  string
+	Lines    []string
+	LinkURL  string
+	LinkText string
+}
+
+// AccountEmail is the data of the password flows' e-mails.
+type AccountEmail struct {
+	Subject string
+	Host    string
+	Lines   []string // paragraphs before the button
+	URL     string   // the button's link ("" for none)
+	Button  string
+	Footer  string
+}
