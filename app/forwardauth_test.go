@@ -25,7 +25,7 @@ func (e *env) authz(c *http.Client, path string, headers ...string) resp {
 	req, err := http.NewRequest(http.MethodGet, e.srv.URL+path, nil)
 	require.NoError(e.t, err)
 	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
+		req.Header.Add(headers[i], headers[i+1]) // a header named twice is sent twice
 	}
 	if c == nil {
 		c = e.browser()
@@ -210,6 +210,9 @@ func TestForwardAuthRedirect(t *testing.T) {
 		{[]string{"X-Original-URL", "//app.example.com/"}, ""},
 		{[]string{"X-Original-URL", "javascript:alert(1)"}, ""},
 		{[]string{"X-Original-URL", "https://app.example.com/" + strings.Repeat("a", 3000)}, ""},
+		// Sent twice (a proxy that appends its line after the client's): absent.
+		{[]string{"X-Original-URL", "https://app.example.com/client", "X-Original-URL", "https://app.example.com/proxy"}, ""},
+		{append(fwd("https", "app.example.com", "/"), "X-Forwarded-Host", "app.example.com"), ""},
 		{nil, ""},
 	} {
 		res := e.authz(nil, forwardAuthPath, tc.headers...)

@@ -78,7 +78,7 @@ var forwardedHost = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?
 // access rule it is judged by.
 func (a *App) forwardedOf(r *http.Request) forwarded {
 	h := r.Header
-	orig, fwdHost := h.Get("X-Original-Url"), h.Get("X-Forwarded-Host")
+	orig, fwdHost := single(h, "X-Original-Url"), single(h, "X-Forwarded-Host")
 	if orig == "" && fwdHost == "" {
 		return forwarded{}
 	}
@@ -95,8 +95,8 @@ func (a *App) forwardedOf(r *http.Request) forwarded {
 		}
 		return f
 	}
-	proto := strings.ToLower(h.Get("X-Forwarded-Proto"))
-	uri := h.Get("X-Forwarded-Uri")
+	proto := strings.ToLower(single(h, "X-Forwarded-Proto"))
+	uri := single(h, "X-Forwarded-Uri")
 	if len(fwdHost) > maxForwarded || !forwardedHost.MatchString(fwdHost) {
 		return forwarded{}
 	}
@@ -131,4 +131,14 @@ func hostnameOf(hostport string) string {
 	}
 	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
 	return strings.ToLower(host)
+}
+
+// single is a forwarding header's one value, or "" when it is absent or
+// sent more than once: a proxy that adds its line after the client's
+// instead of replacing it must not let the client's copy be read first.
+func single(h http.Header, key string) string {
+	if v := h.Values(key); len(v) == 1 {
+		return v[0]
+	}
+	return ""
 }

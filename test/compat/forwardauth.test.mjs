@@ -14,6 +14,7 @@
 // admin.example.test for root@example.com. The app (a node:http server)
 // shows the Remote-* headers it received.
 import http from "node:http";
+import net from "node:net";
 import path from "node:path";
 import { chromium } from "playwright-core";
 import { ALICE } from "./idp.mjs";
@@ -28,6 +29,18 @@ const DOMAIN = "example.test";
 /** One spec: the public origin of latchkey (nginx), so the IdP knows its redirect URI. */
 export function plan(target) {
   return target === "latchkey" ? [{ id: "forward-auth", kind: "own", host: `auth.${DOMAIN}` }] : [];
+}
+
+/** rawStatus sends one raw HTTP request to nginx on 127.0.0.1:port and returns its status code. */
+function rawStatus(port, request) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, "127.0.0.1", () => sock.write(request));
+    let data = "";
+    sock.setTimeout(10000, () => sock.destroy(new Error("no answer from nginx")));
+    sock.on("data", (d) => { data += d; });
+    sock.on("end", () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1] ?? 0)));
+    sock.on("error", reject);
+  });
 }
 
 /** The protected app: echoes what it received as JSON inside a page. */
@@ -74,20 +87,20 @@ ${headers}
       proxy_set_header Host $http_host;
       proxy_set_header X-Forwarded-For $remote_addr;
     }
-${askLatchkey("/authz/auth-request", "      proxy_set_header X-Original-URL $scheme://$http_host$request_uri;")}
+${askLatchkey("/authz/auth-request", "      proxy_set_header X-Original-URL $scheme://$host:$server_port$request_uri;")}
     location / {
       auth_request /_latchkey;${identity}
       error_page 401 = @signin;
       proxy_pass http://127.0.0.1:${up};
     }
     location @signin {
-      return 302 $scheme://$http_host/api/auth/signin?callbackUrl=$scheme://$http_host$request_uri;
+      return 302 $scheme://$host:$server_port/api/auth/signin?callbackUrl=$scheme://$host:$server_port$request_uri;
     }
   }
   server {
     listen 127.0.0.1:${p2};
 ${askLatchkey("/authz/forward-auth", `      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-Host $http_host;
+      proxy_set_header X-Forwarded-Host $host:$server_port;
       proxy_set_header X-Forwarded-Uri $request_uri;`)}
     location / {
       auth_request /_latchkey;${identity}
@@ -201,6 +214,14 @@ access:
       const res = await pa.goto(`${adminOrigin}/`);
       eq(res.status(), 403, "status");
       assert(!upstream.seen.some((w) => w.host?.startsWith("admin.")), "the app saw a request for admin");
+    });
+    await t.check("an absolute URL in the request line naming admin, with Host: app, is judged for admin (403)", async () => {
+      // nginx picks the server block by the request line's host; the config
+      // names the host for latchkey with $host, not the raw Host header.
+      const cookie = (await a.cookies(appOrigin)).map((c) => `${c.name}=${c.value}`).join("; ");
+      const status = await rawStatus(p2, `GET ${adminOrigin}/secret HTTP/1.1\r\nHost: app.${DOMAIN}:${p2}\r\nCookie: ${cookie}\r\nConnection: close\r\n\r\n`);
+      eq(status, 403, "status");
+      assert(!upstream.seen.some((w) => w.url === "/secret"), "the app served /secret");
     });
     await a.close();
 
