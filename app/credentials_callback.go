@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
-	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
@@ -29,13 +28,14 @@ func (a *App) credentialsCallback(c echo.Context, rq *request, p config.Provider
 	return a.afterSignIn(c, rq, out)
 }
 
-// credentialsProvider is what the rules need of p. Nothing in it holds
-// state (the hasher's dummy hash is a constant, the throttle's counters
-// are in the database), so it is made per sign-in.
+// credentialsProvider is what the rules need of p. It shares the
+// instance's hasher (a.pw.hasher: its bound on concurrent hashes must
+// cover every check); the throttle's counters are in the database, so the
+// rest is made per sign-in.
 func (a *App) credentialsProvider(p config.Provider) signin.CredentialsProvider {
 	return signin.CredentialsProvider{
 		ID:        p.ID,
-		Hasher:    password.Default(),
+		Hasher:    a.pw.hasher,
 		Passwords: a.store,
 		Throttle:  signin.NewThrottle(a.store),
 	}

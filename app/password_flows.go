@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"runtime"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -59,7 +60,10 @@ type passwordFlows struct {
 
 // buildPasswordFlows prepares the account pages from the config.
 func (a *App) buildPasswordFlows() *passwordFlows {
-	f := &passwordFlows{hasher: password.Default(), policy: password.NewPolicy(), throttle: signin.NewThrottle(a.store)}
+	// One hasher for every password check of this instance, so that its
+	// bound on concurrent Argon2id runs (19 MiB each) holds for all of them.
+	hasher := password.Default().Limit(2*runtime.GOMAXPROCS(0), 2*time.Second)
+	f := &passwordFlows{hasher: hasher, policy: password.NewPolicy(), throttle: signin.NewThrottle(a.store)}
 	f.mail, f.canMail = a.newAccountMailer()
 	p, ok := a.cfg.Credentials()
 	f.enabled, f.id, f.signUp = ok, p.ID, ok && p.SignupEnabled()
@@ -212,21 +216,28 @@ const msgThrottled = "Too many wrong passwords. Please wait a few minutes and tr
 
 // checkPassword checks pw against an account's hash in the password
 // sign-in's throttle buckets (guessing here is guessing there): 0 when it
-// matches, else the status of the refusal (429 throttled, 400 wrong) with
-// the failure counted.
+// matches, else the status of the refusal (429 throttled or busy, 400
+// wrong) with the failure counted (Reserve counts it in advance).
 func (a *App) checkPassword(c echo.Context, addr, hash, pw string) int {
 	ctx, ip := c.Request().Context(), c.RealIP()
-	if err := a.pw.throttle.Check(ctx, addr, ip, a.now()); err != nil {
+	held, err := a.pw.throttle.Reserve(ctx, addr, ip, a.now())
+	if err != nil {
 		a.log.Warn("password check refused", "path", c.Request().URL.Path, "err", err)
 		return http.StatusTooManyRequests
 	}
-	if ok, _, err := a.pw.hasher.Verify(hash, pw); err == nil && ok {
+	ok, _, err := a.pw.hasher.Verify(hash, pw)
+	switch {
+	case err != nil: // busy, or an unreadable stored hash: not a failure
+		held.Release(ctx)
+		a.log.Warn("password check refused", "path", c.Request().URL.Path, "err", err)
+		return http.StatusTooManyRequests
+	case ok:
+		if err := held.Succeeded(ctx, a.now()); err != nil {
+			a.log.Warn("password throttle not reset", "err", err)
+		}
 		return 0
 	}
 	a.log.Warn("password check refused: wrong password", "path", c.Request().URL.Path)
-	if err := a.pw.throttle.Failed(ctx, addr, ip, a.now()); err != nil {
-		a.log.Warn("wrong password not counted", "err", err)
-	}
 	return http.StatusBadRequest
 }
 
@@ -236,6 +247,9 @@ func policyMessage(err error) string {
 	var r *password.Refusal
 	if errors.As(err, &r) {
 		return r.Error()
+	}
+	if errors.Is(err, password.ErrBusy) {
+		return "Too many requests right now. Please try again in a moment."
 	}
 	return "This password cannot be used. Choose another."
 }

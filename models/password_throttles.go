@@ -73,6 +73,32 @@ func (s *Store) BlockPasswordBucket(ctx context.Context, bucket string, until ti
 	return nil
 }
 
+// ClaimPasswordBucket blocks bucket until the given time only if it is not
+// blocked at now, and reports whether this call did: of attempts racing
+// past a fresh block, exactly one wins it (one statement, so instances
+// racing each other agree too).
+func (s *Store) ClaimPasswordBucket(ctx context.Context, bucket string, now, until time.Time) (bool, error) {
+	u := until.UnixMicro()
+	r := s.db.WithContext(ctx).Exec(`UPDATE password_throttles SET blocked_until = ?,
+		expires = CASE WHEN expires > ? THEN expires ELSE ? END
+		WHERE bucket = ? AND blocked_until <= ?`, u, u, u, bucket, now.UnixMicro())
+	if r.Error != nil {
+		return false, fmt.Errorf("claim password bucket: %w", r.Error)
+	}
+	return r.RowsAffected == 1, nil
+}
+
+// ForgetPasswordFailure takes one counted failure back from bucket (an
+// attempt counted in advance that turned out not to be one).
+func (s *Store) ForgetPasswordFailure(ctx context.Context, bucket string) error {
+	err := s.db.WithContext(ctx).Exec(`UPDATE password_throttles SET failures = failures - 1
+		WHERE bucket = ? AND failures > 0`, bucket).Error
+	if err != nil {
+		return fmt.Errorf("forget password failure: %w", err)
+	}
+	return nil
+}
+
 // MarkPasswordBucket sets bucket to a clean row (no failures, not blocked)
 // that lives until the given time: a marker, e.g. "this account signed in
 // from this client", that the rules in app/signin read back.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 
@@ -44,6 +45,44 @@ const dummyDefault = "$argon2id$v=19$m=19456,t=2,p=1$" +
 type Hasher struct {
 	params Params
 	dummy  string
+	// slots bounds the hashes computed at once (see Limit); nil: no bound.
+	slots chan struct{}
+	wait  time.Duration
+}
+
+// ErrBusy is the answer when every hashing slot stayed taken for the
+// Limit's wait: the caller refuses the attempt instead of queueing
+// without bound.
+var ErrBusy = errors.New("too many password checks in progress")
+
+// Limit returns a copy of h that computes at most n hashes at once and
+// waits at most wait for a slot. Each Argon2id call holds Memory KiB (19
+// MiB by default): without a bound, a burst of sign-in attempts (unknown
+// addresses cost the same, and a CSRF token is free) would hold that much
+// per connection, thousands of them.
+func (h *Hasher) Limit(n int, wait time.Duration) *Hasher {
+	c := *h
+	c.slots, c.wait = make(chan struct{}, n), wait
+	return &c
+}
+
+// idKey is argon2.IDKey in one of h's slots.
+func (h *Hasher) idKey(pw string, salt []byte, p Params) ([]byte, error) {
+	if h.slots != nil {
+		select {
+		case h.slots <- struct{}{}:
+		default:
+			t := time.NewTimer(h.wait)
+			select {
+			case h.slots <- struct{}{}:
+				t.Stop()
+			case <-t.C:
+				return nil, ErrBusy
+			}
+		}
+		defer func() { <-h.slots }()
+	}
+	return argon2.IDKey([]byte(pw), salt, p.Time, p.Memory, p.Threads, p.KeyLen), nil
 }
 
 // New returns a Hasher for p. Unless p are DefaultParams it hashes a random
@@ -54,7 +93,7 @@ func New(p Params) (*Hasher, error) {
 	}
 	h := &Hasher{params: p, dummy: dummyDefault}
 	if p != DefaultParams {
-		h.dummy = h.hashNormalized(random.Hex(16))
+		h.dummy, _ = h.hashNormalized(random.Hex(16)) // no slots yet: cannot fail
 	}
 	return h, nil
 }
@@ -77,14 +116,17 @@ func (h *Hasher) Hash(pw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return h.hashNormalized(n), nil
+	return h.hashNormalized(n)
 }
 
-func (h *Hasher) hashNormalized(n string) string {
+func (h *Hasher) hashNormalized(n string) (string, error) {
 	p := h.params
 	salt := random.Bytes(int(p.SaltLen))
-	key := argon2.IDKey([]byte(n), salt, p.Time, p.Memory, p.Threads, p.KeyLen)
-	return encode(p, salt, key)
+	key, err := h.idKey(n, salt, p)
+	if err != nil {
+		return "", err
+	}
+	return encode(p, salt, key), nil
 }
 
 // Verify reports whether pw matches the PHC string phc, comparing in
@@ -110,7 +152,10 @@ func (h *Hasher) Verify(phc, pw string) (ok, needsRehash bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
-	got := argon2.IDKey([]byte(n), salt, p.Time, p.Memory, p.Threads, p.KeyLen)
+	got, err := h.idKey(n, salt, p)
+	if err != nil {
+		return false, false, err
+	}
 	match := subtle.ConstantTimeCompare(got, want) == 1
 	if unknown || !match {
 		return false, false, nil

@@ -3,7 +3,6 @@ package signin
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/password"
@@ -44,9 +43,10 @@ type PasswordLogin struct {
 // for the log, names the reason and the address masked.
 //
 // The order: read the fields (bad input is refused before any hashing),
-// the throttle (a blocked attempt checks nothing and counts nothing), the
-// user and hash, Argon2id and the verified-address rule (a failure of
-// either is counted by the throttle), then the SignIn hook. On success the
+// the throttle's reservation (the attempt is counted as a failure before
+// the password is checked; a blocked attempt checks nothing and counts
+// nothing), the user and hash, Argon2id and the verified-address rule (a
+// failure of either stays counted), then the SignIn hook. On success the
 // hash is transparently replaced when its parameters are not the current
 // ones, and the session starts.
 func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p CredentialsProvider, in PasswordLogin) (*SignedIn, error) {
@@ -59,18 +59,26 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 	if _, err := password.Normalize(in.Password); err != nil {
 		return nil, Failf(CodeCredentialsSignin, "provider %s: %s: unreadable password: %w", p.ID, who, err)
 	}
+	var held *Reservation // the attempt, counted in advance as a failure
 	if p.Throttle != nil {
-		if err := p.Throttle.Check(ctx, addr, in.ClientIP, now); err != nil {
+		if held, err = p.Throttle.Reserve(ctx, addr, in.ClientIP, now); err != nil {
 			return nil, Failf(CodeCredentialsSignin, "provider %s: %s: %w", p.ID, who, err)
+		}
+	}
+	release := func() {
+		if held != nil {
+			held.Release(ctx)
 		}
 	}
 	user, hash, err := p.Passwords.UserAndPasswordByEmail(ctx, addr)
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		release()
 		return nil, Failf(CodeCallback, "provider %s: %w", p.ID, err)
 	}
 	ok, rehash, err := p.Hasher.Verify(hash, in.Password)
-	if err != nil { // a stored hash we cannot read: the operator's problem, logged
-		return nil, Failf(CodeCredentialsSignin, "provider %s: %s: stored password hash: %w", p.ID, who, err)
+	if err != nil { // busy, or a stored hash we cannot read (the operator's problem, logged)
+		release()
+		return nil, Failf(CodeCredentialsSignin, "provider %s: %s: checking the password: %w", p.ID, who, err)
 	}
 	// An unverified address counts as a failure too: every refusal after
 	// the hash costs the same work, so timing tells none of them apart.
@@ -84,18 +92,14 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 		case ok:
 			why = "e-mail address not verified yet"
 		}
-		if p.Throttle != nil {
-			if err := p.Throttle.Failed(ctx, addr, in.ClientIP, now); err != nil {
-				why += fmt.Sprintf(" (and the failure was not counted: %v)", err)
-			}
-		}
 		return nil, Failf(CodeCredentialsSignin, "provider %s: %s: %s", p.ID, who, why)
 	}
 	if err := s.checkSignIn(ctx, SignInInput{User: *user, Provider: p.ID, Type: "credentials", Email: addr, EmailVerified: true}); err != nil {
+		release() // the password was right: not a failure
 		return nil, err
 	}
-	if p.Throttle != nil {
-		if err := p.Throttle.Succeeded(ctx, addr, in.ClientIP, now); err != nil {
+	if held != nil {
+		if err := held.Succeeded(ctx, now); err != nil {
 			s.Log.Warn("password throttle not reset after a sign-in", "provider", p.ID, "err", err)
 		}
 	}

@@ -17,7 +17,8 @@ import (
 type Throttles interface {
 	PasswordThrottles(ctx context.Context, now time.Time, buckets ...string) (map[string]models.PasswordThrottle, error)
 	RecordPasswordFailure(ctx context.Context, now time.Time, bucket string, keep time.Duration) (int, error)
-	BlockPasswordBucket(ctx context.Context, bucket string, until time.Time) error
+	ClaimPasswordBucket(ctx context.Context, bucket string, now, until time.Time) (bool, error)
+	ForgetPasswordFailure(ctx context.Context, bucket string) error
 	MarkPasswordBucket(ctx context.Context, bucket string, until time.Time) error
 	ClearPasswordThrottles(ctx context.Context, buckets ...string) error
 }
@@ -114,58 +115,95 @@ func throttleBucket(tier string, parts ...string) string {
 // CredentialsSignin, as for a wrong password).
 var ErrThrottled = errors.New("too many failed password sign-ins")
 
-// Check returns ErrThrottled (wrapped with the tier and the time left)
-// when the attempt must be refused without checking the password; an
-// error reading the counters refuses too (fail closed).
-func (t *Throttle) Check(ctx context.Context, addr, clientIP string, now time.Time) error {
+// Reserve starts a password check. The attempt is counted as a failure
+// in every tier before the password is checked, in one statement per tier,
+// so that attempts sent together cannot all pass a check that reads the
+// counters and only count failures afterwards (40 parallel guesses would
+// all be hashed). An attempt past a tier's free failures must also claim
+// that tier's next block (ClaimPasswordBucket): of attempts racing past
+// it, one goes on and the others are refused. A refusal (ErrThrottled,
+// wrapped with the tier) checks no password and takes its counts back;
+// an error reading or writing the counters refuses too (fail closed).
+//
+// The account tier does not refuse a client from which the account
+// signed in during KnownFor; its attempts are counted all the same.
+func (t *Throttle) Reserve(ctx context.Context, addr, clientIP string, now time.Time) (*Reservation, error) {
 	k := keysOf(addr, clientIP)
 	rows, err := t.Store.PasswordThrottles(ctx, now, k.pair, k.client, k.account, k.known)
 	if err != nil {
-		return fmt.Errorf("check password throttle: %w", err)
+		return nil, fmt.Errorf("check password throttle: %w", err)
 	}
 	_, known := rows[k.known]
-	for _, tier := range []struct {
-		name   string
-		bucket string
-		skip   bool
-	}{{"account and client", k.pair, false}, {"client", k.client, false}, {"account", k.account, known}} {
+	tiers := []struct {
+		name, bucket string
+		b            BackOff
+		exempt       bool
+	}{{"account and client", k.pair, t.Pair, false}, {"client", k.client, t.Client, false}, {"account", k.account, t.Account, known}}
+	for _, tier := range tiers {
 		row, ok := rows[tier.bucket]
-		if !ok || tier.skip {
+		if !ok || tier.exempt {
 			continue
 		}
 		if left := time.UnixMicro(row.BlockedUntil).Sub(now); left > 0 {
-			return fmt.Errorf("%w: %s blocked for %s more (%d failures)", ErrThrottled, tier.name, left.Round(time.Second), row.Failures)
+			return nil, fmt.Errorf("%w: %s blocked for %s more (%d failures)", ErrThrottled, tier.name, left.Round(time.Second), row.Failures)
 		}
 	}
-	return nil
-}
-
-// Failed counts a failed attempt in every tier and blocks the tiers past
-// their free failures.
-func (t *Throttle) Failed(ctx context.Context, addr, clientIP string, now time.Time) error {
-	k := keysOf(addr, clientIP)
-	for _, tier := range []struct {
-		bucket string
-		b      BackOff
-	}{{k.pair, t.Pair}, {k.client, t.Client}, {k.account, t.Account}} {
+	r := &Reservation{t: t, k: k}
+	for _, tier := range tiers {
 		n, err := t.Store.RecordPasswordFailure(ctx, now, tier.bucket, tier.b.Keep)
 		if err != nil {
-			return err
+			r.Release(ctx)
+			return nil, err
 		}
-		if d := tier.b.delay(n); d > 0 {
-			if err := t.Store.BlockPasswordBucket(ctx, tier.bucket, now.Add(d)); err != nil {
-				return err
-			}
+		r.counted = append(r.counted, tier.bucket)
+		d := tier.b.delay(n)
+		if d <= 0 {
+			continue
+		}
+		won, err := t.Store.ClaimPasswordBucket(ctx, tier.bucket, now, now.Add(d))
+		if err != nil {
+			r.Release(ctx)
+			return nil, err
+		}
+		if !won && !tier.exempt {
+			r.Release(ctx)
+			return nil, fmt.Errorf("%w: %s: another attempt holds this block (%d failures)", ErrThrottled, tier.name, n)
 		}
 	}
-	return nil
+	return r, nil
 }
 
-// Succeeded clears the pair's count and marks the pair known for KnownFor.
-func (t *Throttle) Succeeded(ctx context.Context, addr, clientIP string, now time.Time) error {
-	k := keysOf(addr, clientIP)
-	if err := t.Store.ClearPasswordThrottles(ctx, k.pair); err != nil {
+// Reservation is one attempt counted in advance as a failure (Reserve). A
+// wrong password needs nothing more; a right one calls Succeeded; an
+// attempt that ends before its password could be judged calls Release.
+type Reservation struct {
+	t       *Throttle
+	k       throttleKeys
+	counted []string
+}
+
+// Succeeded: the password was right. The pair starts again and is marked
+// known for KnownFor; the client and account tiers get this attempt's
+// count back, and keep the rest (a success on an attacker's own account
+// must not reset its spraying count).
+func (r *Reservation) Succeeded(ctx context.Context, now time.Time) error {
+	for _, b := range []string{r.k.client, r.k.account} {
+		if err := r.t.Store.ForgetPasswordFailure(ctx, b); err != nil {
+			return err
+		}
+	}
+	if err := r.t.Store.ClearPasswordThrottles(ctx, r.k.pair); err != nil {
 		return err
 	}
-	return t.Store.MarkPasswordBucket(ctx, k.known, now.Add(t.KnownFor))
+	return r.t.Store.MarkPasswordBucket(ctx, r.k.known, now.Add(r.t.KnownFor))
+}
+
+// Release takes the attempt's counts back: it was not a failure (the
+// password was never judged, or was right and something else refused).
+// A block it claimed stays; it expires.
+func (r *Reservation) Release(ctx context.Context) {
+	for _, b := range r.counted {
+		_ = r.t.Store.ForgetPasswordFailure(context.WithoutCancel(ctx), b)
+	}
+	r.counted = nil
 }
