@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -56,12 +57,15 @@ func (a *App) getWebAuthnOptions(c echo.Context) error {
 		}
 		body.Options = opts
 	case actionRegister:
-		uid, err := a.browser(c).SignedInUser(ctx)
+		uid, recent, err := a.signedInRecently(c)
 		if err != nil { // as GET /session: an unreadable session is none
 			a.log.Warn("passkey options: the session could not be read", "err", err)
 		}
 		if uid == "" {
 			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in before adding a passkey"})
+		}
+		if !recent {
+			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in again to add a passkey"})
 		}
 		u, err := a.store.UserByID(ctx, uid)
 		if errors.Is(err, models.ErrNotFound) { // deleted while its JWT lives on
@@ -107,6 +111,11 @@ func (a *App) passkeyCallback(c echo.Context, rq *request, p config.Provider) er
 		RefuseRegressed: p.CounterRegression != config.CounterWarn}
 	if action == actionRegister {
 		if err == nil {
+			if _, recent, rerr := a.signedInRecently(c); rerr != nil || !recent {
+				err = signin.Fail(signin.CodeSessionRequired, fmt.Errorf("passkey registration more than %s after signing in (or the session is unreadable: %v)", passkeyReauthWindow, rerr))
+			}
+		}
+		if err == nil {
 			_, err = a.core.AddPasskey(ctx, a.browser(c), cer, rq.form.Get("name"))
 		}
 		if err != nil {
@@ -133,4 +142,20 @@ func wrapVerify(err error) error {
 		return err
 	}
 	return signin.Fail(signin.CodeWebAuthnVerification, err)
+}
+
+// passkeyReauthWindow is how soon after signing in a user may add a
+// passkey. A passkey outlives every session and a password reset, so a
+// borrowed or stolen session, or one left open on a shared computer, must
+// not be enough to add one: the user signs in again first.
+const passkeyReauthWindow = 10 * time.Minute
+
+// signedInRecently is the signed-in user's id ("" when none) and whether
+// they signed in within passkeyReauthWindow.
+func (a *App) signedInRecently(c echo.Context) (uid string, recent bool, err error) {
+	s, _, err := a.sessions.Read(c.Request().Context(), c.Request())
+	if err != nil || s == nil {
+		return "", false, err
+	}
+	return s.User.ID, a.now().Sub(s.SignedIn) <= passkeyReauthWindow, nil
 }

@@ -505,3 +505,37 @@ func TestPasskeyLastOneGoesWhenAPasswordRemains(t *testing.T) {
 		require.Len(t, e.passkeysOf(u.ID), map[bool]int{true: 0, false: 1}[tc.password], tc.addr)
 	}
 }
+
+// A passkey outlives sessions and password resets, so adding one takes a
+// recent sign-in: more than 10 minutes after signing in, the options are
+// refused (401) and an answer started in time but posted late is refused
+// on the page (SessionRequired), nothing stored; signing in again allows it.
+func TestPasskeyAddingNeedsARecentSignIn(t *testing.T) {
+	for _, b := range backends()[:2] {
+		t.Run(b.name, func(t *testing.T) {
+			e := startPasskeys(t, b, nil)
+			c := e.browser()
+			uid := e.emailSignIn(c, "ada@example.com")
+			k := e.newKey()
+
+			e.clock.Add(11 * time.Minute)
+			res := e.get(c, "/webauthn-options/passkey?action=register")
+			require.Equal(t, http.StatusUnauthorized, res.StatusCode, res.body)
+			require.Contains(t, res.body, "Sign in again")
+
+			c2 := e.browser()
+			e.emailSignIn(c2, "ada@example.com")
+			e.clock.Add(9 * time.Minute)
+			opts := e.passkeyOptions(c2, "register") // in time
+			e.clock.Add(2 * time.Minute)
+			res = e.passkeyAnswer(c2, "register", k.create(opts), url.Values{"name": {"late"}})
+			require.Equal(t, e.base+"/passkeys?error=SessionRequired", res.location())
+			require.Empty(t, e.passkeysOf(uid), "nothing stored")
+
+			c3 := e.browser()
+			e.emailSignIn(c3, "ada@example.com")
+			e.addPasskey(c3, k, "fresh")
+			require.Len(t, e.passkeysOf(uid), 1)
+		})
+	}
+}

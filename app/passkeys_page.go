@@ -16,7 +16,7 @@ import (
 // passkeyMessages are the passkeys page's messages for its ?error= codes.
 var passkeyMessages = map[string]string{
 	string(signin.CodeWebAuthnVerification): "The passkey could not be added. Try again.",
-	string(signin.CodeSessionRequired):      "Your session changed. Sign in again to add a passkey.",
+	string(signin.CodeSessionRequired):      "For your security, sign in again (within the last 10 minutes) to add a passkey.",
 	"LastSignInMethod":                      "This passkey is the last way to sign in to your account, so it was kept.",
 	"NotFound":                              "That passkey does not exist any more.",
 }
