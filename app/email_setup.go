@@ -25,7 +25,8 @@ func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
 		if p.Type != config.TypeEmail {
 			continue
 		}
-		m := linkMailer{provider: p.ID, from: p.From, host: hostOf(a.base.Origin), log: a.log, metrics: a.metrics}
+		m := linkMailer{provider: p.ID, from: p.From, host: hostOf(a.base.Origin), log: a.log, metrics: a.metrics,
+			brandColor: a.theme.brandColor, buttonText: a.theme.buttonText}
 		if m.from == "" {
 			m.from = "no-reply@" + mailDomainOf(a.base.Origin)
 		}

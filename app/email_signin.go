@@ -52,6 +52,8 @@ type linkMailer struct {
 	host     string // the service's host, named in the e-mail
 	log      *slog.Logger
 	metrics  *metrics.Metrics // counts deliveries and failures
+	// brandColor and buttonText are the theme's (theme.go), "" for the defaults.
+	brandColor, buttonText string
 }
 
 func (m linkMailer) SendLink(ctx context.Context, to, link string) error {
@@ -60,7 +62,7 @@ func (m linkMailer) SendLink(ctx context.Context, to, link string) error {
 			"provider", m.provider, "to", email.Mask(to), "url", link)
 		return nil
 	}
-	d := views.SignInEmail{URL: link, Host: m.host}
+	d := views.SignInEmail{URL: link, Host: m.host, BrandColor: m.brandColor, ButtonText: m.buttonText}
 	var text, html strings.Builder
 	if err := views.SignInEmailText(d).Render(ctx, &text); err != nil {
 		return fmt.Errorf("render e-mail text: %w", err)

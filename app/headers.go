@@ -71,8 +71,17 @@ func (a *App) contentSecurityPolicy() (policy string, final bool) {
 		// its fetches to latchkey: nothing inline, nothing elsewhere.
 		scripts = "script-src 'self'; connect-src 'self'; "
 	}
-	return "default-src 'none'; " + scripts + "style-src 'self'; img-src 'self'; base-uri 'none'; form-action " +
+	return "default-src 'none'; " + scripts + "style-src 'self'; img-src " + imgSources(a.theme.imgOrigin) + "; base-uri 'none'; form-action " +
 		strings.Join(append([]string{"'self'"}, origins...), " ") + "; frame-ancestors 'none'", final
+}
+
+// imgSources is img-src: latchkey's own origin, and the theme's logo's
+// origin when the logo is an https URL elsewhere.
+func imgSources(logoOrigin string) string {
+	if logoOrigin == "" {
+		return "'self'"
+	}
+	return "'self' " + logoOrigin
 }
 
 // signInDestinations is how an OAuth client says where its sign-in redirect

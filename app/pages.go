@@ -14,7 +14,7 @@ import (
 
 // page is the layout data shared by every page.
 func (a *App) page(title string) views.Page {
-	return views.Page{Title: title, StaticURL: a.base.Path + "/static"}
+	return views.Page{Title: title, StaticURL: a.base.Path + "/static", Theme: a.theme.page}
 }
 
 // render writes a templ component as HTML with the given status. No page

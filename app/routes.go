@@ -67,6 +67,7 @@ func (a *App) routes() (*echo.Echo, error) {
 	get("/error", a.withRequest(a.getError))
 	get("/verify-request", a.withRequest(a.getVerifyRequest))
 	a.passwordRoutes(get, post)
+	get("/theme.css", a.getThemeCSS)
 	get("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
 	openAPI, err := a.openAPIDocument()
 	if err != nil {

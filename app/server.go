@@ -58,6 +58,9 @@ type App struct {
 	// revocations are the session revocations, polled (revocations.go).
 	revocations *session.Revocations
 
+	// theme is the config's theme, ready for the pages (theme.go).
+	theme theme
+
 	// pw holds the credentials provider's account pages (password_flows.go).
 	pw *passwordFlows
 
@@ -170,6 +173,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 // build derives everything requests need from the config, once.
 func (a *App) build(idpClient *http.Client) error {
 	var err error
+	a.theme = buildTheme(a.cfg.Theme, a.base)
 	if a.providers, err = a.buildProviders(); err != nil {
 		return err
 	}

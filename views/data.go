@@ -24,6 +24,7 @@ type Page struct {
 	Title     string
 	StaticURL string // URL prefix of the embedded static files, e.g. /api/auth/static
 	Script    string // URL of the page's one script (same origin), or ""
+	Theme     Theme  // the configured theme (theme.go)
 }
 
 // SignIn is the data of the sign-in page.
@@ -68,6 +69,10 @@ type VerifyRequest struct {
 type SignInEmail struct {
 	URL  string // the sign-in link
 	Host string // the service's host[:port], as next-auth shows it
+	// BrandColor and ButtonText are the theme's colours of the button
+	// (next-auth's brandColor and buttonText); "" for the defaults.
+	BrandColor string
+	ButtonText string
 }
 
 // ConfirmSignIn is the data of the page an e-mailed link opens when the

@@ -50,6 +50,8 @@ type Config struct {
 	// Access narrows who passes forward-auth per protected host
 	// (forwardauth.go); empty: every signed-in user.
 	Access []AccessRule `yaml:"access"`
+	// Theme brands the built-in pages and the sign-in e-mail (theme.go).
+	Theme Theme `yaml:"theme"`
 
 	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
 	SecretGenerated bool `yaml:"-"`
