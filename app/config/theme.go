@@ -1,7 +1,6 @@
 package config
 
 import (
-	"net/url"
 	"regexp"
 	"strings"
 )
@@ -55,7 +54,7 @@ var (
 	logoPath = regexp.MustCompile(`^/[A-Za-z0-9._~/%-]*$`)
 )
 
-const colorNum = `[0-9]{1,3}(\.[0-9]{1,4})?%?`
+const colorNum = `([0-9]{1,3}(\.[0-9]{1,4})?|\.[0-9]{1,4})%?`
 
 // IsCSSColor reports whether s is a colour latchkey writes into its theme
 // stylesheet and e-mail as it is.
@@ -73,15 +72,12 @@ func IsLogoURL(s string) bool {
 	if strings.HasPrefix(s, "/") {
 		return !strings.HasPrefix(s, "//") && logoPath.MatchString(s)
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Opaque != "" || u.Fragment != "" || u.RawQuery != "" {
-		return false
-	}
-	return logoHost.MatchString(u.Host) && (u.Path == "" || logoPath.MatchString(u.EscapedPath()))
+	return logoHTTPS.MatchString(s)
 }
 
-// logoHost is a lower-case DNS name with an optional port.
-var logoHost = regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)*(:[0-9]{1,5})?$`)
+// logoHTTPS is an https URL with a lower-case DNS name, an optional port and
+// a plain path: no user info, query or fragment.
+var logoHTTPS = regexp.MustCompile(`^https://[a-z0-9-]+(\.[a-z0-9-]+)*(:[0-9]{1,5})?(/[A-Za-z0-9._~/%-]*)?$`)
 
 // namedColors are CSS's named colours (CSS Color Module Level 4).
 var namedColors = func() map[string]struct{} {
