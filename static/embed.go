@@ -1,5 +1,5 @@
-// Package static embeds latchkey's CSS, images and the passkey pages' script
-// (passkeys.js), so the binary is self-contained and pages load nothing
+// Package static embeds latchkey's CSS, images (logo.svg, an example logo
+// for the theme option) and the passkey pages' script (passkeys.js), so the binary is self-contained and pages load nothing
 // from elsewhere.
 package static
 
@@ -7,5 +7,5 @@ import "embed"
 
 // Files is served at {base}/static/.
 //
-//go:embed *.css *.js
+//go:embed *.css *.js *.svg
 var Files embed.FS

@@ -6,6 +6,8 @@
 //  - screenshots of the sign-in, sign-out, error and verify-request pages at
 //    390 px (phone) and 1280 px (desktop) (`npm run screenshots` writes them
 //    to docs/screenshots/);
+//  - a themed sign-in page (config.yaml theme: brand colour, logo) on its own
+//    instance, screenshot signin-themed;
 //  - every request a latchkey page makes is recorded: none may leave its origin;
 //  - latchkey's pages send a Content-Security-Policy, no page reports a
 //    violation of it (its form-action lets the IdP button's redirect through),
@@ -40,8 +42,14 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
+// THEME is next-auth's theme option as config.yaml writes it; the logo is the
+// example one latchkey serves (static/logo.svg).
+const THEME = { color_scheme: "light", brand_color: "#0a7f5a", logo: "/api/auth/static/logo.svg", button_text: "#ffffff" };
+
 export function plan(target) {
-  return [{ id: "browser", kind: target, strategy: "database", basePath: "/api/auth", cookieStyle: "next-auth" }];
+  const specs = [{ id: "browser", kind: target, strategy: "database", basePath: "/api/auth", cookieStyle: "next-auth" }];
+  if (target === "latchkey") specs.push({ id: "browser-theme", kind: "latchkey", strategy: "database", basePath: "/api/auth", cookieStyle: "next-auth", theme: THEME });
+  return specs;
 }
 
 /** Launch Chromium with a fresh profile directory (playwright creates and removes it). */
@@ -284,7 +292,31 @@ export async function run(report, ctx) {
       eq(phone.blocked, [], "blocked requests");
     });
     await phone.close();
+
+    // ---- a themed sign-in page (config.yaml theme) --------------------------
+    if (ctx.target === "latchkey") await themedSignIn(t, ctx, browser);
   } finally {
     await browser.close();
   }
+}
+
+/** The sign-in page of an instance with a theme: brand-coloured buttons, the logo, no CSP violation. */
+async function themedSignIn(t, ctx, browser) {
+  const server = await ctx.server("browser-theme");
+  if (!server) return;
+  const themed = await newContext(browser, { width: 1280, height: 800 });
+  const page = await themed.newPage();
+  await t.check("themed sign-in page: brand colour on the buttons, the logo shown, no CSP violation", async () => {
+    const { res } = await openPage(page, `${server.base}/signin`, server.origin);
+    eq(res.status(), 200, "status");
+    const look = await page.evaluate(() => {
+      const button = getComputedStyle(document.querySelector("button"));
+      const logo = document.querySelector("img.logo");
+      return { background: button.backgroundColor, color: button.color, logo: logo?.complete && logo.naturalWidth > 0 };
+    });
+    eq(look, { background: "rgb(10, 127, 90)", color: "rgb(255, 255, 255)", logo: true }, "button colours and logo");
+    eq(themed.csp, [], "CSP violations");
+    return await shot(page, "signin-themed");
+  });
+  await themed.close();
 }

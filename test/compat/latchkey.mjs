@@ -30,7 +30,7 @@ export function latchkeyBinary() {
 }
 
 /** config.yaml for one instance. */
-export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false }) {
+export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false, theme = null }) {
   const q = (s) => JSON.stringify(String(s));
   // credentials: an e-mail + password provider after the others (credentials.mjs).
   const creds = credentials ? "  - type: credentials\n" : "";
@@ -52,7 +52,13 @@ ${creds}session:
 cookies:
   style: ${cookieStyle}
   domain: ${q(cookieDomain)}
-`;
+${themeYaml(theme, q)}`;
+}
+
+// themeYaml is the theme section ({color_scheme, brand_color, logo, button_text}), or "".
+function themeYaml(theme, q) {
+  if (!theme) return "";
+  return "theme:\n" + Object.entries(theme).map(([k, v]) => `  ${k}: ${q(v)}\n`).join("");
 }
 
 /**

@@ -62,7 +62,7 @@ let pgStarting = null;
 try {
   const modules = {};
   for (const s of chosen) modules[s] = await SUITES[s]();
-  // A spec is one server the suites talk to: {id, kind, strategy, basePath, cookieStyle, credentials,
+  // A spec is one server the suites talk to: {id, kind, strategy, basePath, cookieStyle, credentials, theme (latchkey only),
   // database ("sqlite", the default, or "postgres"), instances (latchkey processes behind
   // one round-robin proxy, default 1)}. Its port and base are the proxy's when instances > 1.
   const specs = chosen.flatMap((s) => modules[s].plan(target));
@@ -116,7 +116,7 @@ try {
             startLatchkey({
               bin, port: s.port, basePath: s.basePath ?? "/api/auth", secret, dir, name: s.id,
               instances: s.instances ?? 1, databaseUrl: await databaseUrl(s, slug),
-              config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle, credentials: s.credentials }),
+              config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle, credentials: s.credentials, theme: s.theme }),
             }))()
         : Promise.reject(new Error("latchkey was not built"));
     } else {
