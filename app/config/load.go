@@ -37,6 +37,7 @@ func Defaults() Config {
 		},
 		Cookies: Cookies{Style: StyleNextAuth},
 		Log:     Log{Format: LogText, Access: true},
+		Theme:   Theme{ColorScheme: SchemeAuto},
 	}
 }
 
