@@ -80,6 +80,7 @@ func newAPIChecker(t testing.TB, doc *openapi3.T, appURL string) *apiChecker {
 	require.NoError(t, err)
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("text/css", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("image/svg+xml", openapi3filter.PlainBodyDecoder)
 	return &apiChecker{t: t, doc: doc, router: r, host: u.Host, seen: map[string]bool{}, statuses: map[string]bool{}}
 }
 

@@ -245,7 +245,7 @@ func (a apiDriver) signedOut() {
 		"/signout", "/signout?csrf=true", "/verify-request?provider=email&type=email",
 		"/error", "/error?error=AccessDenied", "/error?error=Verification", "/error?error=Configuration",
 		"/error?error=configuration", "/error?error=Unknown", "/error?error=OAuthCallback",
-		"/static/style.css", "/static/nothing.css", "/theme.css",
+		"/static/style.css", "/static/dark.css", "/static/logo.svg", "/static/nothing.css", "/theme.css",
 	} {
 		e.get(c, target)
 	}

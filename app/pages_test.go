@@ -384,7 +384,7 @@ func TestStaticCSS(t *testing.T) {
 			sheets = append(sheets, href)
 		}
 	}
-	require.Equal(t, []string{"/api/auth/static/style.css"}, sheets)
+	require.Equal(t, []string{"/api/auth/static/style.css", "/api/auth/static/dark.css"}, sheets)
 	res := e.rawDo(http.MethodGet, "/static/style.css", "", nil)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.True(t, strings.HasPrefix(res.Header.Get("Content-Type"), "text/css"))

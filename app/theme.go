@@ -29,7 +29,7 @@ type theme struct {
 func buildTheme(t config.Theme, base config.Base) theme {
 	var th theme
 	var css strings.Builder
-	css.WriteString("/* latchkey theme (config.yaml theme), after style.css */\n")
+	css.WriteString("/* latchkey theme (config.yaml theme), after style.css and dark.css */\n")
 	if config.IsCSSColor(t.BrandColor) {
 		th.brandColor = t.BrandColor
 	}
@@ -37,9 +37,9 @@ func buildTheme(t config.Theme, base config.Base) theme {
 		th.buttonText = t.ButtonText
 	}
 	if th.brandColor != "" || th.buttonText != "" {
-		// :root:root outweighs style.css's :root:not(.scheme-light), so
-		// the brand holds in the dark scheme too, as in next-auth.
-		css.WriteString(":root:root {\n")
+		// Linked after dark.css, so the brand holds in the dark scheme
+		// too, as in next-auth.
+		css.WriteString(":root {\n")
 		if th.brandColor != "" {
 			css.WriteString("  --accent: " + th.brandColor + ";\n")
 		}

@@ -21,10 +21,11 @@ var brandTheme = config.Theme{ColorScheme: "dark", BrandColor: "#0a7f5a", Logo: 
 var themedPages = []string{"/signin", "/signout", "/error?error=AccessDenied", "/verify-request?provider=email&type=email"}
 
 // pageTheme is what a page shows of the theme: its stylesheets, logos,
-// <html> class and whether anything is styled inline (the CSP forbids it).
+// the media of its dark stylesheet and whether anything is styled inline
+// (the CSP forbids it).
 type pageTheme struct {
 	stylesheets, logos []string
-	htmlClass          string
+	darkMedia          string
 	inline             bool
 }
 
@@ -41,11 +42,12 @@ func themeOf(t *testing.T, body string) pageTheme {
 			p.inline = true
 		}
 		switch n.Data {
-		case "html":
-			p.htmlClass, _ = htmlAttr(n, "class")
 		case "link":
 			if href, _ := htmlAttr(n, "href"); href != "" {
 				p.stylesheets = append(p.stylesheets, href)
+				if strings.HasSuffix(href, "/dark.css") {
+					p.darkMedia, _ = htmlAttr(n, "media")
+				}
 			}
 		case "img":
 			if c, _ := htmlAttr(n, "class"); c == "logo" {
@@ -65,9 +67,9 @@ func TestThemeOnEveryPage(t *testing.T) {
 	for _, target := range themedPages {
 		res := e.get(e.browser(), target)
 		p := themeOf(t, res.body)
-		require.Equal(t, []string{e.path + "/static/style.css", e.path + "/theme.css"}, p.stylesheets, target)
+		require.Equal(t, []string{e.path + "/static/style.css", e.path + "/static/dark.css", e.path + "/theme.css"}, p.stylesheets, target)
 		require.Equal(t, []string{brandTheme.Logo}, p.logos, target)
-		require.Equal(t, "scheme-dark", p.htmlClass, target)
+		require.Equal(t, "all", p.darkMedia, "%s: color_scheme dark: always dark", target)
 		require.False(t, p.inline, "%s: no inline style", target)
 		d := cspDirectives(t, res.Header.Get("Content-Security-Policy"))
 		require.Equal(t, []string{"'self'", "https://cdn.example.com"}, d["img-src"], target)
@@ -89,9 +91,9 @@ func TestThemeDefaultsAndSameOriginLogo(t *testing.T) {
 	e := startEnv(t, envOpts{})
 	res := e.get(e.browser(), "/signin")
 	p := themeOf(t, res.body)
-	require.Equal(t, []string{e.path + "/static/style.css"}, p.stylesheets)
+	require.Equal(t, []string{e.path + "/static/style.css", e.path + "/static/dark.css"}, p.stylesheets)
 	require.Empty(t, p.logos)
-	require.Empty(t, p.htmlClass)
+	require.Equal(t, "(prefers-color-scheme: dark)", p.darkMedia, "auto: the browser's preference")
 	require.Equal(t, []string{"'self'"}, cspDirectives(t, res.Header.Get("Content-Security-Policy"))["img-src"])
 	require.NotContains(t, e.get(e.browser(), "/theme.css").body, "--accent")
 
@@ -101,8 +103,7 @@ func TestThemeDefaultsAndSameOriginLogo(t *testing.T) {
 	res = e.get(e.browser(), "/signin")
 	p = themeOf(t, res.body)
 	require.Equal(t, []string{"/api/auth/static/logo.svg"}, p.logos)
-	require.Equal(t, "scheme-light", p.htmlClass)
-	require.Equal(t, []string{e.path + "/static/style.css"}, p.stylesheets, "no colours: no theme stylesheet")
+	require.Equal(t, []string{e.path + "/static/style.css"}, p.stylesheets, "light: no dark stylesheet; no colours: no theme stylesheet")
 	require.Equal(t, []string{"'self'"}, cspDirectives(t, res.Header.Get("Content-Security-Policy"))["img-src"])
 }
 
@@ -129,7 +130,9 @@ func TestThemeHostileValuesNeverRendered(t *testing.T) {
 		require.NoError(t, res.Body.Close())
 		p := themeOf(t, string(body))
 		require.Empty(t, p.logos, target)
-		require.Empty(t, p.htmlClass, target)
+		if target != "/theme.css" {
+			require.Equal(t, "(prefers-color-scheme: dark)", p.darkMedia, "%s: a bad color_scheme is auto", target)
+		}
 		require.False(t, p.inline, target)
 		for _, bad := range []string{"alert", "javascript:", "onload", "onmouseover", "</style>"} {
 			require.NotContains(t, string(body), bad, target)

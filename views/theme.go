@@ -8,7 +8,7 @@ import "strings"
 // inline styles.
 type Theme struct {
 	// Stylesheet is the URL of the generated theme stylesheet
-	// ({base}/theme.css), linked after style.css; "" without a theme.
+	// ({base}/theme.css), linked last; "" without theme colours.
 	Stylesheet string
 	// Logo is the URL of the image shown at the top of every page, or "".
 	Logo string
@@ -17,19 +17,22 @@ type Theme struct {
 	ColorScheme string
 }
 
-// schemeClass is the <html> class that forces a colour scheme in
-// static/style.css, or "".
-func (t Theme) schemeClass() string {
+// darkMedia is the media attribute of static/dark.css's link: the
+// browser's preference, or always for a forced dark scheme ("" for a
+// forced light one, which does not link it).
+func (t Theme) darkMedia() string {
 	switch t.ColorScheme {
-	case "light", "dark":
-		return "scheme-" + t.ColorScheme
+	case "light":
+		return ""
+	case "dark":
+		return "all"
 	}
-	return ""
+	return "(prefers-color-scheme: dark)"
 }
 
 // metaScheme is the color-scheme meta tag's content.
 func (t Theme) metaScheme() string {
-	if c := t.schemeClass(); c != "" {
+	if t.ColorScheme == "light" || t.ColorScheme == "dark" {
 		return t.ColorScheme
 	}
 	return "light dark"
