@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -43,9 +44,9 @@ func buildTheme(t config.Theme, base config.Base) theme {
 		if th.brandColor != "" {
 			css.WriteString("  --accent: " + th.brandColor + ";\n")
 		}
-		if th.buttonText != "" {
-			css.WriteString("  --accent-text: " + th.buttonText + ";\n")
-		}
+		// next-auth's buttonText defaults to white whatever the scheme;
+		// dark.css's own dark text would be unreadable on most brands.
+		css.WriteString("  --accent-text: " + cmp.Or(th.buttonText, "#fff") + ";\n")
 		css.WriteString("}\n")
 		th.page.Stylesheet = base.Path + "/theme.css" // linked only when it says something
 	}

@@ -105,6 +105,13 @@ func TestThemeDefaultsAndSameOriginLogo(t *testing.T) {
 	require.Equal(t, []string{"/api/auth/static/logo.svg"}, p.logos)
 	require.Equal(t, []string{e.path + "/static/style.css"}, p.stylesheets, "light: no dark stylesheet; no colours: no theme stylesheet")
 	require.Equal(t, []string{"'self'"}, cspDirectives(t, res.Header.Get("Content-Security-Policy"))["img-src"])
+
+	// A brand colour alone keeps next-auth's white button text, in the
+	// dark scheme too.
+	e = startEnv(t, envOpts{config: func(c *config.Config) { c.Theme = config.Theme{BrandColor: "navy"} }})
+	css := e.get(e.browser(), "/theme.css").body
+	require.Contains(t, css, "--accent: navy;")
+	require.Contains(t, css, "--accent-text: #fff;")
 }
 
 // Defence in depth: a hostile theme that skipped check-config (app.New
