@@ -59,20 +59,6 @@ func (s *Store) RecordPasswordFailure(ctx context.Context, now time.Time, bucket
 	return failures, nil
 }
 
-// BlockPasswordBucket refuses bucket until the given time, never moving an
-// existing block back, and keeps the row at least that long.
-func (s *Store) BlockPasswordBucket(ctx context.Context, bucket string, until time.Time) error {
-	u := until.UnixMicro()
-	err := s.db.WithContext(ctx).Exec(`UPDATE password_throttles SET
-		blocked_until = CASE WHEN blocked_until > ? THEN blocked_until ELSE ? END,
-		expires = CASE WHEN expires > ? THEN expires ELSE ? END
-		WHERE bucket = ?`, u, u, u, u, bucket).Error
-	if err != nil {
-		return fmt.Errorf("block password bucket: %w", err)
-	}
-	return nil
-}
-
 // ClaimPasswordBucket blocks bucket until the given time only if it is not
 // blocked at now, and reports whether this call did: of attempts racing
 // past a fresh block, exactly one wins it (one statement, so instances

@@ -94,10 +94,17 @@ func TestPasswordThrottles(t *testing.T) {
 		require.Equal(t, 3, rows["a"].Failures)
 		require.Zero(t, rows["a"].BlockedUntil)
 
-		require.NoError(t, s.BlockPasswordBucket(ctx, "a", rt0.Add(time.Minute)))
-		require.NoError(t, s.BlockPasswordBucket(ctx, "a", rt0.Add(time.Second)), "never moved back")
+		won, err := s.ClaimPasswordBucket(ctx, "a", rt0, rt0.Add(time.Minute))
+		require.NoError(t, err)
+		require.True(t, won, "not blocked: the claim sets the block")
+		won, err = s.ClaimPasswordBucket(ctx, "a", rt0, rt0.Add(time.Second))
+		require.NoError(t, err)
+		require.False(t, won, "blocked: a second claim loses")
 		rows, _ = s.PasswordThrottles(ctx, rt0, "a")
-		require.Equal(t, rt0.Add(time.Minute).UnixMicro(), rows["a"].BlockedUntil)
+		require.Equal(t, rt0.Add(time.Minute).UnixMicro(), rows["a"].BlockedUntil, "never moved back")
+		require.NoError(t, s.ForgetPasswordFailure(ctx, "a"))
+		rows, _ = s.PasswordThrottles(ctx, rt0, "a")
+		require.Equal(t, 2, rows["a"].Failures, "one failure taken back")
 
 		// Past its expiry a row is gone for readers and starts again.
 		late := rt0.Add(2 * time.Hour)
