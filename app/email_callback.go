@@ -84,7 +84,7 @@ func (a *App) confirmPage(c echo.Context, rq *request, p config.Provider, params
 func (a *App) renderConfirm(c echo.Context, rq *request, p config.Provider, token, identifier string, status int, msg string) error {
 	// render makes it no-store; every response is already no-referrer.
 	return render(c, status, views.ConfirmSignInPage(views.ConfirmSignIn{
-		Page:        a.page("Sign In"),
+		Page:        a.page(c, rq, "TitleSignIn"),
 		Action:      a.base.URL("/callback/" + p.ID),
 		CSRFToken:   rq.csrfToken,
 		Token:       token,

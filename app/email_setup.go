@@ -26,7 +26,7 @@ func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
 			continue
 		}
 		m := linkMailer{provider: p.ID, from: p.From, host: hostOf(a.base.Origin), log: a.log, metrics: a.metrics,
-			brandColor: a.theme.brandColor, buttonText: a.theme.buttonText}
+			brandColor: a.theme.brandColor, buttonText: a.theme.buttonText, lang: a.langs.Default()}
 		if m.from == "" {
 			m.from = "no-reply@" + mailDomainOf(a.base.Origin)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/views"
@@ -24,7 +25,7 @@ func (a *App) emailSignIn(c echo.Context, rq *request, p config.Provider) error 
 	if !ok {
 		return signin.Failf(signin.CodeEmailSignin, "e-mail provider %s is not set up", p.ID)
 	}
-	sent, err := a.core.SendLink(c.Request().Context(), ep, signin.LinkRequest{
+	sent, err := a.core.SendLink(a.mailContext(c, rq), ep, signin.LinkRequest{
 		Email:       rq.form.Get("email"),
 		ClientIP:    c.RealIP(),
 		CallbackURL: rq.callbackURL,
@@ -54,6 +55,9 @@ type linkMailer struct {
 	metrics  *metrics.Metrics // counts deliveries and failures
 	// brandColor and buttonText are the theme's (theme.go), "" for the defaults.
 	brandColor, buttonText string
+	// lang is the e-mail's language when the context carries none
+	// (i18n.NewContext): the configured default.
+	lang *i18n.Lang
 }
 
 func (m linkMailer) SendLink(ctx context.Context, to, link string) error {
@@ -62,7 +66,10 @@ func (m linkMailer) SendLink(ctx context.Context, to, link string) error {
 			"provider", m.provider, "to", email.Mask(to), "url", link)
 		return nil
 	}
-	d := views.SignInEmail{URL: link, Host: m.host, BrandColor: m.brandColor, ButtonText: m.buttonText}
+	d := views.SignInEmail{URL: link, Host: m.host, BrandColor: m.brandColor, ButtonText: m.buttonText, Lang: i18n.FromContext(ctx)}
+	if d.Lang == nil {
+		d.Lang = m.lang
+	}
 	var text, html strings.Builder
 	if err := views.SignInEmailText(d).Render(ctx, &text); err != nil {
 		return fmt.Errorf("render e-mail text: %w", err)

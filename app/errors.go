@@ -19,30 +19,32 @@ var signinErrors = map[signin.Code]bool{
 	signin.CodeSessionRequired: true, signin.CodeWebAuthnVerification: true,
 }
 
-// signinMessage is next-auth's sign-in page message for an error code.
+// signinMessage is the message id of next-auth's sign-in page message for
+// an error code ("" for none).
 func signinMessage(code signin.Code) string {
 	switch code {
 	case "":
 		return ""
 	case signin.CodeSignin, signin.CodeOAuthSignin, signin.CodeOAuthCallback, signin.CodeOAuthCreateAccount,
 		signin.CodeEmailCreateAccount, signin.CodeCallback:
-		return "Try signing in with a different account."
+		return "ErrorTryDifferentAccount"
 	case signin.CodeOAuthAccountNotLinked:
-		return "To confirm your identity, sign in with the same account you used originally."
+		return "ErrorOAuthAccountNotLinked"
 	case signin.CodeEmailSignin:
-		return "The e-mail could not be sent."
+		return "ErrorEmailSignin"
 	case signin.CodeCredentialsSignin:
-		return "Sign in failed. Check the details you provided are correct."
+		return "ErrorCredentialsSignin"
 	case signin.CodeSessionRequired:
-		return "Please sign in to access this page."
+		return "ErrorSessionRequired"
 	case signin.CodeWebAuthnVerification:
-		return "The passkey could not be verified. Try again, or sign in another way."
+		return "ErrorWebAuthnVerification"
 	default:
-		return "Unable to sign in."
+		return "ErrorDefault"
 	}
 }
 
-// errorPage is the status and text of GET /error for a code (case-insensitive, as v4).
+// errorPage is the status and text (message ids) of GET /error for a code
+// (case-insensitive, as v4).
 type errorPage struct {
 	status  int
 	heading string
@@ -53,18 +55,13 @@ type errorPage struct {
 func errorPageFor(code signin.Code) errorPage {
 	switch strings.ToLower(string(code)) {
 	case "configuration":
-		return errorPage{http.StatusInternalServerError, "Server error", []string{
-			"There is a problem with the server configuration.",
-			"Check the server logs for more information."}, false}
+		return errorPage{http.StatusInternalServerError, "ServerErrorHeading", []string{"ServerErrorLine1", "ServerErrorLine2"}, false}
 	case "accessdenied":
-		return errorPage{http.StatusForbidden, "Access Denied", []string{
-			"You do not have permission to sign in."}, true}
+		return errorPage{http.StatusForbidden, "AccessDeniedHeading", []string{"AccessDeniedLine1"}, true}
 	case "verification":
-		return errorPage{http.StatusForbidden, "Unable to sign in", []string{
-			"The sign in link is no longer valid.",
-			"It may have been used already or it may have expired."}, true}
+		return errorPage{http.StatusForbidden, "VerificationHeading", []string{"VerificationLine1", "VerificationLine2"}, true}
 	default:
-		return errorPage{http.StatusOK, "Error", nil, false}
+		return errorPage{http.StatusOK, "ErrorHeading", nil, false}
 	}
 }
 

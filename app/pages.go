@@ -12,9 +12,11 @@ import (
 	"github.com/latchkey-auth/latchkey/views"
 )
 
-// page is the layout data shared by every page.
-func (a *App) page(title string) views.Page {
-	return views.Page{Title: title, StaticURL: a.base.Path + "/static", Theme: a.theme.page}
+// page is the layout data shared by every page, in the request's language
+// (langOf); title is a message id.
+func (a *App) page(c echo.Context, rq *request, title string) views.Page {
+	lang, explicit := a.langOf(c, rq)
+	return views.Page{Title: title, StaticURL: a.base.Path + "/static", Theme: a.theme.page, Lang: lang, LangParam: explicit}
 }
 
 // render writes a templ component as HTML with the given status. No page
@@ -58,7 +60,7 @@ func (a *App) getSignIn(c echo.Context, rq *request) error {
 	} else {
 		callback = a.redirect(callback)
 	}
-	pg := a.page("Sign In")
+	pg := a.page(c, rq, "TitleSignIn")
 	if len(a.passkeys.rps) > 0 {
 		pg.Script = a.base.Path + "/static/passkeys.js"
 	}
@@ -80,10 +82,10 @@ func (a *App) getSignOut(c echo.Context, rq *request) error {
 	}
 	msg := ""
 	if c.QueryParam("csrf") == "true" {
-		msg = "Your sign-out request expired. Please try again."
+		msg = "SignOutExpired"
 	}
 	return render(c, http.StatusOK, views.SignOutPage(views.SignOut{
-		Page:      a.page("Sign Out"),
+		Page:      a.page(c, rq, "TitleSignOut"),
 		Action:    a.base.URL("/signout"),
 		CSRFToken: rq.csrfToken,
 		Error:     msg,
@@ -102,7 +104,7 @@ func (a *App) getError(c echo.Context, rq *request) error {
 	}
 	ep := errorPageFor(code)
 	d := views.Error{
-		Page:     a.page("Error"),
+		Page:     a.page(c, rq, "TitleError"),
 		Heading:  ep.heading,
 		Lines:    ep.lines,
 		HomeURL:  a.policy.Origin(),
@@ -120,7 +122,7 @@ func (a *App) getVerifyRequest(c echo.Context, rq *request) error {
 		return c.Redirect(http.StatusFound, a.cfg.Pages.VerifyRequest)
 	}
 	return render(c, http.StatusOK, views.VerifyRequestPage(views.VerifyRequest{
-		Page:     a.page("Verify Request"),
+		Page:     a.page(c, rq, "TitleVerifyRequest"),
 		HomeURL:  a.policy.Origin(),
 		HomeHost: hostOf(a.base.Origin),
 	}))

@@ -13,12 +13,19 @@ import (
 	"github.com/latchkey-auth/latchkey/views"
 )
 
-// passkeyMessages are the passkeys page's messages for its ?error= codes.
-var passkeyMessages = map[string]string{
-	string(signin.CodeWebAuthnVerification): "The passkey could not be added. Try again.",
-	string(signin.CodeSessionRequired):      "For your security, sign in again (within the last 10 minutes) to add a passkey.",
-	"LastSignInMethod":                      "This passkey is the last way to sign in to your account, so it was kept.",
-	"NotFound":                              "That passkey does not exist any more.",
+// passkeyMessage is the passkeys page's message id for its ?error= code.
+func passkeyMessage(code string) string {
+	switch code {
+	case string(signin.CodeWebAuthnVerification):
+		return "PasskeyAddFailed"
+	case string(signin.CodeSessionRequired):
+		return "PasskeyReauth"
+	case "LastSignInMethod":
+		return "PasskeyLastMethod"
+	case "NotFound":
+		return "PasskeyNotFound"
+	}
+	return ""
 }
 
 // passkeysProvider is the first webauthn provider: the passkeys page's.
@@ -66,20 +73,20 @@ func (a *App) getPasskeys(c echo.Context, rq *request) error {
 		return err
 	}
 	d := views.Passkeys{
-		Page:        a.page("Passkeys"),
+		Page:        a.page(c, rq, "TitlePasskeys"),
 		CSRFToken:   rq.csrfToken,
 		OptionsURL:  a.base.URL("/webauthn-options/" + id),
 		CallbackURL: a.base.URL("/callback/" + id),
 		RenameURL:   a.base.URL("/passkeys/rename"),
 		RemoveURL:   a.base.URL("/passkeys/remove"),
-		Error:       passkeyMessages[c.QueryParam("error")],
+		Error:       passkeyMessage(c.QueryParam("error")),
 	}
 	d.Page.Script = a.base.Path + "/static/passkeys.js"
 	if c.QueryParam("csrf") == "true" {
-		d.Error = "Your request expired. Please try again."
+		d.Error = "RequestExpired"
 	}
 	if c.QueryParam("added") != "" {
-		d.Notice = "Passkey added."
+		d.Notice = "PasskeyAddedNotice"
 	}
 	for _, k := range list {
 		item := views.PasskeyItem{ID: k.ID, Name: k.Name, Created: k.CreatedAt.UTC().Format("2 Jan 2006"), Synced: k.BackupEligible}

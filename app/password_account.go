@@ -21,7 +21,7 @@ import (
 // accountUser is the signed-in user of the request. Without one, or when
 // the page is off or the database fails, it has answered (answered true,
 // and err is the answer's).
-func (a *App) accountUser(c echo.Context) (u *models.User, answered bool, err error) {
+func (a *App) accountUser(c echo.Context, rq *request) (u *models.User, answered bool, err error) {
 	if !a.pw.enabled {
 		return nil, true, echo.ErrNotFound
 	}
@@ -34,7 +34,7 @@ func (a *App) accountUser(c echo.Context) (u *models.User, answered bool, err er
 	case errors.Is(err, models.ErrNotFound) || err == nil && u == nil:
 		return nil, true, a.toSignIn(c)
 	case err != nil:
-		return nil, true, a.tryLater(c, "account page", err)
+		return nil, true, a.tryLater(c, rq, "account page", err)
 	}
 	return u, false, nil
 }
@@ -53,22 +53,22 @@ func (a *App) getAccountPassword(c echo.Context, rq *request) error {
 
 // accountPage renders the page for the signed-in user with a message.
 func (a *App) accountPage(c echo.Context, rq *request, status int, msg string) error {
-	u, answered, err := a.accountUser(c)
+	u, answered, err := a.accountUser(c, rq)
 	if answered {
 		return err
 	}
 	hash, err := a.store.PasswordHash(c.Request().Context(), u.ID)
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		return a.tryLater(c, "account page", err)
+		return a.tryLater(c, rq, "account page", err)
 	}
-	d := a.passwordForm(rq, "Your password", "/account/password")
+	d := a.passwordForm(c, rq, "TitleAccountPassword", "/account/password")
 	d.Email, d.HasPassword, d.Error = deref(u.Email), hash != "", msg
 	return render(c, status, views.AccountPasswordPage(d))
 }
 
 // postAccountPassword changes the password, or mails the link that adds one.
 func (a *App) postAccountPassword(c echo.Context, rq *request) error {
-	u, answered, err := a.accountUser(c)
+	u, answered, err := a.accountUser(c, rq)
 	if answered {
 		return err
 	}
@@ -78,13 +78,13 @@ func (a *App) postAccountPassword(c echo.Context, rq *request) error {
 	case errors.Is(err, models.ErrNotFound):
 		return a.addPasswordByEmail(c, rq, u)
 	case err != nil:
-		return a.tryLater(c, "account page", err)
+		return a.tryLater(c, rq, "account page", err)
 	}
 	switch status := a.checkPassword(c, deref(u.Email), old, rq.form.Get("currentPassword")); status {
 	case http.StatusTooManyRequests:
 		return a.accountPage(c, rq, status, msgThrottled)
 	case http.StatusBadRequest:
-		return a.accountPage(c, rq, status, "The current password is wrong.")
+		return a.accountPage(c, rq, status, "WrongCurrentPassword")
 	}
 	pw := rq.form.Get("password")
 	if err := a.pw.policy.Check(pw, deref(u.Email)); err != nil {
@@ -99,9 +99,9 @@ func (a *App) postAccountPassword(c echo.Context, rq *request) error {
 	ended, err := a.store.ChangePassword(ctx, u.ID, old, hash, at)
 	switch {
 	case errors.Is(err, models.ErrConflict): // changed by another request meanwhile
-		return a.accountPage(c, rq, http.StatusConflict, "Your password was changed meanwhile. Please try again.")
+		return a.accountPage(c, rq, http.StatusConflict, "PasswordChangedMeanwhile")
 	case err != nil:
-		return a.tryLater(c, "password change", err)
+		return a.tryLater(c, rq, "password change", err)
 	}
 	a.log.Info("password changed", "user", u.ID, "database_sessions_ended", ended)
 	a.sessionsEnded(ctx, at)
@@ -110,23 +110,23 @@ func (a *App) postAccountPassword(c echo.Context, rq *request) error {
 
 // addPasswordByEmail mails the signed-in user a link to set a password.
 func (a *App) addPasswordByEmail(c echo.Context, rq *request, u *models.User) error {
-	ctx := c.Request().Context()
+	ctx := a.mailContext(c, rq)
 	can, err := a.canTakePassword(ctx, u)
 	switch {
 	case err != nil:
-		return a.tryLater(c, "add password", err)
+		return a.tryLater(c, rq, "add password", err)
 	case !can || !a.pw.canMail:
-		return a.accountPage(c, rq, http.StatusBadRequest, "This account has no confirmed email address that a password could be used with.")
+		return a.accountPage(c, rq, http.StatusBadRequest, "NoConfirmedEmail")
 	}
 	ok, err := a.allowMail(c, *u.Email)
 	switch {
 	case err != nil:
-		return a.tryLater(c, "add password limits", err)
+		return a.tryLater(c, rq, "add password limits", err)
 	case !ok:
 		return a.accountPage(c, rq, http.StatusTooManyRequests, msgRateLimited)
 	}
 	if err := a.sendResetLink(ctx, u.ID, *u.Email); err != nil {
-		return a.tryLater(c, "add password", err)
+		return a.tryLater(c, rq, "add password", err)
 	}
-	return a.checkEmail(c, "Open the link in the email we sent to choose your password. It works once, for "+resetLinkLife+".")
+	return a.checkEmail(c, rq, "AddPasswordCheckEmail")
 }

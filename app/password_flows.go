@@ -31,11 +31,11 @@ import (
 // sign-in link. Opening a link changes nothing: its page's POST does.
 
 // Link lifetimes: a sign-up confirmation may wait for the next day; a reset
-// link is a bearer credential for the account and lives half an hour.
+// link is a bearer credential for the account and lives half an hour (the
+// reset messages in views/locales say "30 minutes": change both).
 const (
 	signUpLinkMaxAge = 24 * time.Hour
 	resetLinkMaxAge  = 30 * time.Minute
-	resetLinkLife    = "30 minutes"
 )
 
 // Token purposes: each flow hashes its tokens under its own prefix.
@@ -85,13 +85,14 @@ func (a *App) passwordRoutes(get func(string, echo.HandlerFunc, ...echo.Middlewa
 	post("/account/password", a.postAccountPassword, a.retryPasswordPage("/account/password"))
 }
 
-// Messages shown on the pages; none says whether an address has an account.
+// Messages shown on the pages (message ids, views/locales); none says
+// whether an address has an account.
 const (
-	msgExpired     = "Your request expired. Please try again."
-	msgBadAddress  = "Enter a valid email address."
-	msgRateLimited = "Too many requests. Please wait a few minutes and try again."
-	msgDeadLink    = "This link is invalid, expired or already used."
-	msgTryLater    = "Something went wrong on our side. Please try again later."
+	msgExpired     = "RequestExpired"
+	msgBadAddress  = "BadAddress"
+	msgRateLimited = "RateLimited"
+	msgDeadLink    = "DeadLink"
+	msgTryLater    = "TryLater"
 )
 
 // retryPasswordPage is the CSRF answer of the form pages: back to the page
@@ -111,9 +112,9 @@ func csrfMessage(c echo.Context) string {
 }
 
 // passwordForm is the data every password page starts from.
-func (a *App) passwordForm(rq *request, title, action string) views.PasswordForm {
+func (a *App) passwordForm(c echo.Context, rq *request, title, action string) views.PasswordForm {
 	return views.PasswordForm{
-		Page:        a.page(title),
+		Page:        a.page(c, rq, title),
 		Action:      a.base.URL(action),
 		CSRFToken:   rq.csrfToken,
 		CallbackURL: rq.callbackURL,
@@ -123,29 +124,29 @@ func (a *App) passwordForm(rq *request, title, action string) views.PasswordForm
 }
 
 // notice renders a page that only tells.
-func (a *App) notice(c echo.Context, status int, n views.PasswordNotice) error {
+func (a *App) notice(c echo.Context, rq *request, status int, n views.PasswordNotice) error {
 	if n.Page.Title == "" {
-		n.Page = a.page(n.Heading)
+		n.Page = a.page(c, rq, n.Heading)
 	}
 	return render(c, status, views.PasswordNoticePage(n))
 }
 
 // deadLink is the answer to an unknown, spent or expired link, or a page
 // whose flow is off.
-func (a *App) deadLink(c echo.Context, again string) error {
-	return a.notice(c, http.StatusBadRequest, views.PasswordNotice{
-		Heading: "Link not valid", Lines: []string{msgDeadLink},
-		LinkURL: a.base.URL(again), LinkText: "Start again",
+func (a *App) deadLink(c echo.Context, rq *request, again string) error {
+	return a.notice(c, rq, http.StatusBadRequest, views.PasswordNotice{
+		Heading: "DeadLinkHeading", Lines: []string{msgDeadLink},
+		LinkURL: a.base.URL(again), LinkText: "StartAgain",
 	})
 }
 
 // linkFailed answers a failed look-up of a link: dead (unknown, spent,
 // expired) or the database failing.
-func (a *App) linkFailed(c echo.Context, err error, again string) error {
+func (a *App) linkFailed(c echo.Context, rq *request, err error, again string) error {
 	if errors.Is(err, models.ErrNotFound) {
-		return a.deadLink(c, again)
+		return a.deadLink(c, rq, again)
 	}
-	return a.tryLater(c, again+" link", err)
+	return a.tryLater(c, rq, again+" link", err)
 }
 
 // linkToken is the e-mailed link's token: posted with the page's form, or
@@ -159,9 +160,9 @@ func linkToken(c echo.Context, rq *request) string {
 
 // tryLater is the answer when the database or the mail server fails; the
 // cause is logged (never an address or a token).
-func (a *App) tryLater(c echo.Context, what string, err error) error {
+func (a *App) tryLater(c echo.Context, rq *request, what string, err error) error {
 	a.log.Error("password flow failed", "step", what, "err", err)
-	return a.notice(c, http.StatusServiceUnavailable, views.PasswordNotice{Heading: "Try again later", Lines: []string{msgTryLater}})
+	return a.notice(c, rq, http.StatusServiceUnavailable, views.PasswordNotice{Heading: "TryLaterHeading", Lines: []string{msgTryLater}})
 }
 
 // flowTokenHashes are the stored hashes of a flow's token, one per secret
@@ -212,7 +213,7 @@ func (a *App) sessionsEnded(ctx context.Context, at time.Time) {
 }
 
 // msgThrottled answers a password check the throttle refused.
-const msgThrottled = "Too many wrong passwords. Please wait a few minutes and try again."
+const msgThrottled = "Throttled"
 
 // checkPassword checks pw against an account's hash in the password
 // sign-in's throttle buckets (guessing here is guessing there): 0 when it
@@ -241,15 +242,15 @@ func (a *App) checkPassword(c echo.Context, addr, hash, pw string) int {
 	return http.StatusBadRequest
 }
 
-// policyMessage is the text a refused password shows: the policy's own
-// (a *password.Refusal, written for users) or a generic one.
+// policyMessage is the message id a refused password shows: the policy's
+// own (a *password.Refusal) or a generic one.
 func policyMessage(err error) string {
 	var r *password.Refusal
 	if errors.As(err, &r) {
-		return r.Error()
+		return r.ID()
 	}
 	if errors.Is(err, password.ErrBusy) {
-		return "Too many requests right now. Please try again in a moment."
+		return "BusyNow"
 	}
-	return "This password cannot be used. Choose another."
+	return "PasswordRefused"
 }

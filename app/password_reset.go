@@ -28,7 +28,7 @@ func (a *App) getReset(c echo.Context, rq *request) error {
 	if a.resetOff() {
 		return echo.ErrNotFound
 	}
-	d := a.passwordForm(rq, "Reset your password", "/reset")
+	d := a.passwordForm(c, rq, "TitleReset", "/reset")
 	d.Email, d.Error = c.QueryParam("email"), csrfMessage(c)
 	return render(c, http.StatusOK, views.ResetRequestPage(d))
 }
@@ -39,7 +39,7 @@ func (a *App) postReset(c echo.Context, rq *request) error {
 		return echo.ErrNotFound
 	}
 	form := func(status int, addr, msg string) error {
-		d := a.passwordForm(rq, "Reset your password", "/reset")
+		d := a.passwordForm(c, rq, "TitleReset", "/reset")
 		d.Email, d.Error = addr, msg
 		return render(c, status, views.ResetRequestPage(d))
 	}
@@ -50,14 +50,14 @@ func (a *App) postReset(c echo.Context, rq *request) error {
 	ok, err := a.allowMail(c, addr)
 	switch {
 	case err != nil:
-		return a.tryLater(c, "reset limits", err)
+		return a.tryLater(c, rq, "reset limits", err)
 	case !ok:
 		return form(http.StatusTooManyRequests, addr, msgRateLimited)
 	}
-	if err := a.sendReset(c.Request().Context(), addr); err != nil {
-		return a.tryLater(c, "reset", err)
+	if err := a.sendReset(a.mailContext(c, rq), addr); err != nil {
+		return a.tryLater(c, rq, "reset", err)
 	}
-	return a.checkEmail(c, "If an account uses this address, the email we sent has a link to choose a new password. It works once, for "+resetLinkLife+".")
+	return a.checkEmail(c, rq, "ResetCheckEmail")
 }
 
 // sendReset mails addr its reset link, or the e-mail that says there is
@@ -80,7 +80,7 @@ func (a *App) sendReset(ctx context.Context, addr string) error {
 	if !a.signUpOff() {
 		signUp = a.base.URL("/signup")
 	}
-	return a.pw.mail.send(ctx, addr, views.ResetUnknownEmail(hostOf(a.base.Origin), signUp))
+	return a.pw.mail.send(ctx, addr, views.ResetUnknownEmail(a.mailLang(ctx), hostOf(a.base.Origin), signUp))
 }
 
 // canTakePassword applies the e-mail sign-in's rule (claimedWithoutProof):
@@ -104,7 +104,7 @@ func (a *App) sendResetLink(ctx context.Context, userID, addr string) error {
 	if err := a.store.CreatePasswordReset(ctx, userID, tokenHash, a.now().Add(resetLinkMaxAge)); err != nil {
 		return err
 	}
-	if err := a.pw.mail.send(ctx, addr, views.ResetEmail(hostOf(a.base.Origin), link, resetLinkLife)); err != nil {
+	if err := a.pw.mail.send(ctx, addr, views.ResetEmail(a.mailLang(ctx), hostOf(a.base.Origin), link)); err != nil {
 		if derr := a.store.DeletePasswordReset(ctx, userID, tokenHash); derr != nil {
 			err = errors.Join(err, derr)
 		}
@@ -147,9 +147,9 @@ func (a *App) resetConfirmPage(status int, msg string) action {
 		token := linkToken(c, rq)
 		_, u, err := a.pendingReset(c, token)
 		if err != nil {
-			return a.linkFailed(c, err, "/reset")
+			return a.linkFailed(c, rq, err, "/reset")
 		}
-		d := a.passwordForm(rq, "Choose a new password", "/reset/confirm")
+		d := a.passwordForm(c, rq, "TitleResetConfirm", "/reset/confirm")
 		d.Email, d.Token, d.Error = deref(u.Email), token, msg
 		return render(c, status, views.ResetPasswordPage(d))
 	}
@@ -164,7 +164,7 @@ func (a *App) postResetConfirm(c echo.Context, rq *request) error {
 	pw := rq.form.Get("password")
 	tokenHash, u, err := a.pendingReset(c, rq.form.Get("token"))
 	if err != nil {
-		return a.linkFailed(c, err, "/reset")
+		return a.linkFailed(c, rq, err, "/reset")
 	}
 	if err := a.pw.policy.Check(pw, deref(u.Email)); err != nil {
 		a.log.Info("password reset refused: password policy", "reason", err.Error())
@@ -178,9 +178,9 @@ func (a *App) postResetConfirm(c echo.Context, rq *request) error {
 	ended, err := a.store.CompletePasswordReset(ctx, u.ID, tokenHash, hash, at)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		return a.deadLink(c, "/reset")
+		return a.deadLink(c, rq, "/reset")
 	case err != nil:
-		return a.tryLater(c, "reset", err)
+		return a.tryLater(c, rq, "reset", err)
 	}
 	a.log.Info("password reset", "user", u.ID, "database_sessions_ended", ended)
 	a.sessionsEnded(ctx, at)
@@ -190,11 +190,11 @@ func (a *App) postResetConfirm(c echo.Context, rq *request) error {
 // passwordChanged is the answer of a reset or change: every session of the
 // user has ended, this one included; the button signs in again.
 func (a *App) passwordChanged(c echo.Context, rq *request) error {
-	d := a.passwordForm(rq, "", "")
-	return a.notice(c, http.StatusOK, views.PasswordNotice{
-		Heading: "Password changed",
-		Lines:   []string{"Every session of your account has ended, on every device. Sign in with your new password."},
-		LinkURL: d.SignInURL, LinkText: "Sign in",
+	d := a.passwordForm(c, rq, "", "")
+	return a.notice(c, rq, http.StatusOK, views.PasswordNotice{
+		Heading: "PasswordChangedHeading",
+		Lines:   []string{"PasswordChangedLine"},
+		LinkURL: d.SignInURL, LinkText: "SignInButton",
 	})
 }
 

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -30,14 +31,14 @@ func (a *App) getSignUp(c echo.Context, rq *request) error {
 	if a.signUpOff() {
 		return echo.ErrNotFound
 	}
-	d := a.passwordForm(rq, "Create an account", "/signup")
+	d := a.passwordForm(c, rq, "TitleSignUp", "/signup")
 	d.Error = csrfMessage(c)
 	return render(c, http.StatusOK, views.SignUpPage(d))
 }
 
 // signUpForm shows the form again with a refusal.
 func (a *App) signUpForm(c echo.Context, rq *request, status int, addr, msg string) error {
-	d := a.passwordForm(rq, "Create an account", "/signup")
+	d := a.passwordForm(c, rq, "TitleSignUp", "/signup")
 	d.Email, d.Error = addr, msg
 	return render(c, status, views.SignUpPage(d))
 }
@@ -49,7 +50,7 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 	if a.signUpOff() {
 		return echo.ErrNotFound
 	}
-	ctx := c.Request().Context()
+	ctx := a.mailContext(c, rq)
 	typed, pw := rq.form.Get("email"), rq.form.Get("password")
 	addr, err := email.Normalize(typed)
 	if err != nil {
@@ -67,12 +68,12 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 	if allow, _ := a.hooks.SignIn(ctx, signin.SignInInput{User: standIn, Provider: a.pw.id, Type: config.TypeCredentials,
 		Email: addr, EmailVerified: true, VerificationRequest: true}); !allow {
 		a.log.Info("sign-up refused by the SignIn hook")
-		return a.signUpForm(c, rq, http.StatusBadRequest, addr, "This email address cannot be used to sign up here.")
+		return a.signUpForm(c, rq, http.StatusBadRequest, addr, "SignUpRefused")
 	}
 	ok, err := a.allowMail(c, addr)
 	switch {
 	case err != nil:
-		return a.tryLater(c, "sign-up limits", err)
+		return a.tryLater(c, rq, "sign-up limits", err)
 	case !ok:
 		return a.signUpForm(c, rq, http.StatusTooManyRequests, addr, msgRateLimited)
 	}
@@ -83,26 +84,24 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 	_, err = a.store.UserByEmail(ctx, addr)
 	switch {
 	case err == nil:
-		err = a.pw.mail.send(ctx, addr, views.SignUpExistingEmail(hostOf(a.base.Origin), a.base.URL("/reset")))
+		err = a.pw.mail.send(ctx, addr, views.SignUpExistingEmail(a.mailLang(ctx), hostOf(a.base.Origin), a.base.URL("/reset")))
 	case errors.Is(err, models.ErrNotFound):
-		err = a.sendSignUpLink(c, addr, hash)
+		err = a.sendSignUpLink(ctx, addr, hash)
 	}
 	if err != nil {
-		return a.tryLater(c, "sign-up", err)
+		return a.tryLater(c, rq, "sign-up", err)
 	}
-	return a.checkEmail(c, "Open the link in the email we sent to finish creating your account. "+
-		"If you already have an account, the email says how to sign in.")
+	return a.checkEmail(c, rq, "SignUpCheckEmail")
 }
 
 // sendSignUpLink stores the pending sign-up and mails its link; a failed
 // delivery removes the row again.
-func (a *App) sendSignUpLink(c echo.Context, addr, hash string) error {
-	ctx := c.Request().Context()
+func (a *App) sendSignUpLink(ctx context.Context, addr, hash string) error {
 	tokenHash, link := a.newFlowLink(purposeSignUp, "/signup/verify")
 	if err := a.store.CreatePasswordSignUp(ctx, addr, tokenHash, hash, a.now().Add(signUpLinkMaxAge)); err != nil {
 		return err
 	}
-	if err := a.pw.mail.send(ctx, addr, views.SignUpEmail(hostOf(a.base.Origin), link)); err != nil {
+	if err := a.pw.mail.send(ctx, addr, views.SignUpEmail(a.mailLang(ctx), hostOf(a.base.Origin), link)); err != nil {
 		if derr := a.store.DeletePasswordSignUp(ctx, tokenHash); derr != nil {
 			err = errors.Join(err, derr)
 		}
@@ -113,8 +112,8 @@ func (a *App) sendSignUpLink(c echo.Context, addr, hash string) error {
 
 // checkEmail is the answer to every sign-up or reset request that was
 // taken: it depends on nothing but the flow.
-func (a *App) checkEmail(c echo.Context, line string) error {
-	return a.notice(c, http.StatusOK, views.PasswordNotice{Heading: "Check your email", Lines: []string{line}})
+func (a *App) checkEmail(c echo.Context, rq *request, line string) error {
+	return a.notice(c, rq, http.StatusOK, views.PasswordNotice{Heading: "CheckEmailHeading", Lines: []string{line}})
 }
 
 // pendingSignUp finds the live sign-up of a link's token.
@@ -146,9 +145,9 @@ func (a *App) signUpVerifyPage(status int, msg string) action {
 		token := linkToken(c, rq)
 		p, err := a.pendingSignUp(c, token)
 		if err != nil {
-			return a.linkFailed(c, err, "/signup")
+			return a.linkFailed(c, rq, err, "/signup")
 		}
-		d := a.passwordForm(rq, "Confirm your account", "/signup/verify")
+		d := a.passwordForm(c, rq, "TitleConfirmSignUp", "/signup/verify")
 		d.Email, d.Token, d.Error = p.Email, token, msg
 		return render(c, status, views.ConfirmSignUpPage(d))
 	}
@@ -164,34 +163,34 @@ func (a *App) postSignUpVerify(c echo.Context, rq *request) error {
 	}
 	p, err := a.pendingSignUp(c, rq.form.Get("token"))
 	if err != nil {
-		return a.linkFailed(c, err, "/signup")
+		return a.linkFailed(c, rq, err, "/signup")
 	}
 	pw := rq.form.Get("password")
 	switch status := a.checkPassword(c, p.Email, p.PasswordHash, pw); status {
 	case http.StatusTooManyRequests:
 		return a.signUpVerifyPage(status, msgThrottled)(c, rq)
 	case http.StatusBadRequest:
-		return a.signUpVerifyPage(status, "That is not the password you chose when you signed up.")(c, rq)
+		return a.signUpVerifyPage(status, "SignUpWrongPassword")(c, rq)
 	}
 	u, err := a.store.CompletePasswordSignUp(c.Request().Context(), p.TokenHash, a.now())
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		return a.deadLink(c, "/signup")
+		return a.deadLink(c, rq, "/signup")
 	case errors.Is(err, models.ErrConflict):
 		a.log.Info("sign-up confirmation refused: the address has an account")
-		return a.notice(c, http.StatusConflict, views.PasswordNotice{
-			Heading: "You already have an account",
-			Lines:   []string{"This address has an account already; it was not changed. Sign in, or reset your password if you forgot it."},
-			LinkURL: a.base.URL("/reset"), LinkText: "Reset password",
+		return a.notice(c, rq, http.StatusConflict, views.PasswordNotice{
+			Heading: "AlreadyAccountHeading",
+			Lines:   []string{"AlreadyAccountLine"},
+			LinkURL: a.base.URL("/reset"), LinkText: "ResetPasswordButton",
 		})
 	case err != nil:
-		return a.tryLater(c, "sign-up", err)
+		return a.tryLater(c, rq, "sign-up", err)
 	}
 	a.log.Info("signed up", "user", u.ID)
-	d := a.passwordForm(rq, "", "")
-	return a.notice(c, http.StatusOK, views.PasswordNotice{
-		Heading: "Your account is ready",
-		Lines:   []string{"Sign in with your email address and password."},
-		LinkURL: d.SignInURL, LinkText: "Sign in",
+	d := a.passwordForm(c, rq, "", "")
+	return a.notice(c, rq, http.StatusOK, views.PasswordNotice{
+		Heading: "AccountReadyHeading",
+		Lines:   []string{"AccountReadyLine"},
+		LinkURL: d.SignInURL, LinkText: "SignInButton",
 	})
 }

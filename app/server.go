@@ -19,6 +19,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/oauth"
@@ -26,6 +27,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/views"
 )
 
 // App is one running latchkey service: the HTTP layer around the sign-in
@@ -60,6 +62,8 @@ type App struct {
 
 	// theme is the config's theme, ready for the pages (theme.go).
 	theme theme
+	// langs are the pages' languages (app/i18n, views/locales).
+	langs *i18n.Catalog
 
 	// pw holds the credentials provider's account pages (password_flows.go).
 	pw *passwordFlows
@@ -174,6 +178,9 @@ func New(cfg config.Config, opts Options) (*App, error) {
 func (a *App) build(idpClient *http.Client) error {
 	var err error
 	a.theme = buildTheme(a.cfg.Theme, a.base)
+	if a.langs, err = i18n.Load(views.Locales(), a.cfg.I18n.Default, a.cfg.I18n.Languages); err != nil {
+		return err
+	}
 	if a.providers, err = a.buildProviders(); err != nil {
 		return err
 	}

@@ -71,9 +71,11 @@
       .then(function (res) { return res.json(); })
       .then(function (j) { window.location.assign(j.url); });
   }
-  function showError(msg) {
+  // showError shows one of the page's messages (data-msg-* attributes of
+  // the error element, in the page's language).
+  function showError(which) {
     var el = document.querySelector("[data-passkey-error]");
-    if (el) { el.textContent = msg; el.hidden = false; }
+    if (el) { el.textContent = el.getAttribute("data-msg-" + which) || ""; el.hidden = false; }
   }
 
   // Sign-in page.
@@ -112,7 +114,7 @@
       getOptions(reg, "register")
         .then(function (o) { return navigator.credentials.create({ publicKey: creationOptions(o.options) }); })
         .then(function (cred) { return post(reg, answerJSON(cred)); })
-        .catch(function (e) { showError("The passkey was not added" + (e && e.name === "NotAllowedError" ? ": cancelled." : ".")); });
+        .catch(function (e) { showError(e && e.name === "NotAllowedError" ? "cancelled" : "failed"); });
     });
   }
 })();

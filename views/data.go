@@ -1,7 +1,12 @@
 // Package views renders latchkey's pages and e-mails with templ. Operators
 // customise latchkey by editing the .templ files; handlers only pass the
-// plain data below.
+// plain data below. Every text comes from the message catalogues
+// (locales/<tag>.toml) through the page's language: a field documented as
+// a message id (a title, a heading, an error) holds a catalogue key, which
+// the view translates with T.
 package views
+
+import "github.com/latchkey-auth/latchkey/app/i18n"
 
 // Provider is one sign-in option as the sign-in page shows it.
 type Provider struct {
@@ -21,11 +26,19 @@ type Provider struct {
 
 // Page is what every page's layout needs.
 type Page struct {
-	Title     string
+	Title     string // message id
 	StaticURL string // URL prefix of the embedded static files, e.g. /api/auth/static
 	Script    string // URL of the page's one script (same origin), or ""
 	Theme     Theme  // the configured theme (theme.go)
+	// Lang is the page's language: every text comes from its catalogue.
+	Lang *i18n.Lang
+	// LangParam is the lang the request asked for explicitly (?lang=), or
+	// "": forms carry it on, so the next page and the e-mail keep it.
+	LangParam string
 }
+
+// T is the message id in the page's language (see i18n.Lang.T).
+func (p Page) T(id string, kv ...string) string { return p.Lang.T(id, kv...) }
 
 // SignIn is the data of the sign-in page.
 type SignIn struct {
@@ -34,7 +47,7 @@ type SignIn struct {
 	CSRFToken   string
 	CallbackURL string
 	Email       string // pre-filled from ?email=
-	Error       string // the message for ?error=, already looked up
+	Error       string // message id for ?error=, or ""
 	// Passkeys is true when a webauthn provider is listed: the e-mail field
 	// then also offers passkeys (autofill).
 	Passkeys bool
@@ -45,15 +58,15 @@ type SignOut struct {
 	Page
 	Action    string
 	CSRFToken string
-	Error     string
+	Error     string // message id, or ""
 }
 
 // Error is the data of the error page.
 type Error struct {
 	Page
-	Heading   string
-	Lines     []string
-	SignInURL string // shown as a button when set
+	Heading   string   // message id
+	Lines     []string // message ids
+	SignInURL string   // shown as a button when set
 	HomeURL   string
 	HomeHost  string
 }
@@ -73,6 +86,8 @@ type SignInEmail struct {
 	// (next-auth's brandColor and buttonText); "" for the defaults.
 	BrandColor string
 	ButtonText string
+	// Lang is the language of the page that asked for the e-mail.
+	Lang *i18n.Lang
 }
 
 // ConfirmSignIn is the data of the page an e-mailed link opens when the
@@ -85,5 +100,5 @@ type ConfirmSignIn struct {
 	Email       string
 	CallbackURL string
 	Host        string
-	Error       string
+	Error       string // message id, or ""
 }

@@ -9,8 +9,8 @@ type Passkeys struct {
 	RenameURL   string
 	RemoveURL   string
 	Items       []PasskeyItem
-	Notice      string
-	Error       string
+	Notice      string // message id, or ""
+	Error       string // message id, or ""
 }
 
 // PasskeyItem is one passkey as the page lists it.

@@ -1,5 +1,7 @@
 package views
 
+import "github.com/latchkey-auth/latchkey/app/i18n"
+
 // PasswordForm is the data of every password page's form.
 type PasswordForm struct {
 	Page
@@ -10,18 +12,18 @@ type PasswordForm struct {
 	Token       string // the e-mailed link's token (confirm pages)
 	Host        string // the service's host, named on the confirm pages
 	SignInURL   string
-	HasPassword bool // account page: change (true) or add (false)
-	Error       string
+	HasPassword bool   // account page: change (true) or add (false)
+	Error       string // message id, or ""
 }
 
 // PasswordNotice is a page that only tells: a heading, lines and at most
 // one link, shown as a button.
 type PasswordNotice struct {
 	Page
-	Heading  string
-	Lines    []string
+	Heading  string   // message id
+	Lines    []string // message ids
 	LinkURL  string
-	LinkText string
+	LinkText string // message id
 }
 
 // AccountEmail is the data of the password flows' e-mails.
@@ -32,4 +34,9 @@ type AccountEmail struct {
 	URL     string   // the button's link ("" for none)
 	Button  string
 	Footer  string
+	// Lang is the e-mail's language; BrandColor and ButtonText are the
+	// theme's button colours ("" for the defaults), as in SignInEmail.
+	Lang       *i18n.Lang
+	BrandColor string
+	ButtonText string
 }

@@ -59,3 +59,9 @@ func (d SignInEmail) brand() string { return emailColor(d.BrandColor, defaultBra
 
 // buttonText is the colour of the e-mail button's text.
 func (d SignInEmail) buttonText() string { return emailColor(d.ButtonText, defaultButtonText) }
+
+// brand is the password e-mails' button and link colour.
+func (d AccountEmail) brand() string { return emailColor(d.BrandColor, defaultBrandColor) }
+
+// buttonText is the colour of the password e-mails' button text.
+func (d AccountEmail) buttonText() string { return emailColor(d.ButtonText, defaultButtonText) }

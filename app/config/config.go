@@ -52,6 +52,8 @@ type Config struct {
 	Access []AccessRule `yaml:"access"`
 	// Theme brands the built-in pages and the sign-in e-mail (theme.go).
 	Theme Theme `yaml:"theme"`
+	// I18n picks the pages' languages (i18n.go).
+	I18n I18n `yaml:"i18n"`
 
 	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
 	SecretGenerated bool `yaml:"-"`

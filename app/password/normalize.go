@@ -14,18 +14,22 @@ import (
 const MaxInputBytes = 1024
 
 // Refusal is a password this package refuses. Its text is a sentence
-// written for the user, so pages show it as it is (which is why it is not
-// a plain errors.New: Go error strings are not sentences).
-type Refusal struct{ msg string }
+// written for the user (which is why it is not a plain errors.New: Go
+// error strings are not sentences); ID names the same sentence in the
+// pages' message catalogues (views/locales), which show it translated.
+type Refusal struct{ id, msg string }
 
 func (r *Refusal) Error() string { return r.msg }
 
+// ID is the refusal's message id in the catalogues.
+func (r *Refusal) ID() string { return r.id }
+
 // Input errors: the password could not be read at all.
 var (
-	ErrEmpty       = &Refusal{"Enter a password."}
-	ErrInputTooBig = &Refusal{"The password is too long."}
-	ErrInvalidUTF8 = &Refusal{"The password contains bytes that are not valid text (UTF-8)."}
-	ErrNUL         = &Refusal{"The password must not contain a NUL character."}
+	ErrEmpty       = &Refusal{"PasswordEmpty", "Enter a password."}
+	ErrInputTooBig = &Refusal{"PasswordInputTooBig", "The password is too long."}
+	ErrInvalidUTF8 = &Refusal{"PasswordInvalidUTF8", "The password contains bytes that are not valid text (UTF-8)."}
+	ErrNUL         = &Refusal{"PasswordNUL", "The password must not contain a NUL character."}
 )
 
 // Normalize checks raw is a readable password and returns its NFKC form,

@@ -10,10 +10,10 @@ import (
 // Policy errors: the password is readable but not acceptable as a new
 // password.
 var (
-	ErrTooShort    = &Refusal{"The password must be at least 8 characters long."}
-	ErrTooLong     = &Refusal{"The password must be at most 128 characters long."}
-	ErrCommon      = &Refusal{"This password is one of the most commonly used passwords. Choose another."}
-	ErrEqualsEmail = &Refusal{"The password must not be your e-mail address."}
+	ErrTooShort    = &Refusal{"PasswordTooShort", "The password must be at least 8 characters long."}
+	ErrTooLong     = &Refusal{"PasswordTooLong", "The password must be at most 128 characters long."}
+	ErrCommon      = &Refusal{"PasswordCommon", "This password is one of the most commonly used passwords. Choose another."}
+	ErrEqualsEmail = &Refusal{"PasswordEqualsEmail", "The password must not be your e-mail address."}
 )
 
 // Length bounds in characters (runes after NFKC), per NIST SP 800-63B

@@ -1,0 +1,138 @@
+// Package i18n chooses the language of a page and looks its messages up in
+// the catalogues (views/locales/<tag>.toml), through go-i18n for the
+// catalogues and golang.org/x/text/language for matching a browser's
+// languages to the ones latchkey has.
+package i18n
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
+	"golang.org/x/text/language"
+)
+
+// Source is the language every catalogue is translated from: it must
+// hold every message, and a message missing elsewhere falls back to it.
+const Source = "en"
+
+// Catalog is the set of languages an instance offers, its default first.
+type Catalog struct {
+	langs   []*Lang
+	matcher language.Matcher
+}
+
+// Load reads every <tag>.toml in fsys and keeps the languages allowed
+// (all of them when allowed is empty), def first. A catalogue that does not
+// parse, a tag without a catalogue, or a default outside the allowed list
+// is an error: the service does not start with a half-read language.
+func Load(fsys fs.FS, def string, allowed []string) (*Catalog, error) {
+	bundle := goi18n.NewBundle(language.Make(Source))
+	bundle.RegisterUnmarshalFunc("toml", toml.Unmarshal)
+	shipped, err := loadFiles(bundle, fsys)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := shipped[Source]; !ok {
+		return nil, fmt.Errorf("i18n: no %s.toml, the source catalogue", Source)
+	}
+	if def == "" {
+		def = Source
+	}
+	if len(allowed) == 0 {
+		allowed = sortedKeys(shipped)
+	}
+	var tags []string
+	for _, t := range allowed {
+		canon, ok := findTag(shipped, t)
+		if !ok {
+			return nil, fmt.Errorf("i18n.languages: %q has no catalogue (shipped: %s)", t, strings.Join(sortedKeys(shipped), " "))
+		}
+		if !slices.Contains(tags, canon) {
+			tags = append(tags, canon)
+		}
+	}
+	defTag, ok := findTag(shipped, def)
+	if !ok || !slices.Contains(tags, defTag) {
+		return nil, fmt.Errorf("i18n.default: %q is not one of the languages offered (%s)", def, strings.Join(tags, " "))
+	}
+	tags = append([]string{defTag}, slices.DeleteFunc(tags, func(t string) bool { return t == defTag })...)
+	c := &Catalog{}
+	matchable := make([]language.Tag, len(tags))
+	for i, t := range tags {
+		l, err := newLang(bundle, t)
+		if err != nil {
+			return nil, err
+		}
+		c.langs = append(c.langs, l)
+		matchable[i] = language.Make(t)
+	}
+	c.matcher = language.NewMatcher(matchable)
+	return c, nil
+}
+
+// loadFiles parses every catalogue into the bundle, keyed by its tag as the
+// file names it (pt-BR.toml → "pt-BR").
+func loadFiles(bundle *goi18n.Bundle, fsys fs.FS) (map[string]bool, error) {
+	files, err := fs.Glob(fsys, "*.toml")
+	if err != nil {
+		return nil, fmt.Errorf("i18n: list catalogues: %w", err)
+	}
+	shipped := map[string]bool{}
+	for _, f := range files {
+		tag := strings.TrimSuffix(path.Base(f), ".toml")
+		if _, err := language.Parse(tag); err != nil {
+			return nil, fmt.Errorf("i18n: %s: the file name is not a language tag: %w", f, err)
+		}
+		buf, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, fmt.Errorf("i18n: read %s: %w", f, err)
+		}
+		if _, err := bundle.ParseMessageFileBytes(buf, f); err != nil {
+			return nil, fmt.Errorf("i18n: parse %s: %w", f, err)
+		}
+		shipped[tag] = true
+	}
+	return shipped, nil
+}
+
+// findTag is the shipped tag that names the same language as t (any case:
+// "pt-br" is "pt-BR").
+func findTag(shipped map[string]bool, t string) (string, bool) {
+	want, err := language.Parse(t)
+	if err != nil {
+		return "", false
+	}
+	for s := range shipped {
+		if language.Make(s) == want {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Languages are the offered tags, the default first.
+func (c *Catalog) Languages() []string {
+	tags := make([]string, len(c.langs))
+	for i, l := range c.langs {
+		tags[i] = l.tag
+	}
+	return tags
+}
+
+// Default is the configured default language.
+func (c *Catalog) Default() *Lang { return c.langs[0] }

@@ -1,0 +1,59 @@
+package i18n
+
+import "golang.org/x/text/language"
+
+// Limits on what a request may ask: a browser's Accept-Language is well
+// under 200 bytes and a tag under 35 characters. Longer values are ignored
+// unparsed, so a hostile header costs nothing.
+const (
+	maxAccept = 1024
+	maxTag    = 35
+)
+
+// Pick is the language of a page: the lang query parameter when it names
+// an offered language, else the best match for Accept-Language, else the
+// default. A value that does not parse, or matches nothing offered, is
+// ignored.
+func (c *Catalog) Pick(param, accept string) *Lang {
+	if l, ok := c.Param(param); ok {
+		return l
+	}
+	return c.Accept(accept)
+}
+
+// Param is the offered language a lang parameter names: the same tag, or
+// one close enough (de-AT → de, pt → pt-BR).
+func (c *Catalog) Param(s string) (*Lang, bool) {
+	if s == "" || len(s) > maxTag {
+		return nil, false
+	}
+	t, err := language.Parse(s)
+	if err != nil {
+		return nil, false
+	}
+	return c.match(t)
+}
+
+// Accept is the best offered language for an Accept-Language header
+// (quality values honoured), or the default.
+func (c *Catalog) Accept(header string) *Lang {
+	if header == "" || len(header) > maxAccept {
+		return c.Default()
+	}
+	tags, _, err := language.ParseAcceptLanguage(header)
+	if err != nil || len(tags) == 0 {
+		return c.Default()
+	}
+	if l, ok := c.match(tags...); ok {
+		return l
+	}
+	return c.Default()
+}
+
+func (c *Catalog) match(want ...language.Tag) (*Lang, bool) {
+	_, i, conf := c.matcher.Match(want...)
+	if conf == language.No {
+		return nil, false
+	}
+	return c.langs[i], true
+}
