@@ -21,9 +21,11 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/views"
 )
 
 // defaultConfig is used when neither --config nor ./config.yaml exists, so
@@ -173,6 +175,12 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stdout, secretsSummary(cfg))
+	langs, err := i18n.Load(views.Locales(), cfg.I18n.Default, cfg.I18n.Languages)
+	if err != nil {
+		fmt.Fprintln(stderr, "error: "+err.Error())
+		return 1
+	}
+	fmt.Fprintln(stdout, languagesSummary(langs))
 	if cfg.IsPostgres() {
 		line, err := postgresSummary(cfg)
 		if err != nil {
@@ -183,6 +191,20 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "configuration OK")
 	return 0
+}
+
+// languagesSummary is check-config's line about the pages' languages: each
+// offered one by tag and own name, the default first.
+func languagesSummary(c *i18n.Catalog) string {
+	names := make([]string, 0, len(c.Languages()))
+	for i, l := range c.Langs() {
+		n := l.Tag() + " (" + l.Name()
+		if i == 0 {
+			n += ", default"
+		}
+		names = append(names, n+")")
+	}
+	return "languages: " + strings.Join(names, ", ")
 }
 
 // printProblems writes every configuration problem, one "error:" line each.

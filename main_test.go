@@ -448,3 +448,21 @@ func TestMigrateListsConfigProblems(t *testing.T) {
 	require.Contains(t, stderr, "error: database_url (DATABASE_URL)")
 	require.Contains(t, stderr, "in-memory")
 }
+
+// TestCheckConfigLanguages: check-config lists the offered languages and
+// refuses a language without a catalogue, or a malformed tag.
+func TestCheckConfigLanguages(t *testing.T) {
+	clearEnv(t)
+	code, stdout, stderr := runCmd("--config", writeFile(t, "i18n:\n  default: fr\n  languages: [fr, ar, ja]\n"), "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "languages: fr (Français, default), ar (العربية), ja (日本語)")
+
+	code, _, stderr = runCmd("--config", writeFile(t, "i18n:\n  languages: [en, sv]\n"), "check-config")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `error: i18n.languages: "sv" has no catalogue`)
+
+	code, _, stderr = runCmd("--config", writeFile(t, "i18n:\n  default: \"<b>\"\n  languages: [en]\n"), "check-config")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `error: i18n.default: "<b>" is not a language tag`)
+	require.Contains(t, stderr, `error: i18n.default: "<b>" is not in i18n.languages`)
+}

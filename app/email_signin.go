@@ -39,6 +39,9 @@ func (a *App) emailSignIn(c echo.Context, rq *request, p config.Provider) error 
 		a.log.Warn("sign-in link not bound to the browser", "provider", p.ID, "err", err)
 	}
 	q := url.Values{"provider": {p.ID}, "type": {config.TypeEmail}}
+	if _, explicit := a.langOf(c, rq); explicit != "" {
+		q.Set("lang", explicit)
+	}
 	return a.sendRedirect(c, rq, a.base.URL("/verify-request")+"?"+q.Encode())
 }
 

@@ -6,7 +6,11 @@
 // the view translates with T.
 package views
 
-import "github.com/latchkey-auth/latchkey/app/i18n"
+import (
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/i18n"
+)
 
 // Provider is one sign-in option as the sign-in page shows it.
 type Provider struct {
@@ -39,6 +43,18 @@ type Page struct {
 
 // T is the message id in the page's language (see i18n.Lang.T).
 func (p Page) T(id string, kv ...string) string { return p.Lang.T(id, kv...) }
+
+// Link is a link to another of latchkey's pages, carrying an explicit
+// ?lang= on (LangParam is a catalogue's tag: nothing to escape).
+func (p Page) Link(u string) string {
+	if p.LangParam == "" {
+		return u
+	}
+	if strings.Contains(u, "?") {
+		return u + "&lang=" + p.LangParam
+	}
+	return u + "?lang=" + p.LangParam
+}
 
 // SignIn is the data of the sign-in page.
 type SignIn struct {

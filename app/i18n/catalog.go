@@ -134,5 +134,8 @@ func (c *Catalog) Languages() []string {
 	return tags
 }
 
+// Langs are the offered languages, the default first.
+func (c *Catalog) Langs() []*Lang { return c.langs }
+
 // Default is the configured default language.
 func (c *Catalog) Default() *Lang { return c.langs[0] }

@@ -1,0 +1,152 @@
+package i18n_test
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/i18n"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+func shipped(t *testing.T) *i18n.Catalog {
+	t.Helper()
+	c, err := i18n.Load(views.Locales(), "", nil)
+	require.NoError(t, err)
+	return c
+}
+
+func TestAcceptLanguage(t *testing.T) {
+	c := shipped(t)
+	for header, want := range map[string]string{
+		"":                                   "en",
+		"de":                                 "de",
+		"de-DE,de;q=0.9,en;q=0.8":            "de",
+		"fr;q=0.5, ja;q=0.9":                 "ja", // quality values, not order
+		"en;q=0.1, ko":                       "ko",
+		"pt-PT":                              "pt-BR", // region fallback
+		"pt":                                 "pt-BR",
+		"es-419":                             "es",
+		"ar-EG":                              "ar",
+		"zh":                                 "zh-CN",
+		"zh-Hans-CN":                         "zh-CN",
+		"xx":                                 "en", // unknown: the default
+		"tlh, x-klingon":                     "en",
+		"sv, nb;q=0.9":                       "en",
+		"*":                                  "en",
+		"de;q=nonsense":                      "en", // malformed: ignored whole
+		"<script>alert(1)</script>":          "en",
+		"fr\x00":                             "en",
+		strings.Repeat("de-DE-", 2000):       "en",
+		strings.Repeat("fr;q=0.5, ", 1024):   "en", // 10 kB: ignored unparsed
+		"de," + strings.Repeat(" ", 10*1024): "en",
+	} {
+		require.Equal(t, want, c.Accept(header).Tag(), "Accept-Language %.40q", header)
+	}
+}
+
+// TestHostileAcceptLanguageIsCheap: 10 kB headers are refused before
+// parsing (a page render must not become a parser benchmark).
+func TestHostileAcceptLanguageIsCheap(t *testing.T) {
+	c := shipped(t)
+	hostile := []string{strings.Repeat("a-", 5*1024), strings.Repeat("zh-Hant-TW-u-ca-chinese;q=0.1,", 350)}
+	start := time.Now()
+	for i := 0; i < 1000; i++ {
+		for _, h := range hostile {
+			require.Equal(t, "en", c.Accept(h).Tag())
+		}
+	}
+	// 2000 refusals: a length check each. Generous bound for a shared
+	// machine; parsing them would take seconds.
+	require.Less(t, time.Since(start), 2*time.Second)
+}
+
+func TestLangParameter(t *testing.T) {
+	c := shipped(t)
+	for param, want := range map[string]string{
+		"ar":    "ar",
+		"pt-br": "pt-BR", // any case
+		"pt-BR": "pt-BR",
+		"de-AT": "de",
+		"ja-JP": "ja",
+	} {
+		l, ok := c.Param(param)
+		require.True(t, ok, param)
+		require.Equal(t, want, l.Tag(), param)
+	}
+	for _, bad := range []string{"", "xx", "en-", "../../etc/passwd", "<b>", "de de", strings.Repeat("a", 36), "de;q=1", "sv"} {
+		_, ok := c.Param(bad)
+		require.False(t, ok, "lang=%q", bad)
+	}
+	// The parameter beats Accept-Language; a bad one leaves it to the header.
+	require.Equal(t, "ar", c.Pick("ar", "de").Tag())
+	require.Equal(t, "de", c.Pick("xx", "de").Tag())
+	require.Equal(t, "en", c.Pick("", "").Tag())
+}
+
+func TestConfiguredLanguages(t *testing.T) {
+	c, err := i18n.Load(views.Locales(), "de", []string{"fr", "de"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"de", "fr"}, c.Languages(), "the default first")
+	require.Equal(t, "de", c.Accept("en-US,en;q=0.9").Tag(), "English is not offered: the default")
+	require.Equal(t, "fr", c.Accept("fr-CH").Tag())
+	_, ok := c.Param("ja")
+	require.False(t, ok, "a shipped language outside the allow-list is not offered")
+
+	_, err = i18n.Load(views.Locales(), "", []string{"en", "xx"})
+	require.ErrorContains(t, err, `i18n.languages: "xx" has no catalogue`)
+	_, err = i18n.Load(views.Locales(), "ja", []string{"en", "de"})
+	require.ErrorContains(t, err, `i18n.default: "ja" is not one of the languages offered`)
+}
+
+// TestBrokenCatalogue: a catalogue that does not parse, is named by no
+// tag, or has no direction stops the start.
+func TestBrokenCatalogue(t *testing.T) {
+	en := mustRead(t, "en.toml")
+	for name, files := range map[string]fstest.MapFS{
+		"syntax":       {"en.toml": {Data: en}, "de.toml": {Data: []byte(`SignInHeading = "Anmelden`)}},
+		"file name":    {"en.toml": {Data: en}, "german.toml": {Data: []byte(`Direction = "ltr"`)}},
+		"direction":    {"en.toml": {Data: en}, "de.toml": {Data: []byte(`Direction = "down"`)}},
+		"no source":    {"de.toml": {Data: []byte(`Direction = "ltr"`)}},
+		"nested table": {"en.toml": {Data: en}, "de.toml": {Data: []byte("Direction = \"ltr\"\n[SignIn]\nHeading = 1")}},
+	} {
+		_, err := i18n.Load(files, "", nil)
+		require.Error(t, err, name)
+	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	buf, err := fs.ReadFile(views.Locales(), name)
+	require.NoError(t, err)
+	return buf
+}
+
+// TestFallbackToEnglish: a message a catalogue lacks (an operator's own
+// language file, behind a new release) is shown in English, not as its id.
+func TestFallbackToEnglish(t *testing.T) {
+	c, err := i18n.Load(fstest.MapFS{"en.toml": {Data: mustRead(t, "en.toml")}, "de.toml": {Data: []byte("Direction = \"ltr\"\nSignOutButton = \"Abmelden\"")}}, "de", nil)
+	require.NoError(t, err)
+	require.Equal(t, "Abmelden", c.Default().T("SignOutButton"))
+	require.Equal(t, "Sign in", c.Default().T("SignInHeading"))
+}
+
+func TestMessages(t *testing.T) {
+	c := shipped(t)
+	en := c.Default()
+	require.Equal(t, "Sign in with GitHub", en.T("SignInWith", "Provider", "GitHub"))
+	require.Equal(t, "NoSuchMessage", en.T("NoSuchMessage"), "a missing message shows its id")
+	ja, _ := c.Param("ja")
+	before, after := ja.Split("SignedInAs", "Email", "Host", "x")
+	require.Equal(t, "", before, "Japanese puts the address first")
+	require.NotEmpty(t, after)
+	before, _ = en.Split("SignedInAs", "Email")
+	require.Equal(t, "Signed in as ", before)
+	var none *i18n.Lang
+	require.Equal(t, "SignInHeading", none.T("SignInHeading"))
+	require.Equal(t, "ltr", none.Dir())
+}

@@ -1,0 +1,220 @@
+package app_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/i18n"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// langs is the shipped catalogue, to compare pages with.
+func langs(t *testing.T) *i18n.Catalog {
+	t.Helper()
+	c, err := i18n.Load(views.Locales(), "", nil)
+	require.NoError(t, err)
+	return c
+}
+
+func lang(t *testing.T, tag string) *i18n.Lang {
+	t.Helper()
+	l, ok := langs(t).Param(tag)
+	require.True(t, ok, tag)
+	return l
+}
+
+// getIn is GET target through c with an Accept-Language header.
+func (e *env) getIn(c *http.Client, target, acceptLanguage string) resp {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.url(target), nil)
+	require.NoError(e.t, err)
+	if acceptLanguage != "" {
+		req.Header.Set("Accept-Language", acceptLanguage)
+	}
+	return e.do(c, req)
+}
+
+// pageLang is a page's <html lang> and dir, its <title> and <h1>.
+func pageLang(t *testing.T, body string) (tag, dir, title, h1 string) {
+	t.Helper()
+	p := parsePage(t, body)
+	walkHTML(p.doc, func(n *html.Node) {
+		if n.Type != html.ElementNode {
+			return
+		}
+		switch n.Data {
+		case "html":
+			tag, _ = htmlAttr(n, "lang")
+			dir, _ = htmlAttr(n, "dir")
+		case "title":
+			title = htmlText(n)
+		case "h1":
+			if h1 == "" {
+				h1 = htmlText(n)
+			}
+		}
+	})
+	return tag, dir, title, h1
+}
+
+// TestPagesInEveryLanguage: each page, asked for in each shipped language
+// with ?lang=, is written in it: <html lang dir>, title and heading from
+// that language's catalogue (none of them English, but for English).
+func TestPagesInEveryLanguage(t *testing.T) {
+	e := startPasswords(t, envOpts{})
+	c := e.browser()
+	pages := []struct{ path, title, h1 string }{
+		{"/signin", "TitleSignIn", "SignInHeading"},
+		{"/signout", "TitleSignOut", "SignOutHeading"},
+		{"/error?error=Verification", "TitleError", "VerificationHeading"},
+		{"/error?error=Configuration", "TitleError", "ServerErrorHeading"},
+		{"/verify-request?provider=email&type=email", "TitleVerifyRequest", "CheckEmailHeading"},
+		{"/signup", "TitleSignUp", "SignUpHeading"},
+		{"/reset", "TitleReset", "ResetHeading"},
+	}
+	en := langs(t).Default()
+	for _, tag := range langs(t).Languages() {
+		l := lang(t, tag)
+		for _, p := range pages {
+			sep := "?"
+			if strings.Contains(p.path, "?") {
+				sep = "&"
+			}
+			res := e.get(c, p.path+sep+"lang="+tag)
+			require.Less(t, res.StatusCode, 600)
+			gotTag, dir, title, h1 := pageLang(t, res.body)
+			require.Equal(t, tag, gotTag, p.path)
+			require.Equal(t, l.Dir(), dir, p.path)
+			require.Equal(t, l.T(p.title), title, "%s in %s", p.path, tag)
+			require.Equal(t, l.T(p.h1), h1, "%s in %s", p.path, tag)
+			if tag != "en" {
+				require.NotEqual(t, en.T(p.h1)+en.T(p.title), h1+title, "%s in %s is not English", p.path, tag)
+			}
+		}
+	}
+	_, dir, _, _ := pageLang(t, e.get(c, "/signin?lang=ar").body)
+	require.Equal(t, "rtl", dir)
+}
+
+// TestPageLanguageNegotiation: Accept-Language decides unless ?lang=
+// names an offered language; bad values of either change nothing but the
+// language, and are never reflected.
+func TestPageLanguageNegotiation(t *testing.T) {
+	e := startPasswords(t, envOpts{})
+	c := e.browser()
+	for _, tc := range []struct{ query, header, want string }{
+		{"", "", "en"},
+		{"", "de-CH, fr;q=0.8", "de"},
+		{"", "fr;q=0.3, ko;q=0.9", "ko"},
+		{"", "pt-PT", "pt-BR"},
+		{"", "xx-YY", "en"},
+		{"lang=ja", "de", "ja"},
+		{"lang=zh-cn", "", "zh-CN"},
+		{"lang=xx", "de", "de"},
+		{"lang=" + url.QueryEscape("<script>alert(1)</script>"), "", "en"},
+		{"lang=" + strings.Repeat("de", 5000), "", "en"},
+		{"", strings.Repeat("ja;q=0.9, ", 1100), "en"},
+		{"", "de;q=1.5.3", "en"},
+	} {
+		res := e.getIn(c, "/signin?"+tc.query, tc.header)
+		require.Equal(t, http.StatusOK, res.StatusCode, "%.60q %.60q", tc.query, tc.header)
+		tag, _, _, _ := pageLang(t, res.body)
+		require.Equal(t, tc.want, tag, "%.60q %.60q", tc.query, tc.header)
+		require.NotContains(t, res.body, "<script>alert")
+	}
+	// An explicit, valid lang is carried on by the forms and links; an
+	// Accept-Language choice is not (the next request sends it again).
+	explicit := parsePage(t, e.getIn(c, "/signin?lang=ja", "de").body)
+	for _, f := range explicit.forms() {
+		in, ok := f.input("lang")
+		require.True(t, ok, "form %s carries lang", f.action)
+		require.Equal(t, "ja", in.value)
+	}
+	body := e.getIn(c, "/signin?lang=ja", "").body
+	require.Contains(t, body, `/signup?lang=ja"`)
+	require.Contains(t, body, `/reset?lang=ja"`)
+	for _, f := range parsePage(t, e.getIn(c, "/signin", "de").body).forms() {
+		_, ok := f.input("lang")
+		require.False(t, ok)
+	}
+}
+
+// TestSignInEmailInPageLanguage: the sign-in e-mail is written in the
+// language of the page that asked for it: the form's lang, else the
+// request's Accept-Language (a client posting without a page).
+func TestSignInEmailInPageLanguage(t *testing.T) {
+	e := startMail(t, envOpts{})
+	c := e.browser()
+	host := strings.TrimPrefix(e.origin, "http://")
+
+	res := e.requestLink(c, "ann@example.com", url.Values{"lang": {"fr"}})
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	require.Equal(t, e.base+"/verify-request?lang=fr&provider=email&type=email", res.location())
+	fr := lang(t, "fr")
+	_, m := e.mail(1)
+	require.Equal(t, fr.T("SignInEmailSubject", "Host", host), m.Subject)
+	require.Contains(t, m.HTML, `<html lang="fr" dir="ltr">`)
+	require.Contains(t, m.Text, fr.T("SignInEmailIgnore"))
+	require.NotContains(t, m.Text, "If you did not request")
+	tag, _, _, _ := pageLang(t, e.get(c, res.location()).body)
+	require.Equal(t, "fr", tag, "the verify-request page keeps the language")
+
+	tok := e.csrf(c)
+	req, err := http.NewRequest(http.MethodPost, e.url("/signin/email"), strings.NewReader(url.Values{"csrfToken": {tok}, "email": {"bo@example.com"}}.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept-Language", "ar, en;q=0.5")
+	res = e.do(noRedirects(c), req)
+	require.Equal(t, e.base+"/verify-request?provider=email&type=email", res.location(), "no lang asked for: the wire's URL")
+	_, m = e.mail(2)
+	require.Equal(t, lang(t, "ar").T("SignInEmailSubject", "Host", host), m.Subject)
+	require.Contains(t, m.HTML, `<html lang="ar" dir="rtl">`)
+}
+
+// TestPasswordPagesAndMailInPageLanguage: a sign-up posted from a page in
+// Korean answers in Korean and mails in Korean.
+func TestPasswordPagesAndMailInPageLanguage(t *testing.T) {
+	e := startPasswords(t, envOpts{})
+	c := e.browser()
+	ko := lang(t, "ko")
+	n := e.mailCount()
+	res := e.form(c, "/signup", "email", "kim@example.com", "password", "correct horse battery", "lang", "ko")
+	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+	tag, _, _, h1 := pageLang(t, res.body)
+	require.Equal(t, "ko", tag)
+	require.Equal(t, ko.T("CheckEmailHeading"), h1)
+	require.Contains(t, res.body, ko.T("SignUpCheckEmail"))
+	_, subject := e.flowLink(n+1, "/signup/verify")
+	require.Equal(t, ko.T("SignUpEmailSubject", "Host", strings.TrimPrefix(e.origin, "http://")), subject)
+
+	// A refused password is explained in the page's language.
+	res = e.form(c, "/signup", "email", "kim2@example.com", "password", "short", "lang", "ko")
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	require.Contains(t, res.body, ko.T("PasswordTooShort"))
+}
+
+// TestConfiguredPageLanguages: i18n.default and i18n.languages narrow the
+// offer; an unknown language stops the start.
+func TestConfiguredPageLanguages(t *testing.T) {
+	e := startEnv(t, envOpts{config: func(c *config.Config) {
+		c.I18n = config.I18n{Default: "de", Languages: []string{"de", "fr"}}
+	}})
+	c := e.browser()
+	for header, want := range map[string]string{"": "de", "en-US": "de", "ja": "de", "fr-BE": "fr"} {
+		tag, _, _, _ := pageLang(t, e.getIn(c, "/signin", header).body)
+		require.Equal(t, want, tag, header)
+	}
+	tag, _, _, _ := pageLang(t, e.get(c, "/signin?lang=ja").body)
+	require.Equal(t, "de", tag, "a language not offered cannot be asked for")
+
+	cfg := testConfig(t)
+	cfg.I18n = config.I18n{Languages: []string{"en", "xx"}}
+	_, err := buildApp(cfg)
+	require.ErrorContains(t, err, `"xx" has no catalogue`)
+}
