@@ -8,6 +8,8 @@
 //    to docs/screenshots/);
 //  - a themed sign-in page (config.yaml theme: brand colour, logo) on its own
 //    instance, screenshot signin-themed;
+//  - the sign-in page in Japanese and Arabic (right to left) by ?lang=, and in
+//    German from the browser's locale, screenshots signin-ja, signin-ar;
 //  - every request a latchkey page makes is recorded: none may leave its origin;
 //  - latchkey's pages send a Content-Security-Policy, no page reports a
 //    violation of it (its form-action lets the IdP button's redirect through),
@@ -295,9 +297,67 @@ export async function run(report, ctx) {
 
     // ---- a themed sign-in page (config.yaml theme) --------------------------
     if (ctx.target === "latchkey") await themedSignIn(t, ctx, browser);
+    // ---- the pages in other languages (?lang=, Accept-Language) -------------
+    if (ctx.target === "latchkey") await languages(t, base, origin, browser);
   } finally {
     await browser.close();
   }
+}
+
+/**
+ * The sign-in page in Japanese and Arabic (?lang=), and in German from the
+ * browser's own language (Accept-Language): <html lang dir>, translated
+ * texts, a right-to-left layout for Arabic, same-origin only, no CSP
+ * violation; screenshots signin-ja, signin-ar.
+ */
+async function languages(t, base, origin, browser) {
+  const context = await newContext(browser, { width: 1280, height: 800 });
+  const page = await context.newPage();
+  const look = () =>
+    page.evaluate(() => {
+      const h1 = document.querySelector("h1");
+      // The label's text, not its box (a block as wide as the input).
+      const range = document.createRange();
+      range.selectNodeContents(document.querySelector("label"));
+      const label = range.getBoundingClientRect();
+      const input = document.querySelector('input[type="email"]').getBoundingClientRect();
+      return {
+        lang: document.documentElement.lang,
+        dir: document.documentElement.dir,
+        direction: getComputedStyle(h1).direction,
+        heading: h1.textContent.trim(),
+        title: document.title,
+        // A label starts at its input's start edge: the left one in LTR, the right one in RTL.
+        labelAtRight: Math.abs(label.right - input.right) < 2 && label.left > input.left + 2,
+        hiddenLang: document.querySelector('form input[name="lang"]')?.value ?? null,
+      };
+    });
+  for (const [tag, dir, heading] of [
+    ["ja", "ltr", "サインイン"],
+    ["ar", "rtl", "تسجيل الدخول"],
+  ]) {
+    await t.check(`sign-in page in ${tag} (?lang=${tag}): <html lang dir>, translated, ${dir} layout`, async () => {
+      const { res } = await openPage(page, `${base}/signin?lang=${tag}`, origin);
+      eq(res.status(), 200, "status");
+      const got = await look();
+      eq([got.lang, got.dir, got.direction, got.hiddenLang], [tag, dir, dir, tag], "lang, dir, computed direction, the form's lang");
+      eq(got.heading, heading, "heading");
+      assert(got.title !== "Sign In", `title still English: ${got.title}`);
+      eq(got.labelAtRight, dir === "rtl", "labels at the start edge of their inputs");
+      await noHorizontalScroll(page, 1280);
+      eq(context.csp, [], "CSP violations");
+      return await shot(page, `signin-${tag}`);
+    });
+  }
+  await context.close();
+  const german = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "de-DE" });
+  await t.check("the browser's own language (Chromium locale de-DE → Accept-Language) picks German", async () => {
+    const p = await german.newPage();
+    await p.goto(`${base}/signin`);
+    const got = await p.evaluate(() => [document.documentElement.lang, document.querySelector("h1").textContent.trim()]);
+    eq(got, ["de", "Anmelden"], "lang and heading");
+  });
+  await german.close();
 }
 
 /** The sign-in page of an instance with a theme: brand-coloured buttons, the logo, no CSP violation. */

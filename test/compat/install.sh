@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the compatibility suite needs on a fresh machine:
 #  - the npm packages pinned in package-lock.json (npm ci), and nextapp/'s;
-#  - Debian's chromium for the browser tests, when /usr/bin/chromium is missing;
+#  - Debian's chromium for the browser tests, when /usr/bin/chromium is missing,
+#    and a CJK font (fonts-wqy-zenhei) when none is installed;
 #  - Debian's postgresql (initdb, pg_ctl, psql) for the client suite's
 #    PostgreSQL configuration, when initdb is missing (models/pgtest/install.sh,
 #    which the Go tests use too; as root it also makes sure the `postgres` user exists).
@@ -26,4 +27,13 @@ if [ ! -x /usr/bin/chromium ]; then
   $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 /usr/bin/chromium --version 2>/dev/null
+# A font with Chinese, Japanese and Korean glyphs, so the pages in those
+# languages render (and their screenshots show text, not boxes).
+if ! fc-list :lang=ja 2>/dev/null | grep -q .; then
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq fonts-wqy-zenhei >/dev/null
+fi
 ../../models/pgtest/install.sh
