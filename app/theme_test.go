@@ -3,6 +3,7 @@ package app_test
 import (
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -166,4 +167,17 @@ func TestThemeInSignInEmail(t *testing.T) {
 	_, msg = e.mail(1)
 	require.Contains(t, msg.HTML, `bgcolor="#346df1"`)
 	require.Contains(t, msg.HTML, "color: #fff;")
+}
+
+// The password flows' e-mails take the same colours as the sign-in e-mail.
+func TestThemeInPasswordEmails(t *testing.T) {
+	e := startPasswords(t, envOpts{config: func(c *config.Config) { c.Theme = brandTheme }})
+	n := e.mailCount()
+	res := e.form(e.browser(), "/signup", "email", "new@example.com", "password", "correct horse battery")
+	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+	_, msg := e.mail(n + 1)
+	require.Contains(t, msg.HTML, `bgcolor="#0a7f5a"`)
+	require.Contains(t, msg.HTML, "color: #fffff0;")
+	require.Contains(t, msg.HTML, "color: #0a7f5a; word-break: break-all;")
+	require.NotContains(t, msg.HTML, "#346df1")
 }
