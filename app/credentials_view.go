@@ -17,6 +17,14 @@ const (
 // reset pages.
 func (a *App) viewOf(p config.Provider, info providerInfo) views.Provider {
 	v := views.Provider{ID: p.ID, Name: info.Name, Type: p.Type, SigninURL: info.SigninURL}
+	if p.Name == "" { // next-auth's default names, in the page's language
+		switch p.Type {
+		case config.TypeEmail:
+			v.LabelID = "SignInWithEmail"
+		case config.TypeCredentials:
+			v.LabelID = "SignInWithCredentials"
+		}
+	}
 	if p.Type == config.TypeWebAuthn {
 		v.CallbackURL, v.OptionsURL = info.CallbackURL, a.base.URL("/webauthn-options/"+p.ID)
 	}

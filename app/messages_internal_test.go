@@ -57,7 +57,7 @@ func TestMessageIDsKnown(t *testing.T) {
 
 	// The literal ids the handlers pass: titles, headings, lines, links
 	// and the messages of the account pages.
-	literal := regexp.MustCompile(`(?:a\.page\(c, rq, |passwordForm\(c, rq, |Heading: |LinkText: |Lines: +\[\]string\{|checkEmail\(c, rq, |accountPage\(c, rq, [\w.]+, |signUpForm\(c, rq, [\w.]+, \w+, |signUpVerifyPage\([\w.]+, |msg = |d\.(?:Error|Notice) = )"(\w+)"`)
+	literal := regexp.MustCompile(`(?:a\.page\(c, rq, |passwordForm\(c, rq, |Heading: |LinkText: |Lines: +\[\]string\{|checkEmail\(c, rq, |accountPage\(c, rq, [\w.]+, |signUpForm\(c, rq, [\w.]+, \w+, |signUpVerifyPage\([\w.]+, |msg = |d\.(?:Error|Notice) = |v\.LabelID = )"(\w+)"`)
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
 	seen := 0

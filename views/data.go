@@ -26,6 +26,18 @@ type Provider struct {
 	OptionsURL  string
 	SignupURL   string
 	ResetURL    string
+	// LabelID is the message id of the button's whole label when config
+	// names no provider name (SignInWithEmail: "Sign in with Email",
+	// translated); "" when Name is the operator's, shown as it is.
+	LabelID string
+}
+
+// Label is the sign-in button's text for provider pr.
+func (p Page) Label(pr Provider) string {
+	if pr.LabelID != "" {
+		return p.T(pr.LabelID)
+	}
+	return p.T("SignInWith", "Provider", pr.Name)
 }
 
 // Page is what every page's layout needs.
