@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -89,9 +90,10 @@ func (a *App) getPasskeys(c echo.Context, rq *request) error {
 		d.Notice = "PasskeyAddedNotice"
 	}
 	for _, k := range list {
-		item := views.PasskeyItem{ID: k.ID, Name: k.Name, Created: k.CreatedAt.UTC().Format("2 Jan 2006"), Synced: k.BackupEligible}
+		// ISO dates read the same in every language (no month names).
+		item := views.PasskeyItem{ID: k.ID, Name: k.Name, Created: k.CreatedAt.UTC().Format(time.DateOnly), Synced: k.BackupEligible}
 		if k.LastUsedAt != nil {
-			item.LastUsed = k.LastUsedAt.UTC().Format("2 Jan 2006 15:04 UTC")
+			item.LastUsed = k.LastUsedAt.UTC().Format("2006-01-02 15:04 UTC")
 		}
 		d.Items = append(d.Items, item)
 	}
