@@ -1,8 +1,10 @@
 package app_test
 
 import (
+	"database/sql"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/stretchr/testify/require"
@@ -50,6 +52,14 @@ func (a apiDriver) passkeys(strategy, style string) {
 	require.Equal(pt, http.StatusFound, e.post(c, "/passkeys/remove", url.Values{"csrfToken": {tok}, "id": {id}}).StatusCode)
 	fresh := p.browser()
 	require.Equal(pt, http.StatusFound, e.passkeySignIn(fresh, k).StatusCode)
+	// The passkeys table gone (the session still reads): register
+	// options answer the documented 503, never a 500.
+	db, err := sql.Open("sqlite3", filepath.Join(e.cfg.DataDir, "latchkey.db"))
+	require.NoError(pt, err)
+	_, err = db.Exec("ALTER TABLE authenticators RENAME TO authenticators_gone")
+	require.NoError(pt, err)
+	require.NoError(pt, db.Close())
+	require.Equal(pt, http.StatusServiceUnavailable, e.get(c, "/webauthn-options/passkey?action=register").StatusCode)
 
 	for k := range pv.statuses {
 		a.v.statuses[k] = true

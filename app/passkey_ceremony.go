@@ -72,11 +72,11 @@ func (a *App) getWebAuthnOptions(c echo.Context) error {
 			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in before adding a passkey"})
 		}
 		if err != nil {
-			return fmt.Errorf("passkey options: look up the user: %w", err)
+			return a.passkeyStoreFailed(c, "look up the user", err)
 		}
 		have, err := a.store.AuthenticatorsOf(ctx, uid)
 		if err != nil {
-			return err
+			return a.passkeyStoreFailed(c, "list the user's passkeys", err)
 		}
 		opts, st, err := rp.BeginRegistration(u, have)
 		if err != nil {
@@ -158,4 +158,11 @@ func (a *App) signedInRecently(c echo.Context) (uid string, recent bool, err err
 		return "", false, err
 	}
 	return s.User.ID, a.now().Sub(s.SignedIn) <= passkeyReauthWindow, nil
+}
+
+// passkeyStoreFailed answers register options when the database fails:
+// 503 with a JSON error the page's script shows, the cause logged once.
+func (a *App) passkeyStoreFailed(c echo.Context, step string, err error) error {
+	a.log.Error("passkey options failed", "step", step, "err", err, "request_id", requestIDOf(c))
+	return c.JSON(http.StatusServiceUnavailable, webauthnError{"Try again later"})
 }
