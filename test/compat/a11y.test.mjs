@@ -286,6 +286,8 @@ async function everyPage(t, ctx, browser, { base, origin }, lang) {
   const user = address("pat", lang);
   const other = address("sam", lang);
 
+  const alertShown = async () => assert(await page.locator("[role=alert]").isVisible(), `no visible role=alert message on ${page.url()}`);
+
   // Signed out: the pages anyone can open.
   const pages = [
     ["signin", `${base}/signin?callbackUrl=${encodeURIComponent(`${origin}/home`)}`, 200],
@@ -305,12 +307,20 @@ async function everyPage(t, ctx, browser, { base, origin }, lang) {
         await page.locator("#passkey-signin").waitFor({ state: "visible", timeout: 10000 });
         eq(await page.locator("[role=alert]:not([hidden])").count(), 0, "alerts on a plain sign-in page");
       }
-      if (name.includes("role=alert") || name.includes("csrf")) assert(await page.locator("[role=alert]").isVisible(), "no visible role=alert message");
+      if (name.includes("role=alert") || name.includes("csrf")) await alertShown();
       await audit(t, page, name, lang);
     }
   }
 
-  // Sign-up: the notice, the link's page, the account is ready, a dead link.
+  // Sign-up: a refused password, the notice, the link's page (a wrong
+  // password, then the right one), the account is ready, a dead link.
+  if (await step("signup with a refused password (role=alert)", async () => {
+    await open(`${base}/signup`);
+    await page.locator("#input-email").fill(user);
+    await page.locator("#input-password").fill("password123");
+    await submit(page, page.locator("#submitButton"));
+    await alertShown();
+  })) await audit(t, page, "signup with a refused password", lang);
   let link;
   if (await step("sign-up notice (check your email)", async () => {
     await open(`${base}/signup`);
@@ -323,6 +333,11 @@ async function everyPage(t, ctx, browser, { base, origin }, lang) {
   })) await audit(t, page, "sign-up notice", lang);
   if (link && (await step("signup/verify", () => open(link)))) {
     await audit(t, page, "signup/verify", lang);
+    if (await step("signup/verify with a wrong password (role=alert)", async () => {
+      await page.locator("#input-password").fill(NEW_PASSWORD);
+      await submit(page, page.locator("#submitButton"));
+      await alertShown();
+    })) await audit(t, page, "signup/verify with a wrong password", lang);
     if (await step("account ready notice", async () => {
       await page.locator("#input-password").fill(PASSWORD);
       await submit(page, page.locator("#submitButton"));
