@@ -34,6 +34,9 @@ const LANGS = (process.env.A11Y_LANGS || "en,ar,ja").split(",").map((l) => l.tri
 const SCHEMES = ["light", "dark"];
 const DESKTOP = { width: 1280, height: 800 };
 const REFLOW_WIDTH = 320; // a 640 px wide window at 200% zoom
+// WCAG 1.4.12 (text spacing): line height 1.5, paragraphs 2em apart,
+// letters 0.12em, words 0.16em.
+const TEXT_SPACING = "* { line-height: 1.5 !important; letter-spacing: 0.12em !important; word-spacing: 0.16em !important; } p { margin-bottom: 2em !important; }";
 const PASSWORD = "a11y long passphrase number one";
 const NEW_PASSWORD = "a11y long passphrase number two";
 // Long addresses, so the pages that show one must wrap it at 320 px.
@@ -172,11 +175,22 @@ async function audit(t, page, name, lang) {
       assert(passed > 0, "axe passed no rule: it did not look at the page");
       return `${passed} rules passed`;
     });
-    await t.check(`${name} [${scheme}, ${lang}]: no horizontal scrolling at ${REFLOW_WIDTH}px`, async () => {
+    await t.check(`${name} [${scheme}, ${lang}]: no horizontal scrolling at ${REFLOW_WIDTH}px, also with WCAG text spacing`, async () => {
       await page.setViewportSize({ width: REFLOW_WIDTH, height: 640 });
       try {
-        const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
-        assert(sw <= cw, `the page is ${sw}px wide in a ${cw}px wide viewport`);
+        const width = () => page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
+        const plain = await width();
+        assert(plain.sw <= plain.cw, `the page is ${plain.sw}px wide in a ${plain.cw}px wide viewport`);
+        // WCAG 1.4.12's spacing, as a reader's style sheet would set it.
+        await page.evaluate((css) => {
+          const style = document.createElement("style");
+          style.id = "a11y-text-spacing";
+          style.textContent = css;
+          document.head.append(style);
+        }, TEXT_SPACING);
+        const spaced = await width();
+        await page.evaluate(() => document.getElementById("a11y-text-spacing").remove());
+        assert(spaced.sw <= spaced.cw, `with text spacing the page is ${spaced.sw}px wide in a ${spaced.cw}px wide viewport`);
       } finally {
         await page.setViewportSize(DESKTOP);
       }
@@ -499,7 +513,7 @@ async function visibleFocus(t, browser, { base }) {
   const page = await context.newPage();
   try {
     for (const scheme of SCHEMES) {
-      await t.check(`visible focus: every element Tab reaches on the sign-in page shows an outline or a box-shadow [${scheme}]`, async () => {
+      await t.check(`visible focus: every element Tab reaches on the sign-in page shows an outline (3:1 against the card) or a box-shadow [${scheme}]`, async () => {
         await page.emulateMedia({ colorScheme: scheme });
         await page.goto(`${base}/signin`, { waitUntil: "networkidle" });
         await page.locator("#passkey-signin").waitFor({ state: "visible", timeout: 10000 });
@@ -513,10 +527,20 @@ async function visibleFocus(t, browser, { base }) {
             const el = document.activeElement;
             if (!el || el === document.body) return null;
             const s = getComputedStyle(el);
+            // The outline is drawn on the card: 3:1 against it at least.
+            const rgb = (c) => c.match(/[\d.]+/g).slice(0, 3).map(Number);
+            const lum = (c) => {
+              const [r, g, b] = rgb(c).map((v) => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+              return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+            };
+            const card = getComputedStyle(el.closest(".card")).backgroundColor;
+            const [hi, lo] = [lum(s.outlineColor), lum(card)].sort((a, b) => b - a);
+            const contrast = (hi + 0.05) / (lo + 0.05);
+            const outlined = s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0 && !/, 0\)$/.test(s.outlineColor) && contrast >= 3;
             return {
               name: el.id ? `#${el.id}` : `${el.tagName.toLowerCase()} ${JSON.stringify(el.textContent.trim())}`,
-              outline: `${s.outlineStyle} ${s.outlineWidth} ${s.outlineColor}`,
-              visible: (s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0 && s.outlineColor !== "rgba(0, 0, 0, 0)") || s.boxShadow !== "none",
+              outline: `${s.outlineStyle} ${s.outlineWidth} ${s.outlineColor}, ${contrast.toFixed(1)}:1 against the card's ${card}`,
+              visible: outlined || s.boxShadow !== "none",
             };
           });
           if (!f) {
