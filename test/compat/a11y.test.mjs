@@ -22,13 +22,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { latchkeyBinary, startLatchkey } from "./latchkey.mjs";
+import { latchkeyBinary, latchkeyConfig, startLatchkey } from "./latchkey.mjs";
 import { launchChromium } from "./browser.test.mjs";
+import { sessionIn } from "./passkeys.test.mjs";
 import { signInLink } from "./smtp.mjs";
 import { assert, eq, show } from "./report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const AXE = fs.readFileSync(path.join(here, "node_modules/axe-core/axe.min.js"), "utf8");
+const AXE_FILE = path.join(here, "node_modules/axe-core/axe.min.js");
+let AXE = null; // axe.min.js's text, read when the suite runs
 const AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
 const LANGS = (process.env.A11Y_LANGS || "en,ar,ja").split(",").map((l) => l.trim()).filter(Boolean);
 const SCHEMES = ["light", "dark"];
@@ -199,15 +201,6 @@ async function audit(t, page, name, lang) {
   await page.emulateMedia({ colorScheme: "light" });
 }
 
-async function sessionIn(page, base) {
-  const res = await page.goto(`${base}/session`);
-  try {
-    return JSON.parse(await res.text());
-  } catch {
-    return null;
-  }
-}
-
 const submit = (page, locator) => Promise.all([page.waitForNavigation({ timeout: 15000 }), locator.click()]);
 
 export async function run(report, ctx) {
@@ -216,31 +209,17 @@ export async function run(report, ctx) {
   if (!spec) return;
   const origin = `http://localhost:${spec.port}`;
   const base = `${origin}/api/auth`;
+  const installed = await t.check("axe-core is installed (npm ci)", async () => {
+    AXE = fs.readFileSync(AXE_FILE, "utf8");
+    return `axe-core ${JSON.parse(fs.readFileSync(path.join(here, "node_modules/axe-core/package.json"), "utf8")).version}`;
+  });
+  if (!installed) return;
   let latchkey;
   const started = await t.check("latchkey starts with OIDC, e-mail, credentials (sign-up) and passkey providers", async () => {
-    const q = (s) => JSON.stringify(String(s));
-    const config = `providers:
-  - id: idp
-    type: oidc
-    name: "Company SSO"
-    issuer: ${q(ctx.idp.issuer)}
-    client_id: ${q(ctx.clientId)}
-    client_secret: ${q(ctx.clientSecret)}
-  - id: email
-    type: email
-    server: ${q(ctx.smtp.url)}
-    from: "Sign in <no-reply@example.com>"
-    rate_limit:
-      disabled: true
-  - id: credentials
-    type: credentials
-    name: Password
-  - id: passkey
-    type: webauthn
-    name: Passkey
-session:
-  strategy: jwt
-`;
+    const config = latchkeyConfig({
+      issuer: ctx.idp.issuer, clientId: ctx.clientId, clientSecret: ctx.clientSecret, smtpUrl: ctx.smtp.url, from: "Sign in <no-reply@example.com>",
+      strategy: "jwt", credentials: true, passkeys: true, emailLimits: false,
+    });
     latchkey = await startLatchkey({ bin: latchkeyBinary(), port: spec.port, secret: ctx.secret, config, dir: path.join(ctx.tmp, "a11y"), name: "a11y", serviceUrl: base });
     const providers = await (await fetch(`${latchkey.base}/providers`)).json();
     eq(Object.values(providers).map((p) => p.type).sort(), ["credentials", "email", "oauth", "webauthn"].sort(), "provider types");
@@ -336,25 +315,31 @@ async function everyPage(t, ctx, browser, { base, origin }, lang) {
     await alertShown();
   })) await audit(t, page, "signup with a refused password", lang);
   let link;
-  if (await step("sign-up notice (check your email)", async () => {
-    await open(`${base}/signup`);
-    const since = Date.now();
-    await page.locator("#input-email").fill(user);
-    await page.locator("#input-password").fill(PASSWORD);
+  const sendPassword = async (password) => {
+    await page.locator("#input-password").fill(password);
     await submit(page, page.locator("#submitButton"));
-    link = linkTo(await ctx.smtp.waitForMail(user, { since }), "/signup/verify");
-    assert(link, "no /signup/verify link in the e-mail");
+  };
+  // Fill in the form on url ({selector: value}), send it: the link to linkPath mailed to user.
+  const mailedLink = async (url, fields, linkPath) => {
+    await open(url);
+    const since = Date.now();
+    for (const [selector, value] of Object.entries(fields)) await page.locator(selector).fill(value);
+    await submit(page, page.locator("#submitButton"));
+    const found = linkTo(await ctx.smtp.waitForMail(user, { since }), linkPath);
+    assert(found, `no ${linkPath} link in the e-mail`);
+    return found;
+  };
+  if (await step("sign-up notice (check your email)", async () => {
+    link = await mailedLink(`${base}/signup`, { "#input-email": user, "#input-password": PASSWORD }, "/signup/verify");
   })) await audit(t, page, "sign-up notice", lang);
   if (link && (await step("signup/verify", () => open(link)))) {
     await audit(t, page, "signup/verify", lang);
     if (await step("signup/verify with a wrong password (role=alert)", async () => {
-      await page.locator("#input-password").fill(NEW_PASSWORD);
-      await submit(page, page.locator("#submitButton"));
+      await sendPassword(NEW_PASSWORD);
       await alertShown();
     })) await audit(t, page, "signup/verify with a wrong password", lang);
     if (await step("account ready notice", async () => {
-      await page.locator("#input-password").fill(PASSWORD);
-      await submit(page, page.locator("#submitButton"));
+      await sendPassword(PASSWORD);
     })) await audit(t, page, "account ready notice", lang);
     if (await step("dead link notice", () => open(link, 400))) await audit(t, page, "dead link notice", lang);
   }
@@ -388,18 +373,12 @@ async function everyPage(t, ctx, browser, { base, origin }, lang) {
   // Reset: the notice, the link's page, password changed.
   link = null;
   if (await step("reset notice (check your email)", async () => {
-    await open(`${base}/reset`);
-    const since = Date.now();
-    await page.locator("#input-email").fill(user);
-    await submit(page, page.locator("#submitButton"));
-    link = linkTo(await ctx.smtp.waitForMail(user, { since }), "/reset/confirm");
-    assert(link, "no /reset/confirm link in the e-mail");
+    link = await mailedLink(`${base}/reset`, { "#input-email": user }, "/reset/confirm");
   })) await audit(t, page, "reset notice", lang);
   if (link && (await step("reset/confirm", () => open(link)))) {
     await audit(t, page, "reset/confirm", lang);
     if (await step("password changed notice", async () => {
-      await page.locator("#input-password").fill(NEW_PASSWORD);
-      await submit(page, page.locator("#submitButton"));
+      await sendPassword(NEW_PASSWORD);
     })) await audit(t, page, "password changed notice", lang);
   }
 
