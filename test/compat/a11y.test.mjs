@@ -3,17 +3,21 @@
 //  - axe-core (npm axe-core, injected into the page) on every built-in page,
 //    in light and dark (prefers-color-scheme emulated; the default theme
 //    links static/dark.css for it), in every language of A11Y_LANGS
-//    (?lang=xx on the GET pages, and the browser's Accept-Language);
+//    (?lang=xx on the GET pages, and the browser's Accept-Language; a
+//    right-to-left language gets <html dir="rtl"> until the pages set it);
 //    any violation of the wcag2a/wcag2aa/wcag21a/wcag21aa rules fails the
 //    page's check, listing rule, impact, elements and help;
-//  - every visible input has a <label for> naming it;
+//  - every visible input has a <label for>, whose text starts at the
+//    input's start edge (right-to-left too);
 //  - reflow: at 320 CSS px (a 640 px window at 200% zoom) no page scrolls
-//    sideways, in light and dark, with long e-mail addresses on the pages;
+//    sideways, in light and dark, also with WCAG 1.4.12's text spacing,
+//    with long e-mail addresses on the pages;
 //  - keyboard only: the e-mail sign-in (Tab, typing, Enter; then the mailed
 //    link) and the sign-out (Tab, Enter), with the focused element checked
 //    at every step;
 //  - visible focus: every element Tab reaches on the sign-in page shows an
-//    outline or a box-shadow, in light and dark.
+//    outline (3:1 against the card) or a box-shadow, in light and dark;
+//  - the checks can fail: planted faults are found.
 // One latchkey instance (jwt sessions) has every kind of provider: OIDC (the
 // suite's IdP), e-mail, credentials with sign-up, passkeys. WebAuthn needs a
 // domain name, so it is served as http://localhost:PORT. The axe contexts
@@ -50,7 +54,7 @@ export function plan(target) {
 }
 
 /** url with lang=<lang> added to its query (the language of a GET page). */
-export function withLang(url, lang) {
+function withLang(url, lang) {
   const u = new URL(url);
   u.searchParams.set("lang", lang);
   return u.href;
