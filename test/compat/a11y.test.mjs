@@ -130,6 +130,21 @@ async function unlabelledInputs(page) {
 }
 
 /**
+ * Separators (<hr>) a person sees, or a screen reader announces, that do
+ * not stand between two shown things: first, last, or next to another.
+ */
+async function straySeparators(page) {
+  return page.evaluate(() => {
+    const shown = [...document.querySelector(".card").children].filter((el) => el.getClientRects().length > 0);
+    return shown.flatMap((el, i) => {
+      if (el.tagName !== "HR") return [];
+      if (i === 0 || i === shown.length - 1) return [`a separator at the ${i === 0 ? "start" : "end"}`];
+      return shown[i + 1].tagName === "HR" ? ["two separators in a row"] : [];
+    });
+  });
+}
+
+/**
  * Labels whose text does not start at their input's starting edge (the
  * left one, or the right one in a right-to-left page): the layout must
  * follow the writing direction.
@@ -299,14 +314,16 @@ async function everyPage(t, ctx, browser, { base, origin }, lang) {
     ["reset", `${base}/reset`, 200],
   ];
   for (const [name, url, status] of pages) {
-    if (await step(name, () => open(url, status))) {
+    const reached = await step(name, async () => {
+      await open(url, status);
       if (name === "signin") {
         await page.locator("#passkey-signin").waitFor({ state: "visible", timeout: 10000 });
         eq(await page.locator("[role=alert]:not([hidden])").count(), 0, "alerts on a plain sign-in page");
       }
+      if (name.startsWith("signin")) eq(await straySeparators(page), [], "separators");
       if (name.includes("role=alert") || name.includes("csrf")) await alertShown();
-      await audit(t, page, name, lang);
-    }
+    });
+    if (reached) await audit(t, page, name, lang);
   }
 
   // Sign-up: a refused password, the notice, the link's page (a wrong
@@ -452,6 +469,8 @@ async function keyboardEmailSignIn(t, ctx, browser, { base, origin }) {
     let link;
     const ok = await t.check("keyboard only: e-mail sign-in reaches the verify-request page (Tab, typing, Enter)", async () => {
       await page.goto(`${base}/signin?callbackUrl=${encodeURIComponent(`${origin}/home`)}`, { waitUntil: "networkidle" });
+      // Here the passkey button may stay hidden (autofill offers passkeys): no separator before it then.
+      eq(await straySeparators(page), [], "separators");
       // The e-mail field has autofocus; from the page's start Tab goes
       // through the IdP button to it. Shift+Tab goes back to the IdP button.
       const path = [];
