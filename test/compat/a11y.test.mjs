@@ -16,7 +16,8 @@
 //    link) and the sign-out (Tab, Enter), with the focused element checked
 //    at every step;
 //  - visible focus: every element Tab reaches on the sign-in page shows an
-//    outline (3:1 against the card) or a box-shadow, in light and dark;
+//    outline (3:1 against the card) or a box-shadow, in light, dark and
+//    forced colours;
 //  - the checks can fail: planted faults are found.
 // One latchkey instance (jwt sessions) has every kind of provider: OIDC (the
 // suite's IdP), e-mail, credentials with sign-up, passkeys. WebAuthn needs a
@@ -514,15 +515,17 @@ async function visibleFocus(t, browser, { base }) {
   const context = await newContext(browser, { noConditionalUI: true });
   const page = await context.newPage();
   try {
-    for (const scheme of SCHEMES) {
+    // "forced colours": Windows' high-contrast themes, where the page's colours give way to the user's.
+    for (const scheme of [...SCHEMES, "forced colours"]) {
       await t.check(`visible focus: every element Tab reaches on the sign-in page shows an outline (3:1 against the card) or a box-shadow [${scheme}]`, async () => {
-        await page.emulateMedia({ colorScheme: scheme });
+        await page.emulateMedia(scheme === "forced colours" ? { colorScheme: "light", forcedColors: "active" } : { colorScheme: scheme, forcedColors: "none" });
         await page.goto(`${base}/signin`, { waitUntil: "networkidle" });
         await page.locator("#passkey-signin").waitFor({ state: "visible", timeout: 10000 });
         // From the autofocused e-mail field round the page (through the
         // browser's own UI, where no element has focus) back to it.
         const seen = [];
         const bad = [];
+        const outlines = new Set();
         for (let i = 0, outside = 0; i < 40 && outside < 3; i++) {
           await page.keyboard.press("Tab");
           const f = await page.evaluate(() => {
@@ -551,11 +554,12 @@ async function visibleFocus(t, browser, { base }) {
           }
           if (seen.includes(f.name)) break;
           seen.push(f.name);
+          outlines.add(f.outline);
           if (!f.visible) bad.push(`${f.name} (outline ${f.outline})`);
         }
         assert(seen.length >= 8, `Tab reached only ${show(seen)}`);
         eq(bad, [], "focused elements without a visible indicator");
-        return `${seen.length} elements`;
+        return `${seen.length} elements; ${[...outlines].join("; ")}`;
       });
     }
   } finally {
