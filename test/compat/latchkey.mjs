@@ -30,10 +30,13 @@ export function latchkeyBinary() {
 }
 
 /** config.yaml for one instance. */
-export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false, theme = null }) {
+export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false, theme = null, emailLimits = true, passkeys = false }) {
   const q = (s) => JSON.stringify(String(s));
   // credentials: an e-mail + password provider after the others (credentials.mjs).
-  const creds = credentials ? "  - type: credentials\n" : "";
+  // passkeys: a webauthn provider last (SERVICE_URL's host must be a domain name).
+  const creds = (credentials ? "  - type: credentials\n" : "") + (passkeys ? "  - id: passkey\n    type: webauthn\n    name: Passkey\n" : "");
+  // emailLimits false: no rate limit on sign-in e-mails (a suite that sends many).
+  const limits = emailLimits ? "" : "    rate_limit:\n      disabled: true\n";
   return `providers:
   - id: idp
     type: oidc
@@ -45,7 +48,7 @@ export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, 
     type: email
     server: ${q(smtpUrl)}
     from: ${q(from)}
-${creds}session:
+${limits}${creds}session:
   strategy: ${strategy}
   max_age: ${maxAge}
   update_age: ${updateAge}

@@ -63,7 +63,8 @@ async function shot(ctx, page, name) {
   return path.relative(path.resolve(here, "../.."), file);
 }
 
-async function sessionIn(page, base) {
+/** GET {base}/session in page: the parsed JSON, or null. */
+export async function sessionIn(page, base) {
   const res = await page.goto(`${base}/session`);
   try {
     return JSON.parse(await res.text());

@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation] [nextjs] [passkeys]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation] [nextjs] [passkeys] [a11y]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -32,6 +32,7 @@ const SUITES = {
   forwardauth: () => import("./forwardauth.test.mjs"),
   nextjs: () => import("./nextjs.test.mjs"),
   passkeys: () => import("./passkeys.test.mjs"),
+  a11y: () => import("./a11y.test.mjs"),
 };
 
 const started = Date.now();
