@@ -3,8 +3,8 @@
 //  - axe-core (npm axe-core, injected into the page) on every built-in page,
 //    in light and dark (prefers-color-scheme emulated; the default theme
 //    links static/dark.css for it), in every language of A11Y_LANGS
-//    (?lang=xx on the GET pages, and the browser's Accept-Language; a
-//    right-to-left language gets <html dir="rtl"> until the pages set it);
+//    (?lang=xx on the GET pages, and the browser's Accept-Language), each
+//    page checked to say so (<html lang>, and dir="rtl" for Arabic);
 //    any violation of the wcag2a/wcag2aa/wcag21a/wcag21aa rules fails the
 //    page's check, listing rule, impact, elements and help;
 //  - every visible input has a <label for>, whose text starts at the
@@ -168,8 +168,7 @@ async function misalignedLabels(page) {
   });
 }
 
-// Right-to-left languages: until the pages set <html dir> themselves, the
-// suite sets dir="rtl" on them, so the layout is checked as they will be.
+// Right-to-left languages: their pages must say <html dir="rtl">.
 const RTL = new Set(["ar", "he", "fa", "ur"]);
 
 const bodyBackground = (page) => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
@@ -180,7 +179,10 @@ const bodyBackground = (page) => page.evaluate(() => getComputedStyle(document.b
  * light at 1280 px afterwards.
  */
 async function audit(t, page, name, lang) {
-  if (RTL.has(lang.split("-")[0])) await page.evaluate(() => document.documentElement.dir || (document.documentElement.dir = "rtl"));
+  await t.check(`${name} [${lang}]: the page is in ${lang}: <html lang dir>`, async () => {
+    const want = [lang, RTL.has(lang.split("-")[0]) ? "rtl" : "ltr"];
+    eq(await page.evaluate(() => [document.documentElement.lang, document.documentElement.dir]), want, "html lang, dir");
+  });
   await t.check(`${name} [${lang}]: every visible input has a <label for>, starting at the input's start edge`, async () => {
     eq(await unlabelledInputs(page), [], "inputs without a label");
     eq(await misalignedLabels(page), [], "labels");

@@ -9,7 +9,8 @@
 //  - a themed sign-in page (config.yaml theme: brand colour, logo) on its own
 //    instance, screenshot signin-themed;
 //  - the sign-in page in Japanese and Arabic (right to left) by ?lang=, and in
-//    German from the browser's locale, screenshots signin-ja, signin-ar;
+//    German from the browser's locale, screenshots signin-ja, signin-ar; in
+//    dark mode with an error message, screenshot signin-dark;
 //  - every request a latchkey page makes is recorded: none may leave its origin;
 //  - latchkey's pages send a Content-Security-Policy, no page reports a
 //    violation of it (its form-action lets the IdP button's redirect through),
@@ -349,6 +350,20 @@ async function languages(t, base, origin, browser) {
       return await shot(page, `signin-${tag}`);
     });
   }
+  await t.check("sign-in page in dark mode (prefers-color-scheme: dark) with an error message", async () => {
+    await page.setViewportSize({ width: 800, height: 600 });
+    await page.emulateMedia({ colorScheme: "dark" });
+    const { res } = await openPage(page, `${base}/signin?error=OAuthSignin`, origin);
+    eq(res.status(), 200, "status");
+    const look = await page.evaluate(() => ({
+      background: getComputedStyle(document.body).backgroundColor,
+      alert: document.querySelector('[role="alert"]')?.textContent.trim(),
+    }));
+    assert(look.background !== "rgb(244, 245, 247)", `the light background in dark mode: ${look.background}`);
+    eq(look.alert, "Try signing in with a different account.", "the error message, announced");
+    eq(context.csp, [], "CSP violations");
+    return await shot(page, "signin-dark");
+  });
   await context.close();
   const german = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "de-DE" });
   await t.check("the browser's own language (Chromium locale de-DE → Accept-Language) picks German", async () => {
