@@ -133,6 +133,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 		warnings = append(warnings, c.validateProvider(pr, where, known, add)...)
 	}
 	warnings = append(warnings, c.credentialsWithoutMail()...)
+	warnings = append(warnings, c.themeContrastWarnings()...)
 	if n := c.credentialsProviders(); n > 1 {
 		add("providers: %d providers have type credentials; there can be one (all of them would check the same passwords)", n)
 	}
