@@ -72,7 +72,7 @@ func (a *App) credentialsRefused(c echo.Context, rq *request, p config.Provider,
 		to := a.base.URL("/signin") + "?" + url.Values{"error": {string(code)}, "code": {p.ID}}.Encode()
 		return a.sendRedirect(c, rq, to)
 	}
-	to := a.errorURL(code) + "&provider=" + url.QueryEscape(p.ID)
+	to := a.withLang(c, rq, a.errorURL(code)+"&provider="+url.QueryEscape(p.ID))
 	return a.sendStatusRedirect(c, rq, http.StatusUnauthorized, to)
 }
 

@@ -85,7 +85,7 @@ func (a *App) fail(c echo.Context, rq *request, err error) error {
 		cause = e.Cause
 	}
 	a.log.Warn("request failed", "path", c.Request().URL.Path, "code", string(code), "cause", cause.Error(), "request_id", requestIDOf(c))
-	return a.sendRedirect(c, rq, a.errorURL(code))
+	return a.sendRedirect(c, rq, a.withLang(c, rq, a.errorURL(code)))
 }
 
 // countFailedSignIn counts a failure as a sign-in's outcome where a

@@ -69,14 +69,17 @@ func pageLang(t *testing.T, body string) (tag, dir, title, h1 string) {
 func TestPagesInEveryLanguage(t *testing.T) {
 	e := startPasswords(t, envOpts{})
 	c := e.browser()
-	pages := []struct{ path, title, h1 string }{
-		{"/signin", "TitleSignIn", "SignInHeading"},
-		{"/signout", "TitleSignOut", "SignOutHeading"},
-		{"/error?error=Verification", "TitleError", "VerificationHeading"},
-		{"/error?error=Configuration", "TitleError", "ServerErrorHeading"},
-		{"/verify-request?provider=email&type=email", "TitleVerifyRequest", "CheckEmailHeading"},
-		{"/signup", "TitleSignUp", "SignUpHeading"},
-		{"/reset", "TitleReset", "ResetHeading"},
+	pages := []struct {
+		path, title, h1 string
+		status          int
+	}{
+		{"/signin", "TitleSignIn", "SignInHeading", http.StatusOK},
+		{"/signout", "TitleSignOut", "SignOutHeading", http.StatusOK},
+		{"/error?error=Verification", "TitleError", "VerificationHeading", http.StatusForbidden},
+		{"/error?error=Configuration", "TitleError", "ServerErrorHeading", http.StatusInternalServerError},
+		{"/verify-request?provider=email&type=email", "TitleVerifyRequest", "CheckEmailHeading", http.StatusOK},
+		{"/signup", "TitleSignUp", "SignUpHeading", http.StatusOK},
+		{"/reset", "TitleReset", "ResetHeading", http.StatusOK},
 	}
 	en := langs(t).Default()
 	for _, tag := range langs(t).Languages() {
@@ -87,7 +90,7 @@ func TestPagesInEveryLanguage(t *testing.T) {
 				sep = "&"
 			}
 			res := e.get(c, p.path+sep+"lang="+tag)
-			require.Less(t, res.StatusCode, 600)
+			require.Equal(t, p.status, res.StatusCode, "%s in %s", p.path, tag)
 			gotTag, dir, title, h1 := pageLang(t, res.body)
 			require.Equal(t, tag, gotTag, p.path)
 			require.Equal(t, l.Dir(), dir, p.path)
@@ -217,4 +220,43 @@ func TestConfiguredPageLanguages(t *testing.T) {
 	cfg.I18n = config.I18n{Languages: []string{"en", "xx"}}
 	_, err := buildApp(cfg)
 	require.ErrorContains(t, err, `"xx" has no catalogue`)
+}
+
+// TestExplicitLanguageSurvivesRedirects: a page asked for with ?lang= keeps
+// its language through the redirects back to latchkey's pages (a refused
+// password, a CSRF retry) and through the e-mailed link of a flow; a
+// request without lang gets next-auth's redirects unchanged.
+func TestExplicitLanguageSurvivesRedirects(t *testing.T) {
+	e := startPasswords(t, envOpts{})
+	e.signUpFor("ar@example.com", "correct horse battery")
+	c := noRedirects(e.browser())
+	ar := lang(t, "ar")
+
+	// A wrong password, posted from the Arabic sign-in page.
+	res := e.form(c, "/callback/credentials", "email", "ar@example.com", "password", "wrong horse battery", "lang", "ar")
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	require.Equal(t, e.base+"/error?error=CredentialsSignin&provider=credentials&lang=ar", res.location())
+	res = e.get(c, res.location())
+	require.Equal(t, e.base+"/signin?error=CredentialsSignin&lang=ar", res.location())
+	page := e.get(c, res.location())
+	tag, dir, _, _ := pageLang(t, page.body)
+	require.Equal(t, []string{"ar", "rtl"}, []string{tag, dir})
+	require.Contains(t, page.body, ar.T("ErrorCredentialsSignin"))
+
+	// A CSRF retry, with and without lang.
+	res = e.post(c, "/signin/email", url.Values{"csrfToken": {"forged"}, "email": {"x@example.com"}, "lang": {"ja"}})
+	require.Equal(t, e.base+"/signin?csrf=true&lang=ja", res.location())
+	res = e.post(c, "/signin/email", url.Values{"csrfToken": {"forged"}, "email": {"x@example.com"}, "lang": {"nonsense"}})
+	require.Equal(t, e.base+"/signin?csrf=true", res.location(), "a lang that names nothing offered changes nothing")
+	res = e.post(c, "/signin/email", url.Values{"csrfToken": {"forged"}, "email": {"x@example.com"}})
+	require.Equal(t, e.base+"/signin?csrf=true", res.location())
+
+	// A reset asked for in Korean: the e-mailed link opens the page in Korean.
+	n := e.mailCount()
+	require.Equal(t, http.StatusOK, e.form(c, "/reset", "email", "ar@example.com", "lang", "ko").StatusCode)
+	link, _ := e.flowLink(n+1, "/reset/confirm")
+	_, m := e.mail(n + 1)
+	require.Contains(t, m.Text, link+"&lang=ko")
+	tag, _, _, _ = pageLang(t, e.get(e.browser(), link+"&lang=ko").body)
+	require.Equal(t, "ko", tag)
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -51,13 +52,15 @@ func TestMessageIDsKnown(t *testing.T) {
 		password.ErrTooShort, password.ErrTooLong, password.ErrCommon, password.ErrEqualsEmail, password.ErrBusy, errors.New("other")} {
 		known(policyMessage(err), "policyMessage("+err.Error()+")")
 	}
-	for _, id := range []string{msgExpired, msgBadAddress, msgRateLimited, msgDeadLink, msgTryLater, msgThrottled} {
-		known(id, "password_flows.go")
+	msgConsts := map[string]string{"msgExpired": msgExpired, "msgBadAddress": msgBadAddress, "msgRateLimited": msgRateLimited,
+		"msgDeadLink": msgDeadLink, "msgTryLater": msgTryLater, "msgThrottled": msgThrottled}
+	for name, id := range msgConsts {
+		known(id, name)
 	}
 
 	// The literal ids the handlers pass: titles, headings, lines, links
 	// and the messages of the account pages.
-	literal := regexp.MustCompile(`(?:a\.page\(c, rq, |passwordForm\(c, rq, |Heading: |LinkText: |Lines: +\[\]string\{|checkEmail\(c, rq, |accountPage\(c, rq, [\w.]+, |signUpForm\(c, rq, [\w.]+, \w+, |signUpVerifyPage\([\w.]+, |msg = |d\.(?:Error|Notice) = |v\.LabelID = )"(\w+)"`)
+	literal := regexp.MustCompile(`(?:a\.page\(c, rq, |passwordForm\(c, rq, |Heading: |LinkText: |Lines: +\[\]string\{|checkEmail\(c, rq, |accountPage\(c, rq, [\w.]+, |signUpForm\(c, rq, [\w.]+, \w+, |signUpVerifyPage\([\w.]+, |msg = |d\.(?:Error|Notice) = |v\.LabelID = |confirmPage\(c, rq, p, [\w.]+, [\w.]+, )(?:"([^"]*)"|(msg\w+))`)
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
 	seen := 0
@@ -69,8 +72,27 @@ func TestMessageIDsKnown(t *testing.T) {
 		require.NoError(t, err)
 		for _, m := range literal.FindAllStringSubmatch(string(src), -1) {
 			seen++
+			if m[2] != "" {
+				require.Contains(t, msgConsts, m[2], "%s passes %s: a message constant this test knows", f, m[2])
+				continue
+			}
 			known(m[1], f)
 		}
 	}
 	require.Greater(t, seen, 30, "the scan finds the handlers' messages")
+}
+
+// TestMessagesStateTheLifetimes: the catalogues write the reset link's
+// life and the passkey re-authentication window as words ("30 minutes",
+// "10 minutes"); this holds the code to them.
+func TestMessagesStateTheLifetimes(t *testing.T) {
+	c, err := i18n.Load(views.Locales(), "", nil)
+	require.NoError(t, err)
+	en := c.Default()
+	require.Equal(t, 30*time.Minute, resetLinkMaxAge)
+	for _, id := range []string{"ResetCheckEmail", "ResetEmailLine", "AddPasswordCheckEmail"} {
+		require.Contains(t, en.T(id, "Host", "h"), "30 minutes", id)
+	}
+	require.Equal(t, 10*time.Minute, passkeyReauthWindow)
+	require.Contains(t, en.T("PasskeyReauth"), "10 minutes")
 }

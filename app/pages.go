@@ -97,7 +97,7 @@ func (a *App) getSignOut(c echo.Context, rq *request) error {
 func (a *App) getError(c echo.Context, rq *request) error {
 	code := signin.Code(c.QueryParam("error"))
 	if signinErrors[code] {
-		return c.Redirect(http.StatusFound, a.base.URL("/signin")+"?error="+url.QueryEscape(string(code)))
+		return c.Redirect(http.StatusFound, a.withLang(c, rq, a.base.URL("/signin")+"?error="+url.QueryEscape(string(code))))
 	}
 	if a.cfg.Pages.Error != "" {
 		return c.Redirect(http.StatusFound, withQuery(a.cfg.Pages.Error, url.Values{"error": {string(code)}}))

@@ -120,10 +120,10 @@ func (a *App) passkeyCallback(c echo.Context, rq *request, p config.Provider) er
 		}
 		if err != nil {
 			a.log.Warn("passkey not added", "code", string(signin.CodeOf(err)), "cause", err.Error())
-			return a.sendRedirect(c, rq, a.base.URL("/passkeys")+"?error="+url.QueryEscape(string(signin.CodeOf(wrapVerify(err)))))
+			return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")+"?error="+url.QueryEscape(string(signin.CodeOf(wrapVerify(err))))))
 		}
 		a.log.Info("passkey added", "provider", id)
-		return a.sendRedirect(c, rq, a.base.URL("/passkeys")+"?added=1")
+		return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")+"?added=1"))
 	}
 	if err != nil {
 		return signin.Fail(signin.CodeWebAuthnVerification, err)

@@ -56,7 +56,7 @@ func (a *App) passkeysUser(c echo.Context, rq *request) (string, error) {
 	uid, err := a.browser(c).SignedInUser(c.Request().Context())
 	if err != nil || uid == "" {
 		to := a.base.URL("/signin") + "?" + url.Values{"callbackUrl": {a.base.URL("/passkeys")}}.Encode()
-		return "", a.sendRedirect(c, rq, to)
+		return "", a.sendRedirect(c, rq, a.withLang(c, rq, to))
 	}
 	return uid, nil
 }
@@ -110,7 +110,7 @@ func (a *App) postRenamePasskey(c echo.Context, rq *request) error {
 	if err := a.store.RenameAuthenticator(c.Request().Context(), uid, rq.form.Get("id"), name); err != nil {
 		return a.passkeysFailed(c, rq, err)
 	}
-	return a.sendRedirect(c, rq, a.base.URL("/passkeys"))
+	return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")))
 }
 
 // postRemovePasskey removes one of the user's passkeys, unless it is their
@@ -128,7 +128,7 @@ func (a *App) postRemovePasskey(c echo.Context, rq *request) error {
 		return a.passkeysFailed(c, rq, err)
 	}
 	a.log.Info("passkey removed", "user", uid)
-	return a.sendRedirect(c, rq, a.base.URL("/passkeys"))
+	return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")))
 }
 
 // passkeysFailed sends a refused rename or removal back to the page with
@@ -144,7 +144,7 @@ func (a *App) passkeysFailed(c echo.Context, rq *request, err error) error {
 		return err
 	}
 	a.log.Warn("passkey change refused", "reason", code)
-	return a.sendRedirect(c, rq, a.base.URL("/passkeys")+"?error="+code)
+	return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")+"?error="+code))
 }
 
 // passwordSignInOffered reports whether the user can sign in with a

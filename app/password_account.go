@@ -32,7 +32,7 @@ func (a *App) accountUser(c echo.Context, rq *request) (u *models.User, answered
 	}
 	switch {
 	case errors.Is(err, models.ErrNotFound) || err == nil && u == nil:
-		return nil, true, a.toSignIn(c)
+		return nil, true, a.toSignIn(c, rq)
 	case err != nil:
 		return nil, true, a.tryLater(c, rq, "account page", err)
 	}
@@ -41,9 +41,9 @@ func (a *App) accountUser(c echo.Context, rq *request) (u *models.User, answered
 
 // toSignIn sends a browser without a session to the sign-in page, back here
 // afterwards.
-func (a *App) toSignIn(c echo.Context) error {
+func (a *App) toSignIn(c echo.Context, rq *request) error {
 	back := a.base.URL("/account/password")
-	return c.Redirect(http.StatusFound, a.base.URL("/signin")+"?"+url.Values{"callbackUrl": {back}}.Encode())
+	return c.Redirect(http.StatusFound, a.withLang(c, rq, a.base.URL("/signin")+"?"+url.Values{"callbackUrl": {back}}.Encode()))
 }
 
 // getAccountPassword is the page.

@@ -99,7 +99,7 @@ const (
 // with ?csrf=true, as the sign-in page.
 func (a *App) retryPasswordPage(page string) action {
 	return func(c echo.Context, rq *request) error {
-		return c.Redirect(http.StatusFound, a.base.URL(page)+"?csrf=true")
+		return c.Redirect(http.StatusFound, a.withLang(c, rq, a.base.URL(page)+"?csrf=true"))
 	}
 }
 
@@ -171,10 +171,12 @@ func (a *App) flowTokenHashes(purpose, token string) []string {
 	return email.HashTokens(purpose+token, a.cfg.Secrets())
 }
 
-// newFlowLink makes a token for a flow and its link to page.
-func (a *App) newFlowLink(purpose, page string) (hash, link string) {
-	token := email.NewToken()
-	return a.flowTokenHashes(purpose, token)[0], a.base.URL(page) + "?" + url.Values{"token": {token}}.Encode()
+// newFlowLink makes a token for a flow and its link to page. The link names
+// the e-mail's language (mailContext), so the page it opens speaks the
+// language the e-mail was written in.
+func (a *App) newFlowLink(ctx context.Context, purpose, page string) (hash, link string) {
+	token := email.NewToken() // hex, and the tag a catalogue's: nothing to escape
+	return a.flowTokenHashes(purpose, token)[0], a.base.URL(page) + "?token=" + token + "&lang=" + a.mailLang(ctx).Tag()
 }
 
 // allowMail counts one e-mail to addr against the limits; ok false is a

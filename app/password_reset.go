@@ -100,7 +100,7 @@ func (a *App) canTakePassword(ctx context.Context, u *models.User) (bool, error)
 
 // sendResetLink stores a reset token for the user and mails its link.
 func (a *App) sendResetLink(ctx context.Context, userID, addr string) error {
-	tokenHash, link := a.newFlowLink(purposeReset, "/reset/confirm")
+	tokenHash, link := a.newFlowLink(ctx, purposeReset, "/reset/confirm")
 	if err := a.store.CreatePasswordReset(ctx, userID, tokenHash, a.now().Add(resetLinkMaxAge)); err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 // sendSignUpLink stores the pending sign-up and mails its link; a failed
 // delivery removes the row again.
 func (a *App) sendSignUpLink(ctx context.Context, addr, hash string) error {
-	tokenHash, link := a.newFlowLink(purposeSignUp, "/signup/verify")
+	tokenHash, link := a.newFlowLink(ctx, purposeSignUp, "/signup/verify")
 	if err := a.store.CreatePasswordSignUp(ctx, addr, tokenHash, hash, a.now().Add(signUpLinkMaxAge)); err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func (a *App) routes() (*echo.Echo, error) {
 // with ?csrf=true, as next-auth.
 func (a *App) retryPage(page string) action {
 	return func(c echo.Context, rq *request) error {
-		return a.sendRedirect(c, rq, a.base.URL(page)+"?csrf=true")
+		return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL(page)+"?csrf=true"))
 	}
 }
 
@@ -126,7 +126,7 @@ func (a *App) callbackWithoutCSRF(c echo.Context, rq *request) error {
 	if p.Type != config.TypeEmail {
 		return a.callback(c, rq)
 	}
-	return a.confirmPage(c, rq, p, rq.form, http.StatusForbidden, "Your sign-in request expired. Please try again.")
+	return a.confirmPage(c, rq, p, rq.form, http.StatusForbidden, msgExpired)
 }
 
 // postLog accepts the v4 client's logger beacon (navigator.sendBeacon) and,

@@ -22,7 +22,7 @@ func (c *Catalog) Pick(param, accept string) *Lang {
 }
 
 // Param is the offered language a lang parameter names: the same tag, or
-// one close enough (de-AT → de, pt → pt-BR).
+// one close enough (de-AT → de, pt → pt-BR; see match).
 func (c *Catalog) Param(s string) (*Lang, bool) {
 	if s == "" || len(s) > maxTag {
 		return nil, false
@@ -50,9 +50,12 @@ func (c *Catalog) Accept(header string) *Lang {
 	return c.Default()
 }
 
+// match is the offered language x/text rates at least a High match for
+// want: a region (pt-PT → pt-BR, de-AT → de), not a script (zh-TW, in
+// Traditional characters, is not given zh-CN's Simplified ones).
 func (c *Catalog) match(want ...language.Tag) (*Lang, bool) {
 	_, i, conf := c.matcher.Match(want...)
-	if conf == language.No {
+	if conf < language.High {
 		return nil, false
 	}
 	return c.langs[i], true
