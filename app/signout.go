@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
@@ -20,20 +21,47 @@ func (a *App) postSignOut(c echo.Context, rq *request) error {
 // postSignOutEverywhere (after the route's CSRF check, with POST /signout's
 // answer to a bad token) ends every session of the signed-in user, clears
 // this browser's session cookie and redirects to the validated callbackUrl.
-// With jwt sessions only this browser's session can end: the others live in
-// their own cookies until they expire (at the latest sign-in +
-// absolute_max_age). The answer is the same, so a client behaves alike
-// against both strategies (and against next-auth, where this path is a plain
-// sign-out); the log says what happened.
+// Database sessions: their rows are deleted. JWT sessions live in their
+// cookies, so the user's sessions signed in until now are revoked
+// (session_revocations, as `latchkey sessions revoke --user`): this
+// instance refuses them at once, every other within session.revocation_poll.
+// The answer is the same in both strategies, and against next-auth (where
+// this path is a plain sign-out).
 func (a *App) postSignOutEverywhere(c echo.Context, rq *request) error {
-	everywhere, err := a.sessions.DestroyAll(c.Request().Context(), c.Response(), c.Request())
-	if err != nil {
+	ctx := c.Request().Context()
+	if a.cfg.Session.Strategy == config.StrategyJWT {
+		return a.revokeEverywhere(c, rq)
+	}
+	if _, err := a.sessions.DestroyAll(ctx, c.Response(), c.Request()); err != nil {
 		// Never report a sign-out that did not happen server-side.
 		return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: delete sessions: %w", err)
 	}
 	a.metrics.SignOut()
-	if !everywhere {
-		a.log.Info("sign-out everywhere ended only this browser's session: jwt sessions in other browsers stay valid until they expire")
+	return a.sendRedirect(c, rq, rq.callbackURL)
+}
+
+// revokeEverywhere is sign-out everywhere for JWT sessions: the user's
+// tokens signed in up to now are revoked, then this browser's cookie is
+// cleared. A failed revocation answers Configuration (the cookie stays:
+// nothing claims a sign-out that did not happen). It returns once the
+// second of the revocation is over, so a sign-in right after is not ended.
+func (a *App) revokeEverywhere(c echo.Context, rq *request) error {
+	ctx := c.Request().Context()
+	uid, err := a.browser(c).SignedInUser(ctx)
+	if err != nil { // as GET /session: an unreadable session is none
+		a.log.Warn("sign-out everywhere: the session could not be read", "err", err, "request_id", requestIDOf(c))
 	}
+	if uid != "" {
+		at := a.now()
+		if _, err := a.store.RevokeSessions(ctx, uid, at); err != nil {
+			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: revoke jwt sessions: %w", err)
+		}
+		a.log.Info("signed out everywhere: jwt sessions revoked", "user", uid, "request_id", requestIDOf(c))
+		a.sessionsEnded(ctx, at)
+	}
+	if err := a.sessions.Destroy(ctx, c.Response(), c.Request()); err != nil {
+		return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: %w", err)
+	}
+	a.metrics.SignOut()
 	return a.sendRedirect(c, rq, rq.callbackURL)
 }

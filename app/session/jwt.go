@@ -231,10 +231,9 @@ func (j *JWT) Destroy(_ context.Context, w http.ResponseWriter, r *http.Request)
 }
 
 // DestroyAll can end only this browser's session: a JWT session lives in
-// its cookie, and other browsers' tokens stay valid until they expire
-// (at the latest sign-in + absolute_max_age). Revoking them would need a
-// stored "valid after" time read on every GET /session, which is the
-// database strategy's job.
+// its cookie, and other browsers' tokens stay valid until they expire or
+// are revoked. Sign-out everywhere (app/signout.go) records the user's
+// revocation (session_revocations) before it clears this cookie.
 func (j *JWT) DestroyAll(ctx context.Context, w http.ResponseWriter, r *http.Request) (bool, error) {
 	return false, j.Destroy(ctx, w, r)
 }

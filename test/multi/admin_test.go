@@ -87,6 +87,23 @@ func (r adminRun) failed(t *testing.T, code int, what string) {
 	require.Contains(t, r.stderr, what)
 }
 
+// annBobAndThief signs ann@example.com in on the first instance and
+// bob@example.com on the second, copies Ann's cookie to a third browser,
+// and checks that every instance sees all three.
+func (c *cluster) annBobAndThief() (ann, bob, stolen *browser) {
+	c.t.Helper()
+	ann, bob = c.browser(), c.browser()
+	c.signInByEmail(ann, c.nodes[0], "ann@example.com")
+	c.signInByEmail(bob, c.nodes[1], "bob@example.com")
+	stolen = c.sessionCookieCopy(ann)
+	for _, in := range c.nodes {
+		require.Equal(c.t, "ann@example.com", ann.email(in))
+		require.Equal(c.t, "ann@example.com", stolen.email(in))
+		require.Equal(c.t, "bob@example.com", bob.email(in))
+	}
+	return ann, bob, stolen
+}
+
 // signedOutEverywhere waits until GET /session on every instance answers
 // {} for br, within the poll (and a margin for a slow machine), and returns
 // how long that took.
@@ -119,16 +136,8 @@ func TestAdminRevokeSessions(t *testing.T) {
 	for _, strategy := range []string{"database", "jwt"} {
 		t.Run(strategy, func(t *testing.T) {
 			c := startClusterSession(t, strategy)
-			a, b := c.nodes[0], c.nodes[1]
-			ann, bob := c.browser(), c.browser()
-			c.signInByEmail(ann, a, "ann@example.com")
-			c.signInByEmail(bob, b, "bob@example.com")
-			stolen := c.sessionCookieCopy(ann)
-			for _, in := range c.nodes {
-				require.Equal(t, "ann@example.com", ann.email(in))
-				require.Equal(t, "ann@example.com", stolen.email(in))
-				require.Equal(t, "bob@example.com", bob.email(in))
-			}
+			b := c.nodes[1]
+			ann, bob, stolen := c.annBobAndThief()
 
 			var users []struct {
 				Email     string
