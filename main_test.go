@@ -457,6 +457,10 @@ func TestCheckConfigLanguages(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "languages: fr (Français, default), ar (العربية), ja (日本語)")
 
+	code, stdout, stderr = runCmd("--config", writeFile(t, "i18n:\n  languages: [de, fr]\n"), "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "languages: de (Deutsch, default), fr (Français)")
+
 	code, _, stderr = runCmd("--config", writeFile(t, "i18n:\n  languages: [en, sv]\n"), "check-config")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `error: i18n.languages: "sv" has no catalogue`)

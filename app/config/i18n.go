@@ -7,8 +7,8 @@ import (
 )
 
 // I18n is the pages' and e-mails' languages: Default when a browser asks
-// for none that is offered, and Languages, the offered ones (empty: every
-// catalogue in views/locales). Whether a catalogue exists for each is
+// for none that is offered ("": the first of Languages, else English), and
+// Languages, the offered ones (empty: every catalogue in views/locales). Whether a catalogue exists for each is
 // checked when the catalogues load (app/i18n.Load, also run by
 // check-config).
 type I18n struct {
@@ -30,11 +30,7 @@ func (c *Config) validateI18n(add func(string, ...any)) {
 			add("i18n.languages: %q is not a language tag (en, de, pt-BR, ...)", t)
 		}
 	}
-	def := i.Default
-	if def == "" {
-		def = "en"
-	}
-	if len(i.Languages) > 0 && !slices.ContainsFunc(i.Languages, func(t string) bool { return sameTag(t, def) }) {
+	if def := i.Default; def != "" && len(i.Languages) > 0 && !slices.ContainsFunc(i.Languages, func(t string) bool { return sameTag(t, def) }) {
 		add("i18n.default: %q is not in i18n.languages", def)
 	}
 }

@@ -38,7 +38,7 @@ func Defaults() Config {
 		Cookies: Cookies{Style: StyleNextAuth},
 		Log:     Log{Format: LogText, Access: true},
 		Theme:   Theme{ColorScheme: SchemeAuto},
-		I18n:    I18n{Default: "en", Languages: []string{}},
+		I18n:    I18n{Languages: []string{}},
 	}
 }
 

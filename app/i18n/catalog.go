@@ -28,7 +28,8 @@ type Catalog struct {
 }
 
 // Load reads every <tag>.toml in fsys and keeps the languages allowed
-// (all of them when allowed is empty), def first. A catalogue that does not
+// (all of them when allowed is empty), def first (def "": the first
+// allowed one, else Source). A catalogue that does not
 // parse, a tag without a catalogue, or a default outside the allowed list
 // is an error: the service does not start with a half-read language.
 func Load(fsys fs.FS, def string, allowed []string) (*Catalog, error) {
@@ -41,7 +42,11 @@ func Load(fsys fs.FS, def string, allowed []string) (*Catalog, error) {
 	if _, ok := shipped[Source]; !ok {
 		return nil, fmt.Errorf("i18n: no %s.toml, the source catalogue", Source)
 	}
-	if def == "" {
+	switch {
+	case def != "":
+	case len(allowed) > 0:
+		def = allowed[0]
+	default:
 		def = Source
 	}
 	if len(allowed) == 0 {

@@ -104,6 +104,10 @@ func TestConfiguredLanguages(t *testing.T) {
 	_, ok := c.Param("ja")
 	require.False(t, ok, "a shipped language outside the allow-list is not offered")
 
+	c, err = i18n.Load(views.Locales(), "", []string{"ja", "ko"})
+	require.NoError(t, err)
+	require.Equal(t, "ja", c.Default().Tag(), "no default: the first language offered")
+
 	_, err = i18n.Load(views.Locales(), "", []string{"en", "xx"})
 	require.ErrorContains(t, err, `i18n.languages: "xx" has no catalogue`)
 	_, err = i18n.Load(views.Locales(), "ja", []string{"en", "de"})
