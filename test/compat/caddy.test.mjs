@@ -139,7 +139,7 @@ access:
   const viaCaddy = (name, pathname, { cookie = null, headers = {} } = {}) =>
     request(port, pathname, { host: `${name}.${DOMAIN}:${port}`, headers: { ...headers, ...(cookie ? { cookie: `${COOKIE}=${cookie}` } : {}) } });
   const seenFor = (pathname) => upstream.seen.filter((w) => w.url === pathname);
-  /** The headers caddy's forward_auth sends latchkey for a request to site name. */
+  /** The X-Forwarded-* headers naming a request to site name, as caddy's forward_auth sends them. */
   const forwardedFor = (name, uri) => ({ "x-forwarded-proto": "http", "x-forwarded-host": `${name}.${DOMAIN}:${port}`, "x-forwarded-uri": uri });
   const signinFor = (url) => {
     const u = new URL(`${spec.base}/signin`);
