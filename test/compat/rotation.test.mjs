@@ -103,7 +103,7 @@ async function rotation(t, ctx, { bin, port, style }) {
 const base = (port) => `http://127.0.0.1:${port}/api/auth`;
 
 /** When the link shows a confirm page instead of signing in, press its button. */
-async function confirmIfAsked(f, res, base) {
+export async function confirmIfAsked(f, res, base) {
   const text = await res.text();
   if (res.status === 302) return;
   const field = (name) => text.match(new RegExp(`name="${name}"[^>]*value="([^"]*)"`))?.[1]?.replace(/&amp;/g, "&");

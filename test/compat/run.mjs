@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation] [nextjs] [passkeys] [a11y]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -30,6 +30,7 @@ const SUITES = {
   passwords: () => import("./passwords.test.mjs"),
   rotation: () => import("./rotation.test.mjs"),
   forwardauth: () => import("./forwardauth.test.mjs"),
+  caddy: () => import("./caddy.test.mjs"),
   nextjs: () => import("./nextjs.test.mjs"),
   passkeys: () => import("./passkeys.test.mjs"),
   a11y: () => import("./a11y.test.mjs"),
