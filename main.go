@@ -196,7 +196,7 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 // languagesSummary is check-config's line about the pages' languages: each
 // offered one by tag and own name, the default first.
 func languagesSummary(c *i18n.Catalog) string {
-	names := make([]string, 0, len(c.Languages()))
+	names := make([]string, 0, len(c.Langs()))
 	for i, l := range c.Langs() {
 		n := l.Tag() + " (" + l.Name()
 		if i == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/views"
 )
 
 // defaultEmailMaxAge is next-auth's link lifetime, used where the config
@@ -26,7 +27,7 @@ func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
 			continue
 		}
 		m := linkMailer{provider: p.ID, from: p.From, host: hostOf(a.base.Origin), log: a.log, metrics: a.metrics,
-			brandColor: a.theme.brandColor, buttonText: a.theme.buttonText, lang: a.langs.Default()}
+			colors: views.EmailColors{BrandColor: a.theme.brandColor, ButtonText: a.theme.buttonText}, lang: a.langs.Default()}
 		if m.from == "" {
 			m.from = "no-reply@" + mailDomainOf(a.base.Origin)
 		}

@@ -39,8 +39,8 @@ func (a *App) emailSignIn(c echo.Context, rq *request, p config.Provider) error 
 		a.log.Warn("sign-in link not bound to the browser", "provider", p.ID, "err", err)
 	}
 	q := url.Values{"provider": {p.ID}, "type": {config.TypeEmail}}
-	if _, explicit := a.langOf(c, rq); explicit != "" {
-		q.Set("lang", explicit)
+	if l := a.explicitLang(c, rq); l != nil {
+		q.Set("lang", l.Tag())
 	}
 	return a.sendRedirect(c, rq, a.base.URL("/verify-request")+"?"+q.Encode())
 }
@@ -55,9 +55,8 @@ type linkMailer struct {
 	from     string
 	host     string // the service's host, named in the e-mail
 	log      *slog.Logger
-	metrics  *metrics.Metrics // counts deliveries and failures
-	// brandColor and buttonText are the theme's (theme.go), "" for the defaults.
-	brandColor, buttonText string
+	metrics  *metrics.Metrics  // counts deliveries and failures
+	colors   views.EmailColors // the theme's (theme.go)
 	// lang is the e-mail's language when the context carries none
 	// (i18n.NewContext): the configured default.
 	lang *i18n.Lang
@@ -69,7 +68,7 @@ func (m linkMailer) SendLink(ctx context.Context, to, link string) error {
 			"provider", m.provider, "to", email.Mask(to), "url", link)
 		return nil
 	}
-	d := views.SignInEmail{URL: link, Host: m.host, BrandColor: m.brandColor, ButtonText: m.buttonText, Lang: i18n.FromContext(ctx)}
+	d := views.SignInEmail{URL: link, Host: m.host, EmailColors: m.colors, Lang: i18n.FromContext(ctx)}
 	if d.Lang == nil {
 		d.Lang = m.lang
 	}

@@ -43,7 +43,7 @@ func (m accountMailer) send(ctx context.Context, to string, d views.AccountEmail
 			"subject", d.Subject, "to", email.Mask(to), "url", d.URL)
 		return nil
 	}
-	d.BrandColor, d.ButtonText = m.link.brandColor, m.link.buttonText
+	d.EmailColors = m.link.colors
 	var text, html strings.Builder
 	if err := views.AccountEmailText(d).Render(ctx, &text); err != nil {
 		return fmt.Errorf("render e-mail text: %w", err)

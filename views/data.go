@@ -108,12 +108,9 @@ type VerifyRequest struct {
 
 // SignInEmail is the data of the sign-in e-mail.
 type SignInEmail struct {
-	URL  string // the sign-in link
-	Host string // the service's host[:port], as next-auth shows it
-	// BrandColor and ButtonText are the theme's colours of the button
-	// (next-auth's brandColor and buttonText); "" for the defaults.
-	BrandColor string
-	ButtonText string
+	URL         string // the sign-in link
+	Host        string // the service's host[:port], as next-auth shows it
+	EmailColors        // the theme's (theme.go)
 	// Lang is the language of the page that asked for the e-mail.
 	Lang *i18n.Lang
 }

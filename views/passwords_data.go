@@ -28,15 +28,12 @@ type PasswordNotice struct {
 
 // AccountEmail is the data of the password flows' e-mails.
 type AccountEmail struct {
-	Subject string
-	Host    string
-	Lines   []string // paragraphs before the button
-	URL     string   // the button's link ("" for none)
-	Button  string
-	Footer  string
-	// Lang is the e-mail's language; BrandColor and ButtonText are the
-	// theme's button colours ("" for the defaults), as in SignInEmail.
-	Lang       *i18n.Lang
-	BrandColor string
-	ButtonText string
+	Subject     string
+	Host        string
+	Lines       []string // paragraphs before the button
+	URL         string   // the button's link ("" for none)
+	Button      string
+	Footer      string
+	Lang        *i18n.Lang // the e-mail's language
+	EmailColors            // the theme's (theme.go)
 }

@@ -54,14 +54,15 @@ func emailColor(c, def string) string {
 	return c
 }
 
+// EmailColors are the theme's colours of an e-mail's button and link
+// (next-auth's brandColor and buttonText); "" for the defaults.
+type EmailColors struct {
+	BrandColor string
+	ButtonText string
+}
+
 // brand is the e-mail's button and link colour.
-func (d SignInEmail) brand() string { return emailColor(d.BrandColor, defaultBrandColor) }
+func (c EmailColors) brand() string { return emailColor(c.BrandColor, defaultBrandColor) }
 
 // buttonText is the colour of the e-mail button's text.
-func (d SignInEmail) buttonText() string { return emailColor(d.ButtonText, defaultButtonText) }
-
-// brand is the password e-mails' button and link colour.
-func (d AccountEmail) brand() string { return emailColor(d.BrandColor, defaultBrandColor) }
-
-// buttonText is the colour of the password e-mails' button text.
-func (d AccountEmail) buttonText() string { return emailColor(d.ButtonText, defaultButtonText) }
+func (c EmailColors) buttonText() string { return emailColor(c.ButtonText, defaultButtonText) }

@@ -10,17 +10,6 @@ const (
 	maxTag    = 35
 )
 
-// Pick is the language of a page: the lang query parameter when it names
-// an offered language, else the best match for Accept-Language, else the
-// default. A value that does not parse, or matches nothing offered, is
-// ignored.
-func (c *Catalog) Pick(param, accept string) *Lang {
-	if l, ok := c.Param(param); ok {
-		return l
-	}
-	return c.Accept(accept)
-}
-
 // Param is the offered language a lang parameter names: the same tag, or
 // one close enough (de-AT → de, pt → pt-BR; see match).
 func (c *Catalog) Param(s string) (*Lang, bool) {
