@@ -273,6 +273,15 @@ func (r *adminRun) jwtNote() string {
 	return fmt.Sprintf("jwt sessions signed in before now end within %s on every instance", poll)
 }
 
+// dbNote is when instances stop answering deleted database sessions: at
+// once, or within the lookup cache's TTL.
+func (r *adminRun) dbNote() string {
+	if ttl := r.cfg.Session.CacheTTL.D(); ttl > 0 {
+		return fmt.Sprintf("instances stop answering them within %s", ttl)
+	}
+	return "instances stop answering them at once"
+}
+
 func (r *adminRun) printJSON(v any) error {
 	enc := json.NewEncoder(r.out)
 	enc.SetIndent("", "  ")

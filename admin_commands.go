@@ -128,8 +128,8 @@ func usersDelete(r *adminRun) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "deleted user %s: %s, %s, %s; %s\n", label(u),
-		plural(d.Accounts, "account"), plural(d.Sessions, "session"), plural(d.Tokens, "pending sign-in token"), r.jwtNote())
+	fmt.Fprintf(r.out, "deleted user %s: %s, %s, %s; %s; %s\n", label(u),
+		plural(d.Accounts, "account"), plural(d.Sessions, "session"), plural(d.Tokens, "pending sign-in token"), r.dbNote(), r.jwtNote())
 	return nil
 }
 
@@ -184,7 +184,7 @@ func sessionsRevoke(r *adminRun) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(r.out, "revoked every session: deleted %s; %s\n", plural(n, "database session"), r.jwtNote())
+		fmt.Fprintf(r.out, "revoked every session: deleted %s; %s; %s\n", plural(n, "database session"), r.dbNote(), r.jwtNote())
 		return nil
 	}
 	u, err := r.findUser(r.user)
@@ -195,7 +195,7 @@ func sessionsRevoke(r *adminRun) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "revoked the sessions of user %s: deleted %s; %s\n", label(u), plural(n, "database session"), r.jwtNote())
+	fmt.Fprintf(r.out, "revoked the sessions of user %s: deleted %s; %s; %s\n", label(u), plural(n, "database session"), r.dbNote(), r.jwtNote())
 	return nil
 }
 

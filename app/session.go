@@ -29,7 +29,7 @@ func (a *App) buildSessions() (session.Strategy, error) {
 		}
 		return j.WithRevocations(a.revocations), nil
 	}
-	return session.NewDatabase(a.store, a.names.SessionToken, w, life).WithRevocations(a.revocations), nil
+	return session.NewDatabase(a.store, a.names.SessionToken, w, life).WithRevocations(a.revocations).WithLookupCache(a.cfg.Session.CacheTTL.D())
 }
 
 // emptySession is v4's body when there is no session.

@@ -152,6 +152,11 @@ type Session struct {
 	// `latchkey sessions revoke` and `users delete`: a revoked session
 	// (jwt included) ends on every instance within this time. 0 means 1s.
 	RevocationPoll Duration `yaml:"revocation_poll"`
+	// CacheTTL is how long an instance may answer a database session from
+	// memory instead of a query: a session ended elsewhere (another
+	// instance, `latchkey sessions revoke`) ends here within it; one ended
+	// on this instance ends at once. 0 turns the cache off.
+	CacheTTL Duration `yaml:"cache_ttl"`
 }
 
 // Cookies selects cookie names: "next-auth" (v4) or "authjs" (v5, with v5 JWTs).

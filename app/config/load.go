@@ -34,6 +34,7 @@ func Defaults() Config {
 			// the sign-in it came from.
 			AbsoluteMaxAge: Duration(30 * 24 * time.Hour),
 			RevocationPoll: Duration(time.Second),
+			CacheTTL:       Duration(time.Second),
 		},
 		Cookies: Cookies{Style: StyleNextAuth},
 		Log:     Log{Format: LogText, Access: true},

@@ -11,12 +11,19 @@ import (
 // session.revocation_poll bounds how long a revoked session lives on: too
 // short hammers the database, too long breaks the promise; 0 is the default.
 func TestRevocationPoll(t *testing.T) {
-	for value, problem := range map[string]string{
+	checkSessionKey(t, "revocation_poll", map[string]string{
 		"1s": "", "250ms": "", "5m": "", "0s": "",
 		"50ms": "session.revocation_poll: 50ms must be between 100ms and 5m",
 		"1h":   "session.revocation_poll: 1h0m0s must be between 100ms and 5m",
-	} {
-		cfg, err := config.Load([]byte("session:\n  revocation_poll: "+value+"\n"), func(string) (string, bool) { return "", false })
+	})
+}
+
+// checkSessionKey loads `session: {key: value}` for each value and
+// validates it: problem is the error it must give, "" for none.
+func checkSessionKey(t *testing.T, key string, problems map[string]string) {
+	t.Helper()
+	for value, problem := range problems {
+		cfg, err := config.Load([]byte("session:\n  "+key+": "+value+"\n"), func(string) (string, bool) { return "", false })
 		require.NoError(t, err, value)
 		_, err = cfg.Validate(func(string) ([]string, bool) { return nil, true })
 		if problem == "" {

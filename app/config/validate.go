@@ -93,6 +93,9 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	if p := c.Session.RevocationPoll.D(); p != 0 && (p < 100*time.Millisecond || p > 5*time.Minute) {
 		add("session.revocation_poll: %s must be between 100ms and 5m, or 0 for 1s (a revoked session ends within it)", p)
 	}
+	if t := c.Session.CacheTTL.D(); t < 0 || t > time.Minute {
+		add("session.cache_ttl: %s must be between 0 (no cache) and 1m (a session ended on another instance ends within it)", t)
+	}
 	switch c.Cookies.Style {
 	case StyleNextAuth, StyleAuthJS:
 	default:

@@ -455,10 +455,16 @@ func randomString(n int) string {
 	return string(b)
 }
 
-// countingStore counts the database strategy's sliding-expiry writes.
+// countingStore counts the database strategy's lookups and sliding-expiry
+// writes on a real store.
 type countingStore struct {
 	*models.Store
-	extends atomic.Int64
+	reads, extends atomic.Int64
+}
+
+func (c *countingStore) ReadSession(ctx context.Context, tokenHash string, row *models.SessionRow) error {
+	c.reads.Add(1)
+	return c.Store.ReadSession(ctx, tokenHash, row)
 }
 
 func (c *countingStore) ExtendSession(ctx context.Context, tokenHash string, expires time.Time) error {
@@ -502,11 +508,19 @@ func connect(t *testing.T, c models.Config) *models.Store {
 }
 
 func newDatabaseHarness(t *testing.T, dialect string, absolute time.Duration) (harness, *countingStore) {
+	return newCachedDatabaseHarness(t, dialect, absolute, 0)
+}
+
+// newCachedDatabaseHarness is newDatabaseHarness with a lookup cache
+// keeping rows for cacheTTL (real time; 0: none).
+func newCachedDatabaseHarness(t *testing.T, dialect string, absolute, cacheTTL time.Duration) (harness, *countingStore) {
 	store := &countingStore{Store: openStore(t, dialect)}
 	clk := &clock{t: time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)}
 	life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, AbsoluteMaxAge: absolute, Now: clk.Now}
+	strategy, err := session.NewDatabase(store, cookieName, cookies.Writer{}, life).WithLookupCache(cacheTTL)
+	require.NoError(t, err)
 	return harness{
-		strategy: session.NewDatabase(store, cookieName, cookies.Writer{}, life),
+		strategy: strategy,
 		clock:    clk,
 		newUser: func(t *testing.T) session.User {
 			u := models.User{ID: models.NewID(), Name: str("Ada"), Email: str(models.NewID() + "@example.com"), Image: nil}
@@ -561,51 +575,57 @@ func TestConformanceJWTv5(t *testing.T) {
 // TestDatabaseSlidingExpiry: the row is extended at most once per update_age.
 func TestDatabaseSlidingExpiry(t *testing.T) {
 	eachDialect(t, func(t *testing.T, dialect string) {
-		h, store := newDatabaseHarness(t, dialect, 0)
-		b := browser{}
-		start := h.clock.Now()
-		create(t, h, b, h.newUser(t), nil)
-		tokenHash := session.HashToken(b[cookieName])
-		expires := func() time.Time {
-			row, err := store.SessionAndUser(context.Background(), tokenHash)
-			require.NoError(t, err)
-			return row.Expires.UTC()
+		for _, ttl := range []time.Duration{0, time.Minute} { // without and with a lookup cache
+			t.Run("cache_ttl="+ttl.String(), func(t *testing.T) { testSlidingExpiry(t, dialect, ttl) })
 		}
-		visit := func() {
-			s, _ := read(t, h, b)
-			require.NotNil(t, s)
-			refresh(t, h, b, s)
-		}
-		require.True(t, start.Add(maxAge).Equal(expires()))
-
-		// Many visits within update_age: no write.
-		for range 23 {
-			h.clock.Add(time.Hour)
-			visit()
-		}
-		h.clock.Add(time.Hour - time.Second)
-		visit()
-		require.Zero(t, store.extends.Load())
-		require.True(t, start.Add(maxAge).Equal(expires()), "before/after: unchanged")
-
-		// Once update_age has passed: exactly one write, to now+max_age.
-		h.clock.Add(time.Second)
-		visit()
-		require.EqualValues(t, 1, store.extends.Load())
-		extended := expires()
-		require.True(t, h.clock.Now().Add(maxAge).Equal(extended), "extended to %v", extended)
-
-		// And none again until another update_age has passed.
-		for range 10 {
-			h.clock.Add(2 * time.Hour)
-			visit()
-		}
-		require.EqualValues(t, 1, store.extends.Load())
-		require.True(t, extended.Equal(expires()))
-		h.clock.Add(4 * time.Hour)
-		visit()
-		require.EqualValues(t, 2, store.extends.Load())
 	})
+}
+
+func testSlidingExpiry(t *testing.T, dialect string, cacheTTL time.Duration) {
+	h, store := newCachedDatabaseHarness(t, dialect, 0, cacheTTL)
+	b := browser{}
+	start := h.clock.Now()
+	create(t, h, b, h.newUser(t), nil)
+	tokenHash := session.HashToken(b[cookieName])
+	expires := func() time.Time {
+		row, err := store.SessionAndUser(context.Background(), tokenHash)
+		require.NoError(t, err)
+		return row.Expires.UTC()
+	}
+	visit := func() {
+		s, _ := read(t, h, b)
+		require.NotNil(t, s)
+		refresh(t, h, b, s)
+	}
+	require.True(t, start.Add(maxAge).Equal(expires()))
+
+	// Many visits within update_age: no write.
+	for range 23 {
+		h.clock.Add(time.Hour)
+		visit()
+	}
+	h.clock.Add(time.Hour - time.Second)
+	visit()
+	require.Zero(t, store.extends.Load())
+	require.True(t, start.Add(maxAge).Equal(expires()), "before/after: unchanged")
+
+	// Once update_age has passed: exactly one write, to now+max_age.
+	h.clock.Add(time.Second)
+	visit()
+	require.EqualValues(t, 1, store.extends.Load())
+	extended := expires()
+	require.True(t, h.clock.Now().Add(maxAge).Equal(extended), "extended to %v", extended)
+
+	// And none again until another update_age has passed.
+	for range 10 {
+		h.clock.Add(2 * time.Hour)
+		visit()
+	}
+	require.EqualValues(t, 1, store.extends.Load())
+	require.True(t, extended.Equal(expires()))
+	h.clock.Add(4 * time.Hour)
+	visit()
+	require.EqualValues(t, 2, store.extends.Load())
 }
 
 // TestDatabaseTokenIsHashed: the cookie holds a random token; the table only its SHA-256.

@@ -40,6 +40,8 @@ type Database struct {
 	// rows are the scan targets of Read's lookup, reused: Read copies what
 	// it keeps into the Session it returns.
 	rows sync.Pool
+	// cache keeps valid rows for session.cache_ttl; nil: every Read queries.
+	cache *lookupCache
 }
 
 // NewDatabase returns the database strategy using cookie name.
@@ -58,14 +60,35 @@ func (d *Database) WithRevocations(r *Revocations) *Database {
 	return d
 }
 
+// WithLookupCache makes Read keep valid rows for ttl (session.cache_ttl)
+// and answer from them (lookupCache says what that may and may not
+// change); 0 keeps none.
+func (d *Database) WithLookupCache(ttl time.Duration) (*Database, error) {
+	c, err := newLookupCache(ttl)
+	if err != nil {
+		return nil, err
+	}
+	d.cache = c
+	return d, nil
+}
+
 // Name implements Strategy.
 func (d *Database) Name() string { return "database" }
 
 // HashToken is how a session token is stored: sha256 hex. The token has 122
 // random bits, so no secret or slow hash is needed.
 func HashToken(token string) string {
+	return hexSum(tokenSum(token))
+}
+
+// tokenSum is the SHA-256 of a token: the lookup cache's key, and in hex
+// the stored hash.
+func tokenSum(token string) [sha256.Size]byte {
 	var buf [maxDBTokenLen]byte // a longer token makes append allocate
-	sum := sha256.Sum256(append(buf[:0], token...))
+	return sha256.Sum256(append(buf[:0], token...))
+}
+
+func hexSum(sum [sha256.Size]byte) string {
 	var out [2 * sha256.Size]byte
 	hex.Encode(out[:], sum[:])
 	return string(out[:]) // one allocation: the string itself
@@ -82,9 +105,11 @@ func (d *Database) token(r *http.Request) (string, bool) {
 }
 
 // Read looks the session up by token hash in one indexed query joined with
-// its user (and its sign-in time). A row past its expiry or its absolute
-// end, or revoked, is deleted, not just ignored: a later, longer absolute_max_age cannot
-// revive it, and the table does not keep dead sessions.
+// its user (and its sign-in time), or finds it in the lookup cache. A row
+// past its expiry or its absolute end, or revoked, is deleted, not just
+// ignored: a later, longer absolute_max_age cannot revive it, and the table
+// does not keep dead sessions. Only a row just read decides that (or an
+// extension): a cached one that is not plainly alive is read again.
 func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, error) {
 	tok, sent := d.token(r)
 	if !sent {
@@ -93,9 +118,17 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	if tok == "" || len(tok) > maxDBTokenLen {
 		return nil, true, nil
 	}
-	hash := HashToken(tok)
+	sum := tokenSum(tok)
 	row := d.rows.Get().(*models.SessionRow)
 	defer d.rows.Put(row)
+	now := d.life.Now()
+	if d.cache.get(sum, row) && d.alive(row, now) {
+		if s := d.session(row); !d.dueForExtension(s, now) {
+			return s, true, nil
+		}
+	}
+	tk := d.cache.begin()
+	hash := hexSum(sum)
 	err := d.store.ReadSession(ctx, hash, row)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, true, nil
@@ -103,14 +136,30 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	if err != nil {
 		return nil, true, fmt.Errorf("read database session: %w", err)
 	}
-	now := d.life.Now()
-	signedIn := row.CreatedAt.Time
-	if !row.Expires.After(now) || d.life.over(signedIn, now) || d.revoked.Revoked(row.UserID, signedIn) {
+	if !d.alive(row, now) {
 		if err := d.store.DeleteSession(ctx, hash); err != nil {
 			return nil, true, err
 		}
 		return nil, true, nil
 	}
+	s := d.session(row)
+	if !d.dueForExtension(s, now) {
+		d.cache.put(sum, tk, row)
+	}
+	return s, true, nil
+}
+
+// alive reports whether row's session is neither past its expiry or its
+// absolute end nor revoked at now.
+func (d *Database) alive(row *models.SessionRow, now time.Time) bool {
+	signedIn := row.CreatedAt.Time
+	return row.Expires.After(now) && !d.life.over(signedIn, now) && !d.revoked.Revoked(row.UserID, signedIn)
+}
+
+// session is row's Session. The user's strings live in the Session, not
+// in the reused row.
+func (d *Database) session(row *models.SessionRow) *Session {
+	signedIn := row.CreatedAt.Time
 	s := &Session{
 		User: User{ID: row.UserID},
 		// A row stored before absolute_max_age was set or shortened may
@@ -118,11 +167,24 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 		Expires:  d.life.capped(signedIn, row.Expires),
 		SignedIn: signedIn,
 	}
-	// The user's strings live in the Session, not in the reused row.
 	s.User.Name = keep(&s.userFields[0], row.Name)
 	s.User.Email = keep(&s.userFields[1], row.Email)
 	s.User.Image = keep(&s.userFields[2], row.Image)
-	return s, true, nil
+	return s
+}
+
+// extension is the expiry Refresh gives s at now, and whether the row is
+// due to be moved to it: at most once per update_age, and only when that
+// moves it (once capped by the absolute end, there is nothing to move).
+func (d *Database) extension(s *Session, now time.Time) (time.Time, bool) {
+	next := d.life.capped(s.SignedIn, now.Add(d.life.MaxAge))
+	due := !s.Expires.Add(-d.life.MaxAge).Add(d.life.UpdateAge).After(now) && next.After(s.Expires)
+	return next, due
+}
+
+func (d *Database) dueForExtension(s *Session, now time.Time) bool {
+	_, due := d.extension(s, now)
+	return due
 }
 
 // keep stores a nullable column's value in field and points at it.
@@ -138,10 +200,9 @@ func keep(field *string, v sql.NullString) *string {
 // absolute end, and re-sets the cookie. Once the extension is capped there
 // is nothing to move, so no write is made.
 func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
-	now := d.life.Now()
-	newExpiry := d.life.capped(s.SignedIn, now.Add(d.life.MaxAge))
+	newExpiry, due := d.extension(s, d.life.Now())
 	tok, _ := d.token(r)
-	if !s.Expires.Add(-d.life.MaxAge).Add(d.life.UpdateAge).After(now) && newExpiry.After(s.Expires) {
+	if due {
 		if err := d.store.ExtendSession(ctx, HashToken(tok), newExpiry); err != nil {
 			return err
 		}
@@ -167,6 +228,7 @@ func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Re
 // out either way; the error tells the caller the row may remain.
 func (d *Database) Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
 	d.Clear(w, r)
+	defer d.cache.invalidate() // after the delete: see lookupCache.gen
 	if tok, sent := d.token(r); sent && tok != "" && len(tok) <= maxDBTokenLen {
 		if err := d.store.DeleteSession(ctx, HashToken(tok)); err != nil {
 			return err
@@ -188,6 +250,7 @@ func (d *Database) DestroyAll(ctx context.Context, w http.ResponseWriter, r *htt
 	if s == nil {
 		return true, nil
 	}
+	defer d.cache.invalidate() // after the delete: see lookupCache.gen
 	if err := d.store.DeleteUserSessions(ctx, s.User.ID); err != nil {
 		return false, err
 	}

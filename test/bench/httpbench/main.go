@@ -65,7 +65,7 @@ func parseOptions(args []string) (options, error) {
 	def("soak", "BENCH_SOAK")
 	fs.DurationVar(&o.SoakEvery, "soak-every", 30*time.Second, "RSS sample interval of the soak")
 	def("soak-every", "BENCH_SOAK_EVERY")
-	fs.StringVar(&o.SoakTarget, "soak-target", "database", "target of the soak: jwt, database, database-pg, nocookie, csrf")
+	fs.StringVar(&o.SoakTarget, "soak-target", "database", "target of the soak: jwt, database, database-query, database-pg, database-pg-query, nocookie, csrf")
 	def("soak-target", "BENCH_SOAK_TARGET")
 	fs.StringVar(&o.LatchkeyBin, "latchkey", "", "latchkey binary to measure instead of building this checkout")
 	def("latchkey", "BENCH_LATCHKEY_BIN")
@@ -149,7 +149,12 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	var pg *proc
+	// The same with the lookup cache off: a query on every call.
+	dbQuery, err := start(startLatchkey(latchkeyBin, dir, "database-query", "database", "", "cache_ttl: 0s"))
+	if err != nil {
+		return err
+	}
+	var pg, pgQuery *proc
 	if o.Postgres {
 		logf("starting a throwaway PostgreSQL cluster")
 		dbURL, stopPG, err := startPostgres()
@@ -158,17 +163,22 @@ func run(ctx context.Context, o options) error {
 		}
 		defer stopPG() // after the instance on it has stopped (defers run last first)
 		defer func() {
-			if pg != nil {
-				pg.stop()
+			for _, p := range []*proc{pg, pgQuery} {
+				if p != nil {
+					p.stop()
+				}
 			}
 		}()
 		if pg, err = startLatchkey(latchkeyBin, dir, "database-pg", "database", dbURL); err != nil {
 			return err
 		}
+		if pgQuery, err = startLatchkey(latchkeyBin, dir, "database-pg-query", "database", dbURL, "cache_ttl: 0s"); err != nil {
+			return err
+		}
 	}
 
 	logf("signing in through the e-mail flow")
-	targets, err := buildTargets(bare, jwt, db, pg)
+	targets, err := buildTargets(bare, jwt, db, dbQuery, pg, pgQuery)
 	if err != nil {
 		return err
 	}
@@ -178,7 +188,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	marks := map[*proc]int{}
-	for _, p := range []*proc{jwt, db, pg} {
+	for _, p := range []*proc{jwt, db, dbQuery, pg, pgQuery} {
 		if p != nil {
 			marks[p] = len(p.logs.String())
 		}
@@ -206,8 +216,8 @@ func run(ctx context.Context, o options) error {
 }
 
 // buildTargets signs in where a target needs it and lists the targets,
-// the bare handler first.
-func buildTargets(bare, jwt, db, pg *proc) ([]*target, error) {
+// the bare handler first. pg and pgQuery are nil without PostgreSQL.
+func buildTargets(bare, jwt, db, dbQuery, pg, pgQuery *proc) ([]*target, error) {
 	const addr = "bench@example.com"
 	jwtCookie, err := signIn(jwt, addr)
 	if err != nil {
@@ -216,6 +226,10 @@ func buildTargets(bare, jwt, db, pg *proc) ([]*target, error) {
 	dbCookie, err := signIn(db, addr)
 	if err != nil {
 		return nil, fmt.Errorf("sign in (database): %w", err)
+	}
+	queryCookie, err := signIn(dbQuery, addr)
+	if err != nil {
+		return nil, fmt.Errorf("sign in (database, no cache): %w", err)
 	}
 	csrfCookie, token, err := csrfHolder(db)
 	if err != nil {
@@ -226,13 +240,21 @@ func buildTargets(bare, jwt, db, pg *proc) ([]*target, error) {
 		{Key: "bare", Name: "bare Echo handler `{}`", URL: bare.Origin + "/", Proc: bare, check: emptyObject},
 		{Key: "jwt", Name: "`GET /session` jwt, signed in", URL: jwt.Origin + session, Cookie: jwtCookie, Proc: jwt, Goal: 0.50, check: signedInAs(addr)},
 		{Key: "database", Name: "`GET /session` database (SQLite), signed in", URL: db.Origin + session, Cookie: dbCookie, Proc: db, Goal: 0.45, check: signedInAs(addr)},
+		{Key: "database-query", Name: "`GET /session` database (SQLite, `cache_ttl: 0`: a query per call), signed in", URL: dbQuery.Origin + session, Cookie: queryCookie, Proc: dbQuery, Goal: 0.45, check: signedInAs(addr)},
 	}
 	if pg != nil {
 		pgCookie, err := signIn(pg, addr)
 		if err != nil {
 			return nil, fmt.Errorf("sign in (database, PostgreSQL): %w", err)
 		}
-		ts = append(ts, &target{Key: "database-pg", Name: "`GET /session` database (PostgreSQL), signed in", URL: pg.Origin + session, Cookie: pgCookie, Proc: pg, Goal: 0.45, check: signedInAs(addr)})
+		pgQueryCookie, err := signIn(pgQuery, "bench-query@example.com")
+		if err != nil {
+			return nil, fmt.Errorf("sign in (database, PostgreSQL, no cache): %w", err)
+		}
+		ts = append(ts,
+			&target{Key: "database-pg", Name: "`GET /session` database (PostgreSQL), signed in", URL: pg.Origin + session, Cookie: pgCookie, Proc: pg, Goal: 0.45, check: signedInAs(addr)},
+			&target{Key: "database-pg-query", Name: "`GET /session` database (PostgreSQL, `cache_ttl: 0`), signed in", URL: pgQuery.Origin + session, Cookie: pgQueryCookie, Proc: pgQuery, Goal: 0.45, check: signedInAs("bench-query@example.com")},
+		)
 	}
 	// The forward-auth endpoint is as hot as GET /session (every proxied
 	// request): the same goals.

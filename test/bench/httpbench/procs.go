@@ -73,7 +73,7 @@ func startBare(bin string) (*proc, error) {
 // startLatchkey starts latchkey with the session strategy given, its own
 // data folder under dir, e-mail sign-in with links written to the log and
 // no rate limits; dbURL "" means SQLite in the data folder.
-func startLatchkey(bin, dir, name, strategy, dbURL string) (*proc, error) {
+func startLatchkey(bin, dir, name, strategy, dbURL string, sessionYAML ...string) (*proc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ providers:
       disabled: true
 session:
   strategy: %s
-`, filepath.Join(home, "data"), strategy)
+%s`, filepath.Join(home, "data"), strategy, indented(sessionYAML))
 	confPath := filepath.Join(home, "config.yaml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		return nil, err
@@ -112,6 +112,15 @@ session:
 		return nil, err
 	}
 	return p, p.waitReady(basePath + "/csrf")
+}
+
+// indented is YAML lines under session:.
+func indented(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
 }
 
 func spawn(name, origin string, cmd *exec.Cmd) (*proc, error) {

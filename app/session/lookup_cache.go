@@ -1,0 +1,123 @@
+package session
+
+import (
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// lookupCacheSize bounds the cache: 8192 rows of a few hundred bytes each.
+// More sessions than that active within one TTL only cost more queries.
+const lookupCacheSize = 8192
+
+// lookupCache keeps the database strategy's valid session rows for at most
+// ttl (session.cache_ttl), so lookups that come in bursts (a page load's
+// GET /session calls, forward-auth on every request a page makes) cost one
+// query, not one each.
+//
+// What it may never do is keep a session alive that was ended:
+//   - on this instance, every sign-out (Destroy, DestroyAll) invalidates
+//     every row at once, and a revocation (password reset or change,
+//     sign-out everywhere) is seen through Revocations, which the strategy
+//     asks on every hit as on every query;
+//   - on another instance, or by `latchkey sessions revoke`, the row is
+//     deleted in the database, which this instance reads again once its
+//     copy is ttl old: the session ends here within ttl.
+//
+// Only valid rows that are not due for extension are kept, and the
+// strategy re-checks expiry and the absolute lifetime on every hit, so a
+// hit never decides to delete or extend a row: those decisions are made on
+// a row just read. Not-found answers are never kept, so a sign-in on
+// another instance is seen at once.
+type lookupCache struct {
+	ttl time.Duration
+	// gen is the invalidation generation: a row is served only while the
+	// generation it was read under is current. A lookup takes it before
+	// its query (begin), and a sign-out moves it after its delete, so a row
+	// read while a sign-out was deleting it carries the older generation
+	// and is never served.
+	gen  atomic.Uint64
+	rows *lru.Cache[[sha256.Size]byte, cachedRow]
+}
+
+// cachedRow is a copy of a models.SessionRow's values and when they were
+// read (monotonic: the TTL is real time, whatever clock sessions use).
+type cachedRow struct {
+	userID             string
+	expires            time.Time
+	createdAt          sql.NullTime
+	name, email, image sql.NullString
+	read               time.Time
+	gen                uint64
+}
+
+// newLookupCache returns a cache keeping rows for ttl, or nil (no cache)
+// when ttl is not positive.
+func newLookupCache(ttl time.Duration) (*lookupCache, error) {
+	if ttl <= 0 {
+		return nil, nil
+	}
+	rows, err := lru.New[[sha256.Size]byte, cachedRow](lookupCacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("session lookup cache: %w", err)
+	}
+	return &lookupCache{ttl: ttl, rows: rows}, nil
+}
+
+// ticket is taken before a query whose row may be kept: the generation
+// then current and the time the query began. A row counts as read when its
+// query began, so a session deleted elsewhere while the query ran is still
+// served no longer than ttl after the delete.
+type ticket struct {
+	gen uint64
+	at  time.Time
+}
+
+// begin takes a ticket; a nil cache's is never used.
+func (c *lookupCache) begin() ticket {
+	if c == nil {
+		return ticket{}
+	}
+	return ticket{gen: c.gen.Load(), at: time.Now()}
+}
+
+// get fills row with the copy kept under key, if it is younger than the
+// TTL and of the current generation.
+func (c *lookupCache) get(key [sha256.Size]byte, row *models.SessionRow) bool {
+	if c == nil {
+		return false
+	}
+	e, ok := c.rows.Get(key)
+	if !ok || e.gen != c.gen.Load() || time.Since(e.read) >= c.ttl {
+		return false
+	}
+	row.UserID, row.Expires, row.CreatedAt = e.userID, e.expires, e.createdAt
+	row.Name, row.Email, row.Image = e.name, e.email, e.image
+	return true
+}
+
+// put keeps row under key, read with ticket tk.
+func (c *lookupCache) put(key [sha256.Size]byte, tk ticket, row *models.SessionRow) {
+	if c == nil {
+		return
+	}
+	c.rows.Add(key, cachedRow{
+		userID: row.UserID, expires: row.Expires, createdAt: row.CreatedAt,
+		name: row.Name, email: row.Email, image: row.Image,
+		read: tk.at, gen: tk.gen,
+	})
+}
+
+// invalidate makes every kept row unservable: called after this instance
+// deleted sessions.
+func (c *lookupCache) invalidate() {
+	if c != nil {
+		c.gen.Add(1)
+	}
+}
