@@ -358,14 +358,25 @@ async function instancesChecks(t, ctx, server, counted) {
     assert(open.status === 302 && open.headers.get("location") === `${server.origin}/mail`, () => `${A}: opening the link: ${evidence(open)}`);
     eq((await sessionAt(second, jar.header(server.base)))?.user?.email, email, `${second.name}: session.user.email`);
   });
-  await t.check(`signing out at ${B} ends the session at ${A}`, async () => {
+  // A read the session in the checks above: its lookup cache may answer it
+  // for session.cache_ttl (1 s) after the sign-out at B, no longer.
+  await t.check(`signing out at ${B} ends the session at ${B} at once and at ${A} within session.cache_ttl (1 s)`, async () => {
     assert(oidcJar, "not signed in (the OIDC check above failed)");
     const cookie = oidcJar.header(server.base);
+    eq((await sessionAt(first, cookie))?.user?.email, ALICE.email, `${first.name}: signed in before`);
     const f = jarFetch(oidcJar);
     const res = await f(`${second.base}/signout`, { method: "POST", headers: FORM, body: form({ csrfToken: await csrfAt(f, second), callbackUrl: `${server.origin}/bye`, json: "true" }) });
     const text = await res.text();
     eq([res.status, parseJson(text)], [200, { url: `${server.origin}/bye` }], `${second.name}: POST /signout`);
-    eq(await sessionAt(first, cookie), {}, `${first.name}: GET /session with the signed-out cookie`);
+    const signedOut = Date.now();
+    eq(await sessionAt(second, cookie), {}, `${second.name}: GET /session with the signed-out cookie`);
+    for (;;) {
+      const s = await sessionAt(first, cookie);
+      if (JSON.stringify(s) === "{}") break;
+      assert(Date.now() - signedOut < 1250, () => `${first.name}: still answers the signed-out cookie ${Date.now() - signedOut} ms after the sign-out: ${show(s)}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return `${first.name} ended it after ${Date.now() - signedOut} ms`;
   });
 }
 
