@@ -108,8 +108,8 @@ func (d *Database) token(r *http.Request) (string, bool) {
 // its user (and its sign-in time), or finds it in the lookup cache. A row
 // past its expiry or its absolute end, or revoked, is deleted, not just
 // ignored: a later, longer absolute_max_age cannot revive it, and the table
-// does not keep dead sessions. Only a row just read decides that (or an
-// extension): a cached one that is not plainly alive is read again.
+// does not keep dead sessions. Only a row just read decides that: a cached
+// one that is not plainly alive is read again.
 func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, error) {
 	tok, sent := d.token(r)
 	if !sent {
@@ -123,9 +123,7 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	defer d.rows.Put(row)
 	now := d.life.Now()
 	if d.cache.get(sum, row) && d.alive(row, now) {
-		if s := d.session(row); !d.dueForExtension(s, now) {
-			return s, true, nil
-		}
+		return d.session(row), true, nil
 	}
 	tk := d.cache.begin()
 	hash := hexSum(sum)
@@ -142,11 +140,8 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 		}
 		return nil, true, nil
 	}
-	s := d.session(row)
-	if !d.dueForExtension(s, now) {
-		d.cache.put(sum, tk, row)
-	}
-	return s, true, nil
+	d.cache.put(sum, tk, row)
+	return d.session(row), true, nil
 }
 
 // alive reports whether row's session is neither past its expiry or its
@@ -182,11 +177,6 @@ func (d *Database) extension(s *Session, now time.Time) (time.Time, bool) {
 	return next, due
 }
 
-func (d *Database) dueForExtension(s *Session, now time.Time) bool {
-	_, due := d.extension(s, now)
-	return due
-}
-
 // keep stores a nullable column's value in field and points at it.
 func keep(field *string, v sql.NullString) *string {
 	if !v.Valid {
@@ -203,7 +193,14 @@ func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.R
 	newExpiry, due := d.extension(s, d.life.Now())
 	tok, _ := d.token(r)
 	if due {
-		if err := d.store.ExtendSession(ctx, HashToken(tok), newExpiry); err != nil {
+		// s may come from the cache, up to its TTL old: extending a row
+		// another instance extended or deleted meanwhile changes nothing
+		// that matters (a like expiry; no row). The kept copy, with the
+		// old expiry, is dropped, or every hit would extend again.
+		sum := tokenSum(tok)
+		err := d.store.ExtendSession(ctx, hexSum(sum), newExpiry)
+		d.cache.forget(sum)
+		if err != nil {
 			return err
 		}
 	}

@@ -30,11 +30,11 @@ const lookupCacheSize = 8192
 //     deleted in the database, which this instance reads again once its
 //     copy is ttl old: the session ends here within ttl.
 //
-// Only valid rows that are not due for extension are kept, and the
-// strategy re-checks expiry and the absolute lifetime on every hit, so a
-// hit never decides to delete or extend a row: those decisions are made on
-// a row just read. Not-found answers are never kept, so a sign-in on
-// another instance is seen at once.
+// Only valid rows are kept, and the strategy re-checks expiry, the
+// absolute lifetime and revocations on every hit; a copy that fails them
+// is read again, so only a row just read decides to delete a session. A
+// hit may decide an extension (Refresh then drops the copy). Not-found
+// answers are never kept, so a sign-in on another instance is seen at once.
 type lookupCache struct {
 	ttl time.Duration
 	// gen is the invalidation generation: a row is served only while the
@@ -112,6 +112,13 @@ func (c *lookupCache) put(key [sha256.Size]byte, tk ticket, row *models.SessionR
 		name: row.Name, email: row.Email, image: row.Image,
 		read: tk.at, gen: tk.gen,
 	})
+}
+
+// forget drops the copy kept under key, after its row was extended.
+func (c *lookupCache) forget(key [sha256.Size]byte) {
+	if c != nil {
+		c.rows.Remove(key)
+	}
 }
 
 // invalidate makes every kept row unservable: called after this instance

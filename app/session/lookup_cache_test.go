@@ -143,3 +143,39 @@ func TestLookupCacheHonoursRevocations(t *testing.T) {
 		require.Zero(t, n.Sessions, "and its row deleted")
 	})
 }
+
+// A session due for its extension is answered from the cache too
+// (forward-auth reads sessions and never extends them); GET /session's
+// Refresh extends it once and drops the copy, so the next read fetches
+// the extended row and no later hit extends again.
+func TestLookupCacheExtendsOnce(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dialect string) {
+		h, store := newCachedDatabaseHarness(t, dialect, 0, time.Hour)
+		b := browser{}
+		create(t, h, b, h.newUser(t), nil)
+		s, _ := read(t, h, b)
+		require.NotNil(t, s)
+		require.EqualValues(t, 1, store.reads.Load())
+
+		h.clock.Add(updateAge + time.Minute)
+		for range 5 {
+			s, _ = read(t, h, b)
+			require.NotNil(t, s)
+		}
+		require.EqualValues(t, 1, store.reads.Load(), "due for extension, still from the cache")
+		require.Zero(t, store.extends.Load())
+
+		refresh(t, h, b, s)
+		require.EqualValues(t, 1, store.extends.Load())
+		s, _ = read(t, h, b)
+		require.NotNil(t, s)
+		require.EqualValues(t, 2, store.reads.Load(), "the extended row is read again")
+		require.True(t, h.clock.Now().Add(maxAge).Equal(s.Expires), "with its new expiry: %v", s.Expires)
+		for range 3 {
+			s, _ = read(t, h, b)
+			refresh(t, h, b, s)
+		}
+		require.EqualValues(t, 1, store.extends.Load(), "extended once")
+		require.EqualValues(t, 2, store.reads.Load())
+	})
+}
