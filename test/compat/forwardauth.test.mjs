@@ -93,8 +93,14 @@ ${askLatchkey("/authz/auth-request", "      proxy_set_header X-Original-URL $sch
       error_page 401 = @signin;
       proxy_pass http://127.0.0.1:${up};
     }
+    # The README's: latchkey's forward-auth route builds the sign-in redirect,
+    # with the URL asked for encoded as callbackUrl (nginx cannot encode it).
     location @signin {
-      return 302 $scheme://$host:$server_port/api/auth/signin?callbackUrl=$scheme://$host:$server_port$request_uri;
+      rewrite ^ /authz/forward-auth? break;
+      proxy_pass http://127.0.0.1:${lk};
+      proxy_pass_request_body off;
+      proxy_set_header Content-Length "";
+      proxy_set_header X-Original-URL $scheme://$host:$server_port$request_uri;
     }
   }
   server {
@@ -187,7 +193,7 @@ access:
     // ---- nginx auth_request, on latchkey's own host ------------------------
     const a = await newContext();
     const pa = await a.newPage();
-    const protectedUrl = `${authOrigin}/protected`;
+    const protectedUrl = `${authOrigin}/protected?x=1&y=two%20words`; // & and % survive the round trip
     await t.check("auth_request: a protected page sends a signed-out browser to the sign-in page", async () => {
       const res = await pa.goto(protectedUrl);
       const u = new URL(pa.url());
