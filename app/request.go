@@ -93,9 +93,7 @@ func (a *App) initRequest(c echo.Context, rq *request) error {
 		rq.csrfToken, _ = a.csrf.ParseParts(tok, sum) // "" unless the hash matches
 	}
 	if rq.csrfToken == "" {
-		var value string
-		rq.csrfToken, value = a.csrf.New()
-		a.cookies.Set(w, a.names.CSRF, value, timeZero, 0)
+		rq.csrfToken = a.issueCSRF(w)
 	} else if r.Method == http.MethodPost {
 		rq.csrfVerified = csrf.Verify(rq.csrfToken, rq.form.Get("csrfToken"))
 	}

@@ -15,6 +15,9 @@ import (
 // maxCookieLen bounds the work done on a hostile cookie (64 + 1 + 64 is normal).
 const maxCookieLen = 256
 
+// HexLen is the length of a token and of its hash: 32 bytes in hex.
+const HexLen = 2 * sha256.Size
+
 // Signer makes and checks CSRF cookie values with the service secret.
 type Signer struct {
 	secrets []string
@@ -26,8 +29,20 @@ func NewSigner(secrets ...string) Signer { return Signer{secrets: secrets} }
 
 // New returns a fresh token and its cookie value "token|sha256hex(token+secret)".
 func (s Signer) New() (token, cookieValue string) {
-	token = random.Hex(32)
-	return token, token + "|" + hash(token, s.secrets[0])
+	tok, sum := s.Issue()
+	return string(tok[:]), string(tok[:]) + "|" + string(sum[:])
+}
+
+// Issue is New without its strings: a fresh token and its hash with the
+// first secret, both in hex, on the caller's stack. A first visit's
+// GET /session issues one, and its cookie line can then be the only
+// allocation (cookies.Pair).
+func (s Signer) Issue() (token, sum [HexLen]byte) {
+	var raw [HexLen / 2]byte
+	random.Read(raw[:])
+	hex.Encode(token[:], raw[:])
+	var buf [2 * maxCookieLen]byte // a longer secret makes append allocate
+	return token, hexSum(append(append(buf[:0], token[:]...), s.secrets[0]...))
 }
 
 // Parse returns the token in a (percent-decoded) cookie value when its hash
@@ -63,21 +78,21 @@ func Verify(cookieToken, formToken string) bool {
 	return subtle.ConstantTimeCompare([]byte(cookieToken), []byte(formToken)) == 1
 }
 
-// hash is next-auth's plain sha256(token + secret), not an HMAC, so cookies
-// stay interchangeable with next-auth's.
-func hash(token, secret string) string {
-	sum := sha256.Sum256([]byte(token + secret))
-	return hex.EncodeToString(sum[:])
+// hexSum is next-auth's hash of a token, sha256(token + secret) in hex
+// (a plain hash, not an HMAC, so cookies stay interchangeable with
+// next-auth's), of data = token + secret.
+func hexSum(data []byte) (out [HexLen]byte) {
+	sha := sha256.Sum256(data)
+	hex.Encode(out[:], sha[:])
+	return out
 }
 
-// hashIs reports whether sum is hash(token, secret), comparing in constant
+// hashIs reports whether sum is the hash of token with secret (hexSum), comparing in constant
 // time. It runs on every request that carries a CSRF cookie, so it hashes
 // and hex-encodes on the stack instead of allocating hash's strings.
 func hashIs(sum, token, secret string) bool {
 	var buf [2 * maxCookieLen]byte // token is shorter than maxCookieLen; a longer secret makes append allocate
-	sha := sha256.Sum256(append(append(buf[:0], token...), secret...))
-	var want [2 * sha256.Size]byte
-	hex.Encode(want[:], sha[:])
+	want := hexSum(append(append(buf[:0], token...), secret...))
 	if len(sum) != len(want) {
 		return false
 	}
