@@ -104,7 +104,7 @@ func (a *App) initRequest(c echo.Context, rq *request) error {
 	// Callback URL: body or query first, then the cookie, then the origin;
 	// always through the redirect policy. The cookie is only rewritten when
 	// the resolved value changed.
-	stored, hasCookie := cookies.Read(r, a.names.CallbackURL)
+	stored, hasCookie := a.originCallback.Read(r) // the callback-url cookie, read as cookies.Read
 	target := rq.form.Get("callbackUrl")
 	if target == "" && r.URL.RawQuery != "" { // echo parses the query into a map on first use
 		target = c.QueryParam("callbackUrl")
