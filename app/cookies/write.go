@@ -150,6 +150,9 @@ func setOnce(rw http.ResponseWriter, name, line string) {
 	if found {
 		lines[i] = line
 	} else {
+		if lines == nil {
+			lines = make([]string, 0, 2) // a first visit's two lines (CSRF, callback URL) in one allocation
+		}
 		i = len(lines)
 		lines = append(lines, line)
 		h["Set-Cookie"] = lines
