@@ -10,8 +10,8 @@ import (
 // writes it, and returns the token: on every first visit, so the cookie
 // line is its only allocation (the token is a piece of it).
 func (a *App) issueCSRF(w http.ResponseWriter) string {
-	tok, sum := a.csrf.Issue()
-	return a.csrfCookie.Set(w, tok[:], sum[:])
+	raw, sum := a.csrf.Issue()
+	return a.csrfCookie.Set(w, raw[:], sum[:])
 }
 
 // getCSRF returns the CSRF token; init has already (re)issued the cookie.

@@ -15,9 +15,6 @@ import (
 // maxCookieLen bounds the work done on a hostile cookie (64 + 1 + 64 is normal).
 const maxCookieLen = 256
 
-// HexLen is the length of a token and of its hash: 32 bytes in hex.
-const HexLen = 2 * sha256.Size
-
 // Signer makes and checks CSRF cookie values with the service secret.
 type Signer struct {
 	secrets []string
@@ -29,20 +26,20 @@ func NewSigner(secrets ...string) Signer { return Signer{secrets: secrets} }
 
 // New returns a fresh token and its cookie value "token|sha256hex(token+secret)".
 func (s Signer) New() (token, cookieValue string) {
-	tok, sum := s.Issue()
-	return string(tok[:]), string(tok[:]) + "|" + string(sum[:])
+	raw, sum := s.Issue()
+	token = hex.EncodeToString(raw[:])
+	return token, token + "|" + hex.EncodeToString(sum[:])
 }
 
-// Issue is New without its strings: a fresh token and its hash with the
-// first secret, both in hex, on the caller's stack. A first visit's
-// GET /session issues one, and its cookie line can then be the only
-// allocation (cookies.Pair).
-func (s Signer) Issue() (token, sum [HexLen]byte) {
-	var raw [HexLen / 2]byte
+// Issue is New in binary, on the caller's stack: a new token's 32 random
+// bytes and its hash with the first secret. The token is hex(raw), the
+// cookie value hex(raw)|hex(sum). A first visit's GET /session issues
+// one, and cookies.HexPair writes its cookie line in one allocation.
+func (s Signer) Issue() (raw, sum [sha256.Size]byte) {
 	random.Read(raw[:])
-	hex.Encode(token[:], raw[:])
-	var buf [2 * maxCookieLen]byte // a longer secret makes append allocate
-	return token, hexSum(append(append(buf[:0], token[:]...), s.secrets[0]...))
+	var buf [2 * maxCookieLen]byte // the hex token, then the secret; a longer secret makes append allocate
+	token := hex.AppendEncode(buf[:0], raw[:])
+	return raw, sha256.Sum256(append(token, s.secrets[0]...))
 }
 
 // Parse returns the token in a (percent-decoded) cookie value when its hash
@@ -78,21 +75,16 @@ func Verify(cookieToken, formToken string) bool {
 	return subtle.ConstantTimeCompare([]byte(cookieToken), []byte(formToken)) == 1
 }
 
-// hexSum is next-auth's hash of a token, sha256(token + secret) in hex
-// (a plain hash, not an HMAC, so cookies stay interchangeable with
-// next-auth's), of data = token + secret.
-func hexSum(data []byte) (out [HexLen]byte) {
-	sha := sha256.Sum256(data)
-	hex.Encode(out[:], sha[:])
-	return out
-}
-
-// hashIs reports whether sum is the hash of token with secret (hexSum), comparing in constant
-// time. It runs on every request that carries a CSRF cookie, so it hashes
-// and hex-encodes on the stack instead of allocating hash's strings.
+// hashIs reports whether sum is token's hash with secret, comparing in
+// constant time. The hash is next-auth's plain sha256(token + secret) in
+// hex, not an HMAC, so cookies stay interchangeable with next-auth's. It
+// runs on every request that carries a CSRF cookie, so it hashes and
+// hex-encodes on the stack.
 func hashIs(sum, token, secret string) bool {
 	var buf [2 * maxCookieLen]byte // token is shorter than maxCookieLen; a longer secret makes append allocate
-	want := hexSum(append(append(buf[:0], token...), secret...))
+	sha := sha256.Sum256(append(append(buf[:0], token...), secret...))
+	var want [2 * sha256.Size]byte
+	hex.Encode(want[:], sha[:])
 	if len(sum) != len(want) {
 		return false
 	}
