@@ -6,6 +6,14 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
+// issueCSRF sets a new CSRF token's cookie, "token|hash" as next-auth
+// writes it, and returns the token: on every first visit, so the cookie
+// line is its only allocation (the token is a piece of it).
+func (a *App) issueCSRF(w http.ResponseWriter) string {
+	raw, sum := a.csrf.Issue()
+	return a.csrfCookie.Set(w, raw[:], sum[:])
+}
+
 // getCSRF returns the CSRF token; init has already (re)issued the cookie.
 func (a *App) getCSRF(c echo.Context, rq *request) error {
 	noStore(c)

@@ -23,8 +23,7 @@ func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) erro
 	a.checks.clear(c.Response())
 	err := a.completeOAuth(c, rq, p, chk, chkErr)
 	if err != nil {
-		_, csrfCookie := a.csrf.New()
-		a.cookies.Set(c.Response(), a.names.CSRF, csrfCookie, timeZero, 0)
+		a.issueCSRF(c.Response())
 	}
 	return err
 }

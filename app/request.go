@@ -93,9 +93,7 @@ func (a *App) initRequest(c echo.Context, rq *request) error {
 		rq.csrfToken, _ = a.csrf.ParseParts(tok, sum) // "" unless the hash matches
 	}
 	if rq.csrfToken == "" {
-		var value string
-		rq.csrfToken, value = a.csrf.New()
-		a.cookies.Set(w, a.names.CSRF, value, timeZero, 0)
+		rq.csrfToken = a.issueCSRF(w)
 	} else if r.Method == http.MethodPost {
 		rq.csrfVerified = csrf.Verify(rq.csrfToken, rq.form.Get("csrfToken"))
 	}
@@ -106,7 +104,7 @@ func (a *App) initRequest(c echo.Context, rq *request) error {
 	// Callback URL: body or query first, then the cookie, then the origin;
 	// always through the redirect policy. The cookie is only rewritten when
 	// the resolved value changed.
-	stored, hasCookie := cookies.Read(r, a.names.CallbackURL)
+	stored, hasCookie := a.originCallback.Read(r) // the callback-url cookie, read as cookies.Read
 	target := rq.form.Get("callbackUrl")
 	if target == "" && r.URL.RawQuery != "" { // echo parses the query into a map on first use
 		target = c.QueryParam("callbackUrl")

@@ -75,6 +75,8 @@ type App struct {
 	// originCallback is the callback-url cookie naming the service origin,
 	// which every first visit is given (initRequest).
 	originCallback cookies.Line
+	// csrfCookie is the CSRF cookie's line, prepared for new tokens (issueCSRF).
+	csrfCookie cookies.HexPair
 	// jsonBuffers hold GET /session's and /csrf's bodies while they are
 	// written (json.go).
 	jsonBuffers sync.Pool
@@ -141,6 +143,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	}
 	a.unmatched = a.routeTag(unmatchedRoute)
 	a.originCallback = a.cookies.Prepare(a.names.CallbackURL, a.policy.Origin())
+	a.csrfCookie = a.cookies.PrepareHexPair(a.names.CSRF, '|')
 	a.jsonBuffers.New = newJSONBuffer
 	a.exchanges.New = func() any { return new(exchange) }
 	a.requests.New = func() any { return new(request) }

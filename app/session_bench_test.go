@@ -37,6 +37,7 @@ func benchGet(b *testing.B, h http.Handler, target, cookieHeader string, ok func
 		b.Fatalf("GET %s: %d %s", target, rec.Code, rec.Body.String())
 	}
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodGet, target, nil)

@@ -17,8 +17,7 @@ import (
 // or browser history), then the callback URL, or first pages.new_user for a
 // new user, as next-auth does.
 func (a *App) afterSignIn(c echo.Context, rq *request, in *signin.SignedIn) error {
-	_, csrfCookie := a.csrf.New()
-	a.cookies.Set(c.Response(), a.names.CSRF, csrfCookie, timeZero, 0)
+	a.issueCSRF(c.Response())
 	a.log.Info("signed in", "provider", in.Provider, "user", in.User.ID, "new", in.IsNew, "request_id", requestIDOf(c))
 	a.metrics.SignIn(in.Provider, metrics.OutcomeSuccess)
 	to := rq.callbackURL

@@ -40,6 +40,20 @@ func newScanner(r *http.Request) scanner {
 // is without the quotes, as http.Cookie.Value.
 func (s *scanner) next() (name, value string, ok bool) {
 	for {
+		name, raw, ok := s.nextRaw()
+		if !ok {
+			return "", "", false
+		}
+		if value, ok := wellFormed(name, raw); ok {
+			return name, value, true
+		}
+	}
+}
+
+// nextRaw returns the next "name=value" part, not yet checked: a lookup
+// by name checks only the cookies of that name (wellFormed).
+func (s *scanner) nextRaw() (name, raw string, ok bool) {
+	for {
 		for s.line == "" {
 			if len(s.lines) == 0 {
 				return "", "", false
@@ -54,14 +68,17 @@ func (s *scanner) next() (name, value string, ok bool) {
 			continue
 		}
 		name, raw, _ := strings.Cut(part, "=")
-		name = textproto.TrimString(name)
-		if !httpguts.ValidHeaderFieldName(name) {
-			continue
-		}
-		if value, ok := cookieValue(raw); ok {
-			return name, value, true
-		}
+		return textproto.TrimString(name), raw, true
 	}
+}
+
+// wellFormed is what net/http asks of a cookie: a token name and a value
+// of valid bytes; value is without its quotes.
+func wellFormed(name, raw string) (value string, ok bool) {
+	if !httpguts.ValidHeaderFieldName(name) {
+		return "", false
+	}
+	return cookieValue(raw)
 }
 
 // cookieValue is net/http's parseCookieValue with double quotes allowed.
@@ -82,11 +99,14 @@ func cookieValue(raw string) (string, bool) {
 func Value(r *http.Request, name string) (string, bool) {
 	s := newScanner(r)
 	for {
-		n, v, ok := s.next()
+		n, raw, ok := s.nextRaw()
 		if !ok {
 			return "", false
 		}
-		if n == name {
+		if n != name {
+			continue // whether another cookie is well formed changes nothing here
+		}
+		if v, ok := wellFormed(n, raw); ok {
 			return v, true
 		}
 	}

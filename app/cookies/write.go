@@ -150,6 +150,9 @@ func setOnce(rw http.ResponseWriter, name, line string) {
 	if found {
 		lines[i] = line
 	} else {
+		if lines == nil {
+			lines = make([]string, 0, 2) // a first visit's two lines (CSRF, callback URL) in one allocation
+		}
 		i = len(lines)
 		lines = append(lines, line)
 		h["Set-Cookie"] = lines
@@ -178,15 +181,29 @@ func lineName(line string) string {
 // Line is a Set-Cookie line built once, for a browser-session cookie whose
 // value never changes (the callback-url cookie naming the service origin,
 // set on every first visit).
-type Line struct{ name, line string }
+type Line struct{ name, value, encoded, line string }
 
 // Prepare builds name=value's line with the Writer's attributes.
 func (w Writer) Prepare(name, value string) Line {
-	return Line{name: name, line: w.line(name, value, time.Time{}, 0)}
+	return Line{name: name, value: value, encoded: Encode(value), line: w.line(name, value, time.Time{}, 0)}
 }
 
 // Set writes the prepared line, as Writer.Set would.
 func (l Line) Set(rw http.ResponseWriter) { setOnce(rw, l.name, l.line) }
+
+// Read is Read(r, name) for the prepared cookie: when the browser sent
+// back the prepared value as the line encoded it (what a browser given the
+// line does, on every later request), that value, with no decoding.
+func (l Line) Read(r *http.Request) (value string, ok bool) {
+	raw, ok := Value(r, l.name)
+	switch {
+	case !ok:
+		return "", false
+	case raw == l.encoded:
+		return l.value, true
+	}
+	return decode(raw)
+}
 
 // Clear expires a cookie now (Max-Age=0).
 func (w Writer) Clear(rw http.ResponseWriter, name string) {

@@ -26,8 +26,20 @@ func NewSigner(secrets ...string) Signer { return Signer{secrets: secrets} }
 
 // New returns a fresh token and its cookie value "token|sha256hex(token+secret)".
 func (s Signer) New() (token, cookieValue string) {
-	token = random.Hex(32)
-	return token, token + "|" + hash(token, s.secrets[0])
+	raw, sum := s.Issue()
+	token = hex.EncodeToString(raw[:])
+	return token, token + "|" + hex.EncodeToString(sum[:])
+}
+
+// Issue is New in binary, on the caller's stack: a new token's 32 random
+// bytes and its hash with the first secret. The token is hex(raw), the
+// cookie value hex(raw)|hex(sum). A first visit's GET /session issues
+// one, and cookies.HexPair writes its cookie line in one allocation.
+func (s Signer) Issue() (raw, sum [sha256.Size]byte) {
+	random.Read(raw[:])
+	var buf [2 * maxCookieLen]byte // the hex token, then the secret; a longer secret makes append allocate
+	token := hex.AppendEncode(buf[:0], raw[:])
+	return raw, sha256.Sum256(append(token, s.secrets[0]...))
 }
 
 // Parse returns the token in a (percent-decoded) cookie value when its hash
@@ -63,16 +75,11 @@ func Verify(cookieToken, formToken string) bool {
 	return subtle.ConstantTimeCompare([]byte(cookieToken), []byte(formToken)) == 1
 }
 
-// hash is next-auth's plain sha256(token + secret), not an HMAC, so cookies
-// stay interchangeable with next-auth's.
-func hash(token, secret string) string {
-	sum := sha256.Sum256([]byte(token + secret))
-	return hex.EncodeToString(sum[:])
-}
-
-// hashIs reports whether sum is hash(token, secret), comparing in constant
-// time. It runs on every request that carries a CSRF cookie, so it hashes
-// and hex-encodes on the stack instead of allocating hash's strings.
+// hashIs reports whether sum is token's hash with secret, comparing in
+// constant time. The hash is next-auth's plain sha256(token + secret) in
+// hex, not an HMAC, so cookies stay interchangeable with next-auth's. It
+// runs on every request that carries a CSRF cookie, so it hashes and
+// hex-encodes on the stack.
 func hashIs(sum, token, secret string) bool {
 	var buf [2 * maxCookieLen]byte // token is shorter than maxCookieLen; a longer secret makes append allocate
 	sha := sha256.Sum256(append(append(buf[:0], token...), secret...))

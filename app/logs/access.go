@@ -21,6 +21,7 @@ type Access struct {
 	json bool
 	slow *slog.Logger // the same output through slog, for lines with odd strings
 	bufs sync.Pool
+	time stamps // the lines' times, formatted once a second
 }
 
 // NewAccess writes access lines to w, in JSON when json is set, else in
@@ -59,7 +60,7 @@ func (a *Access) Request(now time.Time, method, route string, status int, took t
 	b := (*p)[:0]
 	if a.json {
 		b = append(b, `{"time":"`...)
-		b = now.AppendFormat(b, time.RFC3339Nano)
+		b = a.time.append(b, now, true)
 		b = append(b, `","level":"INFO","msg":"request","method":"`...)
 		b = append(b, method...)
 		b = append(b, `","route":"`...)
@@ -73,7 +74,7 @@ func (a *Access) Request(now time.Time, method, route string, status int, took t
 		b = append(b, "\"}\n"...)
 	} else {
 		b = append(b, "time="...)
-		b = now.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+		b = a.time.append(b, now, false)
 		b = append(b, " level=INFO msg=request method="...)
 		b = append(b, method...)
 		b = append(b, " route="...)

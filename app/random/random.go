@@ -18,8 +18,14 @@ import (
 // Bytes returns n random bytes.
 func Bytes(n int) []byte {
 	b := make([]byte, n)
-	_, _ = rand.Read(b) // documented never to fail; see the package comment
+	Read(b)
 	return b
+}
+
+// Read fills b with random bytes: for a caller that keeps them on its
+// stack (a CSRF token, issued on every first visit).
+func Read(b []byte) {
+	_, _ = rand.Read(b) // documented never to fail; see the package comment
 }
 
 // Hex is n random bytes as 2n lower-case hex characters.
