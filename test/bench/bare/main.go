@@ -30,6 +30,7 @@ var sessionHeaders = [][2]string{
 	{"Set-Cookie", "next-auth.callback-url=http%3A%2F%2F127.0.0.1%3A3000; Path=/; HttpOnly; SameSite=Lax"},
 	{"X-Content-Type-Options", "nosniff"},
 	{"X-Frame-Options", "DENY"},
+	{"X-Request-Id", "4172e2b1c708b62f91cd622f95b9e31c"},
 }
 
 func main() {
@@ -43,7 +44,7 @@ func main() {
 	})
 	// /headers answers {} with the header set of latchkey's GET /session
 	// to a browser without cookies (next-auth's no-cache trio, latchkey's
-	// security headers, the CSRF and callback-url cookies), every value a
+	// security headers and request id, the CSRF and callback-url cookies), every value a
 	// constant of the same length: what net/http alone charges for that
 	// answer, the floor under latchkey's "no cookie" figure.
 	e.GET("/headers", func(c echo.Context) error {

@@ -263,9 +263,14 @@ func buildTargets(bare, jwt, db, dbQuery, pg, pgQuery *proc) ([]*target, error) 
 		&target{Key: "authz-jwt", Name: "`GET /authz/auth-request` jwt, signed in", URL: jwt.Origin + authz, Cookie: jwtCookie, Proc: jwt, Goal: 0.50, check: noBody, header: remoteEmail(addr)},
 		&target{Key: "authz-db", Name: "`GET /authz/auth-request` database (SQLite), signed in", URL: db.Origin + authz, Cookie: dbCookie, Proc: db, Goal: 0.45, check: noBody, header: remoteEmail(addr)},
 	)
+	// The reference must send the header set the no-cookie answer sends.
+	reference, err := headerShape(bare.Origin + "/headers")
+	if err != nil {
+		return nil, fmt.Errorf("the header reference: %w", err)
+	}
 	return append(ts,
 		&target{Key: "headers", Name: "bare Echo handler `{}` with latchkey's cookieless `GET /session` headers", URL: bare.Origin + "/headers", Proc: bare, Floor: true, check: emptyObject},
-		&target{Key: "nocookie", Name: "`GET /session` no cookie", URL: db.Origin + session, Proc: db, Goal: 0.80, check: emptyObject},
+		&target{Key: "nocookie", Name: "`GET /session` no cookie", URL: db.Origin + session, Proc: db, Goal: 0.80, check: emptyObject, header: shapeIs(reference)},
 		&target{Key: "csrf", Name: "`GET /csrf` with a valid CSRF cookie", URL: db.Origin + basePath + "/csrf", Cookie: csrfCookie, Proc: db, Goal: 0.75, check: csrfToken(token)},
 	), nil
 }

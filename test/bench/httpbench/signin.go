@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -59,6 +60,37 @@ func (t *target) verify() error {
 		}
 	}
 	return nil
+}
+
+// headerShape is an answer's header names, each with its number of values
+// (Set-Cookie×2), sorted.
+func headerShape(url string) (string, error) {
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	return shapeOf(res.Header), nil
+}
+
+func shapeOf(h http.Header) string {
+	var names []string
+	for k, v := range h {
+		names = append(names, fmt.Sprintf("%s×%d", k, len(v)))
+	}
+	slices.Sort(names)
+	return strings.Join(names, " ")
+}
+
+// shapeIs accepts headers of the same names and numbers of values as want.
+func shapeIs(want string) func(http.Header) error {
+	return func(h http.Header) error {
+		if got := shapeOf(h); got != want {
+			return fmt.Errorf("headers %s, but the reference sends %s", got, want)
+		}
+		return nil
+	}
 }
 
 // emptyObject accepts {} (a signed-out session, the bare handler).
