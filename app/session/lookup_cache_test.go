@@ -3,6 +3,8 @@ package session_test
 import (
 	"context"
 	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,5 +179,48 @@ func TestLookupCacheExtendsOnce(t *testing.T) {
 		}
 		require.EqualValues(t, 1, store.extends.Load(), "extended once")
 		require.EqualValues(t, 2, store.reads.Load())
+	})
+}
+
+// Readers racing a sign-out on the same instance: once Destroy has
+// returned, no read that starts after it answers the session, whatever the
+// readers were caching while the delete ran (the generation a lookup takes
+// before its query).
+func TestLookupCacheSignOutRace(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dialect string) {
+		h, _ := newCachedDatabaseHarness(t, dialect, 0, time.Hour)
+		for round := range 5 {
+			b := browser{}
+			create(t, h, b, h.newUser(t), nil)
+			var signedOut, stop atomic.Bool
+			var wg sync.WaitGroup
+			late := make(chan string, 4)
+			for range 4 {
+				wg.Go(func() {
+					for !stop.Load() {
+						after := signedOut.Load()
+						s, _, err := h.strategy.Read(context.Background(), b.clone().request())
+						if err != nil {
+							late <- err.Error()
+							return
+						}
+						if after && s != nil {
+							late <- "a read that began after the sign-out answered the session"
+							return
+						}
+					}
+				})
+			}
+			time.Sleep(20 * time.Millisecond)
+			require.NoError(t, h.strategy.Destroy(context.Background(), httptest.NewRecorder(), b.request()))
+			signedOut.Store(true)
+			time.Sleep(20 * time.Millisecond)
+			stop.Store(true)
+			wg.Wait()
+			close(late)
+			for msg := range late {
+				t.Fatalf("round %d: %s", round, msg)
+			}
+		}
 	})
 }
