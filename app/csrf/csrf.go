@@ -24,16 +24,10 @@ type Signer struct {
 // a cookie signed with any of them (secret rotation).
 func NewSigner(secrets ...string) Signer { return Signer{secrets: secrets} }
 
-// New returns a fresh token and its cookie value "token|sha256hex(token+secret)".
-func (s Signer) New() (token, cookieValue string) {
-	raw, sum := s.Issue()
-	token = hex.EncodeToString(raw[:])
-	return token, token + "|" + hex.EncodeToString(sum[:])
-}
-
-// Issue is New in binary, on the caller's stack: a new token's 32 random
-// bytes and its hash with the first secret. The token is hex(raw), the
-// cookie value hex(raw)|hex(sum). A first visit's GET /session issues
+// Issue makes a new token, on the caller's stack: its 32 random bytes and
+// their hash with the first secret, next-auth's sha256(token + secret) of
+// the hex token. The token is hex(raw), the cookie value
+// "hex(raw)|hex(sum)". A first visit's GET /session issues
 // one, and cookies.HexPair writes its cookie line in one allocation.
 func (s Signer) Issue() (raw, sum [sha256.Size]byte) {
 	random.Read(raw[:])

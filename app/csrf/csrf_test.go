@@ -20,13 +20,21 @@ func hash(token, secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// issue is a new token and its cookie value "token|hash", as the app
+// writes them from Signer.Issue (cookies.HexPair).
+func issue(s csrf.Signer) (token, cookieValue string) {
+	raw, sum := s.Issue()
+	token = hex.EncodeToString(raw[:])
+	return token, token + "|" + hex.EncodeToString(sum[:])
+}
+
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func TestNew(t *testing.T) {
 	s := csrf.NewSigner(secret)
 	seen := map[string]bool{}
 	for range 100 {
-		tok, value := s.New()
+		tok, value := issue(s)
 		require.Regexp(t, hex64, tok)
 		require.Equal(t, tok+"|"+hash(tok, secret), value)
 		require.False(t, seen[tok], "tokens are random")
@@ -47,7 +55,7 @@ func TestParseNextAuthCookie(t *testing.T) {
 
 func TestParseRejects(t *testing.T) {
 	s := csrf.NewSigner(secret)
-	tok, value := s.New()
+	tok, value := issue(s)
 	cases := map[string]string{
 		"empty":           "",
 		"no separator":    tok + hash(tok, secret),
@@ -87,13 +95,13 @@ func TestVerify(t *testing.T) {
 // secret parses; a cookie of a secret no longer listed does not.
 func TestRotation(t *testing.T) {
 	const older, newer = "older secret older secret older secret", "newer secret newer secret newer secret"
-	tok, value := csrf.NewSigner(older).New()
+	tok, value := issue(csrf.NewSigner(older))
 	rotated := csrf.NewSigner(newer, older)
 	got, ok := rotated.Parse(value)
 	require.True(t, ok, "a cookie signed before the rotation")
 	require.Equal(t, tok, got)
 
-	tok2, value2 := rotated.New()
+	tok2, value2 := issue(rotated)
 	require.Equal(t, tok2+"|"+hash(tok2, newer), value2, "new cookies are signed with the first secret")
 	_, ok = csrf.NewSigner(newer).Parse(value)
 	require.False(t, ok, "the old secret retired")
@@ -116,7 +124,7 @@ func TestParseDoesNotAllocate(t *testing.T) {
 func TestLongSecret(t *testing.T) {
 	long := strings.Repeat("long secret ", 100)
 	s := csrf.NewSigner(long)
-	tok, value := s.New()
+	tok, value := issue(s)
 	require.Equal(t, tok+"|"+hash(tok, long), value)
 	got, ok := s.Parse(value)
 	require.True(t, ok)
