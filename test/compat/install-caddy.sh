@@ -16,7 +16,10 @@ if ! command -v caddy >/dev/null 2>&1 && [ ! -x /usr/bin/caddy ]; then
   $SUDO systemctl disable --now caddy >/dev/null 2>&1 || $SUDO service caddy stop >/dev/null 2>&1 || true
 fi
 bin="$(command -v caddy || echo /usr/bin/caddy)"
-if ! "$bin" list-modules 2>/dev/null | grep -qx 'http.handlers.reverse_proxy'; then
+# The list is read whole first: with pipefail, grep -q quitting at its match
+# would make caddy die of SIGPIPE mid-list and the check fail at random.
+modules="$("$bin" list-modules 2>/dev/null || true)"
+if ! grep -qx 'http.handlers.reverse_proxy' <<<"$modules"; then
   echo "install-caddy.sh: $bin lacks the reverse_proxy module (forward_auth needs it)" >&2
   exit 1
 fi

@@ -19,7 +19,10 @@ if ! have_nginx; then
   $SUDO service nginx stop >/dev/null 2>&1 || true
 fi
 bin="$(command -v nginx || echo /usr/sbin/nginx)"
-if ! "$bin" -V 2>&1 | grep -q -- --with-http_auth_request_module; then
+# Read whole first: with pipefail, grep -q quitting early could kill the
+# writer with SIGPIPE and fail the check at random.
+build="$("$bin" -V 2>&1 || true)"
+if ! grep -q -- --with-http_auth_request_module <<<"$build"; then
   echo "install-nginx.sh: $bin lacks the auth_request module" >&2
   exit 1
 fi

@@ -29,7 +29,9 @@ fi
 /usr/bin/chromium --version 2>/dev/null
 # A font with Chinese, Japanese and Korean glyphs, so the pages in those
 # languages render (and their screenshots show text, not boxes).
-if ! fc-list :lang=ja 2>/dev/null | grep -q .; then
+# (The list is read whole: with pipefail, grep -q quitting at the first
+# line could kill fc-list with SIGPIPE and reinstall at random.)
+if [ -z "$(fc-list :lang=ja 2>/dev/null || true)" ]; then
   SUDO=""
   if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
