@@ -46,6 +46,9 @@ type App struct {
 	csrf    csrf.Signer
 	policy  redirect.Policy
 	hooks   signin.Hooks
+	// claimHooks: a JWT or Session hook of Options may change a JWT
+	// session's claims, which GET /session then re-issues.
+	claimHooks bool
 
 	core      *signin.Service
 	providers *providerSet
@@ -161,6 +164,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	}
 	if opts.Hooks != nil {
 		a.hooks = a.hooks.With(*opts.Hooks)
+		a.claimHooks = opts.Hooks.JWT != nil || opts.Hooks.Session != nil
 	}
 	if a.store, err = openStore(cfg, a.metrics); err != nil {
 		return nil, err

@@ -27,7 +27,11 @@ func (a *App) buildSessions() (session.Strategy, error) {
 		if err != nil {
 			return nil, err
 		}
-		return j.WithRevocations(a.revocations), nil
+		j.WithRevocations(a.revocations)
+		if !a.claimHooks {
+			j.WithFixedClaims()
+		}
+		return j, nil
 	}
 	return session.NewDatabase(a.store, a.names.SessionToken, w, life).WithRevocations(a.revocations).WithLookupCache(a.cfg.Session.CacheTTL.D())
 }

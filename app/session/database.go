@@ -187,22 +187,29 @@ func keep(field *string, v sql.NullString) *string {
 }
 
 // Refresh extends the row at most once per update_age, never past the
-// absolute end, and re-sets the cookie. Once the extension is capped there
-// is nothing to move, so no write is made.
+// absolute end, and re-sets the cookie with the row's new expiry. Once the
+// extension is capped there is nothing to move, so nothing is written.
+//
+// next-auth v4 re-sets the cookie on every call (Expires now + maxAge)
+// while it extends the row once per updateAge; latchkey sets it only with
+// an extension, so the cookie expires with its row and a GET /session that
+// extends nothing sends no Set-Cookie (database-cookie-set-per-update-age
+// in docs/compatibility.md).
 func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
 	newExpiry, due := d.extension(s, d.life.Now())
+	if !due {
+		return nil
+	}
 	tok, _ := d.token(r)
-	if due {
-		// s may come from the cache, up to its TTL old: extending a row
-		// another instance extended or deleted meanwhile changes nothing
-		// that matters (a like expiry; no row). The kept copy, with the
-		// old expiry, is dropped, or every hit would extend again.
-		sum := tokenSum(tok)
-		err := d.store.ExtendSession(ctx, hexSum(sum), newExpiry)
-		d.cache.forget(sum)
-		if err != nil {
-			return err
-		}
+	// s may come from the cache, up to its TTL old: extending a row
+	// another instance extended or deleted meanwhile changes nothing that
+	// matters (a like expiry; no row). The kept copy, with the old
+	// expiry, is dropped, or every hit would extend again.
+	sum := tokenSum(tok)
+	err := d.store.ExtendSession(ctx, hexSum(sum), newExpiry)
+	d.cache.forget(sum)
+	if err != nil {
+		return err
 	}
 	d.writer.Set(w, d.name, tok, newExpiry, 0)
 	return nil

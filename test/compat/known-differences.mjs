@@ -127,6 +127,15 @@ export const KNOWN = [
     reason: "latchkey re-issues a JWT session cookie at most once per update_age (as it extends database sessions), at once when it was read with an older secret or the hooks changed its claims; next-auth v4 re-encodes and re-sets it on every GET and POST /session. The body's expires is the cookie's real expiry either way; no client reads the Set-Cookie",
   },
   {
+    id: "database-cookie-set-per-update-age",
+    scenario: /^(GET \/session signed in|POST \/session \(update\) with CSRF)$/,
+    path: /^cookies\.next-auth\.session-token$/,
+    // v4's database strategy re-sets the cookie (the same token, Expires now
+    // + max_age) on every call; latchkey only when it extends the row.
+    when: (d) => absent(d.a) && d.b && !Array.isArray(d.b) && d.b.value === "<uuid>" && d.b.expires === "+30d",
+    reason: "latchkey re-sets a database session's cookie only when it extends the row (at most once per update_age), with the row's new expiry, so the cookie expires with its session; next-auth v4 re-sets it on every GET and POST /session with Expires now + maxAge while extending the row once per updateAge. The token is the same; no client reads the Set-Cookie",
+  },
+  {
     id: "pages-no-store",
     scenario: /^GET \//,
     path: /^headers\.cache-control$/,
@@ -136,7 +145,7 @@ export const KNOWN = [
   {
     id: "credentials-database-sessions",
     scenario: /^(POST \/callback\/credentials .*right password\)|GET \/session after the password sign-in)$/,
-    path: /^(body\.(user|expires)|cookies\.next-auth\.session-token\.(value|expires|maxAge))$/,
+    path: /^(body\.(user|expires)|cookies\.next-auth\.session-token(\.value)?)$/,
     // Only the database strategy: latchkey's cookie is a session row's token
     // (a UUID) and GET /session finds the user; v4's is a JWT its database
     // strategy cannot read, so its /session is {} and clears the cookie.
@@ -146,12 +155,10 @@ export const KNOWN = [
           return d.a?.email === "pat@example.com" && absent(d.b);
         case "body.expires":
           return d.a === "<date now+30d>" && absent(d.b);
-        case "cookies.next-auth.session-token.value":
-          return d.a === "<uuid>" && (d.b === "<jwe>" || d.b === "");
-        case "cookies.next-auth.session-token.expires":
-          return d.a === "+30d" && absent(d.b);
-        default: // maxAge: v4 clears the cookie it cannot read
-          return absent(d.a) && d.b === 0;
+        case "cookies.next-auth.session-token.value": // the sign-in's cookie
+          return d.a === "<uuid>" && d.b === "<jwe>";
+        default: // GET /session: v4 clears the cookie it cannot read; latchkey's stays (database-cookie-set-per-update-age)
+          return absent(d.a) && d.b?.value === "" && d.b?.maxAge === 0;
       }
     },
     reason: "password sign-in works with database sessions in latchkey: a session row and its token, as for every other provider. next-auth v4 refuses credentials-only setups with the database strategy and, beside other providers, writes a JWT cookie that its database strategy cannot read, so the user is never signed in (nextauthjs/next-auth#3729)",
