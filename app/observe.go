@@ -54,6 +54,7 @@ func tagged(rt *routeTag, h echo.HandlerFunc) echo.HandlerFunc {
 // and its id. serve pools them.
 type exchange struct {
 	cookies.Tracker
+	app     *App
 	status  int
 	written bool
 	route   *routeTag
@@ -65,18 +66,39 @@ func (x *exchange) reset(w http.ResponseWriter) {
 	x.status, x.written, x.route, x.id = http.StatusOK, false, nil, ""
 }
 
-// WriteHeader remembers the first status written.
+// WriteHeader remembers the first status written and completes the head
+// (documentPolicy) before net/http writes it.
 func (x *exchange) WriteHeader(code int) {
 	if !x.written {
 		x.status, x.written = code, true
+		x.app.documentPolicy(x.Header())
 	}
 	x.Tracker.WriteHeader(code)
 }
 
 // Write without WriteHeader means 200, as net/http sends.
 func (x *exchange) Write(b []byte) (int, error) {
-	x.written = true
+	if !x.written {
+		x.WriteHeader(http.StatusOK)
+	}
 	return x.Tracker.Write(b)
+}
+
+// FlushError writes the head (completed as WriteHeader does) and whatever
+// is buffered: http.ResponseController finds it before Unwrap.
+func (x *exchange) FlushError() error {
+	if !x.written {
+		x.WriteHeader(http.StatusOK)
+	}
+	return http.NewResponseController(&x.Tracker).Flush()
+}
+
+// finish completes the head of an answer nothing wrote to, which net/http
+// sends as an empty 200 once the handler returns.
+func (x *exchange) finish() {
+	if !x.written {
+		x.app.documentPolicy(x.Header())
+	}
 }
 
 // Unwrap lets http.ResponseController and the cookie writer reach the tracker.

@@ -66,3 +66,45 @@ func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
 	got, _ = id("10.1.2.3:5555", "from-proxy-1")
 	require.NotEqual(t, "from-proxy-1", got, "no trusted proxies: no one's header is taken")
 }
+
+// The Content-Security-Policy is added to every head but a JSON answer's,
+// however the head gets written: WriteHeader, a Write alone, a flush, or
+// nothing at all (net/http then sends an empty 200 once the handler returns).
+func TestDocumentPolicyOnEveryHeadButJSON(t *testing.T) {
+	a := &App{}
+	policy := headerValue("default-src 'none'; frame-ancestors 'none'")
+	a.csp.final.Store(&policy)
+	json := func(ct string) func(x *exchange) {
+		return func(x *exchange) {
+			x.Header().Set("Content-Type", ct)
+			x.WriteHeader(http.StatusOK)
+		}
+	}
+	for name, c := range map[string]struct {
+		write  func(x *exchange)
+		policy bool
+	}{
+		"WriteHeader":           {func(x *exchange) { x.WriteHeader(http.StatusFound) }, true},
+		"Write alone":           {func(x *exchange) { _, _ = x.Write([]byte("<p>hi")) }, true},
+		"flush":                 {func(x *exchange) { require.NoError(t, http.NewResponseController(x).Flush()) }, true},
+		"nothing written":       {func(*exchange) {}, true},
+		"HTML":                  {json("text/html; charset=utf-8"), true},
+		"SVG":                   {json("image/svg+xml"), true},
+		"JSON":                  {json("application/json"), false},
+		"JSON with a charset":   {json("Application/JSON; charset=UTF-8"), false},
+		"JSON-like, not JSON":   {json("application/jsonp"), true},
+		"JSON but written late": {func(x *exchange) { x.WriteHeader(http.StatusOK); x.Header().Set("Content-Type", "application/json") }, true},
+	} {
+		rec := httptest.NewRecorder()
+		x := &exchange{app: a}
+		x.reset(rec)
+		c.write(x)
+		x.finish()
+		got := rec.Result().Header.Get("Content-Security-Policy")
+		if c.policy {
+			require.Equal(t, policy[0], got, name)
+		} else {
+			require.Empty(t, got, name)
+		}
+	}
+}

@@ -166,7 +166,8 @@ func staticHandler() http.Handler {
 // serve is the whole service: echo's router with, around it, what every
 // answer needs, routing misses and errors included:
 //   - the security headers (securityHeaders), first, so every answer
-//     carries them;
+//     carries them, and the Content-Security-Policy when the head is
+//     written, on every answer but JSON (documentPolicy);
 //   - the request id, echoed in X-Request-Id (observe.go);
 //   - the Set-Cookie tracker (cookies.Tracker, in the pooled exchange):
 //     replacing a line is O(1);
@@ -184,6 +185,7 @@ func (a *App) serve(w http.ResponseWriter, r *http.Request) {
 	x.id = a.requestID(r, h)
 	start := time.Now()
 	a.route(x, r)
+	x.finish()
 	a.observe(x, r, start)
 	x.reset(nil) // nothing writes to the response once echo returns
 	a.exchanges.Put(x)

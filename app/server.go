@@ -148,7 +148,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	a.originCallback = a.cookies.Prepare(a.names.CallbackURL, a.policy.Origin())
 	a.csrfCookie = a.cookies.PrepareHexPair(a.names.CSRF, '|')
 	a.jsonBuffers.New = newJSONBuffer
-	a.exchanges.New = func() any { return new(exchange) }
+	a.exchanges.New = func() any { return &exchange{app: a} }
 	a.requests.New = func() any { return new(request) }
 	if a.log == nil {
 		a.log = slog.Default()
