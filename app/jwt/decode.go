@@ -142,29 +142,40 @@ func parseClaims(plaintext []byte, now time.Time) (map[string]any, string, error
 			return nil, "", errNotObject
 		}
 	}
+	if err := CheckTimes(claims, now); err != nil {
+		return nil, "", err
+	}
+	return claims, payload, nil
+}
+
+// CheckTimes is the decoders' check of a payload's time claims at now: iat
+// a number when present, nbf (a number) reached and exp (a number, always
+// present) not passed, each with the clock tolerance. A caller that keeps
+// decoded claims runs it again whenever it uses them later.
+func CheckTimes(claims map[string]any, now time.Time) error {
 	t := float64(now.Unix())
 	if v, ok := claims["iat"]; ok {
 		if _, num := v.(float64); !num {
-			return nil, "", errIat
+			return errIat
 		}
 	}
 	if v, ok := claims["nbf"]; ok {
 		nbf, num := v.(float64)
 		if !num {
-			return nil, "", errNbf
+			return errNbf
 		}
 		if nbf > t+clockTolerance {
-			return nil, "", errNotYetValid
+			return errNotYetValid
 		}
 	}
 	exp, num := claims["exp"].(float64)
 	if !num {
-		return nil, "", errExp
+		return errExp
 	}
 	if exp <= t-clockTolerance {
-		return nil, "", ErrExpired
+		return ErrExpired
 	}
-	return claims, payload, nil
+	return nil
 }
 
 // SameClaims reports whether claims are exactly what payload (from

@@ -2,8 +2,10 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"time"
@@ -24,6 +26,8 @@ type JWT struct {
 	// fixedClaims: no hook can change the claims between Read and
 	// Refresh, so Refresh need not compare them (WithFixedClaims).
 	fixedClaims bool
+	// decoded are recently decoded tokens; nil: none kept.
+	decoded *decodeCache
 }
 
 // NewJWT derives one key per secret, once: v4 uses an empty salt, v5 the
@@ -54,12 +58,14 @@ func (j *JWT) WithRevocations(r *Revocations) *JWT {
 	return j
 }
 
-// WithFixedClaims tells Refresh that nothing changes a session's claims
-// between Read and Refresh (the JWT and Session hooks are latchkey's own,
-// which leave them alone), so it skips SameClaims' re-serialisation, about
-// a tenth of a signed-in GET /session.
+// WithFixedClaims tells the strategy that nothing changes a session's
+// claims between Read and Refresh (the JWT and Session hooks are latchkey's
+// own, which leave them alone): Refresh skips SameClaims' re-serialisation,
+// and Read keeps recently decoded tokens (decodeCache), whose claims every
+// reader then shares.
 func (j *JWT) WithFixedClaims() *JWT {
 	j.fixedClaims = true
+	j.decoded = newDecodeCache()
 	return j
 }
 
@@ -75,16 +81,7 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 		return nil, err == nil, nil
 	}
 	now := j.life.Now()
-	var claims map[string]any
-	var payload string
-	err := jwt.ErrInvalid
-	used := 0
-	for i, key := range j.keys {
-		if claims, payload, err = key.DecodePayload(raw, now); !errors.Is(err, jwt.ErrInvalid) {
-			used = i
-			break
-		}
-	}
+	claims, payload, used, shared, err := j.decode(raw, now)
 	if errors.Is(err, jwt.ErrInvalid) {
 		return nil, true, nil
 	}
@@ -103,6 +100,7 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 		SignedIn: signedIn,
 		Claims:   claims,
 		payload:  payload,
+		shared:   shared,
 	}
 	s.Expires, s.reissue = j.plan(claims, signedIn, now, used > 0)
 	s.User = User{
@@ -112,6 +110,31 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 		Image: claimPtr(claims, "picture", &s.userFields[2]),
 	}
 	return s, true, nil
+}
+
+// decode decrypts raw with the first key that can, or finds it in the
+// decode cache and checks its time claims again; shared reports claims
+// that belong to the cache. used is the index of the key.
+func (j *JWT) decode(raw string, now time.Time) (claims map[string]any, payload string, used int, shared bool, err error) {
+	var sum [sha256.Size]byte
+	if j.decoded != nil {
+		sum = jwtSum(raw)
+		if d, ok := j.decoded.tokens.Get(sum); ok {
+			return d.claims, d.payload, d.key, true, jwt.CheckTimes(d.claims, now)
+		}
+	}
+	err = jwt.ErrInvalid
+	for i, key := range j.keys {
+		if claims, payload, err = key.DecodePayload(raw, now); !errors.Is(err, jwt.ErrInvalid) {
+			used = i
+			break
+		}
+	}
+	if err != nil || j.decoded == nil {
+		return claims, payload, used, false, err
+	}
+	j.decoded.tokens.Add(sum, decodedToken{claims: claims, payload: payload, key: used})
+	return claims, payload, used, true, nil
 }
 
 // plan decides whether this response re-issues the token whatever the
@@ -203,7 +226,11 @@ func (j *JWT) Refresh(_ context.Context, w http.ResponseWriter, r *http.Request,
 	if !s.reissue && (j.fixedClaims || j.keys[0].SameClaims(s.Claims, s.payload)) {
 		return nil
 	}
-	return j.write(w, r, s.Claims, s.SignedIn, s.Expires)
+	claims := s.Claims
+	if s.shared { // write stamps auth_time into them
+		claims = maps.Clone(claims)
+	}
+	return j.write(w, r, claims, s.SignedIn, s.Expires)
 }
 
 // Create writes a token holding claims, signed in now.

@@ -38,6 +38,9 @@ type Session struct {
 	// reissue: the jwt strategy re-issues the token whatever the hooks do
 	// (Read decided why; Expires is then the new token's expiry).
 	reissue bool
+	// shared: Claims belong to the jwt strategy's decode cache, and every
+	// request with the same token reads them: copy before editing.
+	shared bool
 	// userFields hold the strings User's name, email and image point to
 	// (both strategies): allocated with the Session instead of one by one, since GET
 	// /session reads a session on every page load.

@@ -272,6 +272,28 @@ export async function run(report, ctx) {
           await site.close();
         }
       });
+      await t.check("a page on another origin cannot frame a JSON answer (GET /session: X-Frame-Options, no CSP)", async () => {
+        const session = `${base}/session`;
+        const site = await framingSite(session);
+        try {
+          const framed = page.waitForResponse((r) => r.url() === session, { timeout: 15000 });
+          await page.goto(site.url, { waitUntil: "load" });
+          const res = await framed;
+          eq(res.headers()["x-frame-options"], "DENY", "X-Frame-Options");
+          eq(res.headers()["content-security-policy"], undefined, "a JSON answer's CSP");
+          assert(/^application\/json/.test(res.headers()["content-type"] ?? ""), `content-type ${res.headers()["content-type"]}`);
+          const frame = page.frames().find((f) => f !== page.mainFrame());
+          assert(frame, "no child frame");
+          // Chromium replaces a refused frame with its error page: the
+          // answer's JSON is never rendered in it.
+          const text = await frame.evaluate(() => document.body?.innerText ?? "").catch(() => "");
+          assert(!text.includes("expires") && !text.startsWith("{"), `the JSON was rendered in the frame: ${show(text.slice(0, 80))}`);
+          eq(desktop.csp.splice(0), [], "CSP violations");
+          return `frame at ${frame.url()}`;
+        } finally {
+          await site.close();
+        }
+      });
     }
     await desktop.close();
 
