@@ -42,7 +42,11 @@ func (a *App) forwardAuth(c echo.Context) error { return a.authorize(c, true) }
 func (a *App) authorize(c echo.Context, sendToSignIn bool) error {
 	r := c.Request()
 	ctx := r.Context()
-	noStore(c)
+	// No cache may keep an answer: Cache-Control alone says so to every
+	// HTTP/1.1 cache. next-auth's Pragma and Expires (noStore) are for its
+	// own routes; here they would be two more header names on an answer
+	// proxies ask for before every request (see documentPolicy).
+	c.Response().Header()["Cache-Control"] = noStoreCacheControl
 	s, _, err := a.signedIn(ctx, r, signin.JWTInput{})
 	if err != nil {
 		if ctx.Err() == nil {

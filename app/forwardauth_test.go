@@ -33,12 +33,24 @@ func (e *env) authz(c *http.Client, path string, headers ...string) resp {
 	return e.do(noRedirects(c), req)
 }
 
-// requireAuthzAnswer: a forward-auth answer has status, no body and sets no cookie.
+// requireAuthzAnswer: a forward-auth answer has status, no body and sets no
+// cookie; no cache may keep it. It carries the security headers of every
+// answer but no CSP (it has nothing to render) nor next-auth's Pragma and
+// Expires: with all three Remote-* headers that is eight header names, the
+// most Go's header map holds before it grows.
 func requireAuthzAnswer(t *testing.T, res resp, status int) {
 	t.Helper()
 	require.Equal(t, status, res.StatusCode, "body: %s", res.body)
 	require.Empty(t, res.body)
 	require.Empty(t, res.Header.Values("Set-Cookie"), "forward-auth sets no cookie")
+	require.Equal(t, "private, no-cache, no-store", res.Header.Get("Cache-Control"))
+	for _, h := range []string{"Content-Security-Policy", "Pragma", "Expires"} {
+		require.Empty(t, res.Header.Values(h), h)
+	}
+	require.Equal(t, "DENY", res.Header.Get("X-Frame-Options"))
+	require.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"))
+	require.Equal(t, "no-referrer", res.Header.Get("Referrer-Policy"))
+	require.NotEmpty(t, res.Header.Get("X-Request-Id"))
 	if status != http.StatusOK {
 		for _, h := range []string{"Remote-User", "Remote-Email", "Remote-Name"} {
 			require.Empty(t, res.Header.Values(h), h)
@@ -63,7 +75,6 @@ func TestForwardAuthSignedIn(t *testing.T) {
 				require.Equal(t, user.ID, res.Header.Get("Remote-User"))
 				require.Equal(t, "alice@example.com", res.Header.Get("Remote-Email"))
 				require.Empty(t, res.Header.Values("Remote-Name"), "an e-mail sign-in knows no name")
-				require.Equal(t, "private, no-cache, no-store", res.Header.Get("Cache-Control"))
 			}
 			require.Equal(t, before, e.counts(), "nothing written")
 

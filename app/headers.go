@@ -31,17 +31,22 @@ func (a *App) securityHeaders(h http.Header) {
 }
 
 // documentPolicy adds the Content-Security-Policy to an answer whose head
-// is about to be written, unless the answer is JSON. The policy is written
-// for the pages (see contentSecurityPolicy); redirects, errors, the
-// stylesheet, the logo (SVG is a document that could run script) and an
-// answer of unknown type get it too. A JSON answer never runs anything:
-// nosniff keeps it from being read as HTML or script, and X-Frame-Options:
-// DENY keeps it out of frames in every browser, so a policy there would
-// be one more header name on GET /session and /csrf, where net/http's
-// header map outgrows its first eight slots and every answer then pays
-// for a bigger map and its copy (about a fifth of a signed-in GET
-// /session in process).
-func (a *App) documentPolicy(h http.Header) {
+// is about to be written, unless the answer is JSON or its route answers
+// without a body (forward-auth; rt may be nil: no route took the request).
+// The policy is written for the pages (see contentSecurityPolicy);
+// redirects, errors, the stylesheet, the logo (SVG is a document that could
+// run script) and an answer of unknown type get it too. A JSON answer never
+// runs anything: nosniff keeps it from being read as HTML or script, and
+// X-Frame-Options: DENY keeps it out of frames in every browser; an answer
+// without a body has nothing to run. A policy there would be one more
+// header name on GET /session, /csrf and forward-auth, where net/http's
+// header map outgrows its first eight slots and every answer then pays for
+// a bigger map and its copy (about a fifth of a signed-in GET /session in
+// process).
+func (a *App) documentPolicy(h http.Header, rt *routeTag) {
+	if rt != nil && rt.bodiless {
+		return
+	}
 	if ct := h["Content-Type"]; len(ct) > 0 && isJSON(ct[0]) {
 		return
 	}

@@ -33,6 +33,10 @@ const maxRequestIDLen = 128
 type routeTag struct {
 	pattern string
 	metrics *metrics.Route // nil when metrics are off
+	// bodiless: the route's answers carry no body (forward-auth; but for
+	// a panic's 500, plain text under nosniff), so a browser has nothing
+	// to run and documentPolicy adds no CSP.
+	bodiless bool
 }
 
 func (a *App) routeTag(pattern string) *routeTag {
@@ -71,7 +75,7 @@ func (x *exchange) reset(w http.ResponseWriter) {
 func (x *exchange) WriteHeader(code int) {
 	if !x.written {
 		x.status, x.written = code, true
-		x.app.documentPolicy(x.Header())
+		x.app.documentPolicy(x.Header(), x.route)
 	}
 	x.Tracker.WriteHeader(code)
 }
@@ -97,7 +101,7 @@ func (x *exchange) FlushError() error {
 // sends as an empty 200 once the handler returns.
 func (x *exchange) finish() {
 	if !x.written {
-		x.app.documentPolicy(x.Header())
+		x.app.documentPolicy(x.Header(), x.route)
 	}
 }
 

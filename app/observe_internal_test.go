@@ -67,8 +67,8 @@ func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
 	require.NotEqual(t, "from-proxy-1", got, "no trusted proxies: no one's header is taken")
 }
 
-// The Content-Security-Policy is added to every head but a JSON answer's,
-// however the head gets written: WriteHeader, a Write alone, a flush, or
+// The Content-Security-Policy is added to every head but a JSON answer's
+// and a bodiless route's (forward-auth), however the head gets written: WriteHeader, a Write alone, a flush, or
 // nothing at all (net/http then sends an empty 200 once the handler returns).
 func TestDocumentPolicyOnEveryHeadButJSON(t *testing.T) {
 	a := &App{}
@@ -94,6 +94,8 @@ func TestDocumentPolicyOnEveryHeadButJSON(t *testing.T) {
 		"JSON with a charset":   {json("Application/JSON; charset=UTF-8"), false},
 		"JSON-like, not JSON":   {json("application/jsonp"), true},
 		"JSON but written late": {func(x *exchange) { x.WriteHeader(http.StatusOK); x.Header().Set("Content-Type", "application/json") }, true},
+		"a bodiless route":      {func(x *exchange) { x.route = &routeTag{bodiless: true}; x.WriteHeader(http.StatusOK) }, false},
+		"another route":         {func(x *exchange) { x.route = &routeTag{}; x.WriteHeader(http.StatusOK) }, true},
 	} {
 		rec := httptest.NewRecorder()
 		x := &exchange{app: a}

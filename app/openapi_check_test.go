@@ -121,7 +121,9 @@ func (v *apiChecker) check(req *http.Request, reqBody []byte, res *http.Response
 	t := v.t
 	t.Helper()
 	what := fmt.Sprintf("%s %s → %d", req.Method, req.URL.Path, res.StatusCode)
-	v.checkEveryResponse(what, res.Header)
+	// Forward-auth's answers have no body, and no CSP (documentPolicy).
+	bodiless := len(body) == 0 && strings.HasPrefix(req.URL.Path, "/authz/")
+	v.checkEveryResponse(what, res.Header, bodiless)
 	if isMarked(req, unknownAction) {
 		v.checkNotSupported(what, res, body)
 		return
@@ -168,22 +170,23 @@ func (v *apiChecker) check(req *http.Request, reqBody []byte, res *http.Response
 }
 
 // checkEveryResponse holds h to the headers marked x-latchkey-every-response:
-// true on every response, non-json on every response but JSON (none there).
-func (v *apiChecker) checkEveryResponse(what string, h http.Header) {
+// true on every response; documents on every response but JSON and
+// bodiless forward-auth answers (none there).
+func (v *apiChecker) checkEveryResponse(what string, h http.Header, bodiless bool) {
 	n := 0
-	json := strings.HasPrefix(h.Get("Content-Type"), "application/json")
+	document := !bodiless && !strings.HasPrefix(h.Get("Content-Type"), "application/json")
 	for key, ref := range v.doc.Components.Headers {
 		every := ref.Value.Extensions["x-latchkey-every-response"]
-		if every != true && every != "non-json" {
+		if every != true && every != "documents" {
 			continue
 		}
 		n++
 		name, _ := ref.Value.Extensions["x-header-name"].(string)
 		require.NotEmpty(v.t, name, "components.headers.%s has no x-header-name", key)
 		got := h.Values(name)
-		if every == "non-json" && json {
+		if every == "documents" && !document {
 			if len(got) != 0 {
-				v.t.Errorf("%s: header %s on a JSON answer: %q", what, name, got)
+				v.t.Errorf("%s: header %s on a JSON or forward-auth answer: %q", what, name, got)
 			}
 			continue
 		}

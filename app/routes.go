@@ -87,8 +87,11 @@ func (a *App) routes() (*echo.Echo, error) {
 	// Forward-auth for reverse proxies, at the root: outside the base path
 	// (forwardauth.go). Any method: nginx's auth_request may ask with the
 	// original request's. Nothing is posted, so no CSRF rule applies.
+	// Their answers have no body (documentPolicy adds no CSP to them).
 	for path, h := range map[string]echo.HandlerFunc{"/authz/auth-request": a.authRequest, "/authz/forward-auth": a.forwardAuth} {
-		e.Any(path, route(path, h))
+		rt := a.routeTag(path)
+		rt.bodiless = true
+		e.Any(path, tagged(rt, recoverPanics(h)))
 		checked[path] = true
 	}
 
