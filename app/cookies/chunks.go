@@ -30,11 +30,15 @@ func ReadChunked(r *http.Request, name string) string {
 	found := 0
 	s := newScanner(r)
 	for {
-		cookie, value, ok := s.next()
+		cookie, raw, ok := s.nextRaw()
 		if !ok {
 			break
 		}
 		n, ok := chunkIndex(cookie, name)
+		if !ok {
+			continue // whether another cookie is well formed changes nothing here
+		}
+		value, ok := wellFormed(cookie, raw)
 		if !ok {
 			continue
 		}
