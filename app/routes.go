@@ -170,7 +170,7 @@ func staticHandler() http.Handler {
 // answer needs, routing misses and errors included:
 //   - the security headers (securityHeaders), first, so every answer
 //     carries them, and the Content-Security-Policy when the head is
-//     written, on every answer but JSON (documentPolicy);
+//     written, on every answer but JSON and forward-auth's (documentPolicy);
 //   - the request id, echoed in X-Request-Id (observe.go);
 //   - the Set-Cookie tracker (cookies.Tracker, in the pooled exchange):
 //     replacing a line is O(1);
