@@ -81,12 +81,17 @@ func HashToken(token string) string {
 	return hexSum(tokenSum(token))
 }
 
-// tokenSum is the SHA-256 of a token: the lookup cache's key, and in hex
-// the stored hash.
+// tokenSum is the SHA-256 of a token: the lookup and decode caches' key,
+// and in hex the stored hash of a database session.
 func tokenSum(token string) [sha256.Size]byte {
-	var buf [maxDBTokenLen]byte // a longer token makes append allocate
+	var buf [maxHashedOnStack]byte // a longer token makes append allocate
 	return sha256.Sum256(append(buf[:0], token...))
 }
+
+// maxHashedOnStack is the token length up to which tokenSum allocates
+// nothing: database tokens are 36 bytes, latchkey's JWTs with next-auth's
+// claims 400–800 (the jwt strategy's decode cache keys on tokenSum too).
+const maxHashedOnStack = 2048
 
 func hexSum(sum [sha256.Size]byte) string {
 	var out [2 * sha256.Size]byte

@@ -46,13 +46,3 @@ func newDecodeCache() *decodeCache {
 	}
 	return &decodeCache{tokens: tokens}
 }
-
-// maxHashedOnStack is the token length up to which hashing it allocates
-// nothing: latchkey's tokens with next-auth's claims are 400–800 bytes.
-const maxHashedOnStack = 2048
-
-// jwtSum is the cache key of a token.
-func jwtSum(token string) [sha256.Size]byte {
-	var buf [maxHashedOnStack]byte
-	return sha256.Sum256(append(buf[:0], token...))
-}

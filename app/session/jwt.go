@@ -118,7 +118,7 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 func (j *JWT) decode(raw string, now time.Time) (claims map[string]any, payload string, used int, shared bool, err error) {
 	var sum [sha256.Size]byte
 	if j.decoded != nil {
-		sum = jwtSum(raw)
+		sum = tokenSum(raw)
 		if d, ok := j.decoded.tokens.Get(sum); ok {
 			return d.claims, d.payload, d.key, true, jwt.CheckTimes(d.claims, now)
 		}
