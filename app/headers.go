@@ -15,10 +15,9 @@ import (
 
 // securityHeaders sets on every response (pages, JSON, redirects, errors,
 // the stylesheet) the headers that keep latchkey out of other sites'
-// frames, stop browsers from sniffing a JSON or text answer into HTML, and
-// keep latchkey's URLs, whose queries can carry e-mail tokens, out of
-// Referer headers. The Content-Security-Policy follows when the answer's
-// head is written (documentPolicy).
+// frames and stop browsers from sniffing a JSON or text answer into HTML.
+// The Referrer-Policy and the Content-Security-Policy follow when the
+// answer's head is written (documentPolicy).
 //
 // The values are shared, pre-built slices stored under their canonical
 // keys: Header.Set would allocate a slice per header per response. Nothing
@@ -27,27 +26,33 @@ import (
 func (a *App) securityHeaders(h http.Header) {
 	h["X-Frame-Options"] = xFrameOptions
 	h["X-Content-Type-Options"] = xContentTypeOptions
-	h["Referrer-Policy"] = referrerPolicy
 }
 
-// documentPolicy adds the Content-Security-Policy to an answer whose head
-// is about to be written, unless the answer is JSON or its route answers
-// without a body (forward-auth; rt may be nil: no route took the request).
-// The policy is written for the pages (see contentSecurityPolicy);
-// redirects, errors, the stylesheet, the logo (SVG is a document that could
-// run script) and an answer of unknown type get it too. A JSON answer never
-// runs anything: nosniff keeps it from being read as HTML or script, and
-// X-Frame-Options: DENY keeps it out of frames in every browser; an answer
-// without a body has nothing to run. A policy there would be one more
-// header name on GET /session, /csrf and forward-auth, where net/http's
-// header map outgrows its first eight slots and every answer then pays for
-// a bigger map and its copy (about a fifth of a signed-in GET /session in
-// process).
+// documentPolicy completes the head of an answer that is about to be
+// written with the headers that matter only to what a browser renders or
+// follows, unless the answer is JSON:
+//   - Referrer-Policy: no-referrer, which keeps latchkey's URLs, whose
+//     queries can carry e-mail tokens, out of the Referer of the requests a
+//     page makes and of the next hop of a redirect;
+//   - the Content-Security-Policy, written for the pages (see
+//     contentSecurityPolicy), unless the route answers without a body
+//     (forward-auth; rt may be nil: no route took the request). Redirects,
+//     errors, the stylesheet, the logo (SVG is a document that could run
+//     script) and an answer of unknown type get it too.
+//
+// A JSON answer never runs anything and leads nowhere: nosniff keeps it
+// from being read as HTML or script, and X-Frame-Options: DENY keeps it out
+// of frames in every browser; it makes no requests a Referer could go with.
+// Each of these headers would be one more header name on GET /session and
+// /csrf, where net/http's header map outgrows its first eight slots and
+// every answer then pays for a bigger map and its copy (about a fifth of a
+// signed-in GET /session in process).
 func (a *App) documentPolicy(h http.Header, rt *routeTag) {
-	if rt != nil && rt.bodiless {
+	if ct := h["Content-Type"]; len(ct) > 0 && isJSON(ct[0]) {
 		return
 	}
-	if ct := h["Content-Type"]; len(ct) > 0 && isJSON(ct[0]) {
+	h["Referrer-Policy"] = referrerPolicy
+	if rt != nil && rt.bodiless {
 		return
 	}
 	h["Content-Security-Policy"] = a.cspHeader()

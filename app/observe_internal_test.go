@@ -67,10 +67,12 @@ func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
 	require.NotEqual(t, "from-proxy-1", got, "no trusted proxies: no one's header is taken")
 }
 
-// The Content-Security-Policy is added to every head but a JSON answer's
-// and a bodiless route's (forward-auth), however the head gets written: WriteHeader, a Write alone, a flush, or
-// nothing at all (net/http then sends an empty 200 once the handler returns).
-func TestDocumentPolicyOnEveryHeadButJSON(t *testing.T) {
+// The Referrer-Policy is added to every head but a JSON answer's, and the
+// Content-Security-Policy to every head but a JSON answer's and a bodiless
+// route's (forward-auth), however the head gets written: WriteHeader, a
+// Write alone, a flush, or nothing at all (net/http then sends an empty 200
+// once the handler returns).
+func TestDocumentHeadersOnEveryHeadButJSON(t *testing.T) {
 	a := &App{}
 	policy := headerValue("default-src 'none'; frame-ancestors 'none'")
 	a.csp.final.Store(&policy)
@@ -81,32 +83,37 @@ func TestDocumentPolicyOnEveryHeadButJSON(t *testing.T) {
 		}
 	}
 	for name, c := range map[string]struct {
-		write  func(x *exchange)
-		policy bool
+		write            func(x *exchange)
+		policy, referrer bool
 	}{
-		"WriteHeader":           {func(x *exchange) { x.WriteHeader(http.StatusFound) }, true},
-		"Write alone":           {func(x *exchange) { _, _ = x.Write([]byte("<p>hi")) }, true},
-		"flush":                 {func(x *exchange) { require.NoError(t, http.NewResponseController(x).Flush()) }, true},
-		"nothing written":       {func(*exchange) {}, true},
-		"HTML":                  {json("text/html; charset=utf-8"), true},
-		"SVG":                   {json("image/svg+xml"), true},
-		"JSON":                  {json("application/json"), false},
-		"JSON with a charset":   {json("Application/JSON; charset=UTF-8"), false},
-		"JSON-like, not JSON":   {json("application/jsonp"), true},
-		"JSON but written late": {func(x *exchange) { x.WriteHeader(http.StatusOK); x.Header().Set("Content-Type", "application/json") }, true},
-		"a bodiless route":      {func(x *exchange) { x.route = &routeTag{bodiless: true}; x.WriteHeader(http.StatusOK) }, false},
-		"another route":         {func(x *exchange) { x.route = &routeTag{}; x.WriteHeader(http.StatusOK) }, true},
+		"WriteHeader":           {func(x *exchange) { x.WriteHeader(http.StatusFound) }, true, true},
+		"Write alone":           {func(x *exchange) { _, _ = x.Write([]byte("<p>hi")) }, true, true},
+		"flush":                 {func(x *exchange) { require.NoError(t, http.NewResponseController(x).Flush()) }, true, true},
+		"nothing written":       {func(*exchange) {}, true, true},
+		"HTML":                  {json("text/html; charset=utf-8"), true, true},
+		"SVG":                   {json("image/svg+xml"), true, true},
+		"JSON":                  {json("application/json"), false, false},
+		"JSON with a charset":   {json("Application/JSON; charset=UTF-8"), false, false},
+		"JSON-like, not JSON":   {json("application/jsonp"), true, true},
+		"JSON but written late": {func(x *exchange) { x.WriteHeader(http.StatusOK); x.Header().Set("Content-Type", "application/json") }, true, true},
+		"a bodiless route":      {func(x *exchange) { x.route = &routeTag{bodiless: true}; x.WriteHeader(http.StatusOK) }, false, true},
+		"another route":         {func(x *exchange) { x.route = &routeTag{}; x.WriteHeader(http.StatusOK) }, true, true},
 	} {
 		rec := httptest.NewRecorder()
 		x := &exchange{app: a}
 		x.reset(rec)
 		c.write(x)
 		x.finish()
-		got := rec.Result().Header.Get("Content-Security-Policy")
+		h := rec.Result().Header
 		if c.policy {
-			require.Equal(t, policy[0], got, name)
+			require.Equal(t, policy, h.Values("Content-Security-Policy"), name)
 		} else {
-			require.Empty(t, got, name)
+			require.Empty(t, h.Values("Content-Security-Policy"), name)
+		}
+		if c.referrer {
+			require.Equal(t, []string{"no-referrer"}, h.Values("Referrer-Policy"), name)
+		} else {
+			require.Empty(t, h.Values("Referrer-Policy"), name)
 		}
 	}
 }

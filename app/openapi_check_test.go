@@ -170,23 +170,32 @@ func (v *apiChecker) check(req *http.Request, reqBody []byte, res *http.Response
 }
 
 // checkEveryResponse holds h to the headers marked x-latchkey-every-response:
-// true on every response; documents on every response but JSON and
-// bodiless forward-auth answers (none there).
+// true on every response; not-json on every response but JSON (none
+// there); documents on every response but JSON and bodiless forward-auth
+// answers (none there).
 func (v *apiChecker) checkEveryResponse(what string, h http.Header, bodiless bool) {
 	n := 0
-	document := !bodiless && !strings.HasPrefix(h.Get("Content-Type"), "application/json")
+	jsonAnswer := strings.HasPrefix(h.Get("Content-Type"), "application/json")
 	for key, ref := range v.doc.Components.Headers {
 		every := ref.Value.Extensions["x-latchkey-every-response"]
-		if every != true && every != "documents" {
+		var wanted bool
+		switch every {
+		case true:
+			wanted = true
+		case "not-json":
+			wanted = !jsonAnswer
+		case "documents":
+			wanted = !jsonAnswer && !bodiless
+		default:
 			continue
 		}
 		n++
 		name, _ := ref.Value.Extensions["x-header-name"].(string)
 		require.NotEmpty(v.t, name, "components.headers.%s has no x-header-name", key)
 		got := h.Values(name)
-		if every == "documents" && !document {
+		if !wanted {
 			if len(got) != 0 {
-				v.t.Errorf("%s: header %s on a JSON or forward-auth answer: %q", what, name, got)
+				v.t.Errorf("%s: header %s (%v) on a JSON or forward-auth answer: %q", what, name, every, got)
 			}
 			continue
 		}

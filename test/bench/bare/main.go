@@ -24,7 +24,6 @@ var sessionHeaders = [][2]string{
 	{"Cache-Control", "private, no-cache, no-store"},
 	{"Expires", "0"},
 	{"Pragma", "no-cache"},
-	{"Referrer-Policy", "no-referrer"},
 	{"Set-Cookie", "next-auth.csrf-token=d96a61a1329adbbfe358959fb2d9c206e7536e03a48c3785058ec11907dc4fdd%7C56797b9652caf93607e87bbdede4110c26184983f900586d34aaec24571cdebc; Path=/; HttpOnly; SameSite=Lax"},
 	{"Set-Cookie", "next-auth.callback-url=http%3A%2F%2F127.0.0.1%3A3000; Path=/; HttpOnly; SameSite=Lax"},
 	{"X-Content-Type-Options", "nosniff"},
@@ -43,8 +42,8 @@ func main() {
 	})
 	// /headers answers {} with the header set of latchkey's GET /session
 	// to a browser without cookies (next-auth's no-cache trio, latchkey's
-	// security headers but the CSP, which JSON answers do without, its
-	// request id, the CSRF and callback-url cookies), every value a
+	// framing and sniffing headers, without the CSP and the Referrer-Policy,
+	// which JSON answers do without, its request id, the CSRF and callback-url cookies), every value a
 	// constant of the same length: what net/http alone charges for that
 	// answer, the floor under latchkey's "no cookie" figure.
 	e.GET("/headers", func(c echo.Context) error {
