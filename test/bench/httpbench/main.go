@@ -190,7 +190,7 @@ func run(ctx context.Context, o options) error {
 	marks := map[*proc]int{}
 	for _, p := range []*proc{jwt, db, dbQuery, pg, pgQuery} {
 		if p != nil {
-			marks[p] = len(p.logs.String())
+			marks[p] = p.logs.mark()
 		}
 	}
 
@@ -285,7 +285,7 @@ func afterLoad(targets []*target, marks map[*proc]int) error {
 		}
 	}
 	for p, mark := range marks {
-		if lines := p.logs.problems(mark); len(lines) > 0 {
+		if lines := p.logs.problemsSince(mark); len(lines) > 0 {
 			return fmt.Errorf("%s logged %d problems under load, e.g.:\n%s", p.Name, len(lines), lines[0])
 		}
 	}

@@ -225,18 +225,50 @@ func (p *proc) fds() (all, sockets int) {
 	return len(ents), sockets
 }
 
-// logBuffer keeps a process's output (it logs little: start-up, sign-in
-// links, problems), at most 4 MiB of it.
+// logBuffer is a process's log: the first 4 MiB kept whole (start-up,
+// the sign-in links), and every problem line (WARN, ERROR, panic) picked
+// out as it arrives, however long the run. Under load the access log fills
+// the 4 MiB within a second or two, and a problem logged after that must
+// still fail the run.
 type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu       sync.Mutex
+	buf      bytes.Buffer
+	partial  []byte    // the last line written, until its newline comes
+	lines    int       // complete lines seen
+	problems []problem // at most maxProblems
 }
+
+// problem is a problem line and the number of lines seen before it.
+type problem struct {
+	seq  int
+	line string
+}
+
+const maxProblems = 100
 
 func (l *logBuffer) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.buf.Len() < 4<<20 {
 		l.buf.Write(b)
+	}
+	rest := b
+	for {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			l.partial = append(l.partial, rest...)
+			break
+		}
+		line := rest[:i]
+		if len(l.partial) > 0 {
+			line = append(l.partial, line...)
+			l.partial = l.partial[:0]
+		}
+		if isProblem(string(line)) && len(l.problems) < maxProblems {
+			l.problems = append(l.problems, problem{l.lines, string(line)})
+		}
+		l.lines++
+		rest = rest[i+1:]
 	}
 	return len(b), nil
 }
@@ -247,21 +279,34 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-// problems are the WARN and ERROR lines logged after offset (a length of
-// String() taken earlier), except those of requests whose client had gone
-// (wrk closes its connections mid-request when a run ends, which cancels
-// the request's context: "context canceled", or "operation was canceled"
-// while dialling the database).
-func (l *logBuffer) problems(offset int) []string {
+// mark is the number of complete lines logged so far, for problems.
+func (l *logBuffer) mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lines
+}
+
+// problemsSince are the problem lines logged after mark.
+func (l *logBuffer) problemsSince(mark int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var out []string
-	for _, line := range strings.Split(l.String()[offset:], "\n") {
-		bad := strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") || strings.Contains(line, "panic")
-		gone := strings.Contains(line, "context canceled") || strings.Contains(line, "operation was canceled")
-		if bad && !gone {
-			out = append(out, line)
+	for _, p := range l.problems {
+		if p.seq >= mark {
+			out = append(out, p.line)
 		}
 	}
 	return out
+}
+
+// isProblem: a WARN or ERROR line or a panic, except those of requests
+// whose client had gone (wrk closes its connections mid-request when a run
+// ends, which cancels the request's context: "context canceled", or
+// "operation was canceled" while dialling the database).
+func isProblem(line string) bool {
+	bad := strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") || strings.Contains(line, "panic")
+	gone := strings.Contains(line, "context canceled") || strings.Contains(line, "operation was canceled")
+	return bad && !gone
 }
 
 func freePort() (int, error) {
