@@ -22,7 +22,8 @@ const decodeCacheSize = 4096
 // (jwt.CheckTimes), as does everything Read checks after decoding (the
 // sign-in time, the absolute lifetime, revocations). Only tokens that
 // decoded are kept; a forged or expired one is decrypted and refused every
-// time. Every hit shares one claims map, so nothing may edit it: the
+// time, and an entry whose token has expired goes at its first refused hit.
+// Every hit shares one claims map, so nothing may edit it: the
 // strategy keeps the cache only WithFixedClaims (no hook of the embedder's
 // can change claims), and Refresh copies the claims before it re-issues.
 type decodeCache struct {

@@ -37,10 +37,15 @@ func TestDecodeCacheStillExpires(t *testing.T) {
 				s, _ := read(t, h, b)
 				require.NotNil(t, s)
 			}
+			j := h.strategy.(*session.JWT)
+			require.Equal(t, 1, j.DecodeCacheLen())
 			h.clock.Add(maxAge + 16*time.Second) // past exp and the clock tolerance
 			s, sent := read(t, h, b)
 			require.Nil(t, s, "an expired token is refused, decoded before or not")
 			require.True(t, sent)
+			require.Zero(t, j.DecodeCacheLen(), "the refused token is not kept")
+			s, _ = read(t, h, b)
+			require.Nil(t, s, "and refused again, by decryption")
 		})
 	}
 }

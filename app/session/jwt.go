@@ -120,7 +120,14 @@ func (j *JWT) decode(raw string, now time.Time) (claims map[string]any, payload 
 	if j.decoded != nil {
 		sum = tokenSum(raw)
 		if d, ok := j.decoded.tokens.Get(sum); ok {
-			return d.claims, d.payload, d.key, true, jwt.CheckTimes(d.claims, now)
+			err = jwt.CheckTimes(d.claims, now)
+			if err != nil {
+				// Expired (or not yet valid): no reason to hold it until
+				// the LRU gets to it. A token whose time comes is decrypted
+				// and kept again.
+				j.decoded.tokens.Remove(sum)
+			}
+			return d.claims, d.payload, d.key, true, err
 		}
 	}
 	err = jwt.ErrInvalid
