@@ -42,10 +42,11 @@ func main() {
 	})
 	// /headers answers {} with the header set of latchkey's GET /session
 	// to a browser without cookies (next-auth's no-cache trio, latchkey's
-	// framing and sniffing headers, without the CSP and the Referrer-Policy,
-	// which JSON answers do without, its request id, the CSRF and callback-url cookies), every value a
-	// constant of the same length: what net/http alone charges for that
-	// answer, the floor under latchkey's "no cookie" figure.
+	// framing and sniffing headers, without the CSP and the
+	// Referrer-Policy, which JSON answers do without, its request id, the
+	// CSRF and callback-url cookies), every value a constant of the same
+	// length: what net/http alone charges for that answer, the floor under
+	// latchkey's "no cookie" figure.
 	e.GET("/headers", func(c echo.Context) error {
 		h := c.Response().Header()
 		for _, kv := range sessionHeaders {
