@@ -169,8 +169,9 @@ func staticHandler() http.Handler {
 // serve is the whole service: echo's router with, around it, what every
 // answer needs, routing misses and errors included:
 //   - the security headers (securityHeaders), first, so every answer
-//     carries them, and the Content-Security-Policy when the head is
-//     written, on every answer but JSON and forward-auth's (documentPolicy);
+//     carries them, and when the head is written the Referrer-Policy on
+//     every answer but JSON, the Content-Security-Policy on every answer
+//     but JSON and forward-auth's (documentPolicy);
 //   - the request id, echoed in X-Request-Id (observe.go);
 //   - the Set-Cookie tracker (cookies.Tracker, in the pooled exchange):
 //     replacing a line is O(1);

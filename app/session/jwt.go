@@ -222,10 +222,10 @@ const clockTolerance = 15
 // see plan) or when the hooks changed the claims since Read: a POST /session
 // update or a JWT hook returning different claims, detected by value (a hook
 // may edit the map in place), with SameClaims unless WithFixedClaims says
-// none can. A change alone keeps the
-// token's expiry: it is no extension. The sign-in time is the one Read
-// found, whatever a JWT hook did to the claims in between. A session that
-// Read did not plan (no payload) is written as a fresh one.
+// none can. A change alone keeps the token's expiry: it is no extension.
+// The sign-in time is the one Read found, whatever a JWT hook did to the
+// claims in between. A session that Read did not plan (no payload) is
+// written as a fresh one.
 func (j *JWT) Refresh(_ context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
 	if s.payload == "" {
 		return j.write(w, r, s.Claims, s.SignedIn, time.Time{})
