@@ -37,17 +37,48 @@ const (
 // fails on a marker it cannot fill, so a document naming a cookie the
 // service lacks never starts.
 func Render(in Instance) ([]byte, error) {
-	doc, err := parsed()
+	d, err := compiled()
 	if err != nil {
 		return nil, err
 	}
-	return render(doc, in)
+	return d.fill(in)
 }
 
-// parsed is Source parsed, once per process: parsing takes milliseconds and
-// every App (tests start hundreds) renders the same tree, which render only
-// reads.
-var parsed = sync.OnceValues(func() (*yaml.Node, error) { return parse(Source) })
+// compiled is Source rendered once per process with its marked values cut
+// out: parsing and rendering take milliseconds and every App (tests start
+// hundreds) needs the same JSON. Only the JSON is kept, not the parsed tree
+// (about 700 KB in some 16,000 objects), which a running service would
+// otherwise carry as live heap that every garbage collection marks.
+var compiled = sync.OnceValues(func() (*document, error) { return compile(Source) })
+
+// document is the rendered JSON around its holes: parts[i] comes before
+// holes[i], the last part after the last hole.
+type document struct {
+	parts []string
+	holes []hole
+}
+
+// hole is a marked scalar: the marker and role that name its value.
+type hole struct {
+	marker, role string
+	line         int // of the marked object in the source, for errors
+}
+
+// compile parses src and renders it with the marked scalars left as holes.
+func compile(src []byte) (*document, error) {
+	tree, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	w := newJSONWriter()
+	if err := collect(tree, w.holes); err != nil {
+		return nil, err
+	}
+	if err := w.node(tree); err != nil {
+		return nil, err
+	}
+	return w.document(), nil
+}
 
 func parse(src []byte) (*yaml.Node, error) {
 	var doc yaml.Node
@@ -57,51 +88,64 @@ func parse(src []byte) (*yaml.Node, error) {
 	return &doc, nil
 }
 
-// render writes doc as JSON with in's values in place of the marked ones.
-func render(doc *yaml.Node, in Instance) ([]byte, error) {
+// fill is the document with in's values in its holes.
+func (d *document) fill(in Instance) ([]byte, error) {
 	w := newJSONWriter()
-	if err := in.collect(doc, w.replace); err != nil {
-		return nil, err
+	for i, h := range d.holes {
+		w.b.WriteString(d.parts[i])
+		v, err := in.value(h)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.scalar(v); err != nil {
+			return nil, err
+		}
 	}
-	if err := w.node(doc); err != nil {
-		return nil, err
-	}
+	w.b.WriteString(d.parts[len(d.holes)])
 	return w.b.Bytes(), nil
 }
 
-// collect records below n the scalar nodes the instance's values replace.
-func (in Instance) collect(n *yaml.Node, replace map[*yaml.Node]string) error {
+// value is what in puts in hole h.
+func (in Instance) value(h hole) (string, error) {
+	switch {
+	case h.marker == serverMarker && h.role == "base":
+		return in.BaseURL, nil
+	case h.marker == serverMarker && h.role == "origin":
+		return in.Origin, nil
+	case h.marker == cookieMarker:
+		if name, ok := in.Cookies[h.role]; ok {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("openapi: line %d: no cookie for %s %q", h.line, h.marker, h.role)
+}
+
+// collect records below n the scalar nodes that are holes.
+func collect(n *yaml.Node, holes map[*yaml.Node]hole) error {
 	if n.Kind == yaml.MappingNode {
-		if err := in.fill(n, replace); err != nil {
+		if err := mark(n, holes); err != nil {
 			return err
 		}
 	}
 	for _, c := range n.Content {
-		if err := in.collect(c, replace); err != nil {
+		if err := collect(c, holes); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// fill records a marked mapping's url (servers) or name (cookies).
-func (in Instance) fill(m *yaml.Node, replace map[*yaml.Node]string) error {
+// mark records a marked mapping's url (servers) or name (cookies) as a
+// hole; a server role other than base or origin is an error.
+func mark(m *yaml.Node, holes map[*yaml.Node]hole) error {
 	if role := value(m, serverMarker); role != nil {
-		switch role.Value {
-		case "base":
-			return set(m, "url", in.BaseURL, replace)
-		case "origin":
-			return set(m, "url", in.Origin, replace)
-		default:
+		if role.Value != "base" && role.Value != "origin" {
 			return fmt.Errorf("openapi: line %d: unknown %s %q", role.Line, serverMarker, role.Value)
 		}
+		return set(m, "url", hole{serverMarker, role.Value, m.Line}, holes)
 	}
 	if role := value(m, cookieMarker); role != nil {
-		name, ok := in.Cookies[role.Value]
-		if !ok {
-			return fmt.Errorf("openapi: line %d: no cookie for %s %q", role.Line, cookieMarker, role.Value)
-		}
-		return set(m, "name", name, replace)
+		return set(m, "name", hole{cookieMarker, role.Value, m.Line}, holes)
 	}
 	return nil
 }
@@ -116,26 +160,33 @@ func value(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// set records v in place of the scalar under key in mapping m.
-func set(m *yaml.Node, key, v string, replace map[*yaml.Node]string) error {
+// set records the scalar under key in mapping m as hole h.
+func set(m *yaml.Node, key string, h hole, holes map[*yaml.Node]hole) error {
 	n := value(m, key)
 	if n == nil || n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("openapi: line %d: marked object has no %s", m.Line, key)
 	}
-	replace[n] = v
+	holes[n] = h
 	return nil
 }
 
 // jsonWriter writes YAML nodes as JSON into one buffer through one
 // encoder (without escaping <, > and &, which the descriptions use).
 type jsonWriter struct {
-	b       bytes.Buffer
-	enc     *json.Encoder
-	replace map[*yaml.Node]string // scalars written as these strings instead
+	b     bytes.Buffer
+	enc   *json.Encoder
+	holes map[*yaml.Node]hole // scalars left out
+	cuts  []cut               // where they were left out
+}
+
+// cut is a hole at an offset of the buffer.
+type cut struct {
+	at int
+	h  hole
 }
 
 func newJSONWriter() *jsonWriter {
-	w := &jsonWriter{replace: map[*yaml.Node]string{}}
+	w := &jsonWriter{holes: map[*yaml.Node]hole{}}
 	w.enc = json.NewEncoder(&w.b)
 	w.enc.SetEscapeHTML(false)
 	return w
@@ -178,8 +229,9 @@ func (w *jsonWriter) node(n *yaml.Node) error {
 		}
 		w.b.WriteByte(']')
 	default: // a scalar: its YAML type (string, number, bool, null) decides
-		if v, ok := w.replace[n]; ok {
-			return w.scalar(v)
+		if h, ok := w.holes[n]; ok {
+			w.cuts = append(w.cuts, cut{w.b.Len(), h})
+			return nil
 		}
 		if n.ShortTag() == "!!str" {
 			return w.scalar(n.Value)
@@ -200,4 +252,18 @@ func (w *jsonWriter) scalar(v any) error {
 	}
 	w.b.Truncate(w.b.Len() - 1) // Encode's newline
 	return nil
+}
+
+// document is what was written, split at the cuts.
+func (w *jsonWriter) document() *document {
+	out := w.b.String()
+	d := &document{parts: make([]string, 0, len(w.cuts)+1), holes: make([]hole, 0, len(w.cuts))}
+	from := 0
+	for _, c := range w.cuts {
+		d.parts = append(d.parts, out[from:c.at])
+		d.holes = append(d.holes, c.h)
+		from = c.at
+	}
+	d.parts = append(d.parts, out[from:])
+	return d
 }

@@ -19,26 +19,27 @@ a:
   - {name: next-auth.csrf-token, in: cookie, x-latchkey-cookie: csrf-token}
   - {name: untouched}
 `)
-	doc, err := parse(src)
+	doc, err := compile(src)
 	require.NoError(t, err)
 	in := Instance{BaseURL: "https://ex.com/idp", Origin: "https://ex.com", Cookies: map[string]string{"csrf-token": "__Host-authjs.csrf-token"}}
-	out, err := render(doc, in)
+	out, err := doc.fill(in)
 	require.NoError(t, err)
 	require.Equal(t, `{"openapi":"3.1.0","servers":[{"url":"https://ex.com/idp","x-latchkey-server":"base"}],`+
 		`"z":{"n":3,"f":1.5,"yes":true,"none":null,"s":"<a & b>","q":"3"},`+
 		`"a":[{"url":"https://ex.com","x-latchkey-server":"origin"},`+
 		`{"name":"__Host-authjs.csrf-token","in":"cookie","x-latchkey-cookie":"csrf-token"},{"name":"untouched"}]}`, string(out))
 
-	again, err := render(doc, Instance{BaseURL: "b", Origin: "o", Cookies: in.Cookies})
+	again, err := doc.fill(Instance{BaseURL: "b<&>", Origin: "o", Cookies: in.Cookies})
 	require.NoError(t, err)
-	require.Contains(t, string(again), `"url":"b"`, "rendering leaves the parsed tree as it was")
+	require.Contains(t, string(again), `"url":"b<&>"`, "filling leaves the document as it was; values are JSON strings")
+	require.Contains(t, string(out), `"url":"https://ex.com/idp"`, "an earlier answer is not changed by a later fill")
 
-	_, err = render(doc, Instance{})
-	require.ErrorContains(t, err, `no cookie for x-latchkey-cookie "csrf-token"`)
-	bad, err := parse([]byte(`servers: [{url: x, x-latchkey-server: elsewhere}]`))
-	require.NoError(t, err)
-	_, err = render(bad, in)
+	_, err = doc.fill(Instance{})
+	require.ErrorContains(t, err, `line 8: no cookie for x-latchkey-cookie "csrf-token"`)
+	_, err = compile([]byte(`servers: [{url: x, x-latchkey-server: elsewhere}]`))
 	require.ErrorContains(t, err, `unknown x-latchkey-server "elsewhere"`)
+	_, err = compile([]byte(`servers: [{x-latchkey-server: base}]`))
+	require.ErrorContains(t, err, "marked object has no url")
 	_, err = Render(in)
 	require.ErrorContains(t, err, "no cookie for", "the embedded document names every cookie role")
 }
