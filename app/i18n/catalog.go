@@ -35,7 +35,7 @@ type Catalog struct {
 func Load(fsys fs.FS, def string, allowed []string) (*Catalog, error) {
 	bundle := goi18n.NewBundle(language.Make(Source))
 	bundle.RegisterUnmarshalFunc("toml", toml.Unmarshal)
-	shipped, err := loadFiles(bundle, fsys)
+	shipped, files, err := loadFiles(bundle, fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -67,10 +67,19 @@ func Load(fsys fs.FS, def string, allowed []string) (*Catalog, error) {
 		return nil, fmt.Errorf("i18n.default: %q is not one of the languages offered (%s)", def, strings.Join(tags, " "))
 	}
 	tags = append([]string{defTag}, slices.DeleteFunc(tags, func(t string) bool { return t == defTag })...)
+	names, err := placeholderNames(files)
+	if err != nil {
+		return nil, err
+	}
+	ids := messageIDs(files)
 	c := &Catalog{}
 	matchable := make([]language.Tag, len(tags))
 	for i, t := range tags {
-		l, err := newLang(bundle, t)
+		msgs, err := renderAll(bundle, t, ids, names)
+		if err != nil {
+			return nil, err
+		}
+		l, err := newLang(t, msgs, names)
 		if err != nil {
 			return nil, err
 		}
@@ -81,29 +90,32 @@ func Load(fsys fs.FS, def string, allowed []string) (*Catalog, error) {
 	return c, nil
 }
 
-// loadFiles parses every catalogue into the bundle, keyed by its tag as the
-// file names it (pt-BR.toml → "pt-BR").
-func loadFiles(bundle *goi18n.Bundle, fsys fs.FS) (map[string]bool, error) {
-	files, err := fs.Glob(fsys, "*.toml")
+// loadFiles parses every catalogue into the bundle: the tags as the
+// files name them (pt-BR.toml → "pt-BR") and the parsed files.
+func loadFiles(bundle *goi18n.Bundle, fsys fs.FS) (map[string]bool, []*goi18n.MessageFile, error) {
+	paths, err := fs.Glob(fsys, "*.toml")
 	if err != nil {
-		return nil, fmt.Errorf("i18n: list catalogues: %w", err)
+		return nil, nil, fmt.Errorf("i18n: list catalogues: %w", err)
 	}
 	shipped := map[string]bool{}
-	for _, f := range files {
-		tag := strings.TrimSuffix(path.Base(f), ".toml")
+	var files []*goi18n.MessageFile
+	for _, p := range paths {
+		tag := strings.TrimSuffix(path.Base(p), ".toml")
 		if _, err := language.Parse(tag); err != nil {
-			return nil, fmt.Errorf("i18n: %s: the file name is not a language tag: %w", f, err)
+			return nil, nil, fmt.Errorf("i18n: %s: the file name is not a language tag: %w", p, err)
 		}
-		buf, err := fs.ReadFile(fsys, f)
+		buf, err := fs.ReadFile(fsys, p)
 		if err != nil {
-			return nil, fmt.Errorf("i18n: read %s: %w", f, err)
+			return nil, nil, fmt.Errorf("i18n: read %s: %w", p, err)
 		}
-		if _, err := bundle.ParseMessageFileBytes(buf, f); err != nil {
-			return nil, fmt.Errorf("i18n: parse %s: %w", f, err)
+		f, err := bundle.ParseMessageFileBytes(buf, p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("i18n: parse %s: %w", p, err)
 		}
 		shipped[tag] = true
+		files = append(files, f)
 	}
-	return shipped, nil
+	return shipped, files, nil
 }
 
 // findTag is the shipped tag that names the same language as t (any case:

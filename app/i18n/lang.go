@@ -4,22 +4,21 @@ import (
 	"context"
 	"fmt"
 	"strings"
-
-	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
 )
 
 // Lang is one offered language: its tag, its writing direction and its
 // messages. A nil *Lang answers every message with its id, so a view
 // rendered without a language shows which message is missing.
 type Lang struct {
-	tag  string
-	name string
-	rtl  bool
-	loc  *goi18n.Localizer
+	tag   string
+	name  string
+	rtl   bool
+	msgs  map[string]string // id → message with marks (renderAll)
+	names []string          // the catalogue's placeholder names, which the marks index
 }
 
-func newLang(bundle *goi18n.Bundle, tag string) (*Lang, error) {
-	l := &Lang{tag: tag, loc: goi18n.NewLocalizer(bundle, tag)}
+func newLang(tag string, msgs map[string]string, names []string) (*Lang, error) {
+	l := &Lang{tag: tag, msgs: msgs, names: names}
 	l.name = l.T("LanguageName")
 	switch dir := l.T("Direction"); dir {
 	case "ltr":
@@ -63,19 +62,11 @@ func (l *Lang) T(id string, kv ...string) string {
 	if l == nil {
 		return id
 	}
-	lc := &goi18n.LocalizeConfig{MessageID: id}
-	if len(kv) > 0 {
-		data := make(map[string]string, len(kv)/2)
-		for i := 0; i+1 < len(kv); i += 2 {
-			data[kv[i]] = kv[i+1]
-		}
-		lc.TemplateData = data
-	}
-	s, err := l.loc.Localize(lc)
-	if s == "" && err != nil {
+	m, ok := l.msgs[id]
+	if !ok {
 		return id
 	}
-	return s
+	return fill(m, l.names, kv)
 }
 
 // hole marks where a value goes in Split: a byte no message contains.
