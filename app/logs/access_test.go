@@ -37,6 +37,13 @@ func TestAccessLineIsSlogs(t *testing.T) {
 		{"GET", "/api/auth/session", "ünïcode\x01", 500, time.Millisecond}, // non-ASCII, control
 		{"PROPFIND", "/x", "", 400, time.Hour},                             // empty is quoted
 	}
+	for c := range 256 { // every byte, in a route and in an id: quoted or escaped as slog does
+		lines = append(lines, struct {
+			method, route, id string
+			status            int
+			took              time.Duration
+		}{"GET", "/r" + string([]byte{byte(c)}), "id" + string([]byte{byte(c)}), 200, time.Millisecond})
+	}
 	for _, json := range []bool{false, true} {
 		for _, now := range at {
 			for _, l := range lines {
