@@ -14,7 +14,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,8 +63,7 @@ Without --config, ./config.yaml is read when present, else built-in defaults.
 Environment: SERVICE_URL (AUTH_URL, NEXTAUTH_URL), AUTH_SECRET (NEXTAUTH_SECRET,
 AUTH_SECRET_FILE), PORT, DATABASE_URL, LOG_LEVEL (debug, info, warn, error),
 LOG_FORMAT (text, json), METRICS_ADDR (Prometheus /metrics listener, e.g.
-127.0.0.1:9464; off when unset), GOGC (the service's garbage collector
-target; 200 when unset).
+127.0.0.1:9464; off when unset).
 `
 
 func main() {
@@ -122,24 +120,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "latchkey: unknown command %q\n\n%s", cmd, usage)
 		return 2
 	}
-}
-
-// gcPercent is the garbage collector's target (GOGC) when the environment
-// sets none. latchkey's live heap is small (about 1.6 MB after start-up),
-// so under Go's default of 100 the heap's 4 MB floor sets the pace, and a
-// loaded instance collects some 40 times a second. At 200 its heap peaks
-// where it did at 100 before the catalogues and the OpenAPI tree stopped
-// being kept (RSS about the same), with a third fewer collections, each
-// marking less. README, Performance, has the measurements.
-const gcPercent = 200
-
-// tuneGC sets gcPercent unless GOGC is set, which an operator's value
-// always wins over.
-func tuneGC(lookup func(string) (string, bool)) {
-	if _, ok := lookup("GOGC"); ok {
-		return
-	}
-	debug.SetGCPercent(gcPercent)
 }
 
 // newLogger writes at LOG_LEVEL (info by default) in format: text, or
@@ -310,7 +290,6 @@ func secretsSummary(cfg config.Config) string {
 }
 
 func serve(path string, stderr io.Writer) int {
-	tuneGC(os.LookupEnv)
 	cfg, warnings, err := loadConfig(path)
 	// The format is known once the config is read; a config that does not
 	// load is reported in LOG_FORMAT's format, when it names a valid one.

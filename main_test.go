@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -470,19 +469,4 @@ func TestCheckConfigLanguages(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `error: i18n.default: "<b>" is not a language tag`)
 	require.Contains(t, stderr, `error: i18n.default: "<b>" is not in i18n.languages`)
-}
-
-// Serving without GOGC in the environment collects at gcPercent; an
-// operator's GOGC, whatever it says, is left to the runtime.
-func TestTuneGC(t *testing.T) {
-	before := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(before) })
-
-	tuneGC(func(string) (string, bool) { return "", false })
-	require.Equal(t, gcPercent, debug.SetGCPercent(100))
-
-	for _, v := range []string{"50", "off", ""} {
-		tuneGC(func(k string) (string, bool) { return v, k == "GOGC" })
-		require.Equal(t, 100, debug.SetGCPercent(100), "GOGC=%q", v)
-	}
 }
