@@ -3,6 +3,13 @@
 // middleware. latchkey's routes are measured against it side by side, on
 // the same machine in the same rounds, so that their ratio to it means
 // something on a noisy, shared machine.
+//
+// Built with -tags linked and run with -beside CONFIG, it also builds a
+// latchkey App from that configuration and keeps it, unserved, for as long
+// as it runs (beside_linked.go): the same handlers then answer from a
+// process that carries all of latchkey but its requests (every package
+// linked and initialised, the App's live heap, its garbage collector's
+// work), which is the floor under latchkey's own answers.
 package main
 
 import (
@@ -33,7 +40,16 @@ var sessionHeaders = [][2]string{
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:3999", "address to listen on")
+	beside := flag.String("beside", "", "a latchkey configuration file: hold a latchkey App built from it while serving (needs -tags linked)")
 	flag.Parse()
+	if *beside != "" {
+		release, err := holdLatchkey(*beside)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bare:", err)
+			os.Exit(1)
+		}
+		defer release()
+	}
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

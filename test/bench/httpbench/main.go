@@ -120,8 +120,8 @@ func run(ctx context.Context, o options) error {
 	}
 	defer os.RemoveAll(dir)
 
-	logf("building latchkey and the bare handler")
-	latchkeyBin, bareBin, err := build(dir, o.LatchkeyBin)
+	logf("building latchkey and the bare handler (plain, and with latchkey linked in)")
+	latchkeyBin, bareBin, bareLinkedBin, err := build(dir, o.LatchkeyBin)
 	if err != nil {
 		return err
 	}
@@ -138,6 +138,10 @@ func run(ctx context.Context, o options) error {
 		return p, err
 	}
 	bare, err := start(startBare(bareBin))
+	if err != nil {
+		return err
+	}
+	beside, err := start(startBareBeside(bareLinkedBin, dir))
 	if err != nil {
 		return err
 	}
@@ -178,7 +182,7 @@ func run(ctx context.Context, o options) error {
 	}
 
 	logf("signing in through the e-mail flow")
-	targets, err := buildTargets(bare, jwt, db, dbQuery, pg, pgQuery)
+	targets, err := buildTargets(bare, beside, jwt, db, dbQuery, pg, pgQuery)
 	if err != nil {
 		return err
 	}
@@ -216,8 +220,9 @@ func run(ctx context.Context, o options) error {
 }
 
 // buildTargets signs in where a target needs it and lists the targets,
-// the bare handler first. pg and pgQuery are nil without PostgreSQL.
-func buildTargets(bare, jwt, db, dbQuery, pg, pgQuery *proc) ([]*target, error) {
+// the bare handler first. beside is the bare handler holding a latchkey
+// App; pg and pgQuery are nil without PostgreSQL.
+func buildTargets(bare, beside, jwt, db, dbQuery, pg, pgQuery *proc) ([]*target, error) {
 	const addr = "bench@example.com"
 	jwtCookie, err := signIn(jwt, addr)
 	if err != nil {
@@ -270,6 +275,9 @@ func buildTargets(bare, jwt, db, dbQuery, pg, pgQuery *proc) ([]*target, error) 
 	}
 	return append(ts,
 		&target{Key: "headers", Name: "bare Echo handler `{}` with latchkey's cookieless `GET /session` headers", URL: bare.Origin + "/headers", Proc: bare, Floor: true, check: emptyObject},
+		// The same handler in a process that carries latchkey but does none
+		// of its per-request work: the rest of the floor.
+		&target{Key: "headers-beside", Name: "the same, in a process holding an unserved latchkey App (all of latchkey linked, started, its heap live)", URL: beside.Origin + "/headers", Proc: beside, Floor: true, check: emptyObject},
 		&target{Key: "nocookie", Name: "`GET /session` no cookie", URL: db.Origin + session, Proc: db, Goal: 0.80, check: emptyObject, header: shapeIs(reference)},
 		&target{Key: "csrf", Name: "`GET /csrf` with a valid CSRF cookie", URL: db.Origin + basePath + "/csrf", Cookie: csrfCookie, Proc: db, Goal: 0.75, check: csrfToken(token)},
 	), nil

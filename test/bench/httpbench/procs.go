@@ -38,10 +38,14 @@ type proc struct {
 }
 
 // build compiles latchkey (unless bin names a binary already built) and the
-// bare handler into dir.
-func build(dir, bin string) (latchkey, bare string, err error) {
-	latchkey, bare = bin, filepath.Join(dir, "bare")
-	steps := [][]string{{"build", "-o", bare, "./test/bench/bare"}}
+// bare handler into dir, the bare handler twice: as it is, and with all of
+// latchkey linked in (-tags linked) for the reference that holds an App.
+func build(dir, bin string) (latchkey, bare, bareLinked string, err error) {
+	latchkey, bare, bareLinked = bin, filepath.Join(dir, "bare"), filepath.Join(dir, "bare-linked")
+	steps := [][]string{
+		{"build", "-o", bare, "./test/bench/bare"},
+		{"build", "-trimpath", "-tags", "linked", "-o", bareLinked, "./test/bench/bare"},
+	}
 	if latchkey == "" {
 		latchkey = filepath.Join(dir, "latchkey")
 		steps = append(steps, []string{"build", "-trimpath", "-o", latchkey, "."})
@@ -50,13 +54,12 @@ func build(dir, bin string) (latchkey, bare string, err error) {
 		cmd := exec.Command("go", args...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
-			return "", "", fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+			return "", "", "", fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
 		}
 	}
-	return latchkey, bare, nil
+	return latchkey, bare, bareLinked, nil
 }
 
-// startBare starts the bare Echo handler.
 func startBare(bin string) (*proc, error) {
 	port, err := freePort()
 	if err != nil {
@@ -64,6 +67,28 @@ func startBare(bin string) (*proc, error) {
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	p, err := spawn("bare", "http://"+addr, exec.Command(bin, "-addr", addr))
+	if err != nil {
+		return nil, err
+	}
+	return p, p.waitReady("/")
+}
+
+// startBareBeside starts the bare handler built with -tags linked, holding
+// a latchkey App configured as the SQLite database instance (its own data
+// folder under dir), never served.
+func startBareBeside(bin, dir string) (*proc, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	home, confPath, err := writeConfig(dir, "bare-beside", "database")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "-addr", addr, "-beside", confPath)
+	cmd.Dir, cmd.Env = home, latchkeyEnv(home, "http://"+addr, "")
+	p, err := spawn("bare-beside", "http://"+addr, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +103,27 @@ func startLatchkey(bin, dir, name, strategy, dbURL string, sessionYAML ...string
 	if err != nil {
 		return nil, err
 	}
-	home := filepath.Join(dir, name)
-	if err := os.MkdirAll(home, 0o700); err != nil {
+	home, confPath, err := writeConfig(dir, name, strategy, sessionYAML...)
+	if err != nil {
 		return nil, err
+	}
+	origin := "http://127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(bin, "--config", confPath)
+	cmd.Dir, cmd.Env = home, append(latchkeyEnv(home, origin, dbURL), "PORT="+strconv.Itoa(port))
+	p, err := spawn(name, origin, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.waitReady(basePath + "/csrf")
+}
+
+// writeConfig writes the configuration of a bench instance named name into
+// its own folder under dir: e-mail sign-in with no rate limits, the
+// session strategy given, then sessionYAML's lines under session:.
+func writeConfig(dir, name, strategy string, sessionYAML ...string) (home, path string, err error) {
+	home = filepath.Join(dir, name)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return "", "", err
 	}
 	conf := fmt.Sprintf(`data_dir: %q
 providers:
@@ -91,27 +134,20 @@ providers:
 session:
   strategy: %s
 %s`, filepath.Join(home, "data"), strategy, indented(sessionYAML))
-	confPath := filepath.Join(home, "config.yaml")
-	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
-		return nil, err
-	}
-	origin := "http://127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "--config", confPath)
-	cmd.Dir = home
-	cmd.Env = []string{
+	path = filepath.Join(home, "config.yaml")
+	return home, path, os.WriteFile(path, []byte(conf), 0o600)
+}
+
+// latchkeyEnv is a bench instance's whole environment; dbURL "" means SQLite.
+func latchkeyEnv(home, origin, dbURL string) []string {
+	return []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
 		"SERVICE_URL=" + origin + basePath,
 		"AUTH_SECRET=" + benchSecret,
-		"PORT=" + strconv.Itoa(port),
 		"DATABASE_URL=" + dbURL,
 		"LOG_LEVEL=info",
 	}
-	p, err := spawn(name, origin, cmd)
-	if err != nil {
-		return nil, err
-	}
-	return p, p.waitReady(basePath + "/csrf")
 }
 
 // indented is YAML lines under session:.
