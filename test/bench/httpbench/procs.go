@@ -60,6 +60,7 @@ func build(dir, bin string) (latchkey, bare, bareLinked string, err error) {
 	return latchkey, bare, bareLinked, nil
 }
 
+// startBare starts the bare Echo handler.
 func startBare(bin string) (*proc, error) {
 	port, err := freePort()
 	if err != nil {
