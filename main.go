@@ -14,7 +14,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -61,7 +60,8 @@ one they need --yes.
 
 Without --config, ./config.yaml is read when present, else built-in defaults.
 Environment: SERVICE_URL (AUTH_URL, NEXTAUTH_URL), AUTH_SECRET (NEXTAUTH_SECRET,
-AUTH_SECRET_FILE), PORT, DATABASE_URL, LOG_LEVEL (debug, info, warn, error),
+AUTH_SECRET_FILE), PORT, LISTEN (address to listen on, e.g. 127.0.0.1; every
+interface when unset), DATABASE_URL, LOG_LEVEL (debug, info, warn, error),
 LOG_FORMAT (text, json), METRICS_ADDR (Prometheus /metrics listener, e.g.
 127.0.0.1:9464; off when unset).
 `
@@ -332,7 +332,7 @@ func serve(path string, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	l, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
+	l, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
 		log.Error("listen", "err", err)
 		return 1

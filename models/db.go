@@ -219,7 +219,10 @@ func sqliteDialector(path string) (gorm.Dialector, error) {
 		return nil, fmt.Errorf("create database folder: %w", err)
 	}
 	// The database holds users and tokens: create it private (SQLite gives
-	// its -wal and -shm files the same mode).
+	// its -wal and -shm files the same mode). This descriptor is closed
+	// before SQLite opens the file, so it drops no lock of this process;
+	// once SQLite has it open, nothing here may open and close it again
+	// (see sqliteFile.intact).
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)

@@ -21,6 +21,10 @@ type Config struct {
 	RotationSecrets []string `yaml:"-"`
 	// Port is the listening port (PORT).
 	Port int `yaml:"port"`
+	// Listen is the address the service listens on, with Port (LISTEN):
+	// an IP address or host name, e.g. 127.0.0.1 behind a proxy on the
+	// same host. Empty: every interface. See ListenAddr.
+	Listen string `yaml:"listen"`
 	// DataDir holds the default SQLite file and the generated secret.
 	DataDir string `yaml:"data_dir"`
 	// DatabaseURL is a SQLite file path or sqlite:// / file: URL (DATABASE_URL).

@@ -235,6 +235,9 @@ func (c *Config) applyEnv(env Env) (p Problems) {
 			c.Port = n
 		}
 	}
+	if v, ok := first(env, "LISTEN"); ok {
+		c.Listen = v
+	}
 	if v, ok := first(env, "DATABASE_URL"); ok {
 		c.DatabaseURL = v
 	}

@@ -36,6 +36,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	if c.Port < 1 || c.Port > 65535 {
 		add("port: %d is not a TCP port", c.Port)
 	}
+	c.validateListen(add)
 	if c.Secret != "" && len(c.Secret) < 32 {
 		add("secret: too short (%d characters); use at least 32, e.g. `openssl rand -hex 32`", len(c.Secret))
 	}

@@ -46,12 +46,18 @@ type adminRun struct {
 // and checks that it printed no secret.
 func (c *cluster) admin(dbURL string, args ...string) adminRun {
 	c.t.Helper()
+	return c.adminInput("y\n", dbURL, args...)
+}
+
+// adminInput is admin with stdin as the command's standard input.
+func (c *cluster) adminInput(stdin, dbURL string, args ...string) adminRun {
+	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, append([]string{"--config", c.config}, args...)...)
 	cmd.Env = c.env(0, dbURL)
 	cmd.Dir = c.dir
-	cmd.Stdin = strings.NewReader("y\n") // not a terminal: only --yes confirms
+	cmd.Stdin = strings.NewReader(stdin) // not a terminal: only --yes confirms
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	var exit *exec.ExitError
