@@ -33,6 +33,9 @@ type Tokens interface {
 type Browser interface {
 	// SignedInUser is the user id of the browser's valid session, "" when none.
 	SignedInUser(ctx context.Context) (string, error)
+	// SignedInSince is SignedInUser with the time that session signed in
+	// (zero when unknown, which counts as long ago).
+	SignedInSince(ctx context.Context) (string, time.Time, error)
 	// StartSession creates a session for u in the configured strategy;
 	// claims is the JWT payload (nil for database sessions).
 	StartSession(ctx context.Context, u session.User, claims map[string]any) error

@@ -172,10 +172,11 @@ func (s *store) RedeemVerificationToken(ctx context.Context, identifier, hash st
 	return u, true, nil
 }
 
-// browser is a fake signin.Browser: the signed-in user, the sessions it
-// was given and the sessions it ended.
+// browser is a fake signin.Browser: the signed-in user and when that
+// session signed in, the sessions it was given and the sessions it ended.
 type browser struct {
 	user      string
+	since     time.Time
 	readErr   error
 	startErr  error
 	started   []session.User
@@ -185,13 +186,17 @@ type browser struct {
 
 func (b *browser) SignedInUser(context.Context) (string, error) { return b.user, b.readErr }
 
+func (b *browser) SignedInSince(context.Context) (string, time.Time, error) {
+	return b.user, b.since, b.readErr
+}
+
 func (b *browser) StartSession(_ context.Context, u session.User, claims map[string]any) error {
 	if b.startErr != nil {
 		return b.startErr
 	}
 	b.started = append(b.started, u)
 	b.claims = append(b.claims, claims)
-	b.user = u.ID
+	b.user, b.since = u.ID, now
 	return nil
 }
 
@@ -222,12 +227,13 @@ var now = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 // service is a Service over st with the default hooks and a fixed clock.
 func service(st *store) *signin.Service {
 	return &signin.Service{
-		Users:       st,
-		Tokens:      st,
-		Hooks:       signin.DefaultHooks(config.Callbacks{}),
-		Now:         func() time.Time { return now },
-		TokenHashes: func(token string) []string { return []string{"hash:" + token} },
-		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Users:        st,
+		Tokens:       st,
+		Hooks:        signin.DefaultHooks(config.Callbacks{}),
+		Now:          func() time.Time { return now },
+		TokenHashes:  func(token string) []string { return []string{"hash:" + token} },
+		ReauthWindow: 10 * time.Minute,
+		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 }
 
