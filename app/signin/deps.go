@@ -17,6 +17,9 @@ type Users interface {
 	LinkAccount(ctx context.Context, acc *models.Account) error
 	CreateUserWithAccount(ctx context.Context, u *models.User, acc *models.Account) error
 	AccountsOf(ctx context.Context, userID string) ([]models.Account, error)
+	// UnlinkAccounts removes the user's accounts but the one with id keep
+	// ("": none) and counts them.
+	UnlinkAccounts(ctx context.Context, userID, keep string) (int64, error)
 }
 
 // Tokens is the storage of pending e-mail sign-ins (hashed tokens only).

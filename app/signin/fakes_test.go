@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,7 +84,31 @@ func (s *store) AccountsOf(_ context.Context, userID string) ([]models.Account, 
 			out = append(out, *acc)
 		}
 	}
+	slices.SortFunc(out, func(a, b models.Account) int { return a.CreatedAt.Compare(b.CreatedAt) }) // oldest first, as the store
 	return out, nil
+}
+
+func (s *store) UnlinkAccounts(_ context.Context, userID, keep string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for key, acc := range s.accounts {
+		if acc.UserID == userID && acc.ID != keep {
+			delete(s.accounts, key)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// stamp gives a new account row an id and a creation time after every
+// earlier one's (the caller holds mu).
+func (s *store) stamp(acc *models.Account) {
+	s.nextID++
+	if acc.ID == "" {
+		acc.ID = fmt.Sprint("a", s.nextID)
+	}
+	acc.CreatedAt = now.Add(time.Duration(s.nextID) * time.Second)
 }
 
 func (s *store) LinkAccount(_ context.Context, acc *models.Account) error {
@@ -96,6 +121,7 @@ func (s *store) LinkAccount(_ context.Context, acc *models.Account) error {
 	if _, ok := s.accounts[key]; ok {
 		return models.ErrConflict
 	}
+	s.stamp(acc)
 	s.accounts[key] = acc
 	return nil
 }
@@ -118,6 +144,7 @@ func (s *store) CreateUserWithAccount(ctx context.Context, u *models.User, acc *
 	u.ID = fmt.Sprint("u", s.nextID)
 	s.users[u.ID] = u
 	acc.UserID = u.ID
+	s.stamp(acc)
 	s.accounts[acc.Provider+"|"+acc.ProviderAccountID] = acc
 	s.mu.Unlock()
 	return nil
