@@ -3,8 +3,10 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -32,7 +34,9 @@ func (a *App) tellMethodAdded(ctx context.Context, u *models.User, p config.Prov
 	}
 	m := views.MethodAddedEmail(a.mailLang(ctx), hostOf(a.base.Origin), providerName(p), resetURL)
 	if err := a.pw.mail.send(ctx, *u.Email, m); err != nil {
-		a.log.Error("sign-in method linked, but the notice e-mail failed", "user", u.ID, "provider", p.ID, "err", err)
+		// The SMTP library's error may quote the recipient: mask it.
+		cause := strings.ReplaceAll(err.Error(), *u.Email, email.Mask(*u.Email))
+		a.log.Error("sign-in method linked, but the notice e-mail failed", "user", u.ID, "provider", p.ID, "err", cause)
 	}
 }
 
