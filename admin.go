@@ -47,6 +47,7 @@ func adminCommands() []adminCommand {
 		{"sessions", "list", nil, "ju", sessionsList, nil},
 		{"sessions", "revoke", nil, "uay", sessionsRevoke, checkRevoke},
 		{"accounts", "unlink", []string{"<email|id>", "<provider>"}, "", accountsUnlink, nil},
+		{"accounts", "unlink-all", []string{"<email|id>"}, "y", accountsUnlinkAll, nil},
 	}
 }
 

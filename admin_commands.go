@@ -227,3 +227,30 @@ func accountsUnlink(r *adminRun) error {
 	fmt.Fprintf(r.out, "unlinked %s at %q from user %s; %s left\n", plural(n, "account"), provider, label(u), plural(int64(len(left)), "account"))
 	return nil
 }
+
+// accountsUnlinkAll removes every OAuth/OIDC identity linked to a user,
+// as after a stolen session was used to link one: the operator decides,
+// so unlike the self-service removal it may leave the user without a way
+// to sign in (the summary says what is left).
+func accountsUnlinkAll(r *adminRun) error {
+	u, accounts, _, err := r.userWithRows(r.args[0])
+	if err != nil {
+		return err
+	}
+	if len(accounts) == 0 {
+		return fmt.Errorf("user %s has no linked accounts; nothing changed", label(u))
+	}
+	names := make([]string, len(accounts))
+	for i, a := range accounts {
+		names[i] = a.Provider
+	}
+	if err := r.confirm(fmt.Sprintf("Unlink %s (%s) from user %s?", plural(int64(len(accounts)), "account"), strings.Join(names, ", "), label(u))); err != nil {
+		return err
+	}
+	n, err := r.store.UnlinkAccounts(r.ctx, u.ID, "")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "unlinked %s (%s) from user %s; its sessions stay (`sessions revoke --user` ends them)\n", plural(n, "account"), strings.Join(names, ", "), label(u))
+	return nil
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -60,4 +61,45 @@ func TestAdminCommandLine(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
 	require.Contains(t, stderr, "latchkey: users list: invalid configuration: read config:")
+}
+
+// `accounts unlink-all` removes every identity linked to the user, and
+// only that user's, after a confirmation (--yes in a script).
+func TestAccountsUnlinkAll(t *testing.T) {
+	clearEnv(t)
+	db := filepath.Join(t.TempDir(), "latchkey.db")
+	t.Setenv("DATABASE_URL", db)
+	code, _, stderr := runCmd("migrate")
+	require.Equal(t, 0, code, stderr)
+	store, err := models.Connect(models.Config{Dialect: models.DialectSQLite, DSN: db})
+	require.NoError(t, err)
+	defer store.Close()
+	ctx := context.Background()
+	ann, bob := "ann@example.com", "bob@example.com"
+	users := map[string]*models.User{}
+	for _, addr := range []string{ann, bob} {
+		u := &models.User{Email: &addr}
+		require.NoError(t, store.CreateUser(ctx, u))
+		users[addr] = u
+		for _, p := range []string{"github", "google"} {
+			require.NoError(t, store.LinkAccount(ctx, &models.Account{UserID: u.ID, Type: "oauth", Provider: p, ProviderAccountID: addr}))
+		}
+	}
+
+	code, _, stderr = runCmd("accounts", "unlink-all", ann)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "pass --yes")
+	code, stdout, stderr := runCmd("accounts", "unlink-all", ann, "--yes")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "unlinked 2 accounts (github, google) from user ann@example.com ("+users[ann].ID+"); its sessions stay (`sessions revoke --user` ends them)\n", stdout)
+	left, err := store.AccountsOf(ctx, users[ann].ID)
+	require.NoError(t, err)
+	require.Empty(t, left)
+	left, err = store.AccountsOf(ctx, users[bob].ID)
+	require.NoError(t, err)
+	require.Len(t, left, 2, "another user's links stay")
+
+	code, _, stderr = runCmd("accounts", "unlink-all", ann, "--yes")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "has no linked accounts; nothing changed")
 }

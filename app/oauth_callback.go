@@ -65,6 +65,9 @@ func (a *App) completeOAuth(c echo.Context, rq *request, p config.Provider, chk 
 	if err != nil {
 		return err
 	}
+	if out.Linked {
+		a.tellMethodAdded(a.mailContext(c, rq), out.User, p)
+	}
 	return a.afterSignIn(c, rq, out)
 }
 

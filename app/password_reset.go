@@ -17,8 +17,9 @@ import (
 // e-mail to any other: one look-up and one e-mail either way, and the same
 // page. The link (30 minutes, once) opens a form; its POST sets the new
 // password, marks the address verified (the link proved it) and ends every
-// session of the user, this browser's included, in one transaction. Then
-// the person signs in with the new password. The same link is how a user
+// session of the user, this browser's included, in one transaction; when
+// the form asks (removeLinked), the user's linked sign-in methods go too.
+// Then the person signs in with the new password. The same link is how a user
 // without a password adds one (/account/password).
 
 func (a *App) resetOff() bool { return !a.pw.enabled || !a.pw.canMail }
@@ -149,8 +150,12 @@ func (a *App) resetConfirmPage(status int, msg string) action {
 		if err != nil {
 			return a.linkFailed(c, rq, err, "/reset")
 		}
+		linked, err := a.store.AccountsOf(c.Request().Context(), u.ID)
+		if err != nil {
+			return a.tryLater(c, rq, "reset page", err)
+		}
 		d := a.passwordForm(c, rq, "TitleResetConfirm", "/reset/confirm")
-		d.Email, d.Token, d.Error = deref(u.Email), token, msg
+		d.Email, d.Token, d.Error, d.HasLinked = deref(u.Email), token, msg, len(linked) > 0
 		return render(c, status, views.ResetPasswordPage(d))
 	}
 }
@@ -184,6 +189,12 @@ func (a *App) postResetConfirm(c echo.Context, rq *request) error {
 	}
 	a.log.Info("password reset", "user", u.ID, "database_sessions_ended", ended)
 	a.sessionsEnded(ctx, at)
+	if asksRemoveLinked(rq) {
+		// The user has a password now: every linked method may go.
+		if err := a.removeLinkedMethods(ctx, u, true); err != nil {
+			return a.tryLater(c, rq, "reset: remove linked sign-in methods (the password was changed)", err)
+		}
+	}
 	return a.passwordChanged(c, rq)
 }
 

@@ -219,7 +219,9 @@ func (a *App) build(idpClient *http.Client) error {
 		Now:         a.now,
 		TokenHashes: func(token string) []string { return email.HashTokens(token, a.cfg.Secrets()) },
 		JWTSessions: a.sessions.Name() == config.StrategyJWT,
-		Log:         a.log,
+		// The window of adding a passkey, for the same reason.
+		ReauthWindow: passkeyReauthWindow,
+		Log:          a.log,
 	}
 	if a.echo, err = a.routes(); err != nil {
 		return err

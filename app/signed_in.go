@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -46,6 +47,14 @@ func (b browser) SignedInUser(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return s.User.ID, nil
+}
+
+func (b browser) SignedInSince(ctx context.Context) (string, time.Time, error) {
+	s, _, err := b.sessions.Read(ctx, b.r)
+	if err != nil || s == nil {
+		return "", time.Time{}, err
+	}
+	return s.User.ID, s.SignedIn, nil
 }
 
 func (b browser) StartSession(ctx context.Context, u session.User, claims map[string]any) error {

@@ -1,10 +1,13 @@
 package app
 
 import (
+	"errors"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // postSignOut (after the route's CSRF check) ends the session in whichever store is in use, clears every
@@ -26,9 +29,13 @@ func (a *App) postSignOut(c echo.Context, rq *request) error {
 // (session_revocations, as `latchkey sessions revoke --user`): this
 // instance refuses them at once, every other within session.revocation_poll.
 // The answer is the same in both strategies, and against next-auth (where
-// this path is a plain sign-out).
+// this path is a plain sign-out). With removeLinked the user's linked
+// sign-in methods are removed first (never the last way to sign in).
 func (a *App) postSignOutEverywhere(c echo.Context, rq *request) error {
 	ctx := c.Request().Context()
+	if err := a.unlinkOnSignOut(c, rq); err != nil {
+		return err
+	}
 	if a.cfg.Session.Strategy == config.StrategyJWT {
 		return a.revokeEverywhere(c, rq)
 	}
@@ -64,4 +71,29 @@ func (a *App) revokeEverywhere(c echo.Context, rq *request) error {
 	}
 	a.metrics.SignOut()
 	return a.sendRedirect(c, rq, rq.callbackURL)
+}
+
+// unlinkOnSignOut removes the signed-in user's linked sign-in methods when
+// "sign out everywhere" asks for it. A failure answers Configuration and
+// signs nobody out: the user sees that it did not happen and can retry.
+func (a *App) unlinkOnSignOut(c echo.Context, rq *request) error {
+	if !asksRemoveLinked(rq) {
+		return nil
+	}
+	ctx := c.Request().Context()
+	uid, err := a.browser(c).SignedInUser(ctx)
+	if err != nil || uid == "" { // as GET /session: an unreadable session is none
+		return nil
+	}
+	u, err := a.store.UserByID(ctx, uid)
+	if errors.Is(err, models.ErrNotFound) { // deleted while its JWT lives on
+		return nil
+	}
+	if err == nil {
+		err = a.removeLinkedMethods(ctx, u, false)
+	}
+	if err != nil {
+		return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: remove linked sign-in methods: %w", err)
+	}
+	return nil
 }

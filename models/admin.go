@@ -183,3 +183,18 @@ func (s *Store) UnlinkAccount(ctx context.Context, userID, provider string) (int
 	}
 	return r.RowsAffected, nil
 }
+
+// UnlinkAccounts removes every account linked to the user except the one
+// with id keep ("": none) and returns how many it removed. Sessions stay,
+// as with UnlinkAccount.
+func (s *Store) UnlinkAccounts(ctx context.Context, userID, keep string) (int64, error) {
+	q := s.db.WithContext(ctx).Where("user_id = ?", userID)
+	if keep != "" {
+		q = q.Where("id <> ?", keep)
+	}
+	r := q.Delete(&Account{})
+	if r.Error != nil {
+		return 0, fmt.Errorf("unlink accounts: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}

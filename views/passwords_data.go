@@ -13,6 +13,7 @@ type PasswordForm struct {
 	Host        string // the service's host, named on the confirm pages
 	SignInURL   string
 	HasPassword bool   // account page: change (true) or add (false)
+	HasLinked   bool   // reset page: the user has linked OAuth identities, which the reset may remove
 	Error       string // message id, or ""
 }
 

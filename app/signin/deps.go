@@ -17,6 +17,9 @@ type Users interface {
 	LinkAccount(ctx context.Context, acc *models.Account) error
 	CreateUserWithAccount(ctx context.Context, u *models.User, acc *models.Account) error
 	AccountsOf(ctx context.Context, userID string) ([]models.Account, error)
+	// UnlinkAccounts removes the user's accounts but the one with id keep
+	// ("": none) and counts them.
+	UnlinkAccounts(ctx context.Context, userID, keep string) (int64, error)
 }
 
 // Tokens is the storage of pending e-mail sign-ins (hashed tokens only).
@@ -33,6 +36,9 @@ type Tokens interface {
 type Browser interface {
 	// SignedInUser is the user id of the browser's valid session, "" when none.
 	SignedInUser(ctx context.Context) (string, error)
+	// SignedInSince is SignedInUser with the time that session signed in
+	// (zero when unknown, which counts as long ago).
+	SignedInSince(ctx context.Context) (string, time.Time, error)
 	// StartSession creates a session for u in the configured strategy;
 	// claims is the JWT payload (nil for database sessions).
 	StartSession(ctx context.Context, u session.User, claims map[string]any) error

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,7 +84,31 @@ func (s *store) AccountsOf(_ context.Context, userID string) ([]models.Account, 
 			out = append(out, *acc)
 		}
 	}
+	slices.SortFunc(out, func(a, b models.Account) int { return a.CreatedAt.Compare(b.CreatedAt) }) // oldest first, as the store
 	return out, nil
+}
+
+func (s *store) UnlinkAccounts(_ context.Context, userID, keep string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for key, acc := range s.accounts {
+		if acc.UserID == userID && acc.ID != keep {
+			delete(s.accounts, key)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// stamp gives a new account row an id and a creation time after every
+// earlier one's (the caller holds mu).
+func (s *store) stamp(acc *models.Account) {
+	s.nextID++
+	if acc.ID == "" {
+		acc.ID = fmt.Sprint("a", s.nextID)
+	}
+	acc.CreatedAt = now.Add(time.Duration(s.nextID) * time.Second)
 }
 
 func (s *store) LinkAccount(_ context.Context, acc *models.Account) error {
@@ -96,6 +121,7 @@ func (s *store) LinkAccount(_ context.Context, acc *models.Account) error {
 	if _, ok := s.accounts[key]; ok {
 		return models.ErrConflict
 	}
+	s.stamp(acc)
 	s.accounts[key] = acc
 	return nil
 }
@@ -118,6 +144,7 @@ func (s *store) CreateUserWithAccount(ctx context.Context, u *models.User, acc *
 	u.ID = fmt.Sprint("u", s.nextID)
 	s.users[u.ID] = u
 	acc.UserID = u.ID
+	s.stamp(acc)
 	s.accounts[acc.Provider+"|"+acc.ProviderAccountID] = acc
 	s.mu.Unlock()
 	return nil
@@ -172,10 +199,11 @@ func (s *store) RedeemVerificationToken(ctx context.Context, identifier, hash st
 	return u, true, nil
 }
 
-// browser is a fake signin.Browser: the signed-in user, the sessions it
-// was given and the sessions it ended.
+// browser is a fake signin.Browser: the signed-in user and when that
+// session signed in, the sessions it was given and the sessions it ended.
 type browser struct {
 	user      string
+	since     time.Time
 	readErr   error
 	startErr  error
 	started   []session.User
@@ -185,13 +213,17 @@ type browser struct {
 
 func (b *browser) SignedInUser(context.Context) (string, error) { return b.user, b.readErr }
 
+func (b *browser) SignedInSince(context.Context) (string, time.Time, error) {
+	return b.user, b.since, b.readErr
+}
+
 func (b *browser) StartSession(_ context.Context, u session.User, claims map[string]any) error {
 	if b.startErr != nil {
 		return b.startErr
 	}
 	b.started = append(b.started, u)
 	b.claims = append(b.claims, claims)
-	b.user = u.ID
+	b.user, b.since = u.ID, now
 	return nil
 }
 
@@ -222,12 +254,13 @@ var now = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 // service is a Service over st with the default hooks and a fixed clock.
 func service(st *store) *signin.Service {
 	return &signin.Service{
-		Users:       st,
-		Tokens:      st,
-		Hooks:       signin.DefaultHooks(config.Callbacks{}),
-		Now:         func() time.Time { return now },
-		TokenHashes: func(token string) []string { return []string{"hash:" + token} },
-		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Users:        st,
+		Tokens:       st,
+		Hooks:        signin.DefaultHooks(config.Callbacks{}),
+		Now:          func() time.Time { return now },
+		TokenHashes:  func(token string) []string { return []string{"hash:" + token} },
+		ReauthWindow: 10 * time.Minute,
+		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 }
 

@@ -27,15 +27,17 @@ type OAuthIdentity struct {
 //	identity linked | browser signed in as | result
 //	to U            | nobody or U          | sign in as U
 //	to U            | someone else         | OAuthAccountNotLinked
-//	to nobody       | V                    | link to V, sign in as V
+//	to nobody       | V, signed in recently| link to V, sign in as V
+//	to nobody       | V, longer ago        | SessionRequired: sign in again first
 //	to nobody       | nobody               | e-mail of an existing user: OAuthAccountNotLinked
 //	                |                      |   (linked instead with AllowDangerousEmailAccountLinking)
 //	                |                      | else a new user with this account
 //
-// The hook sees the linked user, or the user the profile would create.
-// Nothing is written before the hook agreed.
+// "Recently" is within ReauthWindow, as for adding a passkey (next-auth
+// links whatever the session's age). The hook sees the linked user, or the
+// user the profile would create. Nothing is written before the hook agreed.
 func (s *Service) OAuth(ctx context.Context, b Browser, in OAuthIdentity) (*SignedIn, error) {
-	current, err := b.SignedInUser(ctx)
+	current, since, err := b.SignedInSince(ctx)
 	if err != nil {
 		return nil, Failf(CodeCallback, "read the current session: %w", err)
 	}
@@ -43,6 +45,9 @@ func (s *Service) OAuth(ctx context.Context, b Browser, in OAuthIdentity) (*Sign
 	linked, err := s.Users.UserByAccount(ctx, acc.Provider, acc.ProviderAccountID)
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
 		return nil, Fail(CodeCallback, err)
+	}
+	if linked == nil && current != "" && s.Now().Sub(since) > s.ReauthWindow {
+		return nil, Failf(CodeSessionRequired, "linking a new %s identity to a session that signed in more than %s ago", in.Provider, s.ReauthWindow)
 	}
 	profileUser := userFromProfile(in.Profile, s.Now())
 	candidate := profileUser
@@ -57,7 +62,7 @@ func (s *Service) OAuth(ctx context.Context, b Browser, in OAuthIdentity) (*Sign
 	if err != nil {
 		return nil, err
 	}
-	out := &SignedIn{User: user, Provider: in.Provider, IsNew: isNew}
+	out := &SignedIn{User: user, Provider: in.Provider, IsNew: isNew, Linked: linked == nil && !isNew}
 	if err := s.startSession(ctx, b, out); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package signin_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -19,6 +20,7 @@ func TestOAuthLinkingTable(t *testing.T) {
 	type world struct {
 		linked     bool
 		signedIn   string // "", "U" or "V"
+		stale      bool   // that session signed in longer ago than the re-authentication window
 		emailUser  bool   // a user W exists with the profile's e-mail
 		dangerous  bool   // allow_dangerous_email_account_linking
 		unverified bool   // the provider does not vouch for the profile's e-mail
@@ -29,14 +31,19 @@ func TestOAuthLinkingTable(t *testing.T) {
 		wantUser  string // "U", "V", "W", "new"
 		wantCode  signin.Code
 		wantLinks int // accounts after the sign-in
+		// wantLinked: a new identity joined an existing user (its address is told)
+		wantLinked bool
 	}{
 		{name: "linked, nobody signed in: sign in as its user", w: world{linked: true}, wantUser: "U", wantLinks: 1},
 		{name: "linked, its user signed in: same user", w: world{linked: true, signedIn: "U"}, wantUser: "U", wantLinks: 1},
 		{name: "linked, another user signed in: refused", w: world{linked: true, signedIn: "V"}, wantCode: signin.CodeOAuthAccountNotLinked, wantLinks: 1},
-		{name: "not linked, signed in: linked to the signed-in user", w: world{signedIn: "V"}, wantUser: "V", wantLinks: 1},
-		{name: "not linked, signed in, e-mail of another user: still the signed-in one", w: world{signedIn: "V", emailUser: true}, wantUser: "V", wantLinks: 1},
+		{name: "linked, its user signed in long ago: same user (no re-authentication needed)", w: world{linked: true, signedIn: "U", stale: true}, wantUser: "U", wantLinks: 1},
+		{name: "not linked, signed in: linked to the signed-in user", w: world{signedIn: "V"}, wantUser: "V", wantLinks: 1, wantLinked: true},
+		{name: "not linked, signed in long ago: SessionRequired, nothing linked", w: world{signedIn: "V", stale: true}, wantCode: signin.CodeSessionRequired},
+		{name: "not linked, signed in long ago, e-mail of another user: SessionRequired", w: world{signedIn: "V", stale: true, emailUser: true}, wantCode: signin.CodeSessionRequired},
+		{name: "not linked, signed in, e-mail of another user: still the signed-in one", w: world{signedIn: "V", emailUser: true}, wantUser: "V", wantLinks: 1, wantLinked: true},
 		{name: "not linked, e-mail of an existing user: refused", w: world{emailUser: true}, wantCode: signin.CodeOAuthAccountNotLinked},
-		{name: "not linked, e-mail of an existing user, dangerous linking: linked to it", w: world{emailUser: true, dangerous: true}, wantUser: "W", wantLinks: 1},
+		{name: "not linked, e-mail of an existing user, dangerous linking: linked to it", w: world{emailUser: true, dangerous: true}, wantUser: "W", wantLinks: 1, wantLinked: true},
 		{name: "not linked, unverified e-mail of an existing user, dangerous linking: refused", w: world{emailUser: true, dangerous: true, unverified: true}, wantCode: signin.CodeOAuthAccountNotLinked},
 		{name: "not linked, unknown e-mail: a new user", w: world{}, wantUser: "new", wantLinks: 1},
 		{name: "not linked, unknown unverified e-mail: a new user, address not verified", w: world{unverified: true}, wantUser: "new", wantLinks: 1},
@@ -59,6 +66,11 @@ func TestOAuthLinkingTable(t *testing.T) {
 			case "V":
 				b.user = v.ID
 			}
+			// Fresh: just inside the window; stale: just past it.
+			b.since = now.Add(-10 * time.Minute)
+			if tc.w.stale {
+				b.since = now.Add(-10*time.Minute - time.Second)
+			}
 			users := len(st.users)
 
 			out, err := service(st).OAuth(context.Background(), b, signin.OAuthIdentity{
@@ -73,9 +85,11 @@ func TestOAuthLinkingTable(t *testing.T) {
 				requireCode(t, err, tc.wantCode)
 				require.Empty(t, b.started, "no session after a refusal")
 				require.Len(t, st.users, users, "no user created after a refusal")
+				require.Equal(t, map[string]string{"": "", "U": u.ID, "V": v.ID}[tc.w.signedIn], b.user, "the session is unchanged")
 				return
 			}
 			require.NoError(t, err)
+			require.Equal(t, tc.wantLinked, out.Linked)
 			want := map[string]*models.User{"U": u, "V": v, "W": w}[tc.wantUser]
 			if tc.wantUser == "new" {
 				require.True(t, out.IsNew)
@@ -166,7 +180,7 @@ func TestOAuthFailures(t *testing.T) {
 		{"user creation fails", func(st *store, _ *browser, _ *signin.Service) { st.failCreate = errBoom }, signin.CodeOAuthCreateAccount},
 		{"user creation conflicts", func(st *store, _ *browser, _ *signin.Service) { st.failCreate = models.ErrConflict }, signin.CodeOAuthAccountNotLinked},
 		{"linking to the signed-in user fails", func(st *store, b *browser, _ *signin.Service) {
-			b.user = st.addUser("me@example.com").ID
+			b.user, b.since = st.addUser("me@example.com").ID, now
 			st.failLink = errBoom
 		}, signin.CodeOAuthAccountNotLinked},
 		{"session cannot start", func(_ *store, b *browser, _ *signin.Service) { b.startErr = errBoom }, signin.CodeCallback},

@@ -27,6 +27,12 @@ type Service struct {
 	// JWTSessions is true when sessions live in the cookie: the JWT hook
 	// shapes their claims, and there is no session row to replace.
 	JWTSessions bool
+	// ReauthWindow is how recently the browser's session must have signed
+	// in for a new OAuth identity to be linked to its user (the window of
+	// adding a passkey): a linked identity outlives every session and a
+	// password reset, so a borrowed or stolen session must not add one.
+	// Zero refuses every such link.
+	ReauthWindow time.Duration
 	// Log takes the warnings of steps that do not stop a sign-in.
 	Log *slog.Logger
 }
@@ -36,6 +42,10 @@ type SignedIn struct {
 	User     *models.User
 	Provider string
 	IsNew    bool
+	// Linked is true when a new identity was linked to an existing user
+	// (the signed-in one, or one found by e-mail): the HTTP layer tells
+	// the user's address that a sign-in method was added.
+	Linked bool
 	// LinkHash is, for an e-mail link, its stored token hash: the HTTP
 	// layer drops that link's binding from the browser.
 	LinkHash string
