@@ -14,10 +14,17 @@ import (
 )
 
 // securityHeaders sets on every response (pages, JSON, redirects, errors,
-// the stylesheet) the headers that keep latchkey out of other sites'
-// frames and stop browsers from sniffing a JSON or text answer into HTML.
-// The Referrer-Policy and the Content-Security-Policy follow when the
-// answer's head is written (documentPolicy).
+// the stylesheet, forward-auth) the headers that keep latchkey out of other
+// sites' frames and stop browsers from sniffing a JSON or text answer into
+// HTML, and under an https SERVICE_URL Strict-Transport-Security. The
+// Referrer-Policy and the Content-Security-Policy follow when the answer's
+// head is written (documentPolicy).
+//
+// Strict-Transport-Security goes on JSON answers too: a front end that
+// only calls GET /session (the next-auth client) may be all a browser ever
+// fetches from latchkey's host. It is a ninth header name on a first
+// visit's GET /session (see documentPolicy for what that costs), paid only
+// under https: over http a.hsts is nil and nothing is added.
 //
 // The values are shared, pre-built slices stored under their canonical
 // keys: Header.Set would allocate a slice per header per response. Nothing
@@ -26,6 +33,9 @@ import (
 func (a *App) securityHeaders(h http.Header) {
 	h["X-Frame-Options"] = xFrameOptions
 	h["X-Content-Type-Options"] = xContentTypeOptions
+	if a.hsts != nil {
+		h["Strict-Transport-Security"] = a.hsts
+	}
 }
 
 // documentPolicy completes the head of an answer that is about to be

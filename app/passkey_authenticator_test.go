@@ -29,6 +29,7 @@ type softKey struct {
 	rpID       string // hashed into authenticatorData
 	packed     bool   // packed self attestation instead of none
 	synced     bool   // BE and BS flags: a synced passkey
+	noUV       bool   // no UV flag: the key was used without its PIN or biometric
 }
 
 func newSoftKey(t testing.TB, origin, rpID string) *softKey {
@@ -44,6 +45,9 @@ var b64 = base64.RawURLEncoding
 // flags are the authenticatorData flags: UP, UV, BE/BS, AT when attested.
 func (k *softKey) flags(attested bool) byte {
 	f := byte(0x01 | 0x04)
+	if k.noUV {
+		f &^= 0x04
+	}
 	if k.synced {
 		f |= 0x08 | 0x10
 	}

@@ -539,3 +539,90 @@ func TestPasskeyAddingNeedsARecentSignIn(t *testing.T) {
 		})
 	}
 }
+
+// A security key found without its PIN (an answer without the UV flag)
+// signs nobody in by default: the documented refusal, nothing recorded
+// (the counter and last use stay), and the options ask the browser for
+// user verification. Registering one stays possible (user_verification:
+// preferred). With sign_in_user_verification: preferred, as before, the
+// same answer signs in.
+func TestPasskeySignInNeedsUserVerification(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startPasskeys(t, b, nil)
+			owner := e.browser()
+			uid := e.emailSignIn(owner, "ada@example.com")
+			k := e.newKey()
+			k.noUV = true
+			e.addPasskey(owner, k, "key without PIN")
+			before := e.passkeysOf(uid)[0]
+
+			c := e.browser()
+			opts := e.passkeyOptions(c, "authenticate")
+			require.Equal(t, "required", opts["userVerification"])
+			e.requirePasskeyRefused(c, e.passkeyAnswer(c, "authenticate", k.get(opts), nil), "User verification required")
+			after := e.passkeysOf(uid)[0]
+			require.Equal(t, before.SignCount, after.SignCount, "the counter is not moved by a refused sign-in")
+			require.Nil(t, after.LastUsedAt)
+
+			k.noUV = false // the PIN typed
+			res := e.passkeySignIn(c, k)
+			require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+			addr, _ := e.sessionUser(c)
+			require.Equal(t, "ada@example.com", addr)
+		})
+	}
+	t.Run("opt-out", func(t *testing.T) {
+		e := startPasskeys(t, backends()[0], func(c *config.Config) {
+			for i := range c.Providers {
+				if c.Providers[i].Type == config.TypeWebAuthn {
+					c.Providers[i].SignInUserVerification = "preferred"
+				}
+			}
+		})
+		owner := e.browser()
+		e.emailSignIn(owner, "ada@example.com")
+		k := e.newKey()
+		k.noUV = true
+		e.addPasskey(owner, k, "key without PIN")
+		c := e.browser()
+		opts := e.passkeyOptions(c, "authenticate")
+		require.Equal(t, "preferred", opts["userVerification"])
+		res := e.passkeyAnswer(c, "authenticate", k.get(opts), nil)
+		require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+		addr, _ := e.sessionUser(c)
+		require.Equal(t, "ada@example.com", addr)
+	})
+}
+
+// A rolling upgrade: options made by an instance that still takes answers
+// without user verification, answered at one that requires it (same
+// database and secret, so the challenge cookie opens there): the answer
+// without the UV flag is refused by the setting in effect, not the one
+// sealed in the cookie.
+func TestPasskeyUserVerificationOutlivesTheCookie(t *testing.T) {
+	lax := startPasskeys(t, backends()[0], func(c *config.Config) {
+		for i := range c.Providers {
+			if c.Providers[i].Type == config.TypeWebAuthn {
+				c.Providers[i].SignInUserVerification = "preferred"
+			}
+		}
+	})
+	strict := startPasskeys(t, backends()[0], func(c *config.Config) {
+		c.ServiceURL, c.DataDir = lax.cfg.ServiceURL, lax.cfg.DataDir // one SQLite file
+	})
+	owner := lax.browser()
+	uid := lax.emailSignIn(owner, "ada@example.com")
+	k := lax.newKey()
+	k.noUV = true
+	lax.addPasskey(owner, k, "key without PIN")
+
+	c := lax.browser()
+	answer := k.get(lax.passkeyOptions(c, "authenticate"))
+	cookie, ok := lax.jarCookie(c, lax.challengeCookie())
+	require.True(t, ok)
+	c = strict.browser()
+	strict.setJarCookieAt(c, strict.challengeCookie(), cookie, strict.path)
+	strict.requirePasskeyRefused(c, strict.passkeyAnswer(c, "authenticate", answer, nil), "User verification required")
+	require.Nil(t, lax.passkeysOf(uid)[0].LastUsedAt)
+}

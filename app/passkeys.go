@@ -44,11 +44,12 @@ func (a *App) buildPasskeys() (*passkeys, error) {
 			continue
 		}
 		rp, err := passkey.New(passkey.Settings{
-			RPID:             a.cfg.PasskeyRPID(p),
-			Name:             hostOf(a.base.Origin),
-			Origins:          append([]string{a.base.Origin}, p.Origins...),
-			UserVerification: p.UserVerification,
-			Attestation:      p.Attestation,
+			RPID:                   a.cfg.PasskeyRPID(p),
+			Name:                   hostOf(a.base.Origin),
+			Origins:                append([]string{a.base.Origin}, p.Origins...),
+			UserVerification:       p.UserVerification,
+			SignInUserVerification: p.SignInUserVerification,
+			Attestation:            p.Attestation,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", p.ID, err)

@@ -220,8 +220,15 @@ const msgThrottled = "Throttled"
 // checkPassword checks pw against an account's hash in the password
 // sign-in's throttle buckets (guessing here is guessing there): 0 when it
 // matches, else the status of the refusal (429 throttled or busy, 400
-// wrong) with the failure counted (Reserve counts it in advance).
+// wrong) with the failure counted (Reserve counts it in advance). A
+// password no account can have (empty, NUL, over password.MaxInputBytes)
+// is wrong before the throttle or the hasher sees it, as the password
+// sign-in refuses it (signin.SignInWithPassword): nothing is counted.
 func (a *App) checkPassword(c echo.Context, addr, hash, pw string) int {
+	if _, err := password.Normalize(pw); err != nil {
+		a.log.Warn("password check refused: unreadable password", "path", c.Request().URL.Path, "err", err)
+		return http.StatusBadRequest
+	}
 	ctx, ip := c.Request().Context(), c.RealIP()
 	held, err := a.pw.throttle.Reserve(ctx, addr, ip, a.now())
 	if err != nil {

@@ -197,3 +197,39 @@ func TestPasswordPagesBadInput(t *testing.T) {
 	require.Equal(t, 1, len(e.smtp.Wait(t, 1)))
 	require.NotContains(t, e.logs.String(), goodPassword, "passwords are never logged")
 }
+
+// A current password left empty (or one no password can be: a NUL, or
+// longer than any accepted) is a wrong one, not "too many wrong
+// passwords": the page says the current password is wrong, the password
+// and the sessions stay, and the throttle counts nothing (nothing was
+// hashed). The sign-up link's page treats its password alike.
+func TestPasswordAccountEmptyCurrentPassword(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startPasswords(t, b.opts(envOpts{}))
+			u := e.signUpFor("change@example.com", goodPassword)
+			c := e.browser()
+			e.signInByLink(c, "change@example.com")
+			for _, current := range []string{"", "with\x00nul", strings.Repeat("x", 5000)} {
+				res := e.form(c, "/account/password", "currentPassword", current, "password", "brand new long passphrase")
+				require.Equal(t, http.StatusBadRequest, res.StatusCode, "%.20q", current)
+				require.Contains(t, res.body, "current password is wrong", "%.20q", current)
+				require.NotContains(t, res.body, "Too many wrong passwords", "%.20q", current)
+			}
+			require.True(t, e.passwordIs(u.ID, goodPassword))
+			require.NotEmpty(t, e.session(c), "a refused change ends no session")
+			// Nothing was counted: the right password still changes it at once.
+			res := e.form(c, "/account/password", "currentPassword", goodPassword, "password", "brand new long passphrase")
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			require.True(t, e.passwordIs(u.ID, "brand new long passphrase"))
+
+			n := e.mailCount()
+			res = e.form(e.browser(), "/signup", "email", "new@example.com", "password", goodPassword)
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			link, _ := e.flowLink(n+1, "/signup/verify")
+			res = e.form(e.browser(), "/signup/verify", "token", linkQuery(t, link).Get("token"), "password", "")
+			require.Equal(t, http.StatusBadRequest, res.StatusCode)
+			require.Contains(t, res.body, "not the password you chose")
+		})
+	}
+}

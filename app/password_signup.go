@@ -45,7 +45,8 @@ func (a *App) signUpForm(c echo.Context, rq *request, status int, addr, msg stri
 
 // postSignUp takes the form: address and password are checked (the same
 // for every address), the password hashed (always: the same work for
-// every address), then one e-mail goes out, whichever fits.
+// every address), then one pending sign-up is stored and one e-mail goes
+// out, whichever fits (sendSignUpMail).
 func (a *App) postSignUp(c echo.Context, rq *request) error {
 	if a.signUpOff() {
 		return echo.ErrNotFound
@@ -82,11 +83,8 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 		return a.signUpForm(c, rq, http.StatusBadRequest, addr, policyMessage(err))
 	}
 	_, err = a.store.UserByEmail(ctx, addr)
-	switch {
-	case err == nil:
-		err = a.pw.mail.send(ctx, addr, views.SignUpExistingEmail(a.mailLang(ctx), hostOf(a.base.Origin), a.base.URL("/reset")))
-	case errors.Is(err, models.ErrNotFound):
-		err = a.sendSignUpLink(ctx, addr, hash)
+	if err == nil || errors.Is(err, models.ErrNotFound) {
+		err = a.sendSignUpMail(ctx, addr, hash, err == nil)
 	}
 	if err != nil {
 		return a.tryLater(c, rq, "sign-up", err)
@@ -94,14 +92,27 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 	return a.checkEmail(c, rq, "SignUpCheckEmail")
 }
 
-// sendSignUpLink stores the pending sign-up and mails its link; a failed
-// delivery removes the row again.
-func (a *App) sendSignUpLink(ctx context.Context, addr, hash string) error {
+// sendSignUpMail stores a pending sign-up and mails its link, or, when the
+// address has an account (exists), the "you already have one" e-mail. Both
+// do the same work, so the answer's time does not tell whether an address
+// has an account (the insert alone took some 4 ms on SQLite): the pending
+// row is stored either way (for an existing account it is inert, as its
+// link is never sent, and goes with the expired links) and one e-mail is
+// sent; a failed delivery removes the row again and answers the same.
+// Sending after answering would hide the time too, but a failed delivery
+// could then no longer be told to the person, and a stopping instance
+// would have mail left to send.
+func (a *App) sendSignUpMail(ctx context.Context, addr, hash string, exists bool) error {
 	tokenHash, link := a.newFlowLink(ctx, purposeSignUp, "/signup/verify")
 	if err := a.store.CreatePasswordSignUp(ctx, addr, tokenHash, hash, a.now().Add(signUpLinkMaxAge)); err != nil {
 		return err
 	}
-	if err := a.pw.mail.send(ctx, addr, views.SignUpEmail(a.mailLang(ctx), hostOf(a.base.Origin), link)); err != nil {
+	host := hostOf(a.base.Origin)
+	mail := views.SignUpEmail(a.mailLang(ctx), host, link)
+	if exists {
+		mail = views.SignUpExistingEmail(a.mailLang(ctx), host, a.base.URL("/reset"))
+	}
+	if err := a.pw.mail.send(ctx, addr, mail); err != nil {
 		if derr := a.store.DeletePasswordSignUp(ctx, tokenHash); derr != nil {
 			err = errors.Join(err, derr)
 		}

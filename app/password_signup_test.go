@@ -117,6 +117,57 @@ func TestPasswordRequestsDoNotRevealAccounts(t *testing.T) {
 	}
 }
 
+// Sign-up does the same work for an address with an account and one
+// without, so its answer's time tells them apart no more than its bytes:
+// both store one pending sign-up (for the existing account an inert one,
+// whose link is never sent) and mail one message; when delivery fails,
+// both remove their row again and answer the same 503.
+func TestPasswordSignUpSameWorkForEveryAddress(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			bounce := func(addr string) bool { return strings.HasPrefix(addr, "bounce-") }
+			e := startPasswords(t, b.opts(envOpts{smtp: &smtptest.Options{RejectRcpt: bounce}}))
+			e.addUser("", "known@example.com", "")
+			e.addUser("", "bounce-known@example.com", "")
+			pending := func(addr string) int {
+				rows, err := e.app.Store().VerificationTokensFor(context.Background(), "password-signup:"+addr)
+				require.NoError(t, err)
+				return len(rows)
+			}
+			answer := func(addr string) resp {
+				return e.form(e.browser(), "/signup", "email", addr, "password", goodPassword)
+			}
+
+			n, tokens := e.mailCount(), e.tokens()
+			known, unknown := answer("known@example.com"), answer("unknown@example.com")
+			require.Equal(t, http.StatusOK, known.StatusCode, known.body)
+			require.Equal(t, known.body, unknown.body)
+			require.Equal(t, 1, pending("known@example.com"), "the existing account's sign-up stores a row too")
+			require.Equal(t, 1, pending("unknown@example.com"))
+			require.Equal(t, tokens+2, e.tokens())
+			e.smtp.Wait(t, n+2)
+			require.EqualValues(t, 2, e.counts().Users, "no user is made before confirmation")
+
+			// The existing account's e-mail carries no sign-up link: its row
+			// can never be completed.
+			for _, m := range e.smtp.Mails()[n:] {
+				p, err := smtptest.Parse(m.Data)
+				require.NoError(t, err)
+				if m.To[0] == "known@example.com" {
+					require.NotContains(t, p.Text, "/signup/verify")
+				}
+			}
+
+			known, unknown = answer("bounce-known@example.com"), answer("bounce-new@example.com")
+			require.Equal(t, http.StatusServiceUnavailable, known.StatusCode, known.body)
+			require.Equal(t, known.StatusCode, unknown.StatusCode)
+			require.Equal(t, known.body, unknown.body)
+			require.Zero(t, pending("bounce-known@example.com"))
+			require.Zero(t, pending("bounce-new@example.com"))
+		})
+	}
+}
+
 // Account pre-hijacking: an attacker who signs up with a victim's address
 // cannot get the victim to adopt the attacker's password (the link's page
 // wants the password chosen at sign-up), does not block the victim's own

@@ -75,6 +75,9 @@ type App struct {
 	handler http.Handler // serve: echo with what every answer needs around it
 	server  *http.Server
 	csp     cspCache
+	// hsts is the Strict-Transport-Security value under https; nil over
+	// http, where no answer carries it (securityHeaders).
+	hsts []string
 	// originCallback is the callback-url cookie naming the service origin,
 	// which every first visit is given (initRequest).
 	originCallback cookies.Line
@@ -140,6 +143,9 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		hooks:   signin.DefaultHooks(cfg.Callbacks),
 
 		accessLog: cfg.Log.Access,
+	}
+	if v := cfg.HSTSValue(); v != "" {
+		a.hsts = headerValue(v)
 	}
 	if cfg.Metrics.Listen != "" {
 		a.metrics = metrics.New()

@@ -47,6 +47,8 @@ type Config struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// Server bounds the connections the listener holds.
 	Server Server `yaml:"server"`
+	// HSTS is the Strict-Transport-Security header under https (hsts.go).
+	HSTS HSTS `yaml:"hsts"`
 	// Metrics is the Prometheus endpoint, off unless configured (METRICS_ADDR).
 	Metrics Metrics `yaml:"metrics"`
 	// Log is the log format (LOG_FORMAT) and the access log.

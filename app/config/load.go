@@ -26,6 +26,7 @@ func Defaults() Config {
 		DataDir:      "data",
 		MaxBodyBytes: 64 << 10,
 		Server:       Server{MaxConnections: 4096, IdleTimeout: Duration(75 * time.Second)},
+		HSTS:         HSTS{MaxAge: defaultHSTSMaxAge},
 		Session: Session{
 			Strategy:  StrategyDatabase,
 			MaxAge:    Duration(30 * 24 * time.Hour),
@@ -242,6 +243,7 @@ func (c *Config) applyEnv(env Env) (p Problems) {
 		c.DatabaseURL = v
 	}
 	c.applyOperationsEnv(env)
+	p = append(p, c.applyHSTSEnv(env)...)
 	for i := range c.Providers {
 		pr := &c.Providers[i]
 		if pr.Type != "" && pr.Type != TypeOAuth && pr.Type != TypeOIDC {

@@ -122,6 +122,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 		}
 	}
 	warnings = append(warnings, c.validateOperations(add)...)
+	c.validateHSTS(add)
 	seen := map[string]bool{}
 	for i, pr := range c.Providers {
 		where := fmt.Sprintf("providers[%d]", i)

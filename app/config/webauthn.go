@@ -17,8 +17,14 @@ type Passkey struct {
 	// run the ceremonies, besides SERVICE_URL's own; each host must be RPID
 	// or below it.
 	Origins []string `yaml:"origins"`
-	// UserVerification is preferred (default), required or discouraged.
+	// UserVerification is what registration asks of the authenticator:
+	// preferred (default), required or discouraged.
 	UserVerification string `yaml:"user_verification"`
+	// SignInUserVerification is what a sign-in asks: required (default)
+	// refuses an answer without the UV flag, so a found security key is
+	// not the account without its PIN or biometric; preferred or
+	// discouraged also take an answer that only proves presence.
+	SignInUserVerification string `yaml:"sign_in_user_verification"`
 	// Attestation is none (default), indirect, direct or enterprise.
 	Attestation string `yaml:"attestation"`
 	// CounterRegression is what a signature counter that did not move
@@ -74,6 +80,11 @@ func (c *Config) validatePasskey(pr Provider, where string, add func(string, ...
 	case "", "preferred", "required", "discouraged":
 	default:
 		add("%s: user_verification %q must be preferred, required or discouraged", where, pr.UserVerification)
+	}
+	switch pr.SignInUserVerification {
+	case "", "preferred", "required", "discouraged":
+	default:
+		add("%s: sign_in_user_verification %q must be required, preferred or discouraged", where, pr.SignInUserVerification)
 	}
 	switch pr.Attestation {
 	case "", "none", "indirect", "direct", "enterprise":

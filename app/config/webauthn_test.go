@@ -35,10 +35,12 @@ func TestPasskeyProviderValidation(t *testing.T) {
 	bad := parent
 	bad.Origins = []string{"https://evil.test", "app.example.com"}
 	bad.UserVerification, bad.Attestation, bad.CounterRegression = "always", "full", "ignore"
+	bad.SignInUserVerification = "never"
 	p := problems(t, check("https://auth.example.com/api/auth", bad))
 	requireProblem(t, p, `origin "https://evil.test" is not on rp_id`)
 	requireProblem(t, p, `origin "app.example.com" must be scheme://host`)
-	requireProblem(t, p, "user_verification")
+	requireProblem(t, p, `user_verification "always"`)
+	requireProblem(t, p, `sign_in_user_verification "never"`)
 	requireProblem(t, p, "attestation")
 	requireProblem(t, p, "counter_regression")
 }
@@ -53,6 +55,7 @@ providers:
     rp_id: example.com
     origins: [https://app.example.com]
     user_verification: required
+    sign_in_user_verification: preferred
     attestation: direct
     counter_regression: warn
 `), noEnv)
@@ -60,7 +63,7 @@ providers:
 	p := cfg.Providers[0]
 	require.Equal(t, "example.com", p.RPID)
 	require.Equal(t, []string{"https://app.example.com"}, p.Origins)
-	require.Equal(t, []string{"required", "direct", "warn"}, []string{p.UserVerification, p.Attestation, p.CounterRegression})
+	require.Equal(t, []string{"required", "preferred", "direct", "warn"}, []string{p.UserVerification, p.SignInUserVerification, p.Attestation, p.CounterRegression})
 
 	_, err = config.Load([]byte("providers:\n  - id: passkey\n    type: webauthn\n    rpid: example.com\n"), noEnv)
 	requireProblem(t, problems(t, err), `unknown key "rpid" in a provider`)

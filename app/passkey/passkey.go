@@ -29,14 +29,18 @@ type Settings struct {
 	RPID             string
 	Name             string   // shown by some authenticators
 	Origins          []string // where the ceremonies may run
-	UserVerification string   // preferred, required or discouraged
-	Attestation      string   // none, indirect, direct or enterprise
+	UserVerification string   // registration: preferred (default), required or discouraged
+	// SignInUserVerification is the sign-in's: required (default) refuses
+	// an answer without the UV flag; preferred or discouraged take one.
+	SignInUserVerification string
+	Attestation            string // none, indirect, direct or enterprise
 }
 
 // RP is one relying party: a configured webauthn provider.
 type RP struct {
-	w  *webauthn.WebAuthn
-	uv protocol.UserVerificationRequirement
+	w       *webauthn.WebAuthn
+	uv      protocol.UserVerificationRequirement // registration
+	loginUV protocol.UserVerificationRequirement // sign-in
 }
 
 // New checks the settings and builds the relying party.
@@ -44,6 +48,14 @@ func New(s Settings) (*RP, error) {
 	uv := protocol.UserVerificationRequirement(s.UserVerification)
 	if uv == "" {
 		uv = protocol.VerificationPreferred
+	}
+	// A passkey is the whole sign-in: without user verification, whoever
+	// holds the security key (found, borrowed, taken from a desk) is the
+	// account. Registration may take a key without a PIN (the user is
+	// signed in already); signing in with it then asks for one.
+	loginUV := protocol.UserVerificationRequirement(s.SignInUserVerification)
+	if loginUV == "" {
+		loginUV = protocol.VerificationRequired
 	}
 	att := protocol.ConveyancePreference(s.Attestation)
 	if att == "" {
@@ -64,7 +76,7 @@ func New(s Settings) (*RP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("passkey relying party: %w", err)
 	}
-	return &RP{w: w, uv: uv}, nil
+	return &RP{w: w, uv: uv, loginUV: loginUV}, nil
 }
 
 // State is what the server keeps of a ceremony between its options and its
@@ -83,7 +95,7 @@ func ChallengeHash(st *State) string {
 // BeginLogin makes the options of a discoverable sign-in: no user is
 // named, the authenticator offers the passkeys it holds for the RP.
 func (rp *RP) BeginLogin() (options any, st *State, err error) {
-	a, st, err := rp.w.BeginDiscoverableLogin(webauthn.WithUserVerification(rp.uv))
+	a, st, err := rp.w.BeginDiscoverableLogin(webauthn.WithUserVerification(rp.loginUV))
 	if err != nil {
 		return nil, nil, fmt.Errorf("passkey sign-in options: %w", err)
 	}
@@ -126,6 +138,11 @@ func (rp *RP) FinishLogin(st *State, answer []byte, lookup Lookup) (*Login, erro
 	_, cred, err := rp.w.ValidatePasskeyLogin(handler, *st, parsed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrVerify, describe(err))
+	}
+	// The library checks the UV flag when the state asked for it; this
+	// holds for a state sealed under an older, laxer setting too.
+	if rp.loginUV == protocol.VerificationRequired && !parsed.Response.AuthenticatorData.Flags.UserVerified() {
+		return nil, fmt.Errorf("%w: User verification required but flag not set by authenticator", ErrVerify)
 	}
 	return &Login{
 		Authenticator:    found,
