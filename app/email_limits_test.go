@@ -90,7 +90,7 @@ func TestEmailRateLimitIPv6Prefixes(t *testing.T) {
 	require.False(t, e.linkFrom("2001:db8:1:3::1", "e@example.com"), "the /48's allowance is spent")
 	require.Contains(t, e.logs.String(), "per-network limit reached for 2001:db8:1::/48")
 	require.True(t, e.linkFrom("2001:db8:2:1::1", "f@example.com"), "another /48")
-	require.True(t, e.linkFrom("192.0.2.1", "g@example.com"), "IPv4 has no network tier")
+	require.True(t, e.linkFrom("192.0.2.1", "g@example.com"), "IPv4 counts in a /24 tier of its own")
 	require.Len(t, e.smtp.Mails(), 5)
 }
 
@@ -194,9 +194,9 @@ func TestEmailRateLimitIPv4Network(t *testing.T) {
 	require.Contains(t, e.logs.String(), "per-network limit reached for 192.0.2.0/24")
 	require.True(t, e.linkFrom("192.0.3.1", "w@example.com"), "another /24")
 
-	/*PREFIX e = startLimited(t, config.RateLimit{PerIP: 2, PerIPv4Network: 3})
+	e = startLimited(t, config.RateLimit{PerIP: 2, PerIPv4Network: 3})
 	for i := range 3 {
 		require.True(t, e.linkFrom(fmt.Sprintf("198.51.100.%d", i+1), fmt.Sprintf("u%d@example.com", i)))
 	}
-	require.False(t, e.linkFrom("198.51.100.99", "v@example.com"), "per_ipv4_network: 3") PREFIX*/
+	require.False(t, e.linkFrom("198.51.100.99", "v@example.com"), "per_ipv4_network: 3")
 }

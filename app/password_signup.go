@@ -70,7 +70,16 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 		a.log.Info("sign-up refused by the SignIn hook")
 		return a.signUpForm(c, rq, http.StatusBadRequest, addr, "SignUpRefused")
 	}
-	ok, err := a.allowMail(c, addr)
+	// An address with an account gets the e-mail that points its owner to
+	// a reset: for a verified one, the global budget does not apply.
+	u, err := a.store.UserByEmail(ctx, addr)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		u = nil
+	case err != nil:
+		return a.tryLater(c, rq, "sign-up", err)
+	}
+	ok, err := a.allowMailTo(c, addr, u)
 	switch {
 	case err != nil:
 		return a.tryLater(c, rq, "sign-up limits", err)
@@ -81,11 +90,9 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 	if err != nil { // the policy has read it: not expected
 		return a.signUpForm(c, rq, http.StatusBadRequest, addr, policyMessage(err))
 	}
-	_, err = a.store.UserByEmail(ctx, addr)
-	switch {
-	case err == nil:
+	if u != nil {
 		err = a.pw.mail.send(ctx, addr, views.SignUpExistingEmail(a.mailLang(ctx), hostOf(a.base.Origin), a.base.URL("/reset")))
-	case errors.Is(err, models.ErrNotFound):
+	} else {
 		err = a.sendSignUpLink(ctx, addr, hash)
 	}
 	if err != nil {
