@@ -49,6 +49,9 @@ func (a *App) credentialsProvider(p config.Provider) signin.CredentialsProvider 
 //	                   page); the v5 client (X-Auth-Return-Redirect) gets v5's 200
 //	                   {url: {base}/signin?error=CredentialsSignin&code={id}}
 //	AccessDenied:      403 {url: {base}/error?error=AccessDenied} in JSON mode
+//	TryLater:          latchkey's own (every hashing slot taken): as CredentialsSignin
+//	                   with its own code, and 503 in JSON mode, so the client's
+//	                   signIn() returns {error: "TryLater", status: 503}
 //
 // Anything else (the SignIn hook's redirect, a database failure) goes
 // through fail like any other action. The cause is logged once, with the
@@ -56,7 +59,12 @@ func (a *App) credentialsProvider(p config.Provider) signin.CredentialsProvider 
 func (a *App) credentialsRefused(c echo.Context, rq *request, p config.Provider, err error) error {
 	code := signin.CodeOf(err)
 	var e *signin.Error
-	if !errors.As(err, &e) || e.Redirect != "" || (code != signin.CodeCredentialsSignin && code != signin.CodeAccessDenied) {
+	status := map[signin.Code]int{
+		signin.CodeCredentialsSignin: http.StatusUnauthorized,
+		signin.CodeAccessDenied:      http.StatusForbidden,
+		signin.CodeTryLater:          http.StatusServiceUnavailable,
+	}[code]
+	if !errors.As(err, &e) || e.Redirect != "" || status == 0 {
 		return a.fail(c, rq, err)
 	}
 	cause := err.Error()
@@ -66,14 +74,14 @@ func (a *App) credentialsRefused(c echo.Context, rq *request, p config.Provider,
 	a.countFailedSignIn(c, code)
 	a.log.Warn("password sign-in refused", "provider", p.ID, "code", string(code), "cause", cause, "request_id", requestIDOf(c))
 	if code == signin.CodeAccessDenied {
-		return a.sendStatusRedirect(c, rq, http.StatusForbidden, a.errorURL(code))
+		return a.sendStatusRedirect(c, rq, status, a.errorURL(code))
 	}
 	if rq.returnHeader && !rq.jsonMode {
 		to := a.base.URL("/signin") + "?" + url.Values{"error": {string(code)}, "code": {p.ID}}.Encode()
 		return a.sendRedirect(c, rq, to)
 	}
 	to := a.withLang(c, rq, a.errorURL(code)+"&provider="+url.QueryEscape(p.ID))
-	return a.sendStatusRedirect(c, rq, http.StatusUnauthorized, to)
+	return a.sendStatusRedirect(c, rq, status, to)
 }
 
 // sendStatusRedirect is sendRedirect where v4's JSON mode carries the

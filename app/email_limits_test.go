@@ -1,7 +1,10 @@
 package app_test
 
 import (
+	"bytes"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/metrics/metricstest"
 )
 
 // Issue 9, finding 5: the e-mail rate limits over HTTP, with clients told
@@ -86,7 +90,7 @@ func TestEmailRateLimitIPv6Prefixes(t *testing.T) {
 	require.False(t, e.linkFrom("2001:db8:1:3::1", "e@example.com"), "the /48's allowance is spent")
 	require.Contains(t, e.logs.String(), "per-network limit reached for 2001:db8:1::/48")
 	require.True(t, e.linkFrom("2001:db8:2:1::1", "f@example.com"), "another /48")
-	require.True(t, e.linkFrom("192.0.2.1", "g@example.com"), "IPv4 has no network tier")
+	require.True(t, e.linkFrom("192.0.2.1", "g@example.com"), "IPv4 counts in a /24 tier of its own")
 	require.Len(t, e.smtp.Mails(), 5)
 }
 
@@ -122,4 +126,77 @@ func requireNoAddressInRateLogs(t *testing.T, e *env, addr string) {
 			require.NotContains(t, line, addr)
 		}
 	}
+}
+
+// Issue 26, M4: the global budget is no kill switch. Strangers on 50
+// clients spend it with sign-in requests for unknown addresses, and from
+// then on mail to addresses without a verified account is refused (an
+// unverified user's reset too), logged once and counted by tier; but an
+// existing user's verified address still gets its sign-in link and its
+// password reset: account recovery cannot be spent by strangers.
+func TestEmailGlobalBudgetSparesExistingUsers(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startPasswords(t, envOpts{postgres: pg,
+			email: func(p *config.Provider) { p.RateLimit = config.RateLimit{Global: 10} },
+			config: func(c *config.Config) {
+				c.TrustedProxies = []string{"127.0.0.1/32", "::1/128"}
+				c.Metrics.Listen = "127.0.0.1:0"
+			}})
+		const owner, unverified = "owner@example.com", "unverified@example.com"
+		e.addPasswordUser(owner, "correct horse battery", true)
+		e.addPasswordUser(unverified, "correct horse battery", false)
+
+		sent := 0
+		for i := range 50 { // 50 clients, each of its own /24
+			if e.linkFrom(fmt.Sprintf("198.18.%d.1", i), fmt.Sprintf("stranger%d@example.com", i)) {
+				sent++
+			}
+		}
+		require.Equal(t, 10, sent, "the budget for unknown addresses is spent")
+		require.Len(t, e.smtp.Mails(), 10)
+		require.False(t, e.linkFrom("203.0.113.1", "newcomer@example.com"), "unknown addresses wait for the refill")
+		reset := func(ip, addr string) resp {
+			c := e.browser()
+			return e.post(c, "/reset", url.Values{"csrfToken": {e.csrf(c)}, "email": {addr}}, "X-Forwarded-For", ip)
+		}
+		require.Equal(t, http.StatusTooManyRequests, reset("203.0.113.2", "nobody@example.com").StatusCode)
+		require.Equal(t, http.StatusTooManyRequests, reset("203.0.113.3", unverified).StatusCode,
+			"an unverified address is no proven owner's")
+
+		require.True(t, e.linkFrom("203.0.113.4", owner), "the owner's sign-in link goes out")
+		m, _ := e.mail(11)
+		require.Equal(t, []string{owner}, m.To)
+		res := reset("203.0.113.5", owner)
+		require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+		link, _ := e.flowLink(12, "/reset/confirm")
+		m, _ = e.mail(12)
+		require.Equal(t, []string{owner}, m.To)
+		res = e.get(e.browser(), link)
+		require.Equal(t, http.StatusOK, res.StatusCode, "the reset link works")
+
+		require.Equal(t, 1, strings.Count(e.logs.String(), "sign-in e-mail budget exhausted"), "one warning per window")
+		rec := httptest.NewRecorder()
+		e.app.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		s := metricstest.Parse(t, bytes.NewReader(rec.Body.Bytes()))
+		require.Equal(t, 43.0, s.Value("latchkey_ratelimit_refusals_total", "tier", "global"), "40 + 1 links, 2 resets")
+	})
+}
+
+// Issue 26, M4: IPv4 clients of one /24 share a network tier (5 × per_ip
+// by default), as IPv6 /64s share their /48: an attacker with a /24 does
+// not get 256 clients' allowances.
+func TestEmailRateLimitIPv4Network(t *testing.T) {
+	e := startLimited(t, config.RateLimit{PerIP: 2})
+	for i := range 10 {
+		require.True(t, e.linkFrom(fmt.Sprintf("192.0.2.%d", i+1), fmt.Sprintf("u%d@example.com", i)), "request %d", i)
+	}
+	require.False(t, e.linkFrom("192.0.2.200", "v@example.com"), "the /24's allowance (5 × 2) is spent")
+	require.Contains(t, e.logs.String(), "per-network limit reached for 192.0.2.0/24")
+	require.True(t, e.linkFrom("192.0.3.1", "w@example.com"), "another /24")
+
+	e = startLimited(t, config.RateLimit{PerIP: 2, PerIPv4Network: 3})
+	for i := range 3 {
+		require.True(t, e.linkFrom(fmt.Sprintf("198.51.100.%d", i+1), fmt.Sprintf("u%d@example.com", i)))
+	}
+	require.False(t, e.linkFrom("198.51.100.99", "v@example.com"), "per_ipv4_network: 3")
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
-	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -52,17 +50,18 @@ func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
 		// instances sharing it share the limits, restarts keep them, and
 		// the one code path is the one the tests run. rl.MaxKeys bounded
 		// the former in-memory tables and is ignored (Validate warns).
+		// Refusals are counted by tier (latchkey_ratelimit_refusals_total);
+		// limits that cannot be checked refuse too, but as a database
+		// failure, counted there.
 		limits, err := email.NewLimits(email.LimitConfig{
 			Disabled: rl.Disabled, Provider: p.ID, PerAddress: rl.PerAddress, PerAddressCeiling: rl.PerAddressCeiling,
-			PerIP: rl.PerIP, PerNetwork: rl.PerNetwork, Global: rl.Global, Window: rl.Window.D(),
+			PerIP: rl.PerIP, PerNetwork: rl.PerNetwork, PerIPv4Network: rl.PerIPv4Network, Global: rl.Global,
+			Window: rl.Window.D(), Refused: a.metrics.RateLimitRefusal,
 		}, a.store, a.log.With("provider", p.ID))
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", p.ID, err)
 		}
 		ep.Limits = limits
-		if a.metrics != nil {
-			ep.Limits = countedLimits{limits, a.metrics}
-		}
 		out[p.ID] = ep
 	}
 	return out, nil
@@ -76,20 +75,4 @@ func mailDomainOf(origin string) string {
 		return "localhost"
 	}
 	return u.Hostname()
-}
-
-// countedLimits counts the requests the rate limits refuse
-// (latchkey_ratelimit_refusals_total). Limits that cannot be checked
-// refuse too, but as a database failure, counted there.
-type countedLimits struct {
-	signin.Limiter
-	metrics *metrics.Metrics
-}
-
-func (l countedLimits) Allow(ctx context.Context, addr, clientIP string, now time.Time) (bool, string, error) {
-	ok, why, err := l.Limiter.Allow(ctx, addr, clientIP, now)
-	if !ok && err == nil {
-		l.metrics.RateLimitRefusal()
-	}
-	return ok, why, err
 }

@@ -16,7 +16,7 @@ var signinErrors = map[signin.Code]bool{
 	signin.CodeSignin: true, signin.CodeOAuthSignin: true, signin.CodeOAuthCallback: true,
 	signin.CodeOAuthCreateAccount: true, signin.CodeEmailCreateAccount: true, signin.CodeCallback: true,
 	signin.CodeOAuthAccountNotLinked: true, signin.CodeEmailSignin: true, signin.CodeCredentialsSignin: true,
-	signin.CodeSessionRequired: true, signin.CodeWebAuthnVerification: true,
+	signin.CodeSessionRequired: true, signin.CodeWebAuthnVerification: true, signin.CodeTryLater: true,
 }
 
 // signinMessage is the message id of next-auth's sign-in page message for
@@ -38,6 +38,8 @@ func signinMessage(code signin.Code) string {
 		return "ErrorSessionRequired"
 	case signin.CodeWebAuthnVerification:
 		return "ErrorWebAuthnVerification"
+	case signin.CodeTryLater:
+		return "BusyNow"
 	default:
 		return "ErrorDefault"
 	}

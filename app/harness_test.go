@@ -33,6 +33,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email/smtptest"
 	"github.com/latchkey-auth/latchkey/app/jwt"
+	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
@@ -63,6 +64,7 @@ type envOpts struct {
 	idpHTTP  *http.Client                    // app.Options.HTTPClient: the client for every call to identity providers
 	postgres bool                            // keep the rows in a fresh PostgreSQL database (DATABASE_URL postgres://...), not SQLite
 	wrap     func(http.Handler) http.Handler // around the app's handler, inside the test server (benchmarks measure with it)
+	hasher   *password.Hasher                // app.Options.PasswordHasher
 }
 
 // oidc is o with the OAuth setup: the app on its own URL wired to a real
@@ -159,7 +161,7 @@ func startEnv(t testing.TB, o envOpts) *env {
 	_, err := cfg.Validate(app.CatalogueExtra)
 	require.NoError(t, err)
 
-	opts := app.Options{Logger: slog.New(slog.DiscardHandler), Hooks: o.hooks, HTTPClient: o.idpHTTP}
+	opts := app.Options{Logger: slog.New(slog.DiscardHandler), Hooks: o.hooks, HTTPClient: o.idpHTTP, PasswordHasher: o.hasher}
 	if o.clock != nil {
 		opts.Now = o.clock.Now
 	}

@@ -179,14 +179,24 @@ func (a *App) newFlowLink(ctx context.Context, purpose, page string) (hash, link
 	return a.flowTokenHashes(purpose, token)[0], a.base.URL(page) + "?token=" + token + "&lang=" + a.mailLang(ctx).Tag()
 }
 
-// allowMail counts one e-mail to addr against the limits; ok false is a
-// refusal (logged), err that the limits could not be read.
+// allowMail counts one e-mail to addr against the limits, every tier of
+// them; ok false is a refusal (logged), err that the limits could not be
+// read.
 func (a *App) allowMail(c echo.Context, addr string) (bool, error) {
+	return a.allowMailTo(c, addr, nil)
+}
+
+// allowMailTo is allowMail for an e-mail to u (nil: no user has addr).
+// The global budget, which strangers can spend, does not apply to a
+// user's verified address (email.Request.Owner): its owner still gets the
+// e-mail that signs in or resets the password.
+func (a *App) allowMailTo(c echo.Context, addr string, u *models.User) (bool, error) {
 	l := a.pw.mail.limits
 	if l == nil {
 		return true, nil
 	}
-	ok, why, err := l.Allow(c.Request().Context(), addr, c.RealIP(), a.now())
+	r := email.Request{Addr: addr, ClientIP: c.RealIP(), Owner: u != nil && u.EmailVerified != nil}
+	ok, why, err := l.Allow(c.Request().Context(), r, a.now())
 	if err == nil && !ok {
 		a.log.Warn("password flow e-mail refused", "path", c.Request().URL.Path, "reason", why)
 	}

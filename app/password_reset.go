@@ -48,27 +48,31 @@ func (a *App) postReset(c echo.Context, rq *request) error {
 	if err != nil {
 		return form(http.StatusBadRequest, "", msgBadAddress)
 	}
-	ok, err := a.allowMail(c, addr)
+	ctx := a.mailContext(c, rq)
+	u, err := a.store.UserByEmail(ctx, addr)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		u = nil
+	case err != nil:
+		return a.tryLater(c, rq, "reset", err)
+	}
+	ok, err := a.allowMailTo(c, addr, u)
 	switch {
 	case err != nil:
 		return a.tryLater(c, rq, "reset limits", err)
 	case !ok:
 		return form(http.StatusTooManyRequests, addr, msgRateLimited)
 	}
-	if err := a.sendReset(a.mailContext(c, rq), addr); err != nil {
+	if err := a.sendReset(ctx, addr, u); err != nil {
 		return a.tryLater(c, rq, "reset", err)
 	}
 	return a.checkEmail(c, rq, "ResetCheckEmail")
 }
 
-// sendReset mails addr its reset link, or the e-mail that says there is
-// no account that could use one.
-func (a *App) sendReset(ctx context.Context, addr string) error {
-	u, err := a.store.UserByEmail(ctx, addr)
-	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		return err
-	}
-	if err == nil {
+// sendReset mails addr, whose user is u (nil: none), its reset link, or
+// the e-mail that says there is no account that could use one.
+func (a *App) sendReset(ctx context.Context, addr string, u *models.User) error {
+	if u != nil {
 		can, err := a.canTakePassword(ctx, u)
 		if err != nil {
 			return err

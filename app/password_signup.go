@@ -71,7 +71,16 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 		a.log.Info("sign-up refused by the SignIn hook")
 		return a.signUpForm(c, rq, http.StatusBadRequest, addr, "SignUpRefused")
 	}
-	ok, err := a.allowMail(c, addr)
+	// An address with an account gets the e-mail that points its owner to
+	// a reset: for a verified one, the global budget does not apply.
+	u, err := a.store.UserByEmail(ctx, addr)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		u = nil
+	case err != nil:
+		return a.tryLater(c, rq, "sign-up", err)
+	}
+	ok, err := a.allowMailTo(c, addr, u)
 	switch {
 	case err != nil:
 		return a.tryLater(c, rq, "sign-up limits", err)
@@ -82,11 +91,7 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 	if err != nil { // the policy has read it: not expected
 		return a.signUpForm(c, rq, http.StatusBadRequest, addr, policyMessage(err))
 	}
-	_, err = a.store.UserByEmail(ctx, addr)
-	if err == nil || errors.Is(err, models.ErrNotFound) {
-		err = a.sendSignUpMail(ctx, addr, hash, err == nil)
-	}
-	if err != nil {
+	if err := a.sendSignUpMail(ctx, addr, hash, u != nil); err != nil {
 		return a.tryLater(c, rq, "sign-up", err)
 	}
 	return a.checkEmail(c, rq, "SignUpCheckEmail")

@@ -23,6 +23,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/oauth"
+	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/redirect"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
@@ -114,6 +115,10 @@ type Options struct {
 	// PurgeEvery is how often Serve deletes expired sessions and
 	// verification tokens and full rate-limit buckets; zero means hourly.
 	PurgeEvery time.Duration
+	// PasswordHasher checks and hashes every password; nil means Argon2id
+	// with the default parameters, at most 2 × GOMAXPROCS at once, waiting
+	// at most 2 s for a slot. Tests give one with fewer slots, to fill them.
+	PasswordHasher *password.Hasher
 }
 
 // New builds the service from a validated config: opens the database,
@@ -183,6 +188,9 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if err := a.build(opts.HTTPClient); err != nil {
 		_ = a.store.Close()
 		return nil, err
+	}
+	if opts.PasswordHasher != nil {
+		a.pw.hasher = opts.PasswordHasher
 	}
 	return a, nil
 }

@@ -116,7 +116,12 @@ type RateLimit struct {
 	PerIP             int `yaml:"per_ip"`
 	// PerNetwork is per IPv6 /48, one site's usual allocation.
 	PerNetwork int `yaml:"per_network"`
-	// Global is every e-mail of the provider, whoever asks.
+	// PerIPv4Network is per IPv4 /24: a client holding many addresses of
+	// one block does not get an allowance for each.
+	PerIPv4Network int `yaml:"per_ipv4_network"`
+	// Global is every e-mail of the provider to an address that is no
+	// existing user's verified one, whoever asks: an owner's sign-in and
+	// reset e-mails are never refused by it.
 	Global int      `yaml:"global"`
 	Window Duration `yaml:"window"`
 	// MaxKeys bounded the in-memory tables of counters, which the database

@@ -15,12 +15,12 @@ func TestRateLimitKeys(t *testing.T) {
 	yaml := `providers:
   - id: email
     type: email
-    rate_limit: {per_address: 3, per_address_ceiling: 30, per_ip: 10, per_network: 40, global: 500, window: 30m, max_keys: 1000}
+    rate_limit: {per_address: 3, per_address_ceiling: 30, per_ip: 10, per_network: 40, per_ipv4_network: 60, global: 500, window: 30m, max_keys: 1000}
 `
 	cfg, err := config.Load([]byte(yaml), noEnv)
 	require.NoError(t, err)
 	require.Equal(t, config.RateLimit{
-		PerAddress: 3, PerAddressCeiling: 30, PerIP: 10, PerNetwork: 40, Global: 500,
+		PerAddress: 3, PerAddressCeiling: 30, PerIP: 10, PerNetwork: 40, PerIPv4Network: 60, Global: 500,
 		Window: config.Duration(30 * time.Minute), MaxKeys: 1000,
 	}, cfg.Providers[0].RateLimit)
 	warnings, err := cfg.Validate(catalogue)
@@ -34,7 +34,7 @@ func TestRateLimitValidation(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Providers = []config.Provider{
 		{ID: "neg", Type: "email", RateLimit: config.RateLimit{
-			PerAddress: -1, PerAddressCeiling: -1, PerIP: -1, PerNetwork: -1, Global: -1,
+			PerAddress: -1, PerAddressCeiling: -1, PerIP: -1, PerNetwork: -1, PerIPv4Network: -1, Global: -1,
 			Window: config.Duration(-time.Minute), MaxKeys: -1,
 		}},
 		{ID: "low", Type: "email", RateLimit: config.RateLimit{PerAddress: 5, PerAddressCeiling: 4}},
@@ -42,9 +42,9 @@ func TestRateLimitValidation(t *testing.T) {
 	}
 	_, err := cfg.Validate(catalogue)
 	p := problems(t, err)
-	for _, key := range []string{"per_address", "per_address_ceiling", "per_ip", "per_network", "global", "max_keys", "window"} {
+	for _, key := range []string{"per_address", "per_address_ceiling", "per_ip", "per_network", "per_ipv4_network", "global", "max_keys", "window"} {
 		requireProblem(t, p, "providers[0] (neg)", "rate_limit."+key+" must not be negative")
 	}
 	requireProblem(t, p, "providers[1] (low)", "per_address_ceiling (4) is below per_address (5)")
-	require.Len(t, p, 8, p.Error())
+	require.Len(t, p, 9, p.Error())
 }

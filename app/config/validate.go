@@ -218,7 +218,7 @@ func validateRateLimit(rl RateLimit, where string, add func(string, ...any)) {
 		v   int
 	}{
 		{"per_address", rl.PerAddress}, {"per_address_ceiling", rl.PerAddressCeiling}, {"per_ip", rl.PerIP},
-		{"per_network", rl.PerNetwork}, {"global", rl.Global}, {"max_keys", rl.MaxKeys},
+		{"per_network", rl.PerNetwork}, {"per_ipv4_network", rl.PerIPv4Network}, {"global", rl.Global}, {"max_keys", rl.MaxKeys},
 	} {
 		if f.v < 0 {
 			add("%s: rate_limit.%s must not be negative (0 means the default)", where, f.key)

@@ -68,15 +68,24 @@ func clientKey(remoteAddr string) string {
 	return ip.String()
 }
 
-// networkKey is the /48 of an IPv6 client, the usual allocation of one site:
-// a client rotating through /64s still counts against it. IPv4 has none.
-func networkKey(remoteAddr string) (string, bool) {
+// NetworkKey is the key of a client's network, counted in a tier of its
+// own beside the client's: the /48 of an IPv6 client, the usual allocation
+// of one site, so that a client rotating through /64s still counts against
+// it; the /24 of an IPv4 one, so that a client holding many addresses of
+// one block (a hosting or a cloud range) does too. ipv6 tells which: the
+// two have their own allowances. ok is false when remoteAddr is no IP.
+// Password sign-in's throttle (app/signin) counts networks the same way.
+func NetworkKey(remoteAddr string) (key string, ipv6, ok bool) {
 	ip, ok := parseIP(remoteAddr)
-	if !ok || !ip.Is6() {
-		return "", false
+	if !ok {
+		return "", false, false
 	}
-	p, _ := ip.Prefix(48)
-	return p.String(), true
+	bits := 24
+	if ip.Is6() {
+		bits = 48
+	}
+	p, _ := ip.Prefix(bits)
+	return p.String(), ip.Is6(), true
 }
 
 func parseIP(remoteAddr string) (netip.Addr, bool) {

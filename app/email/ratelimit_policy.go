@@ -17,12 +17,13 @@ const (
 	defaultPerAddress = 5  // per (address, client)
 	ceilingFactor     = 10 // per-address ceiling = 10 × per (address, client)
 	defaultPerIP      = 20
-	networkFactor     = 5 // per IPv6 /48 = 5 × per client
+	networkFactor     = 5 // per IPv6 /48, per IPv4 /24 = 5 × per client
 	defaultGlobal     = 1000
 )
 
 // LimitConfig is one e-mail provider's sign-in rate-limit policy: how many
 // e-mails may be sent per Window. A client is an IPv4 address or an IPv6 /64.
+// Zero (or negative) values take the defaults.
 type LimitConfig struct {
 	Disabled bool
 	// Provider is the provider's id: each provider has its own buckets.
@@ -36,9 +37,18 @@ type LimitConfig struct {
 	PerIP             int
 	// PerNetwork is per IPv6 /48 (5 × PerIP by default).
 	PerNetwork int
-	// Global is per provider: every address, every client.
+	// PerIPv4Network is per IPv4 /24 (5 × PerIP by default).
+	PerIPv4Network int
+	// Global is per provider: every address without a verified account,
+	// every client (see Request.Owner).
 	Global int
 	Window time.Duration
+	// Refused, when set, is told the tier of every refusal, by the name
+	// its buckets have in the counter store: ip (the client), net (its
+	// IPv6 /48), net4 (its IPv4 /24), global, addr (the address from the
+	// client), ceiling (the address from all clients). The service counts
+	// them in a metric.
+	Refused func(tier string)
 }
 
 func (c LimitConfig) withDefaults() LimitConfig {
@@ -55,6 +65,7 @@ func (c LimitConfig) withDefaults() LimitConfig {
 	c.PerAddressCeiling = or(c.PerAddressCeiling, ceilingFactor*c.PerAddress)
 	c.PerIP = or(c.PerIP, defaultPerIP)
 	c.PerNetwork = or(c.PerNetwork, networkFactor*c.PerIP)
+	c.PerIPv4Network = or(c.PerIPv4Network, networkFactor*c.PerIP)
 	c.Global = or(c.Global, defaultGlobal)
 	return c
 }
@@ -69,19 +80,21 @@ type Counter interface {
 }
 
 // Limits decides whether a sign-in e-mail may be sent, tier by tier: the
-// client (IPv4 address or IPv6 /64), its IPv6 /48, the provider's global
-// budget, the (address, client) pair, then the address from all clients.
-// The counter spends an event in every tier only when all of them allow
-// the request, so a refusal spends nothing. Safe for concurrent use.
+// client (IPv4 address or IPv6 /64), its IPv6 /48 or IPv4 /24, the
+// provider's global budget (not for an owner's mail: Request.Owner), the
+// (address, client) pair, then the address from all clients. The counter
+// spends an event in every tier only when all of them allow the request,
+// so a refusal spends nothing. Safe for concurrent use.
 type Limits struct {
 	disabled bool
 	provider string
 	window   time.Duration
 	counter  Counter
 	log      *slog.Logger
+	refused  func(tier string)
 
-	perIP, perNetwork, global, perAddress, perCeiling tier
-	globalN                                           int
+	perIP, perNetwork, perNetwork4, global, perAddress, perCeiling tier
+	globalN                                                        int
 
 	mu     sync.Mutex
 	warned time.Time // last warning about the global budget, by this instance
@@ -99,21 +112,26 @@ func NewLimits(cfg LimitConfig, counter Counter, log *slog.Logger) (*Limits, err
 	}
 	cfg = cfg.withDefaults()
 	l := &Limits{
-		disabled:   cfg.Disabled,
-		provider:   cfg.Provider,
-		window:     cfg.Window,
-		counter:    counter,
-		log:        log,
-		perIP:      newTier("ip", cfg.PerIP, cfg.Window),
-		perNetwork: newTier("net", cfg.PerNetwork, cfg.Window),
-		global:     newTier("global", cfg.Global, cfg.Window),
-		perAddress: newTier("addr", cfg.PerAddress, cfg.Window),
-		perCeiling: newTier("ceiling", cfg.PerAddressCeiling, cfg.Window),
-		globalN:    cfg.Global,
+		disabled:    cfg.Disabled,
+		provider:    cfg.Provider,
+		window:      cfg.Window,
+		counter:     counter,
+		log:         log,
+		refused:     cfg.Refused,
+		perIP:       newTier("ip", cfg.PerIP, cfg.Window),
+		perNetwork:  newTier("net", cfg.PerNetwork, cfg.Window),
+		perNetwork4: newTier("net4", cfg.PerIPv4Network, cfg.Window),
+		global:      newTier("global", cfg.Global, cfg.Window),
+		perAddress:  newTier("addr", cfg.PerAddress, cfg.Window),
+		perCeiling:  newTier("ceiling", cfg.PerAddressCeiling, cfg.Window),
+		globalN:     cfg.Global,
+	}
+	if l.refused == nil {
+		l.refused = func(string) {}
 	}
 	// The counter keeps time in microseconds: a tier refilling faster
 	// than one event a microsecond is a misconfiguration, not a limit.
-	for _, t := range []tier{l.perIP, l.perNetwork, l.global, l.perAddress, l.perCeiling} {
+	for _, t := range []tier{l.perIP, l.perNetwork, l.perNetwork4, l.global, l.perAddress, l.perCeiling} {
 		if t.interval < time.Microsecond {
 			return nil, fmt.Errorf("e-mail rate limits: %d e-mails per %v is more than one a microsecond", t.burst, cfg.Window)
 		}
@@ -121,33 +139,55 @@ func NewLimits(cfg LimitConfig, counter Counter, log *slog.Logger) (*Limits, err
 	return l, nil
 }
 
-// Allow reports whether an e-mail to addr (normalised) may be sent at the
-// request of the client at clientIP, and counts it if so. The reason names
-// the limit that refused and is meant for the log: it holds the client's
-// IP or prefix but never the address. err is a counter that could not be
-// asked (the database): the caller refuses, as a limit it cannot check
-// must not let the request through.
-func (l *Limits) Allow(ctx context.Context, addr, clientIP string, now time.Time) (ok bool, reason string, err error) {
+// Request is one e-mail the limits are asked about.
+type Request struct {
+	Addr     string // the recipient, normalised
+	ClientIP string // the client asking: "host:port" or a bare IP
+	// Owner: Addr is the verified address of an existing user, and the
+	// e-mail signs them in or lets them reset their password. The global
+	// budget neither refuses nor counts it: strangers can spend that budget
+	// with requests for unknown addresses, and must not be able to stop
+	// owners from signing in or recovering their accounts. Every other
+	// tier applies.
+	Owner bool
+}
+
+// Allow reports whether the e-mail r may be sent, and counts it if so.
+// The reason names the limit that refused and is meant for the log: it
+// holds the client's IP or prefix but never the address. err is a counter
+// that could not be asked (the database): the caller refuses, as a limit
+// it cannot check must not let the request through.
+func (l *Limits) Allow(ctx context.Context, r Request, now time.Time) (ok bool, reason string, err error) {
 	if l.disabled {
 		return true, "", nil
 	}
-	client := clientKey(clientIP)
+	client := clientKey(r.ClientIP)
 	// The tiers in one fixed order, which is also the order in which the
 	// counter locks their rows (so two requests cannot deadlock) and the
 	// order that decides which tier a request over several is refused by.
+	// A client is IPv4 or IPv6, so one network tier at most applies.
 	buckets := []models.RateBucket{l.perIP.bucket(l.provider, client)}
+	tiers := []tier{l.perIP}
 	reasons := []string{"per-IP limit reached for " + client}
-	if key, ok := networkKey(clientIP); ok {
-		buckets = append(buckets, l.perNetwork.bucket(l.provider, key))
+	if key, ipv6, ok := NetworkKey(r.ClientIP); ok {
+		network := l.perNetwork4
+		if ipv6 {
+			network = l.perNetwork
+		}
+		buckets = append(buckets, network.bucket(l.provider, key))
+		tiers = append(tiers, network)
 		reasons = append(reasons, "per-network limit reached for "+key)
 	}
-	globalAt := len(buckets)
+	if !r.Owner {
+		buckets = append(buckets, l.global.bucket(l.provider))
+		tiers = append(tiers, l.global)
+		reasons = append(reasons, "global limit reached (addresses without a verified account)")
+	}
 	buckets = append(buckets,
-		l.global.bucket(l.provider),
-		l.perAddress.bucket(l.provider, addr, client),
-		l.perCeiling.bucket(l.provider, addr))
+		l.perAddress.bucket(l.provider, r.Addr, client),
+		l.perCeiling.bucket(l.provider, r.Addr))
+	tiers = append(tiers, l.perAddress, l.perCeiling)
 	reasons = append(reasons,
-		"global limit reached (every address and client)",
 		"per-address limit reached from "+client,
 		"per-address ceiling reached (all clients)")
 
@@ -159,7 +199,9 @@ func (l *Limits) Allow(ctx context.Context, addr, clientIP string, now time.Time
 		return true, "", nil
 	case refused >= len(buckets): // a broken counter must not panic a request, nor pass it
 		return false, "", fmt.Errorf("e-mail rate limits: the counter refused bucket %d of %d", refused, len(buckets))
-	case refused == globalAt:
+	}
+	l.refused(tiers[refused].name)
+	if tiers[refused].name == l.global.name {
 		l.warnGlobal(now)
 	}
 	return false, reasons[refused], nil
@@ -175,6 +217,7 @@ func (l *Limits) warnGlobal(now time.Time) {
 		return
 	}
 	l.warned = now
-	l.log.Warn("sign-in e-mail budget exhausted: every e-mail sign-in is refused until it refills",
+	l.log.Warn("sign-in e-mail budget exhausted: e-mails to addresses without a verified account are refused until it refills;"+
+		" existing users still get their sign-in and reset e-mails (see latchkey_ratelimit_refusals_total{tier=\"global\"})",
 		"limit", l.globalN, "window", l.window)
 }

@@ -48,7 +48,15 @@ func limitsOn(t *testing.T, s *models.Store, cfg LimitConfig, log *slog.Logger) 
 // allow is Allow with a counter that must answer.
 func (l *Limits) allow(t *testing.T, addr, clientIP string, now time.Time) (bool, string) {
 	t.Helper()
-	ok, why, err := l.Allow(context.Background(), addr, clientIP, now)
+	ok, why, err := l.Allow(context.Background(), Request{Addr: addr, ClientIP: clientIP}, now)
+	require.NoError(t, err)
+	return ok, why
+}
+
+// allowOwner is allow for an e-mail to a user's verified address.
+func (l *Limits) allowOwner(t *testing.T, addr, clientIP string, now time.Time) (bool, string) {
+	t.Helper()
+	ok, why, err := l.Allow(context.Background(), Request{Addr: addr, ClientIP: clientIP, Owner: true}, now)
 	require.NoError(t, err)
 	return ok, why
 }
@@ -72,7 +80,7 @@ func TestLimitsRowsOnlyForSends(t *testing.T) {
 	l := limitsOn(t, s, LimitConfig{PerIP: 1}, nil)
 	ok, _ := l.allow(t, "a@example.com", "192.0.2.66", t0)
 	require.True(t, ok)
-	require.EqualValues(t, 4, rows(t, s), "per IP, global, per (address, client), per address")
+	require.EqualValues(t, 5, rows(t, s), "per IP, per /24, global, per (address, client), per address")
 	for i := range 20 {
 		ok, why := l.allow(t, "a@example.com", "192.0.2.66", t0.Add(time.Minute))
 		require.False(t, ok)
@@ -80,14 +88,14 @@ func TestLimitsRowsOnlyForSends(t *testing.T) {
 		ok, _ = l.allow(t, fmt.Sprintf("r%d@example.com", i), "192.0.2.66", t0.Add(time.Minute))
 		require.False(t, ok)
 	}
-	require.EqualValues(t, 4, rows(t, s), "refusals write nothing")
+	require.EqualValues(t, 5, rows(t, s), "refusals write nothing")
 	for i := range 10 {
-		ok, why := l.allow(t, fmt.Sprintf("n%d@example.com", i), fmt.Sprintf("198.51.100.%d", i), t0.Add(2*time.Minute))
+		ok, why := l.allow(t, fmt.Sprintf("n%d@example.com", i), fmt.Sprintf("198.51.%d.1", i), t0.Add(2*time.Minute))
 		require.True(t, ok, why)
 		ok, _ = l.allow(t, "a@example.com", "192.0.2.66", t0.Add(2*time.Minute))
 		require.False(t, ok, "the abuser stays limited")
 	}
-	require.EqualValues(t, 4+3*10, rows(t, s))
+	require.EqualValues(t, 5+4*10, rows(t, s), "4 rows a client: per IP, per /24, address and client, address")
 	_, err := s.PurgeExpired(context.Background(), t0.Add(2*time.Hour))
 	require.NoError(t, err)
 	require.Zero(t, rows(t, s), "every bucket is full again a window later")
@@ -103,12 +111,12 @@ func TestLimitsStoreNoAddress(t *testing.T) {
 	}
 	all, err := s.RateLimits(context.Background())
 	require.NoError(t, err)
-	require.Len(t, all, 7, "global, address, 2 × (client, address and client), the IPv6 /48")
+	require.Len(t, all, 8, "global, address, 2 × (client, network, address and client)")
 	for _, r := range all {
 		for _, personal := range []string{"alice", "example.com", "192.0.2", "2001:db8"} {
 			require.NotContains(t, r.Bucket, personal)
 		}
-		require.Regexp(t, `^email:(ip|net|global|addr|ceiling)(:[0-9a-f]{64})?$`, r.Bucket)
+		require.Regexp(t, `^email:(ip|net|net4|global|addr|ceiling)(:[0-9a-f]{64})?$`, r.Bucket)
 	}
 }
 
@@ -139,7 +147,7 @@ func TestLimitsShared(t *testing.T) {
 		require.True(t, ok, why)
 		ok, why = l.allow(t, "v@example.com", "192.0.2.2", t0)
 		require.False(t, ok)
-		require.Equal(t, "global limit reached (every address and client)", why)
+		require.Equal(t, "global limit reached (addresses without a verified account)", why)
 	}
 }
 
@@ -149,7 +157,7 @@ func TestLimitsStoreUnavailable(t *testing.T) {
 	s := store(t)
 	l := limitsOn(t, s, LimitConfig{}, nil)
 	require.NoError(t, s.Close())
-	ok, why, err := l.Allow(context.Background(), "a@example.com", "192.0.2.1", t0)
+	ok, why, err := l.Allow(context.Background(), Request{Addr: "a@example.com", ClientIP: "192.0.2.1"}, t0)
 	require.False(t, ok)
 	require.Empty(t, why)
 	require.ErrorContains(t, err, "e-mail rate limits")
@@ -196,7 +204,7 @@ func TestLimitsGlobalBudgetLogsOnce(t *testing.T) {
 			if ok {
 				sent++
 			} else {
-				require.Equal(t, "global limit reached (every address and client)", why)
+				require.Equal(t, "global limit reached (addresses without a verified account)", why)
 			}
 		}
 		return sent
@@ -272,11 +280,11 @@ func TestLimitsRefusalSpendsNothing(t *testing.T) {
 
 func TestLimitsDefaults(t *testing.T) {
 	require.Equal(t, LimitConfig{
-		PerAddress: 5, PerAddressCeiling: 50, PerIP: 20, PerNetwork: 100, Global: 1000,
+		PerAddress: 5, PerAddressCeiling: 50, PerIP: 20, PerNetwork: 100, PerIPv4Network: 100, Global: 1000,
 		Window: time.Hour,
 	}, LimitConfig{}.withDefaults())
 	require.Equal(t, LimitConfig{
-		PerAddress: 3, PerAddressCeiling: 30, PerIP: 7, PerNetwork: 35, Global: 1000,
+		PerAddress: 3, PerAddressCeiling: 30, PerIP: 7, PerNetwork: 35, PerIPv4Network: 35, Global: 1000,
 		Window: time.Minute,
 	}, LimitConfig{PerAddress: 3, PerIP: 7, Window: time.Minute, Global: -1}.withDefaults())
 }
@@ -289,4 +297,47 @@ func TestLimitsDisabled(t *testing.T) {
 		ok, _ := l.allow(t, "a@example.com", "192.0.2.1", t0)
 		require.True(t, ok)
 	}
+}
+
+// Issue 26, M4: the global budget spent by strangers' requests for unknown
+// addresses refuses no owner: mail to a user's verified address neither
+// counts against it nor is refused by it, and is counted by every other
+// tier. Each refusal is reported with its tier.
+func TestLimitsGlobalBudgetSparesOwners(t *testing.T) {
+	var refused []string
+	l := mustLimits(t, LimitConfig{Global: 3, PerAddress: 2, Refused: func(tier string) { refused = append(refused, tier) }}, nil)
+	for i := range 3 {
+		ok, why := l.allowOwner(t, "alice@example.com", fmt.Sprintf("198.51.%d.1", i), t0)
+		require.True(t, ok, why)
+	}
+	for i := range 3 {
+		ok, why := l.allow(t, fmt.Sprintf("u%d@example.com", i), fmt.Sprintf("203.0.%d.1", i), t0)
+		require.True(t, ok, "owners' mail did not spend the budget: %s", why)
+	}
+	ok, why := l.allow(t, "newcomer@example.com", "192.0.2.1", t0)
+	require.False(t, ok)
+	require.Equal(t, "global limit reached (addresses without a verified account)", why)
+	ok, why = l.allowOwner(t, "bob@example.com", "192.0.2.1", t0)
+	require.True(t, ok, why)
+	ok, _ = l.allowOwner(t, "bob@example.com", "192.0.2.1", t0)
+	require.True(t, ok)
+	ok, why = l.allowOwner(t, "bob@example.com", "192.0.2.1", t0)
+	require.False(t, ok, "the other tiers still apply to owners")
+	require.Equal(t, "per-address limit reached from 192.0.2.1", why)
+	require.Equal(t, []string{"global", "addr"}, refused)
+}
+
+// Issue 26, M4: IPv4 addresses of one /24 share a network tier of its own
+// allowance (PerIPv4Network), as IPv6 /64s share their /48's (PerNetwork).
+func TestLimitsIPv4Network(t *testing.T) {
+	l := mustLimits(t, LimitConfig{PerIP: 2, PerIPv4Network: 3, PerNetwork: 100}, nil)
+	for i := range 3 {
+		ok, why := l.allow(t, "a@example.com", fmt.Sprintf("192.0.2.%d", i+1), t0)
+		require.True(t, ok, why)
+	}
+	ok, why := l.allow(t, "a@example.com", "192.0.2.99", t0)
+	require.False(t, ok)
+	require.Equal(t, "per-network limit reached for 192.0.2.0/24", why)
+	ok, why = l.allow(t, "a@example.com", "192.0.3.1", t0)
+	require.True(t, ok, "another /24: %s", why)
 }

@@ -1,6 +1,7 @@
 package email
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -47,13 +48,16 @@ func TestNetworkKey(t *testing.T) {
 		"2001:db8:1:2:3:4:5:6":      "2001:db8:1::/48",
 		"[2001:db8:1:ffff::1]:443":  "2001:db8:1::/48",
 		"[2001:db8:1:2::1%eth0]:80": "2001:db8:1::/48",
+		"192.0.2.7":                 "192.0.2.0/24",
+		"[::ffff:192.0.2.7]:80":     "192.0.2.0/24",
 	} {
-		got, ok := networkKey(in)
+		got, ipv6, ok := NetworkKey(in)
 		require.True(t, ok, in)
 		require.Equal(t, want, got, in)
+		require.Equal(t, strings.Contains(want, ":"), ipv6, in)
 	}
-	for _, in := range []string{"192.0.2.7", "::ffff:192.0.2.7", "pipe", ""} {
-		_, ok := networkKey(in)
-		require.False(t, ok, "%q has no /48", in)
+	for _, in := range []string{"pipe", ""} {
+		_, _, ok := NetworkKey(in)
+		require.False(t, ok, "%q is no IP", in)
 	}
 }

@@ -25,11 +25,12 @@ const OutcomeSuccess = "success"
 type Metrics struct {
 	registry *prometheus.Registry
 
-	requests *prometheus.CounterVec   // route, code
-	duration *prometheus.HistogramVec // route
-	signIns  *prometheus.CounterVec   // provider, outcome
+	requests          *prometheus.CounterVec   // route, code
+	duration          *prometheus.HistogramVec // route
+	signIns           *prometheus.CounterVec   // provider, outcome
+	rateLimitRefusals *prometheus.CounterVec   // tier
 
-	signOuts, sessionsCreated, emailsSent, emailsFailed, rateLimitRefusals, dbErrors prometheus.Counter
+	signOuts, sessionsCreated, emailsSent, emailsFailed, dbErrors prometheus.Counter
 
 	codes [600]string // status code → label, so that labelling allocates nothing
 }
@@ -58,14 +59,17 @@ func New() *Metrics {
 		Name: "latchkey_signins_total",
 		Help: "Sign-ins by provider and outcome: success or the NextAuth error code.",
 	}, []string{"provider", "outcome"})
-	m.registry.MustRegister(m.requests, m.duration, m.signIns,
+	m.rateLimitRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "latchkey_ratelimit_refusals_total",
+		Help: "E-mails (sign-in links, sign-up and reset mails) refused by a rate limit, by tier: ip, net (IPv6 /48), net4 (IPv4 /24), global, addr, ceiling.",
+	}, []string{"tier"})
+	m.registry.MustRegister(m.requests, m.duration, m.signIns, m.rateLimitRefusals,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.signOuts = counter("latchkey_signouts_total", "Sign-outs (POST /signout and /signout/all) that ended a session or cookie.")
 	m.sessionsCreated = counter("latchkey_sessions_created_total", "Sessions started by a sign-in (database rows or JWT cookies).")
 	m.emailsSent = counter("latchkey_emails_sent_total", "Sign-in e-mails the SMTP server accepted.")
 	m.emailsFailed = counter("latchkey_emails_failed_total", "Sign-in e-mails that could not be delivered to the SMTP server.")
-	m.rateLimitRefusals = counter("latchkey_ratelimit_refusals_total", "E-mail sign-in requests refused by a rate limit.")
 	m.dbErrors = counter("latchkey_db_errors_total", "Database statements that failed (not: no row found, a conflict the code handles, a cancelled request).")
 	for code := range m.codes {
 		m.codes[code] = strconv.Itoa(code)
@@ -143,10 +147,13 @@ func (m *Metrics) EmailFailed() {
 	}
 }
 
-// RateLimitRefusal counts an e-mail sign-in request a rate limit refused.
-func (m *Metrics) RateLimitRefusal() {
+// RateLimitRefusal counts an e-mail a rate limit refused, by the tier
+// that refused it (app/email's tier names: a bounded set). A rise of
+// tier="global" is the alert that strangers are spending the budget for
+// unknown addresses.
+func (m *Metrics) RateLimitRefusal(tier string) {
 	if m != nil {
-		m.rateLimitRefusals.Inc()
+		m.rateLimitRefusals.WithLabelValues(tier).Inc()
 	}
 }
 

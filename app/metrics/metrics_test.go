@@ -28,7 +28,7 @@ func countOnceEach(m *metrics.Metrics) {
 	m.SessionCreated()
 	m.EmailSent()
 	m.EmailFailed()
-	m.RateLimitRefusal()
+	m.RateLimitRefusal("global")
 	m.DBError()
 }
 
@@ -49,9 +49,10 @@ func TestMetricsExposition(t *testing.T) {
 	require.Equal(t, 3.0, s.Value("latchkey_http_request_duration_seconds", "route", "/api/auth/session"))
 	require.Equal(t, 1.0, s.Value("latchkey_signins_total", "provider", "email", "outcome", "Verification"))
 	for _, name := range []string{"latchkey_signouts_total", "latchkey_sessions_created_total", "latchkey_emails_sent_total",
-		"latchkey_emails_failed_total", "latchkey_ratelimit_refusals_total", "latchkey_db_errors_total"} {
+		"latchkey_emails_failed_total", "latchkey_db_errors_total"} {
 		require.Equal(t, 1.0, s.Value(name), name)
 	}
+	require.Equal(t, 1.0, s.Value("latchkey_ratelimit_refusals_total", "tier", "global"))
 	require.True(t, s.Has("go_gc_duration_seconds"))
 	require.True(t, s.Has("process_open_fds"))
 	require.Equal(t, 1.0, scrapeHandler(t, other).Value("latchkey_signouts_total"), "registries of their own")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -49,9 +50,9 @@ type Browser interface {
 // Limiter counts e-mail sign-in requests; reason names the limit that
 // refused one (it is logged, so it carries no address or secret). err means
 // the limits could not be checked (their counters live in the database),
-// and the request is refused.
+// and the request is refused. *email.Limits is the one in use.
 type Limiter interface {
-	Allow(ctx context.Context, addr, clientIP string, now time.Time) (ok bool, reason string, err error)
+	Allow(ctx context.Context, r email.Request, now time.Time) (ok bool, reason string, err error)
 }
 
 // Mailer delivers a sign-in link to an address.

@@ -35,27 +35,32 @@ type SentLink struct {
 }
 
 // SendLink sends a magic link, as next-auth's e-mail sign-in: normalise the
-// address, count it against the limits, ask the SignIn hook (a verification
-// request), store the token's hash and deliver. Every refusal leaves nothing
-// stored and nothing sent; a failed delivery removes the row it stored.
+// address, look up its user, count it against the limits, ask the SignIn
+// hook (a verification request), store the token's hash and deliver. Every
+// refusal leaves nothing stored and nothing sent; a failed delivery removes
+// the row it stored.
 func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest) (*SentLink, error) {
 	now := s.Now()
 	addr, err := email.Normalize(in.Email)
 	if err != nil {
 		return nil, Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
 	}
+	user, err := s.emailUser(ctx, addr)
+	if err != nil {
+		return nil, Fail(CodeEmailSignin, err)
+	}
 	if p.Limits != nil {
-		ok, why, err := p.Limits.Allow(ctx, addr, in.ClientIP, now)
+		// A user's verified address is spared the global budget, which
+		// strangers can spend (email.Request.Owner); the stand-in of an
+		// unknown address has none.
+		r := email.Request{Addr: addr, ClientIP: in.ClientIP, Owner: user.EmailVerified != nil}
+		ok, why, err := p.Limits.Allow(ctx, r, now)
 		switch {
 		case err != nil: // limits that cannot be checked do not let anyone through
 			return nil, Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
 		case !ok:
 			return nil, Failf(CodeEmailSignin, "provider %s: rate limited: %s", p.ID, why)
 		}
-	}
-	user, err := s.emailUser(ctx, addr)
-	if err != nil {
-		return nil, Fail(CodeEmailSignin, err)
 	}
 	in2 := SignInInput{User: *user, Provider: p.ID, Type: "email", Email: addr, EmailVerified: true, VerificationRequest: true}
 	if err := s.checkSignIn(ctx, in2); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
@@ -23,7 +24,7 @@ type limiter struct {
 	err  error
 }
 
-func (l *limiter) Allow(context.Context, string, string, time.Time) (bool, string, error) {
+func (l *limiter) Allow(context.Context, email.Request, time.Time) (bool, string, error) {
 	if l.err != nil {
 		return false, "", l.err
 	}

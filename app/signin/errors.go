@@ -26,6 +26,11 @@ const (
 	CodeConfiguration         Code = "Configuration"
 	// CodeWebAuthnVerification is Auth.js v5's: a passkey answer refused.
 	CodeWebAuthnVerification Code = "WebAuthnVerificationError"
+	// CodeTryLater is latchkey's own, next-auth has none: a password
+	// sign-in found every hashing slot taken (password.ErrBusy). It is
+	// told apart from CredentialsSignin so that a user with the right
+	// password is not told it is wrong; it says nothing about the account.
+	CodeTryLater Code = "TryLater"
 )
 
 // Error is a refused or failed sign-in step: the code the client sees and

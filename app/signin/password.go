@@ -40,7 +40,9 @@ type PasswordLogin struct {
 // tells a wrong password from an unknown address, a user without a
 // password or one whose address is not verified; the cost is the same
 // too (an unknown address is checked against a dummy hash). Its cause,
-// for the log, names the reason and the address masked.
+// for the log, names the reason and the address masked. The one exception
+// is TryLater: no hashing slot came free in time (password.ErrBusy), for
+// whatever address, so the password was not judged at all.
 //
 // The order: read the fields (bad input is refused before any hashing),
 // the throttle's reservation (the attempt is counted as a failure before
@@ -78,7 +80,11 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 	ok, rehash, err := p.Hasher.Verify(hash, in.Password)
 	if err != nil { // busy, or a stored hash we cannot read (the operator's problem, logged)
 		release()
-		return nil, Failf(CodeCredentialsSignin, "provider %s: %s: checking the password: %w", p.ID, who, err)
+		code := CodeCredentialsSignin
+		if errors.Is(err, password.ErrBusy) {
+			code = CodeTryLater
+		}
+		return nil, Failf(code, "provider %s: %s: checking the password: %w", p.ID, who, err)
 	}
 	// An unverified address counts as a failure too: every refusal after
 	// the hash costs the same work, so timing tells none of them apart.

@@ -45,17 +45,23 @@ func (b BackOff) delay(n int) time.Duration {
 }
 
 // Throttle slows down password guessing with exponential back-off on
-// three buckets, none of which an attacker can turn into a lasting
+// four buckets, none of which an attacker can turn into a lasting
 // lock-out of someone else:
 //
 //   - Pair (this account from this client): the tightest; the account's
 //     owner, on another client, is not affected by it.
 //   - Client (any account from this client; IP or IPv6 /64, as read through
 //     trusted_proxies): one client spraying many accounts.
+//   - Network (any account from the client's IPv6 /48 or IPv4 /24:
+//     Network6, Network4): one attacker spraying from many clients of one
+//     network, a /64 or an address each.
 //   - Account (this account from any client): guessing spread over many
-//     clients. This one an attacker can raise for a victim, so a client
-//     from which the account signed in during the last KnownFor is exempt
-//     from it, and its block is capped like the others.
+//     clients.
+//
+// The network and account buckets an attacker can raise for someone else
+// (a neighbour on the network, a victim's account), so a client from which
+// the account signed in during the last KnownFor is exempt from them, and
+// their blocks are capped like the others.
 //
 // Every block is capped (Max, a few minutes) and counts expire (Keep), so
 // the worst an attacker can do is slow an account down for minutes at a
@@ -68,35 +74,55 @@ type Throttle struct {
 	Store    Throttles
 	Pair     BackOff
 	Client   BackOff
+	Network6 BackOff // per IPv6 /48
+	Network4 BackOff // per IPv4 /24
 	Account  BackOff
 	KnownFor time.Duration
 }
 
 // NewThrottle is a Throttle with latchkey's tiers: 5 free failures per
-// account and client, 30 per client, 20 per account; blocks of 1 s, 2 s,
-// 4 s… capped at 5 minutes; counts kept 15 minutes (pair) or an hour.
+// account and client, 30 per client, 50 per IPv6 /48 or IPv4 /24, 20 per
+// account; blocks of 1 s, 2 s, 4 s… capped at 5 minutes; counts kept 15
+// minutes (pair) or an hour.
 func NewThrottle(store Throttles) *Throttle {
 	return &Throttle{
 		Store:    store,
 		Pair:     BackOff{Free: 5, Max: 5 * time.Minute, Keep: 15 * time.Minute},
 		Client:   BackOff{Free: 30, Max: 5 * time.Minute, Keep: time.Hour},
+		Network6: BackOff{Free: 50, Max: 5 * time.Minute, Keep: time.Hour},
+		Network4: BackOff{Free: 50, Max: 5 * time.Minute, Keep: time.Hour},
 		Account:  BackOff{Free: 20, Max: 5 * time.Minute, Keep: time.Hour},
 		KnownFor: 30 * 24 * time.Hour,
 	}
 }
 
 // throttleKeys are one attempt's bucket names. They hold hashes, not the
-// address or the IP: the table is no place for either.
-type throttleKeys struct{ pair, client, account, known string }
+// address or the IP: the table is no place for either. network is "" for
+// a client that is no IP (then it has no network tier); ipv6 tells which
+// network tier it is.
+type throttleKeys struct {
+	pair, client, network, account, known string
+	ipv6                                  bool
+}
 
+// keysOf counts clients and networks as the e-mail rate limits do
+// (email.ClientKey, email.NetworkKey).
 func keysOf(addr, clientIP string) throttleKeys {
 	c := email.ClientKey(clientIP)
-	return throttleKeys{
+	k := throttleKeys{
 		pair:    throttleBucket("pair", addr, c),
 		client:  throttleBucket("client", c),
 		account: throttleBucket("account", addr),
 		known:   throttleBucket("known", addr, c),
 	}
+	if n, ipv6, ok := email.NetworkKey(clientIP); ok {
+		k.ipv6 = ipv6
+		k.network = throttleBucket("net4", n)
+		if ipv6 {
+			k.network = throttleBucket("net6", n)
+		}
+	}
+	return k
 }
 
 // throttleBucket names a bucket: the tier in clear, the key's parts as a
@@ -129,16 +155,25 @@ var ErrThrottled = errors.New("too many failed password sign-ins")
 // signed in during KnownFor; its attempts are counted all the same.
 func (t *Throttle) Reserve(ctx context.Context, addr, clientIP string, now time.Time) (*Reservation, error) {
 	k := keysOf(addr, clientIP)
-	rows, err := t.Store.PasswordThrottles(ctx, now, k.pair, k.client, k.account, k.known)
+	rows, err := t.Store.PasswordThrottles(ctx, now, k.pair, k.client, k.network, k.account, k.known)
 	if err != nil {
 		return nil, fmt.Errorf("check password throttle: %w", err)
 	}
 	_, known := rows[k.known]
-	tiers := []struct {
+	type tier struct {
 		name, bucket string
 		b            BackOff
 		exempt       bool
-	}{{"account and client", k.pair, t.Pair, false}, {"client", k.client, t.Client, false}, {"account", k.account, t.Account, known}}
+	}
+	tiers := []tier{{"account and client", k.pair, t.Pair, false}, {"client", k.client, t.Client, false}}
+	switch {
+	case k.network == "":
+	case k.ipv6:
+		tiers = append(tiers, tier{"IPv6 /48", k.network, t.Network6, known})
+	default:
+		tiers = append(tiers, tier{"IPv4 /24", k.network, t.Network4, known})
+	}
+	tiers = append(tiers, tier{"account", k.account, t.Account, known})
 	for _, tier := range tiers {
 		row, ok := rows[tier.bucket]
 		if !ok || tier.exempt {
@@ -183,11 +218,14 @@ type Reservation struct {
 }
 
 // Succeeded: the password was right. The pair starts again and is marked
-// known for KnownFor; the client and account tiers get this attempt's
-// count back, and keep the rest (a success on an attacker's own account
-// must not reset its spraying count).
+// known for KnownFor; the client, network and account tiers get this
+// attempt's count back, and keep the rest (a success on an attacker's own
+// account must not reset its spraying count).
 func (r *Reservation) Succeeded(ctx context.Context, now time.Time) error {
-	for _, b := range []string{r.k.client, r.k.account} {
+	for _, b := range []string{r.k.client, r.k.network, r.k.account} {
+		if b == "" {
+			continue
+		}
 		if err := r.t.Store.ForgetPasswordFailure(ctx, b); err != nil {
 			return err
 		}

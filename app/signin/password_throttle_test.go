@@ -19,10 +19,10 @@ func TestBackOffDoublesAndIsCapped(t *testing.T) {
 
 func TestThrottleBucketsHideAddressesAndIPs(t *testing.T) {
 	k := keysOf("alice@example.com", "203.0.113.7")
-	for _, b := range []string{k.pair, k.client, k.account, k.known} {
+	for _, b := range []string{k.pair, k.client, k.network, k.account, k.known} {
 		require.NotContains(t, b, "alice")
 		require.NotContains(t, b, "203.0.113")
-		require.Regexp(t, `^pw:[a-z]+:[0-9a-f]{64}$`, b)
+		require.Regexp(t, `^pw:[a-z0-9]+:[0-9a-f]{64}$`, b)
 	}
 	require.NotEqual(t, k.pair, k.known, "same parts, other tier")
 	// An IPv6 client is counted by its /64.
@@ -30,4 +30,10 @@ func TestThrottleBucketsHideAddressesAndIPs(t *testing.T) {
 	require.Equal(t, a.client, b.client)
 	require.Equal(t, a.pair, b.pair)
 	require.NotEqual(t, a.client, keysOf("a@example.com", "2001:db8:0:1::1").client)
+	// Its /64s count in their /48's network bucket, IPv4 addresses in their /24's.
+	require.Equal(t, a.network, keysOf("b@example.com", "2001:db8:0:ffff::1").network)
+	require.NotEqual(t, a.network, keysOf("a@example.com", "2001:db8:1::1").network)
+	require.Equal(t, k.network, keysOf("b@example.com", "203.0.113.200").network)
+	require.NotEqual(t, k.network, keysOf("a@example.com", "203.0.114.7").network)
+	require.Empty(t, keysOf("a@example.com", "pipe").network, "no IP, no network")
 }

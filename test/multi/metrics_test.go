@@ -68,7 +68,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	require.Equal(t, 1.0, moved("latchkey_signouts_total"))
 	require.Equal(t, 1.0, moved("latchkey_emails_sent_total"))
 	require.Equal(t, 0.0, moved("latchkey_emails_failed_total"))
-	require.Equal(t, 1.0, moved("latchkey_ratelimit_refusals_total"))
+	require.Equal(t, 1.0, moved("latchkey_ratelimit_refusals_total", "tier", "addr"))
 	require.Equal(t, 0.0, moved("latchkey_db_errors_total"))
 	require.Equal(t, float64(sessionGets), moved("latchkey_http_requests_total", "route", "/api/auth/session", "code", "200"))
 	require.Equal(t, float64(sessionGets), moved("latchkey_http_request_duration_seconds", "route", "/api/auth/session"))
