@@ -470,3 +470,24 @@ func TestCheckConfigLanguages(t *testing.T) {
 	require.Contains(t, stderr, `error: i18n.default: "<b>" is not a language tag`)
 	require.Contains(t, stderr, `error: i18n.default: "<b>" is not in i18n.languages`)
 }
+
+// TestCheckConfigAccessSummary: with access rules, check-config says that
+// a host no rule names is refused (it admitted every signed-in user before
+// issue 26), so an upgrade that relied on it is told.
+func TestCheckConfigAccessSummary(t *testing.T) {
+	clearEnv(t)
+	path := writeFile(t, `access:
+  - hosts: [admin.example.com]
+    emails: [root@example.com]
+  - hosts: [wiki.example.com]
+    anyone: true
+`)
+	code, stdout, stderr := runCmd("--config", path, "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "access: 2 rules; a host no rule names is refused (403")
+	require.Contains(t, stdout, "configuration OK")
+
+	code, stdout, stderr = runCmd("--config", writeFile(t, "port: 3000\n"), "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, stdout, "access:")
+}

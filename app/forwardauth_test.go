@@ -266,13 +266,16 @@ func TestForwardAuthUntrustedPeer(t *testing.T) {
 }
 
 // Access rules answer 403 to a signed-in user they do not admit to the
-// forwarded host; a host no rule names admits every signed-in user; a host
-// that cannot be told (no header, or an untrusted peer's) admits nobody.
+// forwarded host; a host no rule names admits nobody (a client can make a
+// catch-all server block forward any name: issue 26 M1), one named with
+// anyone: true every signed-in user; a host that cannot be told (no
+// header, or an untrusted peer's) admits nobody.
 func TestForwardAuthAccessRules(t *testing.T) {
 	rules := func(c *config.Config) {
 		c.Access = []config.AccessRule{
 			{Hosts: []string{"app.example.com"}, Emails: []string{"alice@example.com"}},
 			{Hosts: []string{"*.corp.example.com"}, Domains: []string{"example.com"}},
+			{Hosts: []string{"open.example.com"}, Anyone: true},
 		}
 	}
 	for _, strategy := range strategies() {
@@ -295,7 +298,10 @@ func TestForwardAuthAccessRules(t *testing.T) {
 				{bob, []string{"X-Forwarded-Host", "app.example.com"}, http.StatusForbidden},
 				{bob, []string{"X-Forwarded-Host", "App.Example.Com:8443"}, http.StatusForbidden},
 				{bob, []string{"X-Original-URL", "https://app.example.com/"}, http.StatusForbidden},
-				{bob, []string{"X-Forwarded-Host", "other.example.com"}, http.StatusOK},
+				{bob, []string{"X-Forwarded-Host", "other.example.com"}, http.StatusForbidden},
+				{bob, []string{"X-Original-URL", "https://203.0.113.5/admin"}, http.StatusForbidden},
+				{bob, []string{"X-Forwarded-Host", "corp.example.com"}, http.StatusForbidden},
+				{bob, []string{"X-Forwarded-Host", "open.example.com"}, http.StatusOK},
 				{alice, []string{"X-Forwarded-Host", "x.corp.example.com"}, http.StatusOK},
 				{bob, []string{"X-Forwarded-Host", "x.corp.example.com"}, http.StatusForbidden},
 				{bob, nil, http.StatusForbidden},
