@@ -162,6 +162,7 @@ func loadConfig(path string) (config.Config, []string, error) {
 		return cfg, nil, err
 	}
 	warnings, verr := cfg.Validate(app.CatalogueExtra)
+	warnings = append(warnings, app.AccessWarnings(cfg)...)
 	return cfg, warnings, config.Merge(err, verr)
 }
 
