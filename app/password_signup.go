@@ -81,8 +81,11 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 	if err != nil { // the policy has read it: not expected
 		return a.signUpForm(c, rq, http.StatusBadRequest, addr, policyMessage(err))
 	}
-	_, err = a.store.UserByEmail(ctx, addr)
+	holder, err := a.store.UserByEmail(ctx, addr)
 	switch {
+	case err == nil && holder.EmailVerified == nil:
+		// Unproved: the owner's proof wins (models.CompletePasswordSignUp).
+		err = a.sendSignUpLink(ctx, addr, hash)
 	case err == nil:
 		err = a.pw.mail.send(ctx, addr, views.SignUpExistingEmail(a.mailLang(ctx), hostOf(a.base.Origin), a.base.URL("/reset")))
 	case errors.Is(err, models.ErrNotFound):

@@ -17,6 +17,8 @@ type Users interface {
 	LinkAccount(ctx context.Context, acc *models.Account) error
 	CreateUserWithAccount(ctx context.Context, u *models.User, acc *models.Account) error
 	AccountsOf(ctx context.Context, userID string) ([]models.Account, error)
+	// HasSignInMethod reports a linked account, a passkey or a password.
+	HasSignInMethod(ctx context.Context, userID string) (bool, error)
 }
 
 // Tokens is the storage of pending e-mail sign-ins (hashed tokens only).
