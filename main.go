@@ -162,6 +162,7 @@ func loadConfig(path string) (config.Config, []string, error) {
 		return cfg, nil, err
 	}
 	warnings, verr := cfg.Validate(app.CatalogueExtra)
+	warnings = append(warnings, app.AccessWarnings(cfg)...)
 	return cfg, warnings, config.Merge(err, verr)
 }
 
@@ -181,6 +182,9 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stdout, languagesSummary(langs))
+	if len(cfg.Access) > 0 {
+		fmt.Fprintln(stdout, accessSummary(cfg.Access))
+	}
 	if cfg.IsPostgres() {
 		line, err := postgresSummary(cfg)
 		if err != nil {
@@ -205,6 +209,13 @@ func languagesSummary(c *i18n.Catalog) string {
 		names = append(names, n+")")
 	}
 	return "languages: " + strings.Join(names, ", ")
+}
+
+// accessSummary is check-config's line about the access rules: how many,
+// and the two things about them an upgrade changed (issue 26): a host no
+// rule names is refused, and e-mail rules admit verified addresses only.
+func accessSummary(rules []config.AccessRule) string {
+	return fmt.Sprintf("access: %d rules; a host no rule names is refused (403; name it with anyone: true to open it); emails/domains admit verified addresses only", len(rules))
 }
 
 // printProblems writes every configuration problem, one "error:" line each.

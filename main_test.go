@@ -470,3 +470,51 @@ func TestCheckConfigLanguages(t *testing.T) {
 	require.Contains(t, stderr, `error: i18n.default: "<b>" is not a language tag`)
 	require.Contains(t, stderr, `error: i18n.default: "<b>" is not in i18n.languages`)
 }
+
+// TestCheckConfigAccessSummary: with access rules, check-config says that
+// a host no rule names is refused (it admitted every signed-in user before
+// issue 26), so an upgrade that relied on it is told.
+func TestCheckConfigAccessSummary(t *testing.T) {
+	clearEnv(t)
+	path := writeFile(t, `access:
+  - hosts: [admin.example.com]
+    emails: [root@example.com]
+  - hosts: [wiki.example.com]
+    anyone: true
+`)
+	code, stdout, stderr := runCmd("--config", path, "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "access: 2 rules; a host no rule names is refused (403")
+	require.Contains(t, stdout, "configuration OK")
+
+	require.NotContains(t, stdout, "does not verify e-mail")
+
+	// Beside a provider that does not verify addresses, a warning (issue 26 M2);
+	// github verifies, and trust_email vouches for the other.
+	t.Setenv("AUTH_GITHUB_ID", "id")
+	t.Setenv("AUTH_GITHUB_SECRET", "secret")
+	providers := `providers:
+  - id: github
+  - id: gitea
+    client_id: x
+    client_secret: y
+`
+	rules := `access:
+  - hosts: [admin.example.com]
+    emails: [root@example.com]
+`
+	code, stdout, stderr = runCmd("--config", writeFile(t, providers+rules), "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, `warning: access: provider "gitea" does not verify e-mail addresses`)
+	require.NotContains(t, stdout, `provider "github"`)
+	code, stdout, stderr = runCmd("--config", writeFile(t, strings.Replace(providers, "client_secret: y", "client_secret: y\n    trust_email: true", 1)+rules), "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, stdout, "does not verify e-mail")
+	code, stdout, stderr = runCmd("--config", writeFile(t, providers), "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, stdout, "does not verify e-mail", "no rules, no warning")
+
+	code, stdout, stderr = runCmd("--config", writeFile(t, "port: 3000\n"), "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, stdout, "access:")
+}

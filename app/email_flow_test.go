@@ -264,31 +264,6 @@ func TestEmailAfterOAuthSameUser(t *testing.T) {
 	require.NotNil(t, after.EmailVerified)
 }
 
-// An address an OAuth provider did not verify ("nOAuth": anyone can type the
-// victim's address at such a provider) never lets the victim's later e-mail
-// link sign into that user: AccessDenied, the link stays unspent.
-func TestEmailRefusedForUnverifiedOAuthUser(t *testing.T) {
-	e := startMail(t, envOpts{})
-	ctx := context.Background()
-	addr := "victim@example.com"
-	u := &models.User{Email: &addr} // emailVerified NULL: the provider did not vouch
-	require.NoError(t, e.app.Store().CreateUserWithAccount(ctx, u,
-		&models.Account{Type: "oauth", Provider: "nextcloud", ProviderAccountID: "attacker"}))
-
-	c := e.browser()
-	link := e.emailLink(c, addr, e.origin+"/")
-	e.requireError(e.get(c, link), "AccessDenied")
-	got, _ := e.sessionUser(c)
-	require.Empty(t, got)
-	require.EqualValues(t, 1, e.tokens(), "the link is not spent")
-	// Nor through the confirm page of another browser.
-	other := e.browser()
-	e.requireError(e.confirmLink(other, link), "AccessDenied")
-	got, _ = e.sessionUser(other)
-	require.Empty(t, got)
-	require.EqualValues(t, 1, e.tokens())
-}
-
 // A browser signed in as Bob that opens Alice's link ends up as Alice, and
 // Bob's database session is deleted rather than orphaned (next-auth).
 func TestEmailSignInReplacesOtherUsersSession(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 // the base path, and take any method (proxies send GET).
 //
 //	200  signed in (and allowed by the access rules); Remote-User is the
-//	     user id, Remote-Email and Remote-Name are set when known and
-//	     header-safe (see identityHeader)
+//	     user id, Remote-Name is set when known and header-safe (see
+//	     identityHeader), Remote-Email too when the address is verified
 //	401  not signed in (forward-auth: when no sign-in URL can be built)
 //	302  forward-auth only, not signed in: {base}/signin?callbackUrl=<the
 //	     original URL> (see signInRedirect)
@@ -62,12 +62,18 @@ func (a *App) authorize(c echo.Context, sendToSignIn bool) error {
 		}
 		return c.NoContent(http.StatusUnauthorized)
 	}
-	if !a.authz.access.Empty() && !a.authz.access.Allows(a.forwardedOf(r).hostname, s.User.Email) {
+	// Only a verified address is an identity: anyone can type any address
+	// at a provider that does not check it (issue 26 M2).
+	var email *string
+	if s.User.EmailVerified {
+		email = s.User.Email
+	}
+	if !a.authz.access.Empty() && !a.authz.access.Allows(a.forwardedOf(r).hostname, email) {
 		return c.NoContent(http.StatusForbidden)
 	}
 	h := c.Response().Header()
 	h["Remote-User"] = []string{s.User.ID}
-	if v := s.User.Email; v != nil && identityHeader(*v) {
+	if v := email; v != nil && identityHeader(*v) {
 		h["Remote-Email"] = []string{*v}
 	}
 	if v := s.User.Name; v != nil && identityHeader(*v) {

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // The forward-auth routes live at the root of the listener, outside the base path.
@@ -151,11 +154,11 @@ func TestForwardAuthHeaderSafe(t *testing.T) {
 					id = "user-jwt"
 					claims := map[string]any{"sub": id, "name": tc.name, "auth_time": time.Now().Unix()}
 					if tc.email != "" {
-						claims["email"] = tc.email
+						claims["email"], claims[session.VerifiedEmailClaim] = tc.email, tc.email
 					}
 					cookie = jwtCookie(t, claims, time.Now())
 				} else {
-					u := e.addUser(tc.name, tc.email, "")
+					u := e.addVerifiedUser(tc.name, tc.email)
 					id = u.ID
 					cookie = e.addDBSession(u, time.Now().Add(time.Hour))
 				}
@@ -168,6 +171,22 @@ func TestForwardAuthHeaderSafe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// addVerifiedUser is addUser with the address verified: forward-auth
+// sends Remote-Email for a verified address only.
+func (e *env) addVerifiedUser(name, email string) *models.User {
+	e.t.Helper()
+	u := &models.User{ID: models.NewID()}
+	if name != "" {
+		u.Name = &name
+	}
+	if email != "" {
+		now := time.Now()
+		u.Email, u.EmailVerified = &email, &now
+	}
+	require.NoError(e.t, e.app.Store().CreateUser(context.Background(), u))
+	return u
 }
 
 // forwardedEnv is an app behind a proxy on loopback (trusted, or not), with
@@ -266,25 +285,42 @@ func TestForwardAuthUntrustedPeer(t *testing.T) {
 }
 
 // Access rules answer 403 to a signed-in user they do not admit to the
-// forwarded host; a host no rule names admits every signed-in user; a host
-// that cannot be told (no header, or an untrusted peer's) admits nobody.
+// forwarded host; a host no rule names admits nobody (a client can make a
+// catch-all server block forward any name: issue 26 M1), one named with
+// anyone: true every signed-in user; a host that cannot be told (no
+// header, or an untrusted peer's) admits nobody.
 func TestForwardAuthAccessRules(t *testing.T) {
 	rules := func(c *config.Config) {
 		c.Access = []config.AccessRule{
 			{Hosts: []string{"app.example.com"}, Emails: []string{"alice@example.com"}},
 			{Hosts: []string{"*.corp.example.com"}, Domains: []string{"example.com"}},
+			{Hosts: []string{"open.example.com"}, Anyone: true},
 		}
 	}
 	for _, strategy := range strategies() {
 		t.Run(strategy, func(t *testing.T) {
 			e := forwardedEnv(t, strategy, "127.0.0.1/32", rules)
-			cookie := func(address string) string {
+			// cookie signs in address, verified or not (issue 26 M2: only
+			// a verified address is an identity): a user row with or
+			// without emailVerified, or a token with or without the claim.
+			cookie := func(address string, verified bool) string {
 				if strategy == config.StrategyJWT {
-					return "next-auth.session-token=" + jwtCookie(t, map[string]any{"sub": address, "email": address, "auth_time": time.Now().Unix()}, time.Now())
+					claims := map[string]any{"sub": address, "email": address, "auth_time": time.Now().Unix()}
+					if verified {
+						claims[session.VerifiedEmailClaim] = address
+					}
+					return "next-auth.session-token=" + jwtCookie(t, claims, time.Now())
 				}
-				return "next-auth.session-token=" + e.addDBSession(e.addUser("", address, ""), time.Now().Add(time.Hour))
+				u := &models.User{ID: models.NewID(), Email: &address}
+				if verified {
+					now := time.Now()
+					u.EmailVerified = &now
+				}
+				require.NoError(t, e.app.Store().CreateUser(context.Background(), u))
+				return "next-auth.session-token=" + e.addDBSession(u, time.Now().Add(time.Hour))
 			}
-			alice, bob := cookie("alice@example.com"), cookie("bob@example.org")
+			alice, bob := cookie("alice@example.com", true), cookie("bob@example.org", true)
+			carol, mallory := cookie("carol@example.com", true), cookie("mallory@example.com", false)
 			for _, tc := range []struct {
 				cookie  string
 				headers []string
@@ -295,9 +331,16 @@ func TestForwardAuthAccessRules(t *testing.T) {
 				{bob, []string{"X-Forwarded-Host", "app.example.com"}, http.StatusForbidden},
 				{bob, []string{"X-Forwarded-Host", "App.Example.Com:8443"}, http.StatusForbidden},
 				{bob, []string{"X-Original-URL", "https://app.example.com/"}, http.StatusForbidden},
-				{bob, []string{"X-Forwarded-Host", "other.example.com"}, http.StatusOK},
+				{bob, []string{"X-Forwarded-Host", "other.example.com"}, http.StatusForbidden},
+				{bob, []string{"X-Original-URL", "https://203.0.113.5/admin"}, http.StatusForbidden},
+				{bob, []string{"X-Forwarded-Host", "corp.example.com"}, http.StatusForbidden},
+				{bob, []string{"X-Forwarded-Host", "open.example.com"}, http.StatusOK},
 				{alice, []string{"X-Forwarded-Host", "x.corp.example.com"}, http.StatusOK},
+				{carol, []string{"X-Forwarded-Host", "x.corp.example.com"}, http.StatusOK},
 				{bob, []string{"X-Forwarded-Host", "x.corp.example.com"}, http.StatusForbidden},
+				// An address nobody verified passes no e-mail rule, only anyone: true.
+				{mallory, []string{"X-Forwarded-Host", "x.corp.example.com"}, http.StatusForbidden},
+				{mallory, []string{"X-Forwarded-Host", "open.example.com"}, http.StatusOK},
 				{bob, nil, http.StatusForbidden},
 				{bob, []string{"X-Forwarded-Host", "other.example.com, app.example.com"}, http.StatusForbidden},
 				// The proxy sets one, the client adds the other: they disagree, so the host is unknown.
@@ -311,6 +354,20 @@ func TestForwardAuthAccessRules(t *testing.T) {
 					requireAuthzAnswer(t, res, tc.want)
 				}
 			}
+			// Remote-Email names a verified address only.
+			res := e.rawDo(http.MethodGet, e.srv.URL+authRequestPath, carol, nil, "X-Forwarded-Host", "open.example.com")
+			require.Equal(t, "carol@example.com", res.Header.Get("Remote-Email"))
+			res = e.rawDo(http.MethodGet, e.srv.URL+authRequestPath, mallory, nil, "X-Forwarded-Host", "open.example.com")
+			requireAuthzAnswer(t, res, http.StatusOK)
+			require.NotEmpty(t, res.Header.Get("Remote-User"))
+			require.Empty(t, res.Header.Values("Remote-Email"), "an unverified address is not sent")
+			if strategy == config.StrategyJWT {
+				// A token whose claim names another address than its e-mail
+				// (re-encoded elsewhere with a new one) vouches for neither.
+				moved := "next-auth.session-token=" + jwtCookie(t, map[string]any{"sub": "x", "email": "alice@example.com",
+					session.VerifiedEmailClaim: "old@example.com", "auth_time": time.Now().Unix()}, time.Now())
+				requireAuthzAnswer(t, e.rawDo(http.MethodGet, e.srv.URL+authRequestPath, moved, nil, "X-Forwarded-Host", "app.example.com"), http.StatusForbidden)
+			}
 
 			// Behind an untrusted peer the forged host is ignored: bob is not let in.
 			u := forwardedEnv(t, strategy, "10.0.0.0/8", rules)
@@ -320,7 +377,7 @@ func TestForwardAuthAccessRules(t *testing.T) {
 			} else {
 				bobThere = "next-auth.session-token=" + u.addDBSession(u.addUser("", "bob@example.org", ""), time.Now().Add(time.Hour))
 			}
-			res := u.rawDo(http.MethodGet, u.srv.URL+authRequestPath, bobThere, nil, "X-Forwarded-Host", "other.example.com")
+			res = u.rawDo(http.MethodGet, u.srv.URL+authRequestPath, bobThere, nil, "X-Forwarded-Host", "other.example.com")
 			requireAuthzAnswer(t, res, http.StatusForbidden)
 		})
 	}

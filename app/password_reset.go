@@ -13,8 +13,7 @@ import (
 )
 
 // Password reset. POST /reset mails a reset link to an address that has
-// an account able to take a password, and a "there is no such account"
-// e-mail to any other: one look-up and one e-mail either way, and the same
+// an account, and a "there is no such account" e-mail to any other: one look-up and one e-mail either way, and the same
 // page. The link (30 minutes, once) opens a form; its POST sets the new
 // password, marks the address verified (the link proved it) and ends every
 // session of the user, this browser's included, in one transaction; when
@@ -73,13 +72,11 @@ func (a *App) postReset(c echo.Context, rq *request) error {
 // the e-mail that says there is no account that could use one.
 func (a *App) sendReset(ctx context.Context, addr string, u *models.User) error {
 	if u != nil {
-		can, err := a.canTakePassword(ctx, u)
-		if err != nil {
-			return err
-		}
-		if can {
-			return a.sendResetLink(ctx, u.ID, addr)
-		}
+		// A user whose address is unverified gets the link too: completing
+		// it proves the address, and the owner's proof wins (a claimant
+		// with other sign-in methods loses the address and the owner gets
+		// a new user: models.CompletePasswordReset).
+		return a.sendResetLink(ctx, u.ID, addr)
 	}
 	signUp := ""
 	if !a.signUpOff() {
@@ -88,10 +85,11 @@ func (a *App) sendReset(ctx context.Context, addr string, u *models.User) error 
 	return a.pw.mail.send(ctx, addr, views.ResetUnknownEmail(a.mailLang(ctx), hostOf(a.base.Origin), signUp))
 }
 
-// canTakePassword applies the e-mail sign-in's rule (claimedWithoutProof):
-// a user whose address came unverified from an OAuth provider may belong
-// to whoever typed that address there, so the address's inbox gets no
-// password for it.
+// canTakePassword is the account page's rule for "add a password by
+// e-mail": a user whose address came unverified from an OAuth provider may
+// not be the address's owner, so it is told it has no confirmed address
+// rather than mailing the owner a link (which, completed, would take the
+// address from it: models.CompletePasswordReset).
 func (a *App) canTakePassword(ctx context.Context, u *models.User) (bool, error) {
 	if u.Email == nil {
 		return false, nil

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/latchkey-auth/latchkey/models"
 )
 
 // Reset: the link (30 minutes, once) opens a form without spending it; a
@@ -75,23 +73,6 @@ func TestPasswordResetFlow(t *testing.T) {
 			require.Equal(t, http.StatusBadRequest, e.get(e.browser(), link).StatusCode)
 		})
 	}
-}
-
-// The reset of an address whose user came unverified from an OAuth
-// provider (which may belong to whoever typed the address there) sends the
-// "no account" e-mail, as for an unknown address, and no link.
-func TestPasswordResetRefusesUnprovedAddress(t *testing.T) {
-	e := startPasswords(t, envOpts{})
-	u := e.addUser("", "claimed@example.com", "")
-	require.NoError(t, e.app.Store().LinkAccount(context.Background(), &models.Account{
-		ID: models.NewID(), UserID: u.ID, Type: "oauth", Provider: "github", ProviderAccountID: "1",
-	}))
-	res := e.form(e.browser(), "/reset", "email", "claimed@example.com")
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	_, p := e.mail(1)
-	require.Contains(t, p.Subject, "Password reset on")
-	require.NotContains(t, p.Text, "/reset/confirm")
-	require.Zero(t, e.tokens())
 }
 
 // The account page: signed out it sends to sign-in; a user with a password

@@ -91,7 +91,9 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 	if err != nil { // the policy has read it: not expected
 		return a.signUpForm(c, rq, http.StatusBadRequest, addr, policyMessage(err))
 	}
-	if err := a.sendSignUpMail(ctx, addr, hash, u != nil); err != nil {
+	// An unverified holder's address gets the sign-up link: the owner's
+	// proof wins (models.CompletePasswordSignUp).
+	if err := a.sendSignUpMail(ctx, addr, hash, u != nil && u.EmailVerified != nil); err != nil {
 		return a.tryLater(c, rq, "sign-up", err)
 	}
 	return a.checkEmail(c, rq, "SignUpCheckEmail")

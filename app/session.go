@@ -121,5 +121,6 @@ func userFromClaims(c map[string]any, read session.User) session.User {
 	}
 	u := session.User{Name: str("name", read.Name), Email: str("email", read.Email), Image: str("picture", read.Image)}
 	u.ID, _ = c["sub"].(string)
+	u.EmailVerified = session.EmailVerified(c)
 	return u
 }

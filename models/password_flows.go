@@ -90,7 +90,10 @@ func (s *Store) PasswordSignUpByHash(ctx context.Context, tokenHash string, now 
 // transaction: the link is spent, the user created with the address
 // verified (the link proved it) and the chosen password, and the
 // address's other pending sign-ups go. Of two concurrent completions one
-// wins (the other ErrNotFound). An address that got a user meanwhile is
+// wins (the other ErrNotFound). An address held by an unverified user is
+// the owner's now: a claimant with sign-in methods of its own loses it and
+// the owner gets a new user; one without any is claimed, verified, with
+// the password (see releaseUnproved). An address with a verified user is
 // ErrConflict and nothing changes: that user is not touched, the link
 // stays.
 func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, now time.Time) (*User, error) {
@@ -114,9 +117,20 @@ func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, no
 			return ErrNotFound
 		}
 		addr := spent[0][len(signUpPrefix):]
-		u = &User{ID: NewID(), Email: &addr, EmailVerified: &now}
-		if err := tx.Create(u).Error; err != nil {
-			return conflict(err)
+		if _, err := releaseUnproved(tx, addr); err != nil {
+			return err
+		}
+		claimed, err := setUnverifiedVerified(tx, addr, now)
+		switch {
+		case err != nil:
+			return err
+		case claimed != nil:
+			u = claimed
+		default:
+			u = &User{ID: NewID(), Email: &addr, EmailVerified: &now}
+			if err := tx.Create(u).Error; err != nil {
+				return conflict(err)
+			}
 		}
 		if err := setPasswordHash(tx, u.ID, pending.PasswordHash); err != nil {
 			return err
@@ -127,6 +141,18 @@ func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, no
 		return nil, fmt.Errorf("complete sign-up: %w", err)
 	}
 	return u, nil
+}
+
+// setUnverifiedVerified verifies the unverified user holding email (left
+// there by releaseUnproved: it has no way to sign in) and returns it; nil
+// when there is none.
+func setUnverifiedVerified(tx *gorm.DB, email string, now time.Time) (*User, error) {
+	var users []User
+	err := tx.Raw(`UPDATE users SET email_verified = ? WHERE email = ? AND email_verified IS NULL RETURNING *`, now, email).Scan(&users).Error
+	if err != nil || len(users) == 0 {
+		return nil, err
+	}
+	return &users[0], nil
 }
 
 // CreatePasswordReset stores a reset link's token for a user.
@@ -161,6 +187,11 @@ func (s *Store) PasswordResetByHash(ctx context.Context, tokenHash string, now t
 // proved it), and every session of the user signed in up to now revoked
 // (RevokeSessions). A spent or expired token is ErrNotFound and changes
 // nothing. It returns the number of database sessions deleted.
+//
+// A user whose address is unverified and who has a way to sign in of its
+// own is a claimant (releaseUnproved): the link proved the address for its
+// owner, so the claimant loses it and the password goes to a new user,
+// verified, who inherits nothing of the claimant's.
 func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, passwordHash string, now time.Time) (int64, error) {
 	var ended int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -171,6 +202,30 @@ func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pa
 		}
 		if r.RowsAffected == 0 {
 			return ErrNotFound
+		}
+		var holder User
+		if err := tx.Where("id = ?", userID).Take(&holder).Error; err != nil {
+			return err
+		}
+		if holder.Email == nil { // lost its address since the link was mailed to it
+			return ErrNotFound
+		}
+		if holder.EmailVerified == nil {
+			released, err := releaseUnproved(tx, *holder.Email)
+			if err != nil {
+				return err
+			}
+			if released {
+				at := dbTime(now)
+				owner := &User{ID: NewID(), Email: holder.Email, EmailVerified: &at}
+				if err := tx.Create(owner).Error; err != nil {
+					return conflict(err)
+				}
+				if err := tx.Where("identifier = ?", resetPrefix+userID).Delete(&VerificationToken{}).Error; err != nil {
+					return err
+				}
+				return setPasswordHash(tx, owner.ID, passwordHash)
+			}
 		}
 		if err := setPasswordHash(tx, userID, passwordHash); err != nil {
 			return err

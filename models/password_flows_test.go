@@ -43,8 +43,10 @@ func TestPasswordSignUps(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, 0, count(t, s, "password_signups"), "purging the token purges its password")
 
-		// An address that has a user: ErrConflict, the link stays, the user is untouched.
+		// An address that has a verified user: ErrConflict, the link stays, the user is untouched.
+		// (An unverified one is the owner's proof's to take: TestOwnerProofWinsOverUnverifiedClaimant in app.)
 		taken := newUser(t, s, "taken@example.com")
+		require.NoError(t, s.db.Model(taken).Update("email_verified", dbTime(now)).Error)
 		require.NoError(t, s.CreatePasswordSignUp(ctx, "taken@example.com", "h-4", "phc-4", now.Add(time.Hour)))
 		_, err = s.CompletePasswordSignUp(ctx, "h-4", now)
 		require.ErrorIs(t, err, ErrConflict)

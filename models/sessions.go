@@ -58,11 +58,12 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 //     reads the names.
 func (s *Store) sessionAndUserSQL() string {
 	if s.dialect == DialectPostgres {
-		return `SELECT s.user_id, s.expires, s.created_at, u.name, u.email, u.image
+		return `SELECT s.user_id, s.expires, s.created_at, u.name, u.email, u.image, u.email_verified IS NOT NULL
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`
 	}
 	return `SELECT CAST(s.user_id AS TEXT) AS "", s.expires AS "", s.created_at AS "",
-CAST(u.name AS TEXT) AS "", CAST(u.email AS TEXT) AS "", CAST(u.image AS TEXT) AS ""
+CAST(u.name AS TEXT) AS "", CAST(u.email AS TEXT) AS "", CAST(u.image AS TEXT) AS "",
+u.email_verified IS NOT NULL AS ""
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 }
 
@@ -77,6 +78,9 @@ type SessionRow struct {
 	// lifetime counts the session as over.
 	CreatedAt          sql.NullTime
 	Name, Email, Image sql.NullString
+	// EmailVerified is the user's emailVerified IS NOT NULL: forward-auth
+	// trusts a verified address only.
+	EmailVerified bool
 
 	// dest are Scan's targets, this row's fields: built once per row
 	// instead of a variadic slice per lookup. self tells a copied row,
@@ -88,7 +92,7 @@ type SessionRow struct {
 func (r *SessionRow) targets() []any {
 	if r.self != r {
 		r.self = r
-		r.dest = []any{&r.UserID, &r.Expires, &r.CreatedAt, &r.Name, &r.Email, &r.Image}
+		r.dest = []any{&r.UserID, &r.Expires, &r.CreatedAt, &r.Name, &r.Email, &r.Image, &r.EmailVerified}
 	}
 	return r.dest
 }

@@ -48,8 +48,9 @@ func (s *Store) VerificationTokenByHash(ctx context.Context, tokenHash string) (
 }
 
 // RedeemVerificationToken consumes an unexpired token for identifier and
-// marks the address verified, creating its user when there is none, all in
-// one transaction: of two concurrent redemptions exactly one gets the user
+// marks the address verified, creating its user when there is none (or
+// when the link's proof takes the address from an unverified claimant: see
+// releaseUnproved), all in one transaction: of two concurrent redemptions exactly one gets the user
 // (the other ErrNotFound), and a failure after the delete rolls the token
 // back so the link still works. isNew reports a created user.
 func (s *Store) RedeemVerificationToken(ctx context.Context, identifier, tokenHash string, now time.Time) (u *User, isNew bool, err error) {
@@ -64,6 +65,9 @@ func (s *Store) RedeemVerificationToken(ctx context.Context, identifier, tokenHa
 		}
 		if len(consumed) == 0 {
 			return ErrNotFound
+		}
+		if _, err := releaseUnproved(tx, identifier); err != nil {
+			return err
 		}
 		u, isNew, err = verifyEmail(tx, identifier, now)
 		return err

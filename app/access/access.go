@@ -9,7 +9,8 @@ import (
 )
 
 // Policy is the compiled list of rules, in order. The zero Policy has no
-// rules and lets every signed-in user through.
+// rules and lets every signed-in user through; a Policy with rules lets
+// through only whom the first rule naming the host admits.
 type Policy struct {
 	rules []rule
 }
@@ -18,6 +19,7 @@ type rule struct {
 	exact    map[string]bool // host names
 	suffixes []string        // ".example.com" for *.example.com
 	any      bool            // *
+	anyone   bool            // every signed-in user
 	emails   map[string]bool
 	domains  map[string]bool
 }
@@ -27,7 +29,7 @@ type rule struct {
 func New(rules []config.AccessRule) Policy {
 	var p Policy
 	for _, r := range rules {
-		c := rule{exact: map[string]bool{}, emails: map[string]bool{}, domains: map[string]bool{}}
+		c := rule{exact: map[string]bool{}, anyone: r.Anyone, emails: map[string]bool{}, domains: map[string]bool{}}
 		for _, h := range r.Hosts {
 			h = strings.ToLower(h)
 			switch {
@@ -54,10 +56,13 @@ func New(rules []config.AccessRule) Policy {
 // the host.
 func (p Policy) Empty() bool { return len(p.rules) == 0 }
 
-// Allows reports whether the user with e-mail address email (nil: none
-// known) may reach host, a forwarded host name (lower-case, no port); ""
-// means the host could not be told, which only a policy without rules
-// allows. The first rule naming host decides; no rule naming it allows.
+// Allows reports whether a signed-in user whose verified e-mail address is
+// email (nil: none, or not verified) may reach host, a forwarded host name
+// (lower-case, no port); "" means the host could not be told, which only a
+// policy without rules allows. The first rule naming host decides; a host
+// no rule names is refused: the forwarded name may be one the client chose
+// (a Host header a catch-all server block passes on), and an unforeseen
+// name must not be the way around the rules.
 func (p Policy) Allows(host string, email *string) bool {
 	if len(p.rules) == 0 {
 		return true
@@ -69,9 +74,9 @@ func (p Policy) Allows(host string, email *string) bool {
 		if !r.names(host) {
 			continue
 		}
-		return email != nil && r.admits(*email)
+		return r.anyone || (email != nil && r.admits(*email))
 	}
-	return true
+	return false
 }
 
 func (r rule) names(host string) bool {

@@ -15,6 +15,7 @@ func TestPolicy(t *testing.T) {
 		{Hosts: []string{"App.Example.com"}, Emails: []string{"Alice@Example.com"}},
 		{Hosts: []string{"*.corp.example.com"}, Domains: []string{"@example.com"}},
 		{Hosts: []string{"app.example.com"}, Domains: []string{"example.org"}}, // shadowed by the first
+		{Hosts: []string{"open.example.com", "*.open.example.com"}, Anyone: true},
 	})
 	for _, tc := range []struct {
 		host  string
@@ -30,10 +31,13 @@ func TestPolicy(t *testing.T) {
 		{"a.b.corp.example.com", str("bob@Example.Com"), true},
 		{"a.corp.example.com", str("bob@sub.example.com"), false},
 		{"a.corp.example.com", str("bob@example.com.evil.net"), false},
-		{"corp.example.com", str("anyone@else.net"), true},     // *.x does not name x itself
-		{"evilcorp.example.com", str("anyone@else.net"), true}, // nor a name merely ending in it
-		{"other.example.com", nil, true},                       // no rule names it
-		{"", str("alice@example.com"), false},                  // host unknown: fail closed
+		{"corp.example.com", str("anyone@else.net"), false},     // *.x does not name x itself, and no rule names it
+		{"evilcorp.example.com", str("anyone@else.net"), false}, // nor a name merely ending in it
+		{"other.example.com", str("alice@example.com"), false},  // no rule names it: refused (issue 26 M1)
+		{"203.0.113.5", str("alice@example.com"), false},        // a Host header the client chose
+		{"open.example.com", nil, true},                         // anyone: every signed-in user, address or not
+		{"a.open.example.com", str("x@else.net"), true},
+		{"", str("alice@example.com"), false}, // host unknown: fail closed
 	} {
 		require.Equal(t, tc.want, p.Allows(tc.host, tc.email), "%s %v", tc.host, tc.email)
 	}

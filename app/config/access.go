@@ -10,15 +10,20 @@ import (
 )
 
 // AccessRule says who passes forward-auth for some protected hosts: a
-// signed-in user whose e-mail is one of Emails or ends in @ one of Domains.
-// Hosts are names as the proxy forwards them (the port is ignored):
-// app.example.com, *.example.com (any name below it, not itself) or *
-// (every host no earlier rule names). The first rule naming a host decides;
-// a host no rule names lets every signed-in user through.
+// signed-in user whose verified e-mail is one of Emails or ends in @ one of
+// Domains, or, with Anyone, every signed-in user. Hosts are names as the
+// proxy forwards them (the port is ignored): app.example.com, *.example.com
+// (any name below it, not itself) or * (every host no earlier rule names).
+// The first rule naming a host decides; once there are rules, a host no
+// rule names is refused (a client may make the proxy forward a name no one
+// thought of), so a host open to all is one named with Anyone.
 type AccessRule struct {
 	Hosts   []string `yaml:"hosts"`
 	Emails  []string `yaml:"emails"`
 	Domains []string `yaml:"domains"`
+	// Anyone admits every signed-in user, verified address or not; a rule
+	// has either it or Emails/Domains, never both.
+	Anyone bool `yaml:"anyone"`
 }
 
 // hostName is a DNS name: letters, digits and dashes in dot-separated
@@ -58,8 +63,9 @@ func (c *Config) validateCookieDomain(add func(string, ...any)) {
 	}
 }
 
-// validateAccess checks every access rule: hosts, and at least one e-mail
-// or domain (a rule admitting nobody is more likely a typo than a wish).
+// validateAccess checks every access rule: hosts, and either anyone or at
+// least one e-mail or domain (a rule admitting nobody is more likely a
+// typo than a wish; one with both would leave a reader unsure which wins).
 func (c *Config) validateAccess(add func(string, ...any)) {
 	for i, r := range c.Access {
 		if len(r.Hosts) == 0 {
@@ -70,8 +76,11 @@ func (c *Config) validateAccess(add func(string, ...any)) {
 				add("access[%d]: host %q must be a host name (no scheme or port), *.example.com or *", i, h)
 			}
 		}
-		if len(r.Emails) == 0 && len(r.Domains) == 0 {
-			add("access[%d]: give emails or domains; a rule without either would admit nobody", i)
+		switch listed := len(r.Emails) > 0 || len(r.Domains) > 0; {
+		case r.Anyone && listed:
+			add("access[%d]: give either anyone: true or emails/domains, not both", i)
+		case !r.Anyone && !listed:
+			add("access[%d]: give emails or domains, or anyone: true; a rule without any would admit nobody", i)
 		}
 		for _, e := range r.Emails {
 			local, domain, ok := strings.Cut(e, "@")

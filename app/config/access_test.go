@@ -53,6 +53,7 @@ func TestAccessRules(t *testing.T) {
 		{Emails: []string{"a@example.com"}},
 		{Hosts: []string{"app.example.com"}},
 		{Hosts: []string{"app.example.com"}, Emails: []string{"nobody", "a b@example.com"}, Domains: []string{"*.example.com"}},
+		{Hosts: []string{"open.example.com"}, Anyone: true, Domains: []string{"example.com"}},
 	}
 	_, err = cfg.Validate(catalogue)
 	p := problems(t, err)
@@ -63,6 +64,11 @@ func TestAccessRules(t *testing.T) {
 	requireProblem(t, p, "access[4]: \"nobody\" is not an e-mail address")
 	requireProblem(t, p, "access[4]: \"a b@example.com\" is not an e-mail address")
 	requireProblem(t, p, "access[4]: domain \"*.example.com\"")
+	requireProblem(t, p, "access[5]: give either anyone: true or emails/domains, not both")
+
+	cfg.Access = []config.AccessRule{{Hosts: []string{"open.example.com"}, Anyone: true}}
+	_, err = cfg.Validate(catalogue)
+	require.NoError(t, err, "anyone: true alone is a rule")
 }
 
 // The file's keys: cookies.domain and access load from YAML.
@@ -75,8 +81,13 @@ access:
   - hosts: [app.example.com]
     emails: [alice@example.com]
     domains: [example.org]
+  - hosts: [wiki.example.com]
+    anyone: true
 `), env())
 	require.NoError(t, err)
 	require.Equal(t, "example.com", cfg.Cookies.Domain)
-	require.Equal(t, []config.AccessRule{{Hosts: []string{"app.example.com"}, Emails: []string{"alice@example.com"}, Domains: []string{"example.org"}}}, cfg.Access)
+	require.Equal(t, []config.AccessRule{
+		{Hosts: []string{"app.example.com"}, Emails: []string{"alice@example.com"}, Domains: []string{"example.org"}},
+		{Hosts: []string{"wiki.example.com"}, Anyone: true},
+	}, cfg.Access)
 }

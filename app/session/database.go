@@ -161,7 +161,7 @@ func (d *Database) alive(row *models.SessionRow, now time.Time) bool {
 func (d *Database) session(row *models.SessionRow) *Session {
 	signedIn := row.CreatedAt.Time
 	s := &Session{
-		User: User{ID: row.UserID},
+		User: User{ID: row.UserID, EmailVerified: row.EmailVerified && row.Email.Valid},
 		// A row stored before absolute_max_age was set or shortened may
 		// expire later than the limit allows; report the limit.
 		Expires:  d.life.capped(signedIn, row.Expires),

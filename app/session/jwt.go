@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
@@ -104,10 +105,11 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 	}
 	s.Expires, s.reissue = j.plan(claims, signedIn, now, used > 0)
 	s.User = User{
-		ID:    userID,
-		Name:  claimPtr(claims, "name", &s.userFields[0]),
-		Email: claimPtr(claims, "email", &s.userFields[1]),
-		Image: claimPtr(claims, "picture", &s.userFields[2]),
+		ID:            userID,
+		Name:          claimPtr(claims, "name", &s.userFields[0]),
+		Email:         claimPtr(claims, "email", &s.userFields[1]),
+		Image:         claimPtr(claims, "picture", &s.userFields[2]),
+		EmailVerified: EmailVerified(claims),
 	}
 	return s, true, nil
 }
@@ -290,9 +292,32 @@ func (j *JWT) Clear(w http.ResponseWriter, r *http.Request) {
 	j.writer.ClearChunked(w, r, j.name)
 }
 
-// DefaultClaims is next-auth's token at sign-in: name, email, picture, sub.
+// DefaultClaims is next-auth's token at sign-in: name, email, picture,
+// sub; and, when the address is verified, VerifiedEmailClaim.
 func DefaultClaims(u User) map[string]any {
-	return map[string]any{"name": u.Name, "email": u.Email, "picture": u.Image, "sub": u.ID}
+	c := map[string]any{"name": u.Name, "email": u.Email, "picture": u.Image, "sub": u.ID}
+	if u.EmailVerified && u.Email != nil {
+		c[VerifiedEmailClaim] = *u.Email
+	}
+	return c
+}
+
+// VerifiedEmailClaim is latchkey's own claim saying the token's e-mail was
+// verified when it signed in: the address itself, so it vouches for that
+// address only. A hook, an update or a next-auth app that re-encodes the
+// token with another "email" leaves it naming the old one, and the new
+// address counts as unverified. A token without it (minted before this
+// claim existed, or by next-auth's encode) has no verified address: its
+// user signs in again to pass forward-auth's e-mail rules (fail closed).
+const VerifiedEmailClaim = "latchkey_verified_email"
+
+// EmailVerified reports whether claims carry a verified e-mail: a string
+// "email" that VerifiedEmailClaim names (e-mail addresses are stored
+// lower-case; the comparison ignores case all the same).
+func EmailVerified(claims map[string]any) bool {
+	email, ok := claims["email"].(string)
+	verified, ok2 := claims[VerifiedEmailClaim].(string)
+	return ok && ok2 && email != "" && strings.EqualFold(email, verified)
 }
 
 func claimString(c map[string]any, k string) string {

@@ -53,6 +53,7 @@ type cachedRow struct {
 	expires            time.Time
 	createdAt          sql.NullTime
 	name, email, image sql.NullString
+	emailVerified      bool
 	read               time.Time
 	gen                uint64
 }
@@ -98,7 +99,7 @@ func (c *lookupCache) get(key [sha256.Size]byte, row *models.SessionRow) bool {
 		return false
 	}
 	row.UserID, row.Expires, row.CreatedAt = e.userID, e.expires, e.createdAt
-	row.Name, row.Email, row.Image = e.name, e.email, e.image
+	row.Name, row.Email, row.Image, row.EmailVerified = e.name, e.email, e.image, e.emailVerified
 	return true
 }
 
@@ -109,7 +110,7 @@ func (c *lookupCache) put(key [sha256.Size]byte, tk ticket, row *models.SessionR
 	}
 	c.rows.Add(key, cachedRow{
 		userID: row.UserID, expires: row.Expires, createdAt: row.CreatedAt,
-		name: row.Name, email: row.Email, image: row.Image,
+		name: row.Name, email: row.Email, image: row.Image, emailVerified: row.EmailVerified,
 		read: tk.at, gen: tk.gen,
 	})
 }

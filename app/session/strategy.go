@@ -15,6 +15,12 @@ type User struct {
 	Name  *string
 	Email *string
 	Image *string
+	// EmailVerified says Email was proved (an e-mail link, a password
+	// sign-up or reset, a provider that verifies addresses): the user's
+	// emailVerified (database), or the token's VerifiedEmailClaim naming
+	// Email (jwt). Forward-auth's access rules and Remote-Email trust
+	// nothing else.
+	EmailVerified bool
 }
 
 // Session is a valid session read from a request.

@@ -161,7 +161,7 @@ func (s *Service) redeem(ctx context.Context, b Browser, provider string, link *
 	if err != nil {
 		return nil, Fail(CodeCallback, err)
 	}
-	if err := s.claimedWithoutProof(ctx, candidate); err != nil {
+	if candidate, err = s.provedOwner(ctx, candidate); err != nil {
 		return nil, err
 	}
 	if err := s.checkSignIn(ctx, SignInInput{User: *candidate, Provider: provider, Type: "email", Email: link.Identifier, EmailVerified: true}); err != nil {
@@ -224,23 +224,30 @@ func (s *Service) endOtherUsersSession(ctx context.Context, b Browser, userID st
 	}
 }
 
-// claimedWithoutProof refuses an e-mail sign-in into a user whose address
-// came from an OAuth provider that did not verify it: whoever typed the
-// victim's address there would share the victim's account once the victim
-// used a link ("nOAuth" account pre-hijacking). Users created by an e-mail
-// link, or by a provider that verifies addresses, carry emailVerified.
-func (s *Service) claimedWithoutProof(ctx context.Context, u *models.User) error {
+// provedOwner is the user a link for u's address signs into, as the SignIn
+// hook is shown it. A user whose address came unverified from an OAuth
+// provider, and who can sign in some other way (an account, a passkey, a
+// password), may be whoever typed the victim's address there ("nOAuth"
+// account pre-hijacking): the link never signs into it, and neither does it
+// block the owner. The owner's proof wins: redeeming the link takes the
+// address from that claimant and signs the owner into a new user that
+// inherits none of its methods (models.releaseUnproved, in the redeeming
+// transaction), so the hook sees the stand-in of a new address. Users
+// created by an e-mail link, or by a provider that verifies addresses,
+// carry emailVerified.
+func (s *Service) provedOwner(ctx context.Context, u *models.User) (*models.User, error) {
 	if u.EmailVerified != nil || u.Email == nil || u.ID == *u.Email { // the stand-in of a new address
-		return nil
+		return u, nil
 	}
-	accounts, err := s.Users.AccountsOf(ctx, u.ID)
+	has, err := s.Users.HasSignInMethod(ctx, u.ID)
 	if err != nil {
-		return Fail(CodeCallback, err)
+		return nil, Fail(CodeCallback, err)
 	}
-	if len(accounts) > 0 {
-		return Fail(CodeAccessDenied, errors.New("the user's e-mail came from a provider that does not verify it; the link cannot sign into it"))
+	if has {
+		addr := *u.Email
+		return &models.User{ID: addr, Email: &addr}, nil
 	}
-	return nil
+	return u, nil
 }
 
 // emailUser is the user next-auth shows the SignIn hook for an address: the

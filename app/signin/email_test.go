@@ -186,21 +186,34 @@ func TestRedeemLinkRefusalsKeepTheLink(t *testing.T) {
 	}
 }
 
-// TestRedeemLinkRefusesUnverifiedOAuthUser: an attacker signed up at a
-// provider that does not verify e-mail, typing the victim's address; the
-// victim's later magic link must not sign into that user.
-func TestRedeemLinkRefusesUnverifiedOAuthUser(t *testing.T) {
+// TestRedeemLinkOwnerWinsOverUnverifiedOAuthUser: an attacker signed up at
+// a provider that does not verify e-mail, typing the victim's address; the
+// victim's later magic link must not sign into that user, nor be refused
+// (issue 26 M2): the hook is shown a new user, and the victim signs into a
+// new one, while the claimant loses the address.
+func TestRedeemLinkOwnerWinsOverUnverifiedOAuthUser(t *testing.T) {
 	st, b := newStore(), &browser{}
 	s := service(st)
-	_, err := s.OAuth(context.Background(), &browser{}, signin.OAuthIdentity{Provider: "nextcloud",
+	claimant, err := s.OAuth(context.Background(), &browser{}, signin.OAuthIdentity{Provider: "nextcloud",
 		Profile: oauth.Profile{ID: "evil", Email: "victim@example.com"},
 		Account: &models.Account{Type: "oauth", Provider: "nextcloud", ProviderAccountID: "evil"}})
 	require.NoError(t, err)
+	var seen []signin.SignInInput
+	s.Hooks.SignIn = func(_ context.Context, in signin.SignInInput) (bool, string) {
+		seen = append(seen, in)
+		return true, ""
+	}
 	tok := issue(t, s, "victim@example.com")
-	_, err = s.RedeemLink(context.Background(), b, "email", tok, "")
-	requireCode(t, err, signin.CodeAccessDenied)
-	require.Contains(t, st.tokens, "hash:"+tok, "the link is not spent")
-	require.Empty(t, b.started)
+	out, err := s.RedeemLink(context.Background(), b, "email", tok, "")
+	require.NoError(t, err)
+	require.True(t, out.IsNew, "the owner gets a new user")
+	require.NotEqual(t, claimant.User.ID, out.User.ID)
+	require.NotNil(t, out.User.EmailVerified)
+	require.Equal(t, "victim@example.com", *out.User.Email)
+	require.Nil(t, st.users[claimant.User.ID].Email, "the claimant lost the address")
+	require.Equal(t, "victim@example.com", seen[len(seen)-1].User.ID, "the hook saw the stand-in of a new address")
+	require.Len(t, b.started, 1)
+	require.True(t, b.started[0].EmailVerified)
 
 	// A provider that verifies the address makes the user reachable by link.
 	st2 := newStore()
@@ -209,7 +222,7 @@ func TestRedeemLinkRefusesUnverifiedOAuthUser(t *testing.T) {
 		Profile: oauth.Profile{ID: "g", Email: "owner@example.com", EmailVerified: true},
 		Account: &models.Account{Type: "oauth", Provider: "google", ProviderAccountID: "g"}})
 	require.NoError(t, err)
-	out, err := s.RedeemLink(context.Background(), &browser{}, "email", issue(t, s, "owner@example.com"), "")
+	out, err = s.RedeemLink(context.Background(), &browser{}, "email", issue(t, s, "owner@example.com"), "")
 	require.NoError(t, err)
 	require.False(t, out.IsNew)
 }

@@ -111,6 +111,12 @@ func (s *store) stamp(acc *models.Account) {
 	acc.CreatedAt = now.Add(time.Duration(s.nextID) * time.Second)
 }
 
+// HasSignInMethod: the fake keeps accounts only (no passkeys or passwords).
+func (s *store) HasSignInMethod(ctx context.Context, userID string) (bool, error) {
+	accounts, err := s.AccountsOf(ctx, userID)
+	return len(accounts) > 0, err
+}
+
 func (s *store) LinkAccount(_ context.Context, acc *models.Account) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -191,8 +197,16 @@ func (s *store) RedeemVerificationToken(ctx context.Context, identifier, hash st
 	delete(s.tokens, hash)
 	s.mu.Unlock()
 	if u, err := s.UserByEmail(ctx, identifier); err == nil {
-		u.EmailVerified = &now
-		return u, false, nil
+		// models.releaseUnproved: an unverified claimant with another
+		// way to sign in loses the address to the owner's proof.
+		if has, _ := s.HasSignInMethod(ctx, u.ID); u.EmailVerified == nil && has {
+			s.mu.Lock()
+			u.Email = nil
+			s.mu.Unlock()
+		} else {
+			u.EmailVerified = &now
+			return u, false, nil
+		}
 	}
 	u := s.addUser(identifier)
 	u.EmailVerified = &now

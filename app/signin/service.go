@@ -67,7 +67,7 @@ func (s *Service) checkSignIn(ctx context.Context, in SignInInput) error {
 // startSession runs the JWT hook (jwt strategy) and creates the session.
 func (s *Service) startSession(ctx context.Context, b Browser, in *SignedIn) error {
 	u := in.User
-	su := session.User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image}
+	su := session.User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image, EmailVerified: u.EmailVerified != nil}
 	var claims map[string]any
 	if s.JWTSessions {
 		trigger := "signIn"

@@ -77,8 +77,10 @@ async function startUpstream(port) {
  * beside forward_auth, where the Caddyfile's own directive order runs it after.
  */
 function caddySites({ port, lk, up }) {
-  const snippet = `forward_auth 127.0.0.1:${lk} {
+  // The site's own host written into X-Forwarded-Host, as the README does.
+  const snippetFor = (name) => `forward_auth 127.0.0.1:${lk} {
 	uri /authz/forward-auth
+	header_up X-Forwarded-Host ${name}.${DOMAIN}:${port}
 	copy_headers Remote-User Remote-Email Remote-Name
 }
 reverse_proxy 127.0.0.1:${up}`;
@@ -88,11 +90,11 @@ reverse_proxy 127.0.0.1:${up}`;
 ${indent(body, 1)}
 }
 `;
-  const readme = `route {
+  const readme = (name) => `route {
 	request_header -Remote-*
-${indent(snippet, 1)}
+${indent(snippetFor(name), 1)}
 }`;
-  return site("app", readme) + site("admin", readme) + site("bare", snippet) + site("naive", `request_header -Remote-*\n${snippet}`);
+  return site("app", readme("app")) + site("admin", readme("admin")) + site("bare", snippetFor("bare")) + site("naive", `request_header -Remote-*\n${snippetFor("naive")}`);
 }
 
 /** Whether caddy's version ("2.6.2", "v2.10.0") is before major.minor. */
@@ -125,6 +127,8 @@ allowed_redirect_origins: [${["app", "admin", "bare", "naive"].map((n) => JSON.s
 access:
   - hosts: [admin.${DOMAIN}]
     emails: [root@example.com]
+  - hosts: [app.${DOMAIN}, bare.${DOMAIN}, naive.${DOMAIN}]
+    anyone: true
 `;
     latchkey = await startLatchkey({ bin: latchkeyBinary(), port: lk, secret: ctx.secret, config, dir: path.join(dir, "latchkey"), name: "caddy", serviceUrl: spec.base });
     caddy = await startCaddy({ dir: path.join(dir, "caddy"), sites: caddySites({ port, lk, up }), waitUrl: `http://127.0.0.1:${port}/` });

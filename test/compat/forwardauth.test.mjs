@@ -62,7 +62,14 @@ async function startUpstream(port) {
   return { seen, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-/** The nginx server blocks: auth_request style on p1, forward-auth style on p2. */
+/**
+ * The nginx server blocks: auth_request style on p1, forward-auth style on
+ * p2, one server block per host with the host written literally into the
+ * forwarded URL (the README's advice: $host is the client's Host header
+ * whenever no server_name matches). admin's block is p2's default server,
+ * so a request naming a host nginx does not know lands there and is judged
+ * as admin, never as a host the client chose.
+ */
 function nginxServers({ p1, p2, lk, up }) {
   const identity = `
       auth_request_set $lk_user $upstream_http_remote_user;
@@ -82,12 +89,13 @@ ${headers}
   return `
   server {
     listen 127.0.0.1:${p1};
+    server_name auth.${DOMAIN};
     location /api/auth/ {
       proxy_pass http://127.0.0.1:${lk};
       proxy_set_header Host $http_host;
       proxy_set_header X-Forwarded-For $remote_addr;
     }
-${askLatchkey("/authz/auth-request", "      proxy_set_header X-Original-URL $scheme://$host:$server_port$request_uri;")}
+${askLatchkey("/authz/auth-request", `      proxy_set_header X-Original-URL http://auth.${DOMAIN}:${p1}$request_uri;`)}
     location / {
       auth_request /_latchkey;${identity}
       error_page 401 = @signin;
@@ -100,13 +108,18 @@ ${askLatchkey("/authz/auth-request", "      proxy_set_header X-Original-URL $sch
       proxy_pass http://127.0.0.1:${lk};
       proxy_pass_request_body off;
       proxy_set_header Content-Length "";
-      proxy_set_header X-Original-URL $scheme://$host:$server_port$request_uri;
+      proxy_set_header X-Original-URL http://auth.${DOMAIN}:${p1}$request_uri;
     }
-  }
+  }${["admin", "app"].map((name) => forwardAuthServer(name)).join("")}`;
+
+  // One forward-auth style server block for name.example.test on p2.
+  function forwardAuthServer(name) {
+    return `
   server {
-    listen 127.0.0.1:${p2};
+    listen 127.0.0.1:${p2}${name === "admin" ? " default_server" : ""};
+    server_name ${name}.${DOMAIN};
 ${askLatchkey("/authz/forward-auth", `      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-Host $host:$server_port;
+      proxy_set_header X-Forwarded-Host ${name}.${DOMAIN}:${p2};
       proxy_set_header X-Forwarded-Uri $request_uri;`)}
     location / {
       auth_request /_latchkey;${identity}
@@ -121,6 +134,7 @@ ${askLatchkey("/authz/forward-auth", `      proxy_set_header X-Forwarded-Proto $
       return 302 $lk_location;
     }
   }`;
+  }
 }
 
 async function whoIsShown(page) {
@@ -156,6 +170,8 @@ allowed_redirect_origins: [${JSON.stringify(appOrigin)}, ${JSON.stringify(adminO
 access:
   - hosts: [admin.${DOMAIN}]
     emails: [root@example.com]
+  - hosts: [auth.${DOMAIN}, app.${DOMAIN}]
+    anyone: true
 `;
     latchkey = await startLatchkey({ bin: latchkeyBinary(), port: lk, secret: ctx.secret, config, dir: path.join(dir, "latchkey"), name: "forward-auth", serviceUrl: spec.base });
     nginx = await startNginx({ dir: path.join(dir, "nginx"), servers: nginxServers({ p1, p2, lk, up }), waitUrl: `http://127.0.0.1:${p1}/api/auth/providers` });
@@ -228,6 +244,16 @@ access:
       const status = await rawStatus(p2, `GET ${adminOrigin}/secret HTTP/1.1\r\nHost: app.${DOMAIN}:${p2}\r\nCookie: ${cookie}\r\nConnection: close\r\n\r\n`);
       eq(status, 403, "status");
       assert(!upstream.seen.some((w) => w.url === "/secret"), "the app served /secret");
+    });
+    await t.check("a foreign Host (no server_name matches: admin's default server block) is judged as admin, not as the client's name (403)", async () => {
+      // issue 26 M1: with $host in the forwarded URL this host would be
+      // 203.0.113.5, which no rule names, and passed before the fix.
+      const cookie = (await a.cookies(appOrigin)).map((c) => `${c.name}=${c.value}`).join("; ");
+      for (const host of ["203.0.113.5", `other.${DOMAIN}:${p2}`]) {
+        const status = await rawStatus(p2, `GET /foreign HTTP/1.1\r\nHost: ${host}\r\nCookie: ${cookie}\r\nConnection: close\r\n\r\n`);
+        eq(status, 403, `status with Host: ${host}`);
+      }
+      assert(!upstream.seen.some((w) => w.url === "/foreign"), "the app served /foreign");
     });
     await a.close();
 
