@@ -1,10 +1,10 @@
-// The README's Caddy forward-auth snippet behind a real Caddy: apps on
-// sibling hosts, each site block the README's shape
+// The Caddy forward-auth snippet (docs/forward-auth.md) behind a real Caddy: apps on
+// sibling hosts, each site block that page's shape
 //
 //   forward_auth 127.0.0.1:LK { uri /authz/forward-auth; copy_headers Remote-User Remote-Email Remote-Name }
 //   reverse_proxy 127.0.0.1:UP
 //
-//   app.example.test:P     the snippet as the README prints it: inside a
+//   app.example.test:P     the snippet as docs/forward-auth.md prints it: inside a
 //                          route, request_header -Remote-* first
 //   admin.example.test:P   the same; an access rule keeps it for root@example.com
 //   bare.example.test:P    forward_auth + reverse_proxy alone
@@ -71,13 +71,13 @@ async function startUpstream(port) {
 }
 
 /**
- * The Caddyfile site blocks. app and admin: the README's snippet (the
+ * The Caddyfile site blocks. app and admin: docs/forward-auth.md's snippet (the
  * client's Remote-* dropped first, in a route so that runs before
  * forward_auth). bare: the same without the drop. naive: the drop written
  * beside forward_auth, where the Caddyfile's own directive order runs it after.
  */
 function caddySites({ port, lk, up }) {
-  // The site's own host written into X-Forwarded-Host, as the README does.
+  // The site's own host written into X-Forwarded-Host, as docs/forward-auth.md does.
   const snippetFor = (name) => `forward_auth 127.0.0.1:${lk} {
 	uri /authz/forward-auth
 	header_up X-Forwarded-Host ${name}.${DOMAIN}:${port}

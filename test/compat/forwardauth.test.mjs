@@ -65,7 +65,7 @@ async function startUpstream(port) {
 /**
  * The nginx server blocks: auth_request style on p1, forward-auth style on
  * p2, one server block per host with the host written literally into the
- * forwarded URL (the README's advice: $host is the client's Host header
+ * forwarded URL (docs/forward-auth.md's advice: $host is the client's Host header
  * whenever no server_name matches). admin's block is p2's default server,
  * so a request naming a host nginx does not know lands there and is judged
  * as admin, never as a host the client chose.
@@ -101,7 +101,7 @@ ${askLatchkey("/authz/auth-request", `      proxy_set_header X-Original-URL http
       error_page 401 = @signin;
       proxy_pass http://127.0.0.1:${up};
     }
-    # The README's: latchkey's forward-auth route builds the sign-in redirect,
+    # docs/forward-auth.md's: latchkey's forward-auth route builds the sign-in redirect,
     # with the URL asked for encoded as callbackUrl (nginx cannot encode it).
     location @signin {
       rewrite ^ /authz/forward-auth? break;
