@@ -20,6 +20,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/forwardauth"
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
@@ -162,7 +163,7 @@ func loadConfig(path string) (config.Config, []string, error) {
 		return cfg, nil, err
 	}
 	warnings, verr := cfg.Validate(app.CatalogueExtra)
-	warnings = append(warnings, app.AccessWarnings(cfg)...)
+	warnings = append(warnings, forwardauth.AccessWarnings(cfg)...)
 	return cfg, warnings, config.Merge(err, verr)
 }
 

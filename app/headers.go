@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // securityHeaders sets on every response (pages, JSON, redirects, errors,
@@ -77,13 +78,10 @@ func isJSON(contentType string) bool {
 
 // The constant security header values, each a full slice (len == cap).
 var (
-	xFrameOptions       = headerValue("DENY")
-	xContentTypeOptions = headerValue("nosniff")
-	referrerPolicy      = headerValue("no-referrer")
+	xFrameOptions       = web.HeaderValue("DENY")
+	xContentTypeOptions = web.HeaderValue("nosniff")
+	referrerPolicy      = web.HeaderValue("no-referrer")
 )
-
-// headerValue is a one-value header slice that an append must copy.
-func headerValue(v string) []string { return []string{v}[:1:1] }
 
 // cspCache holds the Content-Security-Policy header value once it can no
 // longer change.
@@ -96,7 +94,7 @@ func (a *App) cspHeader() []string {
 		return *p
 	}
 	p, final := a.contentSecurityPolicy()
-	v := headerValue(p)
+	v := web.HeaderValue(p)
 	if final {
 		a.csp.final.Store(&v)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/jsonstr"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // GET /session and GET /csrf answer on every page load, so their JSON is
@@ -17,33 +18,16 @@ import (
 // With ?pretty in the query (or echo in debug mode) c.JSON indents its
 // output, so those requests still go through it.
 
-// jsonContentType is the Content-Type value c.JSON sets, as a shared slice
-// (see securityHeaders for why nothing writes into it).
-var jsonContentType = headerValue(echo.MIMEApplicationJSON)
-
 // plainJSON reports whether c.JSON would write compact JSON for c.
 func plainJSON(c echo.Context) bool {
 	return c.Request().URL.RawQuery == "" && !c.Echo().Debug
-}
-
-// sendJSON answers status with body, a complete JSON document, as
-// c.JSONBlob does.
-func sendJSON(c echo.Context, status int, body []byte) error {
-	res := c.Response()
-	h := res.Header()
-	if v := h["Content-Type"]; len(v) == 0 || v[0] == "" {
-		h["Content-Type"] = jsonContentType
-	}
-	res.WriteHeader(status)
-	_, err := res.Write(body)
-	return err
 }
 
 // sendBuilt answers 200 with the JSON build appends to a pooled buffer.
 func (a *App) sendBuilt(c echo.Context, build func([]byte) []byte) error {
 	p := a.jsonBuffers.Get().(*[]byte)
 	*p = build((*p)[:0])
-	err := sendJSON(c, http.StatusOK, *p)
+	err := web.SendJSON(c, http.StatusOK, *p)
 	if cap(*p) <= 4096 { // a huge session object is not kept
 		a.jsonBuffers.Put(p)
 	}

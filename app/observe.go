@@ -118,11 +118,11 @@ func requestIDOf(c echo.Context) string {
 
 // requestID picks the request's id and echoes it in the response: the
 // X-Request-Id a trusted proxy sent (one value, sane), else a new one;
-// trusted_proxies decides, as for forward-auth's headers (authz.trusts).
+// trusted_proxies decides, as for forward-auth's headers (proxies.Trusted).
 // Anyone else's header is ignored, so a client cannot plant ids (or text)
 // in the log.
 func (a *App) requestID(r *http.Request, h http.Header) string {
-	if v := r.Header[headerRequestID]; len(v) == 1 && saneRequestID(v[0]) && a.authz.trusts(r.RemoteAddr) {
+	if v := r.Header[headerRequestID]; len(v) == 1 && saneRequestID(v[0]) && a.proxies.Peer(r.RemoteAddr) {
 		h[headerRequestID] = v[:1:1]
 		return v[0]
 	}

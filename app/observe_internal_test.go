@@ -8,7 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/proxies"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 func TestSaneRequestID(t *testing.T) {
@@ -27,7 +28,7 @@ func TestSaneRequestID(t *testing.T) {
 }
 
 func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
-	a := &App{authz: newAuthz(config.Config{TrustedProxies: []string{"10.1.0.0/16", "2001:db8::/32"}})}
+	a := &App{proxies: proxies.New([]string{"10.1.0.0/16", "2001:db8::/32"})}
 	id := func(peer string, sent ...string) (string, []string) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.RemoteAddr = peer
@@ -62,7 +63,7 @@ func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
 		require.Regexp(t, `^[0-9a-f]{32}$`, got, "%s: a generated id", name)
 		require.Equal(t, []string{got}, echoed, "%s: echoed", name)
 	}
-	a.authz = newAuthz(config.Config{})
+	a.proxies = proxies.Trusted{}
 	got, _ = id("10.1.2.3:5555", "from-proxy-1")
 	require.NotEqual(t, "from-proxy-1", got, "no trusted proxies: no one's header is taken")
 }
@@ -74,7 +75,7 @@ func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
 // once the handler returns).
 func TestDocumentHeadersOnEveryHeadButJSON(t *testing.T) {
 	a := &App{}
-	policy := headerValue("default-src 'none'; frame-ancestors 'none'")
+	policy := web.HeaderValue("default-src 'none'; frame-ancestors 'none'")
 	a.csp.final.Store(&policy)
 	json := func(ct string) func(x *exchange) {
 		return func(x *exchange) {

@@ -2,9 +2,6 @@ package app
 
 import (
 	"fmt"
-	"net/http"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/openapi"
 )
@@ -29,15 +26,4 @@ func (a *App) openAPIDocument() ([]byte, error) {
 		return nil, fmt.Errorf("openapi document: %w", err)
 	}
 	return doc, nil
-}
-
-var openAPICacheControl = headerValue("public, max-age=300")
-
-// serveOpenAPI answers GET {base}/openapi.json with the rendered document.
-// It runs no request init: no cookies, no CSRF work.
-func serveOpenAPI(doc []byte) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		c.Response().Header()["Cache-Control"] = openAPICacheControl
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
-	}
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 var timeZero time.Time
@@ -37,13 +39,12 @@ func (a *App) sendRedirect(c echo.Context, rq *request, to string) error {
 // securityHeaders does, since both routes answer on every page load.
 func noStore(c echo.Context) {
 	h := c.Response().Header()
-	h["Cache-Control"] = noStoreCacheControl
+	h["Cache-Control"] = web.NoStoreCacheControl
 	h["Pragma"] = noStorePragma
 	h["Expires"] = noStoreExpires
 }
 
 var (
-	noStoreCacheControl = headerValue("private, no-cache, no-store")
-	noStorePragma       = headerValue("no-cache")
-	noStoreExpires      = headerValue("0")
+	noStorePragma  = web.HeaderValue("no-cache")
+	noStoreExpires = web.HeaderValue("0")
 )

@@ -12,14 +12,45 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/latchkey-auth/latchkey/app/config"
-	"github.com/latchkey-auth/latchkey/static"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
+
+// mounter is a feature handler of its own package (forwardauth, ops):
+// it mounts its routes on the table.
+type mounter interface{ Mount(web.Mux) }
+
+// mux is the route table as a feature handler sees it (web.Mux): every
+// route tagged with its pattern (access log, metrics) and wrapped in
+// panic recovery, once, here.
+type mux struct {
+	e             *echo.Echo
+	get           func(path string, h echo.HandlerFunc)
+	route         func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc
+	tag           func(pattern string) *routeTag
+	recoverPanics echo.MiddlewareFunc
+	checked       map[string]bool
+}
+
+func (m mux) Get(path string, h echo.HandlerFunc) { m.get(path, h) }
+
+func (m mux) RootGet(path string, h echo.HandlerFunc) {
+	h = m.route(path, h)
+	m.e.GET(path, h)
+	m.e.HEAD(path, h)
+}
+
+func (m mux) RootAny(path string, h echo.HandlerFunc) {
+	rt := m.tag(path)
+	rt.bodiless = true // no body: documentPolicy adds no CSP
+	m.e.Any(path, tagged(rt, m.recoverPanics(h)))
+	m.checked[path] = true // nothing posted is read: no CSRF rule applies
+}
 
 // routes is the whole route table, below the configured base path. Every
 // POST route states its answer to a csrfToken that does not match the
 // cookie (next-auth's differ per route); a POST route registered without
 // one makes New fail.
-func (a *App) routes() (*echo.Echo, error) {
+func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
@@ -67,32 +98,14 @@ func (a *App) routes() (*echo.Echo, error) {
 	get("/error", a.withRequest(a.getError))
 	get("/verify-request", a.withRequest(a.getVerifyRequest))
 	a.passwordRoutes(get, post)
-	get("/theme.css", a.getThemeCSS)
-	get("/static/*", echo.WrapHandler(http.StripPrefix(a.base.Path+"/static/", staticHandler())))
-	openAPI, err := a.openAPIDocument()
-	if err != nil {
-		return nil, err
-	}
-	get("/openapi.json", serveOpenAPI(openAPI))
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.
 	g.POST("/_log", route(a.base.Path+"/_log", a.postLog))
 	checked[a.base.Path+"/_log"] = true
-	// Health checks, at the root of the listener (health.go).
-	for path, h := range map[string]echo.HandlerFunc{"/health/live": a.getLive, "/health/ready": a.getReady} {
-		h = route(path, h)
-		e.GET(path, h)
-		e.HEAD(path, h)
-	}
 
-	// Forward-auth for reverse proxies, at the root: outside the base path
-	// (forwardauth.go). Any method: nginx's auth_request may ask with the
-	// original request's. Nothing is posted, so no CSRF rule applies.
-	// Their answers have no body (documentPolicy adds no CSP to them).
-	for path, h := range map[string]echo.HandlerFunc{"/authz/auth-request": a.authRequest, "/authz/forward-auth": a.forwardAuth} {
-		rt := a.routeTag(path)
-		rt.bodiless = true
-		e.Any(path, tagged(rt, recoverPanics(h)))
-		checked[path] = true
+	// The feature handlers of their own packages mount their routes.
+	m := mux{e: e, get: func(path string, h echo.HandlerFunc) { get(path, h) }, route: route, tag: a.routeTag, recoverPanics: recoverPanics, checked: checked}
+	for _, h := range handlers {
+		h.Mount(m)
 	}
 
 	for _, r := range e.Routes() {
@@ -113,7 +126,7 @@ func (a *App) retryPage(page string) action {
 
 // emptySessionBadRequest is the CSRF answer of a session update: 400 {}.
 func (a *App) emptySessionBadRequest(c echo.Context, _ *request) error {
-	return sendJSON(c, http.StatusBadRequest, emptySession)
+	return web.SendJSON(c, http.StatusBadRequest, emptySession)
 }
 
 // callbackWithoutCSRF: an OAuth callback posted by the IdP (form_post) has
@@ -152,18 +165,6 @@ func clientIP(trusted []string) echo.IPExtractor {
 		}
 	}
 	return echo.ExtractIPFromXFFHeader(opts...)
-}
-
-func staticHandler() http.Handler {
-	files := http.FileServer(http.FS(static.Files))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
-			http.NotFound(w, r) // files only, no directory listings
-			return
-		}
-		w.Header().Set("Cache-Control", "public, max-age=3600")
-		files.ServeHTTP(w, r)
-	})
 }
 
 // serve is the whole service: echo's router with, around it, what every

@@ -15,18 +15,23 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/net/netutil"
 
+	"github.com/latchkey-auth/latchkey/app/access"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/forwardauth"
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/oauth"
+	"github.com/latchkey-auth/latchkey/app/ops"
 	"github.com/latchkey-auth/latchkey/app/password"
+	"github.com/latchkey-auth/latchkey/app/proxies"
 	"github.com/latchkey-auth/latchkey/app/redirect"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -57,9 +62,9 @@ type App struct {
 	oauth     map[string]oauth.Client
 	checks    *checkCookies
 	emails    map[string]signin.EmailProvider
-	bindings  *linkBindings // e-mail links bound to the browser that asked
-	passkeys  *passkeys     // the webauthn providers and their challenge cookie
-	authz     *authz        // forward-auth's access rules and trusted proxies
+	bindings  *linkBindings   // e-mail links bound to the browser that asked
+	passkeys  *passkeys       // the webauthn providers and their challenge cookie
+	proxies   proxies.Trusted // trusted_proxies: whose forwarding headers are believed
 
 	// revocations are the session revocations, polled (revocations.go).
 	revocations *session.Revocations
@@ -95,7 +100,6 @@ type App struct {
 	accessLog bool             // log.access
 	access    *logs.Access     // where access lines go
 	unmatched *routeTag        // requests no route took
-	readiness readiness
 }
 
 // Options are the dependencies New does not build from the config itself.
@@ -150,7 +154,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		accessLog: cfg.Log.Access,
 	}
 	if v := cfg.HSTSValue(); v != "" {
-		a.hsts = headerValue(v)
+		a.hsts = web.HeaderValue(v)
 	}
 	if cfg.Metrics.Listen != "" {
 		a.metrics = metrics.New()
@@ -223,7 +227,7 @@ func (a *App) build(idpClient *http.Client) error {
 	if a.passkeys, err = a.buildPasskeys(); err != nil {
 		return err
 	}
-	a.authz = newAuthz(a.cfg)
+	a.proxies = proxies.New(a.cfg.TrustedProxies)
 	a.pw = a.buildPasswordFlows()
 	a.core = &signin.Service{
 		Users:       a.store,
@@ -237,7 +241,17 @@ func (a *App) build(idpClient *http.Client) error {
 		ReauthWindow: passkeyReauthWindow,
 		Log:          a.log,
 	}
-	if a.echo, err = a.routes(); err != nil {
+	openAPI, err := a.openAPIDocument()
+	if err != nil {
+		return err
+	}
+	// The feature handlers of their own packages, each given exactly what
+	// it uses.
+	handlers := []mounter{
+		forwardauth.New(sessionReader{a}, access.New(a.cfg.Access), a.proxies, a.policy, a.base.URL("/signin"), a.log),
+		ops.New(a.store, a.log, a.base.Path, openAPI, a.theme.css),
+	}
+	if a.echo, err = a.routes(handlers...); err != nil {
 		return err
 	}
 	a.handler = http.HandlerFunc(a.serve)
@@ -274,9 +288,12 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 2)
-	metricsServer, err := a.startMetrics(errc)
-	if err != nil {
-		return err
+	var metricsServer *http.Server // nil: metrics are off
+	if a.metrics != nil {
+		var err error
+		if metricsServer, err = ops.StartMetrics(a.cfg.Metrics.Listen, a.metrics.Handler(), a.log, errc); err != nil {
+			return err
+		}
 	}
 	go a.purgeLoop(ctx)
 	go a.revocationLoop(ctx)
@@ -290,7 +307,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := errors.Join(a.server.Shutdown(shutdownCtx), shutdownMetrics(shutdownCtx, metricsServer)); err != nil && serveErr == nil {
+	if err := errors.Join(a.server.Shutdown(shutdownCtx), ops.ShutdownMetrics(shutdownCtx, metricsServer)); err != nil && serveErr == nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return serveErr
@@ -317,6 +334,15 @@ func (a *App) purgeLoop(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// MetricsHandler serves the metrics (what GET /metrics on the metrics
+// listener answers), for tests and embedding; nil when metrics are off.
+func (a *App) MetricsHandler() http.Handler {
+	if a.metrics == nil {
+		return nil
+	}
+	return a.metrics.Handler()
 }
 
 // Close releases the database.

@@ -9,6 +9,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // buildSessions picks the configured strategy; JWT keys are derived here, once.
@@ -73,6 +74,15 @@ func (a *App) signedIn(ctx context.Context, r *http.Request, jin signin.JWTInput
 	return s, false, nil
 }
 
+// sessionReader is signedIn for forward-auth (forwardauth.Sessions): the
+// read half of GET /session, writing nothing.
+type sessionReader struct{ a *App }
+
+func (sr sessionReader) SignedIn(ctx context.Context, r *http.Request) (*session.Session, error) {
+	s, _, err := sr.a.signedIn(ctx, r, signin.JWTInput{})
+	return s, err
+}
+
 func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.SessionInput) error {
 	ctx, w, r := c.Request().Context(), c.Response(), c.Request()
 	s, stale, err := a.signedIn(ctx, r, jin)
@@ -82,13 +92,13 @@ func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.Sess
 		if ctx.Err() == nil {
 			a.log.Warn("session lookup failed", "err", err)
 		}
-		return sendJSON(c, http.StatusOK, emptySession)
+		return web.SendJSON(c, http.StatusOK, emptySession)
 	}
 	if s == nil {
 		if stale {
 			a.sessions.Clear(w, r)
 		}
-		return sendJSON(c, http.StatusOK, emptySession)
+		return web.SendJSON(c, http.StatusOK, emptySession)
 	}
 	sin.UserID, sin.Token = s.User.ID, s.Claims
 	obj := a.hooks.Session(signin.SessionObject{

@@ -2,10 +2,7 @@ package app
 
 import (
 	"cmp"
-	"net/http"
 	"strings"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/views"
@@ -62,12 +59,4 @@ func buildTheme(t config.Theme, base config.Base) theme {
 		}
 	}
 	return th
-}
-
-// getThemeCSS serves the theme stylesheet; like the static files it may be
-// cached for an hour (it changes only with the config).
-func (a *App) getThemeCSS(c echo.Context) error {
-	h := c.Response().Header()
-	h.Set(echo.HeaderCacheControl, "public, max-age=3600")
-	return c.Blob(http.StatusOK, "text/css; charset=utf-8", a.theme.css)
 }

@@ -1,4 +1,7 @@
-package app
+// Package ops answers the operator, not the browser: health checks for
+// load balancers and orchestrators, the metrics listener, the OpenAPI
+// document, the theme stylesheet and the static files.
+package ops
 
 import (
 	"context"
@@ -9,7 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // The health checks answer at the root of the listener, outside the base
@@ -34,13 +37,13 @@ const (
 var (
 	healthOK          = []byte(`{"status":"ok"}` + "\n")
 	healthUnavailable = []byte(`{"status":"unavailable","reason":"database"}` + "\n")
-	healthNoStore     = headerValue("no-store")
+	healthNoStore     = web.HeaderValue("no-store")
 )
 
-func (a *App) getLive(c echo.Context) error { return sendHealth(c, http.StatusOK, healthOK) }
+func (h *Handler) getLive(c echo.Context) error { return sendHealth(c, http.StatusOK, healthOK) }
 
-func (a *App) getReady(c echo.Context) error {
-	if a.readiness.check(a.store, a.log) != nil {
+func (h *Handler) getReady(c echo.Context) error {
+	if h.readiness.check(h.db, h.log) != nil {
 		return sendHealth(c, http.StatusServiceUnavailable, healthUnavailable)
 	}
 	return sendHealth(c, http.StatusOK, healthOK)
@@ -48,7 +51,7 @@ func (a *App) getReady(c echo.Context) error {
 
 func sendHealth(c echo.Context, status int, body []byte) error {
 	c.Response().Header()["Cache-Control"] = healthNoStore
-	return sendJSON(c, status, body)
+	return web.SendJSON(c, status, body)
 }
 
 // readiness is the last database check, shared by the probes of the next
@@ -63,7 +66,7 @@ type readiness struct {
 // check returns the database's state, checking it again when the last
 // result is older than readyReuse. A change of state is logged once: the
 // cause when the database stops answering, a line when it is back.
-func (r *readiness) check(store *models.Store, log *slog.Logger) error {
+func (r *readiness) check(db Database, log *slog.Logger) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.checked.IsZero() && time.Since(r.checked) < readyReuse {
@@ -71,7 +74,7 @@ func (r *readiness) check(store *models.Store, log *slog.Logger) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
-	err := store.Ready(ctx)
+	err := db.Ready(ctx)
 	switch {
 	case err != nil && r.err == nil:
 		log.Warn("not ready: the database check failed", "err", err)

@@ -1,54 +1,11 @@
-package app
+package forwardauth
 
 import (
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
-	"sync/atomic"
-
-	"github.com/latchkey-auth/latchkey/app/access"
-	"github.com/latchkey-auth/latchkey/app/config"
 )
-
-// authz is what forward-auth needs beyond the session: the access rules
-// and the proxies whose forwarding headers it believes.
-type authz struct {
-	access  access.Policy
-	proxies []netip.Prefix // trusted_proxies
-	// warned: the log has said once that forwarding headers came from a
-	// peer outside trusted_proxies (the usual misconfiguration).
-	warned atomic.Bool
-}
-
-func newAuthz(cfg config.Config) *authz {
-	z := &authz{access: access.New(cfg.Access)}
-	for _, cidr := range cfg.TrustedProxies {
-		if _, n, err := net.ParseCIDR(cidr); err == nil { // Validate has rejected bad ones
-			if p, err := netip.ParsePrefix(n.String()); err == nil {
-				z.proxies = append(z.proxies, p)
-			}
-		}
-	}
-	return z
-}
-
-// trusts reports whether the request's peer (not any header) is a trusted proxy.
-func (z *authz) trusts(remoteAddr string) bool {
-	ap, err := netip.ParseAddrPort(remoteAddr)
-	if err != nil {
-		return false
-	}
-	ip := ap.Addr().Unmap()
-	for _, p := range z.proxies {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
-}
 
 // maxForwarded bounds each forwarding header; longer ones are ignored (the
 // redirect policy refuses longer URLs anyway).
@@ -76,15 +33,15 @@ var forwardedHost = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?
 // (nginx and Traefik copy the request's headers): when both come and name
 // different hosts, the host is unknown, so a client cannot choose the
 // access rule it is judged by.
-func (a *App) forwardedOf(r *http.Request) forwarded {
-	h := r.Header
-	orig, fwdHost := single(h, "X-Original-Url"), single(h, "X-Forwarded-Host")
+func (h *Handler) forwardedOf(r *http.Request) forwarded {
+	hdr := r.Header
+	orig, fwdHost := single(hdr, "X-Original-Url"), single(hdr, "X-Forwarded-Host")
 	if orig == "" && fwdHost == "" {
 		return forwarded{}
 	}
-	if !a.authz.trusts(r.RemoteAddr) {
-		if a.authz.warned.CompareAndSwap(false, true) {
-			a.log.Warn("forward-auth: forwarding headers from a peer outside trusted_proxies are ignored; list the proxy's address there", "peer", r.RemoteAddr)
+	if !h.proxies.Peer(r.RemoteAddr) {
+		if h.warned.CompareAndSwap(false, true) {
+			h.log.Warn("forward-auth: forwarding headers from a peer outside trusted_proxies are ignored; list the proxy's address there", "peer", r.RemoteAddr)
 		}
 		return forwarded{}
 	}
@@ -95,8 +52,8 @@ func (a *App) forwardedOf(r *http.Request) forwarded {
 		}
 		return f
 	}
-	proto := strings.ToLower(single(h, "X-Forwarded-Proto"))
-	uri := single(h, "X-Forwarded-Uri")
+	proto := strings.ToLower(single(hdr, "X-Forwarded-Proto"))
+	uri := single(hdr, "X-Forwarded-Uri")
 	if len(fwdHost) > maxForwarded || !forwardedHost.MatchString(fwdHost) {
 		return forwarded{}
 	}

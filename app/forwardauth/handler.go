@@ -1,12 +1,22 @@
-package app
+// Package forwardauth answers reverse proxies (nginx auth_request, Traefik
+// forwardAuth, Caddy forward_auth) asking, before every request they pass
+// on to an app, whether the browser is signed in and may reach that host.
+package forwardauth
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/access"
+	"github.com/latchkey-auth/latchkey/app/proxies"
+	"github.com/latchkey-auth/latchkey/app/redirect"
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // Forward-auth: reverse proxies (nginx auth_request, Traefik forwardAuth,
@@ -27,36 +37,70 @@ import (
 //	403  signed in, but the access rules do not admit the user to the host
 //	503  the session store failed: neither a yes nor a sign-in
 
+// Sessions is the read half of GET /session: the request's session as
+// the strategy reads it, through the JWT hook, writing nothing (nil: none).
+type Sessions interface {
+	SignedIn(ctx context.Context, r *http.Request) (*session.Session, error)
+}
+
+// Handler owns GET (any method) /authz/auth-request and /authz/forward-auth.
+type Handler struct {
+	sessions  Sessions
+	access    access.Policy
+	proxies   proxies.Trusted
+	redirects redirect.Policy
+	signInURL string // {base}/signin
+	log       *slog.Logger
+	// warned: the log has said once that forwarding headers came from a
+	// peer outside trusted_proxies (the usual misconfiguration).
+	warned atomic.Bool
+}
+
+// New builds the handler: rules are the compiled access rules, trusted
+// the proxies whose forwarding headers are believed, redirects the policy
+// a sign-in's callbackUrl must pass.
+func New(sessions Sessions, rules access.Policy, trusted proxies.Trusted, redirects redirect.Policy, signInURL string, log *slog.Logger) *Handler {
+	return &Handler{sessions: sessions, access: rules, proxies: trusted, redirects: redirects, signInURL: signInURL, log: log}
+}
+
+// Mount registers both routes at the root of the listener, outside the
+// base path, for every method (nginx's auth_request may ask with the
+// original request's).
+func (h *Handler) Mount(m web.Mux) {
+	m.RootAny("/authz/auth-request", h.authRequest)
+	m.RootAny("/authz/forward-auth", h.forwardAuth)
+}
+
 // maxIdentityHeader bounds Remote-Email and Remote-Name: proxies keep an
 // auth answer's headers in a small buffer (nginx: 4 KiB), and a longer
 // value would turn every request of that user into a 502.
 const maxIdentityHeader = 1024
 
 // authRequest is GET /authz/auth-request, for nginx's auth_request: 200 or 401.
-func (a *App) authRequest(c echo.Context) error { return a.authorize(c, false) }
+func (h *Handler) authRequest(c echo.Context) error { return h.authorize(c, false) }
 
 // forwardAuth is GET /authz/forward-auth, for Traefik and Caddy: as
 // authRequest, but a browser that is not signed in is sent to sign in.
-func (a *App) forwardAuth(c echo.Context) error { return a.authorize(c, true) }
+func (h *Handler) forwardAuth(c echo.Context) error { return h.authorize(c, true) }
 
-func (a *App) authorize(c echo.Context, sendToSignIn bool) error {
+func (h *Handler) authorize(c echo.Context, sendToSignIn bool) error {
 	r := c.Request()
 	ctx := r.Context()
 	// No cache may keep an answer: Cache-Control alone says so to every
 	// HTTP/1.1 cache. next-auth's Pragma and Expires (noStore) are for its
 	// own routes; here they would be two more header names on an answer
 	// proxies ask for before every request (see documentPolicy).
-	c.Response().Header()["Cache-Control"] = noStoreCacheControl
-	s, _, err := a.signedIn(ctx, r, signin.JWTInput{})
+	c.Response().Header()["Cache-Control"] = web.NoStoreCacheControl
+	s, err := h.sessions.SignedIn(ctx, r)
 	if err != nil {
 		if ctx.Err() == nil {
-			a.log.Warn("forward-auth: session lookup failed", "err", err)
+			h.log.Warn("forward-auth: session lookup failed", "err", err)
 		}
 		return c.NoContent(http.StatusServiceUnavailable)
 	}
 	if s == nil || !identityHeader(s.User.ID) {
 		if sendToSignIn {
-			if to, ok := a.signInRedirect(r); ok {
+			if to, ok := h.signInRedirect(r); ok {
 				return c.Redirect(http.StatusFound, to)
 			}
 		}
@@ -68,18 +112,18 @@ func (a *App) authorize(c echo.Context, sendToSignIn bool) error {
 	if s.User.EmailVerified {
 		email = s.User.Email
 	}
-	if !a.authz.access.Empty() && !a.authz.access.Allows(a.forwardedOf(r).hostname, email) {
+	if !h.access.Empty() && !h.access.Allows(h.forwardedOf(r).hostname, email) {
 		return c.NoContent(http.StatusForbidden)
 	}
-	h := c.Response().Header()
-	h["Remote-User"] = []string{s.User.ID}
+	hdr := c.Response().Header()
+	hdr["Remote-User"] = []string{s.User.ID}
 	if v := email; v != nil && identityHeader(*v) {
-		h["Remote-Email"] = []string{*v}
+		hdr["Remote-Email"] = []string{*v}
 	}
 	if v := s.User.Name; v != nil && identityHeader(*v) {
-		h["Remote-Name"] = []string{*v}
+		hdr["Remote-Name"] = []string{*v}
 	} else if v != nil && *v != "" {
-		a.log.Debug("forward-auth: the user's name is not header-safe; Remote-Name left out", "user", s.User.ID)
+		h.log.Debug("forward-auth: the user's name is not header-safe; Remote-Name left out", "user", s.User.ID)
 	}
 	return c.NoContent(http.StatusOK)
 }
@@ -108,15 +152,15 @@ func identityHeader(v string) bool {
 // pass the redirect policy as it is (the service's origin or one of
 // allowed_redirect_origins): otherwise there is no redirect (ok false),
 // never one back to a host latchkey does not know.
-func (a *App) signInRedirect(r *http.Request) (string, bool) {
-	f := a.forwardedOf(r)
+func (h *Handler) signInRedirect(r *http.Request) (string, bool) {
+	f := h.forwardedOf(r)
 	if f.url == "" {
 		return "", false
 	}
-	target, ok := a.policy.Resolve(f.url)
+	target, ok := h.redirects.Resolve(f.url)
 	if !ok {
-		a.log.Debug("forward-auth: the forwarded URL is not on an allowed origin (allowed_redirect_origins); answering 401", "host", f.hostname)
+		h.log.Debug("forward-auth: the forwarded URL is not on an allowed origin (allowed_redirect_origins); answering 401", "host", f.hostname)
 		return "", false
 	}
-	return a.base.URL("/signin") + "?callbackUrl=" + url.QueryEscape(target), true
+	return h.signInURL + "?callbackUrl=" + url.QueryEscape(target), true
 }

@@ -1,0 +1,193 @@
+package app_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The house's walls (docs/architecture.md, issue 27), held by reading the
+// source: a feature handler is a package below app/ that speaks HTTP
+// (imports Echo); app itself is the wiring, and app/web the kit every
+// handler shares. Package app still holds the NextAuth API and the
+// account pages until they move into rooms of their own: its budgets
+// below only ever go down.
+
+const module = "github.com/latchkey-auth/latchkey"
+
+// Budgets of the root type while package app still holds handlers: lower
+// them as handlers leave; the goal is a root type of at most 12 fields
+// that only wires.
+const (
+	appFieldBudget  = 40
+	appMethodBudget = 145
+)
+
+type goPackage struct {
+	dir     string // relative to the module root, e.g. "app/ops"
+	files   map[string]*ast.File
+	imports map[string]bool // import paths of its non-test files
+}
+
+func readPackage(t *testing.T, fset *token.FileSet, dir string) goPackage {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("..", dir))
+	require.NoError(t, err)
+	p := goPackage{dir: dir, files: map[string]*ast.File{}, imports: map[string]bool{}}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join("..", dir, name), nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		p.files[name] = f
+		for _, im := range f.Imports {
+			path, _ := strconv.Unquote(im.Path.Value)
+			p.imports[path] = true
+		}
+	}
+	return p
+}
+
+// appPackages are app and every package below it that has Go files.
+func appPackages(t *testing.T, fset *token.FileSet) map[string]goPackage {
+	t.Helper()
+	out := map[string]goPackage{}
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel("..", path)
+		if rel != "app" && !strings.HasPrefix(rel, "app/") && rel != "." {
+			return filepath.SkipDir
+		}
+		if rel == "." {
+			return nil
+		}
+		p := readPackage(t, fset, rel)
+		if len(p.files) > 0 {
+			out[rel] = p
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
+
+// isHandler reports whether a package below app speaks HTTP as a feature
+// handler: it imports Echo and is neither the wiring nor the kit.
+func isHandler(p goPackage) bool {
+	return p.dir != "app" && p.dir != "app/web" && p.imports["github.com/labstack/echo/v4"]
+}
+
+// storageNames are the names of package models a handler may not use:
+// every function (queries, Connect) and the Store; its types (User,
+// Account, ...) and errors stay usable as values.
+func storageNames(t *testing.T, fset *token.FileSet) map[string]bool {
+	t.Helper()
+	names := map[string]bool{"Store": true}
+	for _, f := range readPackage(t, fset, "models").files {
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.IsExported() {
+				names[fn.Name.Name] = true
+			}
+		}
+	}
+	return names
+}
+
+func TestArchitectureHandlersStayInTheirRooms(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs := appPackages(t, fset)
+	storage := storageNames(t, fset)
+	var handlers []string
+	for dir, p := range pkgs {
+		if !isHandler(p) {
+			continue
+		}
+		handlers = append(handlers, dir)
+		for path := range p.imports {
+			other, ok := strings.CutPrefix(path, module+"/")
+			if ok && other != dir && isHandler(pkgs[other]) {
+				t.Errorf("handler package %s imports handler package %s: handlers meet only in app's wiring", dir, other)
+			}
+		}
+		for name, f := range p.files {
+			local := "" // the name package models is imported under in f
+			for _, im := range f.Imports {
+				if path, _ := strconv.Unquote(im.Path.Value); path == module+"/models" {
+					local = "models"
+					if im.Name != nil {
+						local = im.Name.Name
+					}
+				}
+			}
+			if local == "" {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == local && storage[sel.Sel.Name] {
+					t.Errorf("%s/%s:%d uses models.%s: a handler reaches storage only through the core's interfaces",
+						dir, name, fset.Position(sel.Pos()).Line, sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+	sort.Strings(handlers)
+	require.Subset(t, handlers, []string{"app/forwardauth", "app/ops"}, "the feature handlers found: %v", handlers)
+}
+
+func TestArchitectureKitKnowsNoFeature(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs := appPackages(t, fset)
+	for path := range pkgs["app/web"].imports {
+		if other, ok := strings.CutPrefix(path, module+"/"); ok && (other == "app" || isHandler(pkgs[other]) || other == "models") {
+			t.Errorf("app/web imports %s: the kit is below every handler", other)
+		}
+	}
+}
+
+func TestArchitectureRootTypeBudget(t *testing.T) {
+	fset := token.NewFileSet()
+	app := appPackages(t, fset)["app"]
+	fields, methods := 0, 0
+	for _, f := range app.files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.Name == "App" {
+						for _, fl := range ts.Type.(*ast.StructType).Fields.List {
+							fields += max(1, len(fl.Names))
+						}
+					}
+				}
+			case *ast.FuncDecl:
+				if d.Recv != nil && len(d.Recv.List) == 1 {
+					if st, ok := d.Recv.List[0].Type.(*ast.StarExpr); ok {
+						if id, ok := st.X.(*ast.Ident); ok && id.Name == "App" {
+							methods++
+						}
+					}
+				}
+			}
+		}
+	}
+	require.LessOrEqual(t, fields, appFieldBudget, "App has %d fields: a new feature is a handler package of its own, not a field of the root type", fields)
+	require.LessOrEqual(t, methods, appMethodBudget, "App has %d methods: a new feature is a handler package of its own, not methods on the root type", methods)
+	t.Logf("App: %d fields (budget %d), %d methods (budget %d)", fields, appFieldBudget, methods, appMethodBudget)
+}
