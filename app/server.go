@@ -95,7 +95,7 @@ type App struct {
 	exchanges   sync.Pool // *exchange, one per response in flight (serve)
 	requests    sync.Pool // *request, one per action in flight (withRequest)
 
-	// Operations (observe.go, health.go, metrics_server.go).
+	// Operations (observe.go; health and the metrics listener: app/ops).
 	metrics   *metrics.Metrics // nil: metrics are off
 	accessLog bool             // log.access
 	access    *logs.Access     // where access lines go

@@ -54,7 +54,7 @@ type Config struct {
 	// Log is the log format (LOG_FORMAT) and the access log.
 	Log Log `yaml:"log"`
 	// Access narrows who passes forward-auth per protected host
-	// (forwardauth.go); empty: every signed-in user.
+	// (app/forwardauth); empty: every signed-in user.
 	Access []AccessRule `yaml:"access"`
 	// Theme brands the built-in pages and the sign-in e-mail (theme.go).
 	Theme Theme `yaml:"theme"`
