@@ -190,7 +190,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	if opts.PasswordHasher != nil {
-		a.pw.hasher = opts.PasswordHasher
+		a.pw.useHasher(opts.PasswordHasher)
 	}
 	return a, nil
 }
@@ -224,7 +224,6 @@ func (a *App) build(idpClient *http.Client) error {
 		return err
 	}
 	a.authz = newAuthz(a.cfg)
-	a.pw = a.buildPasswordFlows()
 	a.core = &signin.Service{
 		Users:       a.store,
 		Tokens:      a.store,
@@ -237,6 +236,7 @@ func (a *App) build(idpClient *http.Client) error {
 		ReauthWindow: passkeyReauthWindow,
 		Log:          a.log,
 	}
+	a.pw = a.buildPasswordFlows(a.core)
 	if a.echo, err = a.routes(); err != nil {
 		return err
 	}
