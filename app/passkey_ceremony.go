@@ -9,9 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/signin"
-	"github.com/latchkey-auth/latchkey/models"
 )
 
 // The two ceremonies, as Auth.js v5 names them.
@@ -67,16 +67,12 @@ func (a *App) getWebAuthnOptions(c echo.Context) error {
 		if !recent {
 			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in again to add a passkey"})
 		}
-		u, err := a.store.UserByID(ctx, uid)
-		if errors.Is(err, models.ErrNotFound) { // deleted while its JWT lives on
+		u, have, err := a.pw.rules.PasskeyRegistrant(ctx, uid)
+		if errors.Is(err, accounts.ErrSignedOut) { // deleted while its JWT lives on
 			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in before adding a passkey"})
 		}
 		if err != nil {
-			return a.passkeyStoreFailed(c, "look up the user", err)
-		}
-		have, err := a.store.AuthenticatorsOf(ctx, uid)
-		if err != nil {
-			return a.passkeyStoreFailed(c, "list the user's passkeys", err)
+			return a.passkeyStoreFailed(c, "look up the user and their passkeys", err)
 		}
 		opts, st, err := rp.BeginRegistration(u, have)
 		if err != nil {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -9,8 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/signin"
-	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -69,7 +68,7 @@ func (a *App) getPasskeys(c echo.Context, rq *request) error {
 	if uid == "" {
 		return err
 	}
-	list, err := a.store.AuthenticatorsOf(c.Request().Context(), uid)
+	list, err := a.pw.rules.ListPasskeys(c.Request().Context(), uid)
 	if err != nil {
 		return err
 	}
@@ -106,8 +105,7 @@ func (a *App) postRenamePasskey(c echo.Context, rq *request) error {
 	if uid == "" {
 		return err
 	}
-	name := signin.PasskeyName(rq.form.Get("name"), a.now())
-	if err := a.store.RenameAuthenticator(c.Request().Context(), uid, rq.form.Get("id"), name); err != nil {
+	if err := a.pw.rules.RenamePasskey(c.Request().Context(), uid, rq.form.Get("id"), rq.form.Get("name")); err != nil {
 		return a.passkeysFailed(c, rq, err)
 	}
 	return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")))
@@ -120,14 +118,9 @@ func (a *App) postRemovePasskey(c echo.Context, rq *request) error {
 	if uid == "" {
 		return err
 	}
-	hasPassword, err := a.passwordSignInOffered(c.Request().Context(), uid)
-	if err != nil {
+	if err := a.pw.rules.RemovePasskey(c.Request().Context(), uid, rq.form.Get("id")); err != nil {
 		return a.passkeysFailed(c, rq, err)
 	}
-	if err := a.core.RemovePasskey(c.Request().Context(), uid, rq.form.Get("id"), a.emailSignInOffered(), hasPassword); err != nil {
-		return a.passkeysFailed(c, rq, err)
-	}
-	a.log.Info("passkey removed", "user", uid)
 	return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")))
 }
 
@@ -138,27 +131,11 @@ func (a *App) passkeysFailed(c echo.Context, rq *request, err error) error {
 	switch {
 	case errors.Is(err, signin.ErrLastMethod):
 		code = "LastSignInMethod"
-	case errors.Is(err, models.ErrNotFound):
+	case errors.Is(err, accounts.ErrPasskeyNotFound):
 		code = "NotFound"
 	default:
 		return err
 	}
 	a.log.Warn("passkey change refused", "reason", code)
 	return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")+"?error="+code))
-}
-
-// passwordSignInOffered reports whether the user can sign in with a
-// password: a credentials provider is configured and they have one.
-func (a *App) passwordSignInOffered(ctx context.Context, userID string) (bool, error) {
-	if _, ok := a.cfg.Credentials(); !ok {
-		return false, nil
-	}
-	_, err := a.store.PasswordHash(ctx, userID)
-	switch {
-	case errors.Is(err, models.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return true, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -27,11 +28,11 @@ func (a *App) accountUser(c echo.Context, rq *request) (u *models.User, answered
 	}
 	ctx := c.Request().Context()
 	id, err := a.browser(c).SignedInUser(ctx)
-	if err == nil && id != "" {
-		u, err = a.store.UserByID(ctx, id)
+	if err == nil {
+		u, err = a.pw.rules.SignedInUser(ctx, id)
 	}
 	switch {
-	case errors.Is(err, models.ErrNotFound) || err == nil && u == nil:
+	case errors.Is(err, accounts.ErrSignedOut):
 		return nil, true, a.toSignIn(c, rq)
 	case err != nil:
 		return nil, true, a.tryLater(c, rq, "account page", err)
@@ -57,12 +58,12 @@ func (a *App) accountPage(c echo.Context, rq *request, status int, msg string) e
 	if answered {
 		return err
 	}
-	hash, err := a.store.PasswordHash(c.Request().Context(), u.ID)
-	if err != nil && !errors.Is(err, models.ErrNotFound) {
+	has, err := a.pw.rules.HasPassword(c.Request().Context(), u.ID)
+	if err != nil {
 		return a.tryLater(c, rq, "account page", err)
 	}
 	d := a.passwordForm(c, rq, "TitleAccountPassword", "/account/password")
-	d.Email, d.HasPassword, d.Error = deref(u.Email), hash != "", msg
+	d.Email, d.HasPassword, d.Error = deref(u.Email), has, msg
 	return render(c, status, views.AccountPasswordPage(d))
 }
 
@@ -72,60 +73,35 @@ func (a *App) postAccountPassword(c echo.Context, rq *request) error {
 	if answered {
 		return err
 	}
-	ctx := c.Request().Context()
-	old, err := a.store.PasswordHash(ctx, u.ID)
+	err = a.pw.rules.ChangePassword(c.Request().Context(), u, accounts.PasswordChange{
+		Current: rq.form.Get("currentPassword"), Password: rq.form.Get("password"), ClientIP: c.RealIP(),
+	})
 	switch {
-	case errors.Is(err, models.ErrNotFound):
+	case errors.Is(err, accounts.ErrNoPassword):
 		return a.addPasswordByEmail(c, rq, u)
-	case err != nil:
-		return a.tryLater(c, rq, "account page", err)
-	}
-	switch status := a.checkPassword(c, deref(u.Email), old, rq.form.Get("currentPassword")); status {
-	case http.StatusTooManyRequests:
-		return a.accountPage(c, rq, status, msgThrottled)
-	case http.StatusBadRequest:
-		return a.accountPage(c, rq, status, "WrongCurrentPassword")
-	}
-	pw := rq.form.Get("password")
-	if err := a.pw.policy.Check(pw, deref(u.Email)); err != nil {
-		a.log.Info("password change refused: password policy", "reason", err.Error())
+	case errors.Is(err, accounts.ErrThrottled):
+		return a.accountPage(c, rq, http.StatusTooManyRequests, msgThrottled)
+	case errors.Is(err, accounts.ErrWrongPassword):
+		return a.accountPage(c, rq, http.StatusBadRequest, "WrongCurrentPassword")
+	case errors.Is(err, accounts.ErrPolicy):
 		return a.accountPage(c, rq, http.StatusBadRequest, policyMessage(err))
-	}
-	hash, err := a.pw.hasher.Hash(pw)
-	if err != nil {
-		return a.accountPage(c, rq, http.StatusBadRequest, policyMessage(err))
-	}
-	at := a.now()
-	ended, err := a.store.ChangePassword(ctx, u.ID, old, hash, at)
-	switch {
-	case errors.Is(err, models.ErrConflict): // changed by another request meanwhile
+	case errors.Is(err, accounts.ErrChangedMeanwhile):
 		return a.accountPage(c, rq, http.StatusConflict, "PasswordChangedMeanwhile")
 	case err != nil:
 		return a.tryLater(c, rq, "password change", err)
 	}
-	a.log.Info("password changed", "user", u.ID, "database_sessions_ended", ended)
-	a.sessionsEnded(ctx, at)
 	return a.passwordChanged(c, rq)
 }
 
 // addPasswordByEmail mails the signed-in user a link to set a password.
 func (a *App) addPasswordByEmail(c echo.Context, rq *request, u *models.User) error {
-	ctx := a.mailContext(c, rq)
-	can, err := a.canTakePassword(ctx, u)
+	err := a.pw.rules.AddPasswordByEmail(a.mailContext(c, rq), u, c.RealIP())
 	switch {
-	case err != nil:
-		return a.tryLater(c, rq, "add password", err)
-	case !can || !a.pw.canMail:
+	case errors.Is(err, accounts.ErrNoConfirmedEmail):
 		return a.accountPage(c, rq, http.StatusBadRequest, "NoConfirmedEmail")
-	}
-	ok, err := a.allowMail(c, *u.Email)
-	switch {
-	case err != nil:
-		return a.tryLater(c, rq, "add password limits", err)
-	case !ok:
+	case errors.Is(err, accounts.ErrRateLimited):
 		return a.accountPage(c, rq, http.StatusTooManyRequests, msgRateLimited)
-	}
-	if err := a.sendResetLink(ctx, u.ID, *u.Email); err != nil {
+	case err != nil:
 		return a.tryLater(c, rq, "add password", err)
 	}
 	return a.checkEmail(c, rq, "AddPasswordCheckEmail")

@@ -10,10 +10,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
-	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -28,20 +28,14 @@ import (
 // Links are e-mail tokens as the magic links' (random, stored hashed,
 // single use, short-lived, rows in verification_tokens), under identifiers
 // and hashes of their own, so no link of one flow works in another or as a
-// sign-in link. Opening a link changes nothing: its page's POST does.
+// sign-in link. Opening a link changes nothing: its page's POST does. The
+// rules live in app/accounts; these handlers read the form and answer.
 
-// Link lifetimes: a sign-up confirmation may wait for the next day; a reset
-// link is a bearer credential for the account and lives half an hour (the
+// Link lifetimes (accounts.SignUpLinkMaxAge, accounts.ResetLinkMaxAge; the
 // reset messages in views/locales say "30 minutes": change both).
 const (
-	signUpLinkMaxAge = 24 * time.Hour
-	resetLinkMaxAge  = 30 * time.Minute
-)
-
-// Token purposes: each flow hashes its tokens under its own prefix.
-const (
-	purposeSignUp = "password-signup:"
-	purposeReset  = "password-reset:"
+	signUpLinkMaxAge = accounts.SignUpLinkMaxAge
+	resetLinkMaxAge  = accounts.ResetLinkMaxAge
 )
 
 // passwordFlows is what the account pages need, built once by New.
@@ -52,22 +46,47 @@ type passwordFlows struct {
 	mail    accountMailer
 	canMail bool // an e-mail provider exists: sign-up, reset and adding a password need it
 	hasher  *password.Hasher
-	policy  *password.Policy
-	// throttle counts wrong current passwords on the account page, in the
-	// password sign-in's buckets: guessing there is guessing at sign-in.
-	throttle *signin.Throttle
+	// rules are the account rules (sign-up, reset, passwords, passkeys,
+	// sign-out everywhere), over the store.
+	rules *accounts.Service
 }
 
-// buildPasswordFlows prepares the account pages from the config.
-func (a *App) buildPasswordFlows() *passwordFlows {
+// buildPasswordFlows prepares the account pages from the config; core is
+// the sign-in core the account rules use.
+func (a *App) buildPasswordFlows(core accounts.Core) *passwordFlows {
 	// One hasher for every password check of this instance, so that its
 	// bound on concurrent Argon2id runs (19 MiB each) holds for all of them.
 	hasher := password.Default().Limit(2*runtime.GOMAXPROCS(0), 2*time.Second)
-	f := &passwordFlows{hasher: hasher, policy: password.NewPolicy(), throttle: signin.NewThrottle(a.store)}
+	f := &passwordFlows{hasher: hasher}
 	f.mail, f.canMail = a.newAccountMailer()
 	p, ok := a.cfg.Credentials()
 	f.enabled, f.id, f.signUp = ok, p.ID, ok && p.SignupEnabled()
+	f.rules = &accounts.Service{
+		Store:    a.store,
+		Core:     core,
+		Hooks:    a.hooks,
+		Provider: p.ID,
+		Offered:  accounts.Offered{Passwords: ok, Email: a.emailSignInOffered(), Passkeys: len(a.passkeys.rps) > 0},
+		Hasher:   hasher,
+		Policy:   password.NewPolicy(),
+		// Wrong passwords typed on the account pages count in the password
+		// sign-in's buckets: guessing there is guessing at sign-in.
+		Throttle:      signin.NewThrottle(a.store),
+		Limits:        f.mail.limits,
+		Hashes:        func(v string) []string { return email.HashTokens(v, a.cfg.Secrets()) },
+		SessionsEnded: a.sessionsEnded,
+		Now:           a.now,
+		Log:           a.log,
+	}
+	if f.canMail {
+		f.rules.Mail = accountMails{a}
+	}
 	return f
+}
+
+// useHasher replaces the hasher of every password check (tests).
+func (f *passwordFlows) useHasher(h *password.Hasher) {
+	f.hasher, f.rules.Hasher = h, h
 }
 
 // passwordRoutes registers the account pages. Every route exists whatever
@@ -143,7 +162,7 @@ func (a *App) deadLink(c echo.Context, rq *request, again string) error {
 // linkFailed answers a failed look-up of a link: dead (unknown, spent,
 // expired) or the database failing.
 func (a *App) linkFailed(c echo.Context, rq *request, err error, again string) error {
-	if errors.Is(err, models.ErrNotFound) {
+	if errors.Is(err, accounts.ErrDeadLink) {
 		return a.deadLink(c, rq, again)
 	}
 	return a.tryLater(c, rq, again+" link", err)
@@ -163,44 +182,6 @@ func linkToken(c echo.Context, rq *request) string {
 func (a *App) tryLater(c echo.Context, rq *request, what string, err error) error {
 	a.log.Error("password flow failed", "step", what, "err", err)
 	return a.notice(c, rq, http.StatusServiceUnavailable, views.PasswordNotice{Heading: "TryLaterHeading", Lines: []string{msgTryLater}})
-}
-
-// flowTokenHashes are the stored hashes of a flow's token, one per secret
-// (the first is stored, any matches: secret rotation).
-func (a *App) flowTokenHashes(purpose, token string) []string {
-	return email.HashTokens(purpose+token, a.cfg.Secrets())
-}
-
-// newFlowLink makes a token for a flow and its link to page. The link names
-// the e-mail's language (mailContext), so the page it opens speaks the
-// language the e-mail was written in.
-func (a *App) newFlowLink(ctx context.Context, purpose, page string) (hash, link string) {
-	token := email.NewToken() // hex, and the tag a catalogue's: nothing to escape
-	return a.flowTokenHashes(purpose, token)[0], a.base.URL(page) + "?token=" + token + "&lang=" + a.mailLang(ctx).Tag()
-}
-
-// allowMail counts one e-mail to addr against the limits, every tier of
-// them; ok false is a refusal (logged), err that the limits could not be
-// read.
-func (a *App) allowMail(c echo.Context, addr string) (bool, error) {
-	return a.allowMailTo(c, addr, nil)
-}
-
-// allowMailTo is allowMail for an e-mail to u (nil: no user has addr).
-// The global budget, which strangers can spend, does not apply to a
-// user's verified address (email.Request.Owner): its owner still gets the
-// e-mail that signs in or resets the password.
-func (a *App) allowMailTo(c echo.Context, addr string, u *models.User) (bool, error) {
-	l := a.pw.mail.limits
-	if l == nil {
-		return true, nil
-	}
-	r := email.Request{Addr: addr, ClientIP: c.RealIP(), Owner: u != nil && u.EmailVerified != nil}
-	ok, why, err := l.Allow(c.Request().Context(), r, a.now())
-	if err == nil && !ok {
-		a.log.Warn("password flow e-mail refused", "path", c.Request().URL.Path, "reason", why)
-	}
-	return ok, err
 }
 
 // sessionsEnded waits, after every session of a user signed in up to at
@@ -226,40 +207,6 @@ func (a *App) sessionsEnded(ctx context.Context, at time.Time) {
 
 // msgThrottled answers a password check the throttle refused.
 const msgThrottled = "Throttled"
-
-// checkPassword checks pw against an account's hash in the password
-// sign-in's throttle buckets (guessing here is guessing there): 0 when it
-// matches, else the status of the refusal (429 throttled or busy, 400
-// wrong) with the failure counted (Reserve counts it in advance). A
-// password no account can have (empty, NUL, over password.MaxInputBytes)
-// is wrong before the throttle or the hasher sees it, as the password
-// sign-in refuses it (signin.SignInWithPassword): nothing is counted.
-func (a *App) checkPassword(c echo.Context, addr, hash, pw string) int {
-	if _, err := password.Normalize(pw); err != nil {
-		a.log.Warn("password check refused: unreadable password", "path", c.Request().URL.Path, "err", err)
-		return http.StatusBadRequest
-	}
-	ctx, ip := c.Request().Context(), c.RealIP()
-	held, err := a.pw.throttle.Reserve(ctx, addr, ip, a.now())
-	if err != nil {
-		a.log.Warn("password check refused", "path", c.Request().URL.Path, "err", err)
-		return http.StatusTooManyRequests
-	}
-	ok, _, err := a.pw.hasher.Verify(hash, pw)
-	switch {
-	case err != nil: // busy, or an unreadable stored hash: not a failure
-		held.Release(ctx)
-		a.log.Warn("password check refused", "path", c.Request().URL.Path, "err", err)
-		return http.StatusTooManyRequests
-	case ok:
-		if err := held.Succeeded(ctx, a.now()); err != nil {
-			a.log.Warn("password throttle not reset", "err", err)
-		}
-		return 0
-	}
-	a.log.Warn("password check refused: wrong password", "path", c.Request().URL.Path)
-	return http.StatusBadRequest
-}
 
 // policyMessage is the message id a refused password shows: the policy's
 // own (a *password.Refusal) or a generic one.

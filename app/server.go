@@ -194,7 +194,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	if opts.PasswordHasher != nil {
-		a.pw.hasher = opts.PasswordHasher
+		a.pw.useHasher(opts.PasswordHasher)
 	}
 	return a, nil
 }
@@ -228,7 +228,6 @@ func (a *App) build(idpClient *http.Client) error {
 		return err
 	}
 	a.proxies = proxies.New(a.cfg.TrustedProxies)
-	a.pw = a.buildPasswordFlows()
 	a.core = &signin.Service{
 		Users:       a.store,
 		Tokens:      a.store,
@@ -241,6 +240,7 @@ func (a *App) build(idpClient *http.Client) error {
 		ReauthWindow: passkeyReauthWindow,
 		Log:          a.log,
 	}
+	a.pw = a.buildPasswordFlows(a.core)
 	openAPI, err := a.openAPIDocument()
 	if err != nil {
 		return err

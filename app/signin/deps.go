@@ -21,8 +21,7 @@ type Users interface {
 	// UnlinkAccounts removes the user's accounts but the one with id keep
 	// ("": none) and counts them.
 	UnlinkAccounts(ctx context.Context, userID, keep string) (int64, error)
-	// HasSignInMethod reports a linked account, a passkey or a password.
-	HasSignInMethod(ctx context.Context, userID string) (bool, error)
+	SignInMethods
 }
 
 // Tokens is the storage of pending e-mail sign-ins (hashed tokens only).

@@ -66,17 +66,14 @@ func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest)
 	if err := s.checkSignIn(ctx, in2); err != nil {
 		return nil, err
 	}
-	token := email.NewToken()
-	sent := &SentLink{TokenHash: s.TokenHashes(token)[0], Expires: now.Add(p.MaxAge)}
-	if err := s.Tokens.CreateVerificationToken(ctx, addr, sent.TokenHash, sent.Expires); err != nil {
-		return nil, Fail(CodeEmailSignin, err)
-	}
-	link := email.Link(p.Endpoint, in.CallbackURL, token, addr)
-	if err := p.Mailer.SendLink(ctx, addr, link); err != nil {
-		// The request may be cancelled already; the clean-up must still run.
-		if derr := s.Tokens.DeleteVerificationToken(context.WithoutCancel(ctx), addr, sent.TokenHash); derr != nil {
-			err = errors.Join(err, fmt.Errorf("the undelivered token was not removed: %w", derr))
-		}
+	sent := &SentLink{Expires: now.Add(p.MaxAge)}
+	sent.TokenHash, err = s.signInLinks().Send(ctx,
+		func(hash string) error { return s.Tokens.CreateVerificationToken(ctx, addr, hash, sent.Expires) },
+		func(token string) error {
+			return p.Mailer.SendLink(ctx, addr, email.Link(p.Endpoint, in.CallbackURL, token, addr))
+		},
+		func(ctx context.Context, hash string) error { return s.Tokens.DeleteVerificationToken(ctx, addr, hash) })
+	if err != nil {
 		return nil, Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
 	}
 	return sent, nil
@@ -184,15 +181,15 @@ func (s *Service) redeem(ctx context.Context, b Browser, provider string, link *
 	return out, nil
 }
 
+// signInLinks are the sign-in links: next-auth's hashes, no purpose.
+func (s *Service) signInLinks() MailedLinks { return MailedLinks{Hashes: s.TokenHashes} }
+
 // tokenRow finds a link's row under any of the secrets' hashes.
 func (s *Service) tokenRow(ctx context.Context, token string) (*models.VerificationToken, error) {
-	for _, hash := range s.TokenHashes(token) {
-		row, err := s.Tokens.VerificationTokenByHash(ctx, hash)
-		if !errors.Is(err, models.ErrNotFound) {
-			return row, err
-		}
-	}
-	return nil, models.ErrNotFound
+	row, _, err := FindLink(s.signInLinks(), token, func(hash string) (*models.VerificationToken, error) {
+		return s.Tokens.VerificationTokenByHash(ctx, hash)
+	})
+	return row, err
 }
 
 // restore puts a consumed token back after a failure, so the link still
@@ -225,27 +222,18 @@ func (s *Service) endOtherUsersSession(ctx context.Context, b Browser, userID st
 }
 
 // provedOwner is the user a link for u's address signs into, as the SignIn
-// hook is shown it. A user whose address came unverified from an OAuth
-// provider, and who can sign in some other way (an account, a passkey, a
-// password), may be whoever typed the victim's address there ("nOAuth"
-// account pre-hijacking): the link never signs into it, and neither does it
-// block the owner. The owner's proof wins: redeeming the link takes the
+// hook is shown it: u, unless it holds the address without proof
+// (UnprovedClaim). The owner's proof wins: redeeming the link takes the
 // address from that claimant and signs the owner into a new user that
 // inherits none of its methods (models.releaseUnproved, in the redeeming
-// transaction), so the hook sees the stand-in of a new address. Users
-// created by an e-mail link, or by a provider that verifies addresses,
-// carry emailVerified.
+// transaction), so the hook sees the stand-in of a new address.
 func (s *Service) provedOwner(ctx context.Context, u *models.User) (*models.User, error) {
-	if u.EmailVerified != nil || u.Email == nil || u.ID == *u.Email { // the stand-in of a new address
-		return u, nil
-	}
-	has, err := s.Users.HasSignInMethod(ctx, u.ID)
-	if err != nil {
+	claim, err := UnprovedClaim(ctx, s.Users, u)
+	switch {
+	case err != nil:
 		return nil, Fail(CodeCallback, err)
-	}
-	if has {
-		addr := *u.Email
-		return &models.User{ID: addr, Email: &addr}, nil
+	case claim:
+		return StandIn(*u.Email), nil
 	}
 	return u, nil
 }
@@ -255,8 +243,7 @@ func (s *Service) provedOwner(ctx context.Context, u *models.User) (*models.User
 func (s *Service) emailUser(ctx context.Context, addr string) (*models.User, error) {
 	u, err := s.Users.UserByEmail(ctx, addr)
 	if errors.Is(err, models.ErrNotFound) {
-		e := addr
-		return &models.User{ID: addr, Email: &e}, nil
+		return StandIn(addr), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("look up user by e-mail: %w", err)

@@ -1,0 +1,81 @@
+package accounts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Linked sign-in methods (OAuth identities linked to an existing user)
+// outlive every session and a password reset. So a link is told to the
+// user's address (TellMethodAdded), and a reset or "sign out everywhere"
+// may remove them: a link made from a borrowed or stolen session does not
+// stay a way into the account.
+
+// TellMethodAdded mails the user's verified address that an identity at
+// provider (its display name) was linked to the account. A mail that
+// fails does not undo the link (the sign-in went through): it is logged,
+// once, without the address. An unverified address is not told: its
+// holder may not be its owner.
+func (s *Service) TellMethodAdded(ctx context.Context, u *models.User, providerID, providerName string) {
+	if u.Email == nil || *u.Email == "" || u.EmailVerified == nil || s.Mail == nil {
+		return
+	}
+	if err := s.Mail.MethodAdded(ctx, *u.Email, providerName); err != nil {
+		// The SMTP library's error may quote the recipient: mask it.
+		cause := strings.ReplaceAll(err.Error(), *u.Email, email.Mask(*u.Email))
+		s.Log.Error("sign-in method linked, but the notice e-mail failed", "user", u.ID, "provider", providerID, "err", cause)
+	}
+}
+
+// removeLinked removes the user's linked sign-in methods
+// (signin.Service.UnlinkAccounts: never the last way to sign in).
+// withPassword says the user has just set a password.
+func (s *Service) removeLinked(ctx context.Context, u *models.User, withPassword bool) error {
+	other := withPassword
+	if !other {
+		var err error
+		if other, err = s.otherSignInWay(ctx, u); err != nil {
+			return err
+		}
+	}
+	n, err := s.Core.UnlinkAccounts(ctx, u.ID, other)
+	if err != nil {
+		return err
+	}
+	s.Log.Info("linked sign-in methods removed", "user", u.ID, "removed", n, "oldest_kept", !other)
+	return nil
+}
+
+// otherSignInWay reports whether the user can sign in without a linked
+// identity: with a password, a passkey, or an e-mailed link to a verified
+// address, as far as the configuration offers each.
+func (s *Service) otherSignInWay(ctx context.Context, u *models.User) (bool, error) {
+	if s.Offered.Email && u.Email != nil && *u.Email != "" && u.EmailVerified != nil {
+		return true, nil
+	}
+	pw, err := s.passwordSignIn(ctx, u.ID)
+	if err != nil || pw {
+		return pw, err
+	}
+	if !s.Offered.Passkeys {
+		return false, nil
+	}
+	keys, err := s.Store.AuthenticatorsOf(ctx, u.ID)
+	if err != nil {
+		return false, fmt.Errorf("list the user's passkeys: %w", err)
+	}
+	return len(keys) > 0, nil
+}
+
+// passwordSignIn reports whether the user can sign in with a password: a
+// credentials provider is configured and they have one.
+func (s *Service) passwordSignIn(ctx context.Context, userID string) (bool, error) {
+	if !s.Offered.Passwords {
+		return false, nil
+	}
+	return s.HasPassword(ctx, userID)
+}

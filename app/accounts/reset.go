@@ -1,0 +1,153 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Password reset. StartReset mails a reset link to an address that has an
+// account, and a "there is no such account" e-mail to any other: one
+// look-up and one e-mail either way, and the same answer. The link (30
+// minutes, once) opens a form; CompleteReset sets the new password, marks
+// the address verified (the link proved it) and ends every session of the
+// user, in one transaction; when asked (removeLinked), the user's linked
+// sign-in methods go too. The same link is how a user without a password
+// adds one (AddPasswordByEmail).
+
+// StartReset takes the reset form. It returns the normalised address ("":
+// not one), for the form.
+func (s *Service) StartReset(ctx context.Context, typed, clientIP string) (string, error) {
+	addr, err := email.Normalize(typed)
+	if err != nil {
+		return "", ErrBadAddress
+	}
+	u, err := s.userByEmail(ctx, addr)
+	if err != nil {
+		return addr, fmt.Errorf("reset: %w", err)
+	}
+	if err := s.allowMail(ctx, "reset", addr, clientIP, u); err != nil {
+		return addr, err
+	}
+	if u == nil {
+		if err := s.Mail.ResetUnknown(ctx, addr); err != nil {
+			return addr, fmt.Errorf("reset: %w", err)
+		}
+		return addr, nil
+	}
+	// A user whose address is unverified gets the link too: completing it
+	// proves the address, and the owner's proof wins (a claimant with
+	// other sign-in methods loses the address and the owner gets a new
+	// user: models.CompletePasswordReset).
+	return addr, s.sendResetLink(ctx, u.ID, addr)
+}
+
+// sendResetLink stores a reset token for the user and mails its link.
+func (s *Service) sendResetLink(ctx context.Context, userID, addr string) error {
+	_, err := s.links(purposeReset).Send(ctx,
+		func(hash string) error {
+			return s.Store.CreatePasswordReset(ctx, userID, hash, s.Now().Add(ResetLinkMaxAge))
+		},
+		func(token string) error { return s.Mail.ResetLink(ctx, addr, token) },
+		func(ctx context.Context, hash string) error { return s.Store.DeletePasswordReset(ctx, userID, hash) })
+	if err != nil {
+		return fmt.Errorf("reset link: %w", err)
+	}
+	return nil
+}
+
+// PendingReset is a live reset link: its user, and whether that user has
+// linked sign-in methods (the form offers to remove them).
+type PendingReset struct {
+	TokenHash string
+	User      *models.User
+	HasLinked bool
+}
+
+// OpenReset finds the live reset of a link's token, spending nothing:
+// unknown, spent or expired is ErrDeadLink.
+func (s *Service) OpenReset(ctx context.Context, token string) (*PendingReset, error) {
+	p, err := s.pendingReset(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	linked, err := s.Store.AccountsOf(ctx, p.User.ID)
+	if err != nil {
+		return nil, fmt.Errorf("reset page: list the user's accounts: %w", err)
+	}
+	p.HasLinked = len(linked) > 0
+	return p, nil
+}
+
+// pendingReset is OpenReset without the linked methods.
+func (s *Service) pendingReset(ctx context.Context, token string) (*PendingReset, error) {
+	userID, hash, err := signin.FindLink(s.links(purposeReset), token, func(hash string) (string, error) {
+		return s.Store.PasswordResetByHash(ctx, hash, s.Now())
+	})
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return nil, ErrDeadLink
+	case err != nil:
+		return nil, fmt.Errorf("reset link: %w", err)
+	}
+	u, err := s.Store.UserByID(ctx, userID)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return nil, ErrDeadLink
+	case err != nil:
+		return nil, fmt.Errorf("reset link: look up the user: %w", err)
+	}
+	return &PendingReset{TokenHash: hash, User: u}, nil
+}
+
+// ResetRequest is a posted reset form.
+type ResetRequest struct {
+	Token    string
+	Password string
+	// RemoveLinked asks that the user's linked sign-in methods go too.
+	RemoveLinked bool
+}
+
+// CompleteReset sets the new password; every session of the user ends.
+func (s *Service) CompleteReset(ctx context.Context, in ResetRequest) error {
+	p, err := s.pendingReset(ctx, in.Token)
+	if err != nil {
+		return err
+	}
+	u := p.User
+	if err := s.checkPolicy("password reset", in.Password, deref(u.Email)); err != nil {
+		return err
+	}
+	hash, err := s.hash(in.Password)
+	if err != nil {
+		return err
+	}
+	at := s.Now()
+	ended, err := s.Store.CompletePasswordReset(ctx, u.ID, p.TokenHash, hash, at)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return ErrDeadLink
+	case err != nil:
+		return fmt.Errorf("reset: %w", err)
+	}
+	s.Log.Info("password reset", "user", u.ID, "database_sessions_ended", ended)
+	s.sessionsEnded(ctx, at)
+	if in.RemoveLinked {
+		// The user has a password now: every linked method may go.
+		if err := s.removeLinked(ctx, u, true); err != nil {
+			return fmt.Errorf("reset: remove linked sign-in methods (the password was changed): %w", err)
+		}
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

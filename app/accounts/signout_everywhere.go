@@ -1,0 +1,82 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/latchkey-auth/latchkey/app/signin"
+)
+
+// Browser is the requesting browser as sign-out everywhere needs it: the
+// session it holds, and the two ways to end sessions.
+type Browser interface {
+	// SignedInUser is the user id of the browser's valid session, "" when none.
+	SignedInUser(ctx context.Context) (string, error)
+	// EndSession ends the browser's own session and clears its cookie.
+	EndSession(ctx context.Context) error
+	// EndAllSessions deletes every database session of the browser's user
+	// and clears its cookie.
+	EndAllSessions(ctx context.Context) error
+}
+
+// SignOutEverywhere ends every session of the browser's signed-in user.
+// Database sessions (jwt false): their rows are deleted. JWT sessions live
+// in their cookies, so the user's sessions signed in until now are revoked
+// (session_revocations, as `latchkey sessions revoke --user`), then this
+// browser's cookie is cleared; it returns once the second of the
+// revocation is over (SessionsEnded), so a sign-in right after is not
+// ended. With removeLinked the user's linked sign-in methods are removed
+// first (never the last way to sign in). Every failure is Configuration
+// and signs nobody out (nothing claims a sign-out that did not happen):
+// the user sees it and can retry.
+func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, jwt, removeLinked bool) error {
+	if removeLinked {
+		if err := s.unlinkOnSignOut(ctx, b); err != nil {
+			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: remove linked sign-in methods: %w", err)
+		}
+	}
+	if !jwt {
+		if err := b.EndAllSessions(ctx); err != nil {
+			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: delete sessions: %w", err)
+		}
+		return nil
+	}
+	uid, err := b.SignedInUser(ctx)
+	if err != nil { // as GET /session: an unreadable session is none
+		s.Log.Warn("sign-out everywhere: the session could not be read", "err", err)
+	}
+	if uid != "" {
+		at := s.Now()
+		if _, err := s.Store.RevokeSessions(ctx, uid, at); err != nil {
+			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: revoke jwt sessions: %w", err)
+		}
+		s.Log.Info("signed out everywhere: jwt sessions revoked", "user", uid)
+		s.sessionsEnded(ctx, at)
+	}
+	if err := b.EndSession(ctx); err != nil {
+		return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: %w", err)
+	}
+	return nil
+}
+
+// unlinkOnSignOut removes the signed-in user's linked sign-in methods. No
+// session, an unreadable one (as GET /session) or a user deleted while
+// its JWT lives on has none to remove.
+func (s *Service) unlinkOnSignOut(ctx context.Context, b Browser) error {
+	uid, err := b.SignedInUser(ctx)
+	if err != nil {
+		return nil //nolint:nilerr // an unreadable session is none
+	}
+	u, err := s.SignedInUser(ctx, uid)
+	switch {
+	case errors.Is(err, ErrSignedOut):
+		return nil
+	case err != nil:
+		return err
+	}
+	if err := s.removeLinked(ctx, u, false); err != nil {
+		return fmt.Errorf("user %s: %w", u.ID, err)
+	}
+	return nil
+}
