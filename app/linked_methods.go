@@ -7,6 +7,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -30,9 +31,9 @@ func (a *App) tellMethodAdded(ctx context.Context, u *models.User, p config.Prov
 	}
 	resetURL := ""
 	if !a.resetOff() {
-		resetURL = a.base.URL("/reset") + "?lang=" + a.mailLang(ctx).Tag()
+		resetURL = a.base.URL("/reset") + "?lang=" + a.kit.MailLang(ctx).Tag()
 	}
-	m := views.MethodAddedEmail(a.mailLang(ctx), hostOf(a.base.Origin), providerName(p), resetURL)
+	m := views.MethodAddedEmail(a.kit.MailLang(ctx), web.HostOf(a.base.Origin), providerName(p), resetURL)
 	if err := a.pw.mail.send(ctx, *u.Email, m); err != nil {
 		// The SMTP library's error may quote the recipient: mask it.
 		cause := strings.ReplaceAll(err.Error(), *u.Email, email.Mask(*u.Email))
@@ -82,8 +83,8 @@ func (a *App) otherSignInWay(ctx context.Context, u *models.User) (bool, error) 
 
 // asksRemoveLinked reads the form field: the checkbox's "1", or "true" or
 // "on" from a client of its own.
-func asksRemoveLinked(rq *request) bool {
-	switch rq.form.Get(formRemoveLinked) {
+func asksRemoveLinked(rq *web.Request) bool {
+	switch rq.Form.Get(formRemoveLinked) {
 	case "1", "true", "on":
 		return true
 	}

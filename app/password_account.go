@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -21,7 +22,7 @@ import (
 // accountUser is the signed-in user of the request. Without one, or when
 // the page is off or the database fails, it has answered (answered true,
 // and err is the answer's).
-func (a *App) accountUser(c echo.Context, rq *request) (u *models.User, answered bool, err error) {
+func (a *App) accountUser(c echo.Context, rq *web.Request) (u *models.User, answered bool, err error) {
 	if !a.pw.enabled {
 		return nil, true, echo.ErrNotFound
 	}
@@ -41,18 +42,18 @@ func (a *App) accountUser(c echo.Context, rq *request) (u *models.User, answered
 
 // toSignIn sends a browser without a session to the sign-in page, back here
 // afterwards.
-func (a *App) toSignIn(c echo.Context, rq *request) error {
+func (a *App) toSignIn(c echo.Context, rq *web.Request) error {
 	back := a.base.URL("/account/password")
-	return c.Redirect(http.StatusFound, a.withLang(c, rq, a.base.URL("/signin")+"?"+url.Values{"callbackUrl": {back}}.Encode()))
+	return c.Redirect(http.StatusFound, a.kit.WithLang(c, rq, a.base.URL("/signin")+"?"+url.Values{"callbackUrl": {back}}.Encode()))
 }
 
 // getAccountPassword is the page.
-func (a *App) getAccountPassword(c echo.Context, rq *request) error {
+func (a *App) getAccountPassword(c echo.Context, rq *web.Request) error {
 	return a.accountPage(c, rq, http.StatusOK, csrfMessage(c))
 }
 
 // accountPage renders the page for the signed-in user with a message.
-func (a *App) accountPage(c echo.Context, rq *request, status int, msg string) error {
+func (a *App) accountPage(c echo.Context, rq *web.Request, status int, msg string) error {
 	u, answered, err := a.accountUser(c, rq)
 	if answered {
 		return err
@@ -63,11 +64,11 @@ func (a *App) accountPage(c echo.Context, rq *request, status int, msg string) e
 	}
 	d := a.passwordForm(c, rq, "TitleAccountPassword", "/account/password")
 	d.Email, d.HasPassword, d.Error = deref(u.Email), hash != "", msg
-	return render(c, status, views.AccountPasswordPage(d))
+	return web.Render(c, status, views.AccountPasswordPage(d))
 }
 
 // postAccountPassword changes the password, or mails the link that adds one.
-func (a *App) postAccountPassword(c echo.Context, rq *request) error {
+func (a *App) postAccountPassword(c echo.Context, rq *web.Request) error {
 	u, answered, err := a.accountUser(c, rq)
 	if answered {
 		return err
@@ -80,13 +81,13 @@ func (a *App) postAccountPassword(c echo.Context, rq *request) error {
 	case err != nil:
 		return a.tryLater(c, rq, "account page", err)
 	}
-	switch status := a.checkPassword(c, deref(u.Email), old, rq.form.Get("currentPassword")); status {
+	switch status := a.checkPassword(c, deref(u.Email), old, rq.Form.Get("currentPassword")); status {
 	case http.StatusTooManyRequests:
 		return a.accountPage(c, rq, status, msgThrottled)
 	case http.StatusBadRequest:
 		return a.accountPage(c, rq, status, "WrongCurrentPassword")
 	}
-	pw := rq.form.Get("password")
+	pw := rq.Form.Get("password")
 	if err := a.pw.policy.Check(pw, deref(u.Email)); err != nil {
 		a.log.Info("password change refused: password policy", "reason", err.Error())
 		return a.accountPage(c, rq, http.StatusBadRequest, policyMessage(err))
@@ -109,8 +110,8 @@ func (a *App) postAccountPassword(c echo.Context, rq *request) error {
 }
 
 // addPasswordByEmail mails the signed-in user a link to set a password.
-func (a *App) addPasswordByEmail(c echo.Context, rq *request, u *models.User) error {
-	ctx := a.mailContext(c, rq)
+func (a *App) addPasswordByEmail(c echo.Context, rq *web.Request, u *models.User) error {
+	ctx := a.kit.MailContext(c, rq)
 	can, err := a.canTakePassword(ctx, u)
 	switch {
 	case err != nil:

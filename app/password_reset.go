@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -24,30 +25,30 @@ import (
 func (a *App) resetOff() bool { return !a.pw.enabled || !a.pw.canMail }
 
 // getReset is the "forgot your password" form.
-func (a *App) getReset(c echo.Context, rq *request) error {
+func (a *App) getReset(c echo.Context, rq *web.Request) error {
 	if a.resetOff() {
 		return echo.ErrNotFound
 	}
 	d := a.passwordForm(c, rq, "TitleReset", "/reset")
 	d.Email, d.Error = c.QueryParam("email"), csrfMessage(c)
-	return render(c, http.StatusOK, views.ResetRequestPage(d))
+	return web.Render(c, http.StatusOK, views.ResetRequestPage(d))
 }
 
 // postReset takes the form.
-func (a *App) postReset(c echo.Context, rq *request) error {
+func (a *App) postReset(c echo.Context, rq *web.Request) error {
 	if a.resetOff() {
 		return echo.ErrNotFound
 	}
 	form := func(status int, addr, msg string) error {
 		d := a.passwordForm(c, rq, "TitleReset", "/reset")
 		d.Email, d.Error = addr, msg
-		return render(c, status, views.ResetRequestPage(d))
+		return web.Render(c, status, views.ResetRequestPage(d))
 	}
-	addr, err := email.Normalize(rq.form.Get("email"))
+	addr, err := email.Normalize(rq.Form.Get("email"))
 	if err != nil {
 		return form(http.StatusBadRequest, "", msgBadAddress)
 	}
-	ctx := a.mailContext(c, rq)
+	ctx := a.kit.MailContext(c, rq)
 	u, err := a.store.UserByEmail(ctx, addr)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
@@ -82,7 +83,7 @@ func (a *App) sendReset(ctx context.Context, addr string, u *models.User) error 
 	if !a.signUpOff() {
 		signUp = a.base.URL("/signup")
 	}
-	return a.pw.mail.send(ctx, addr, views.ResetUnknownEmail(a.mailLang(ctx), hostOf(a.base.Origin), signUp))
+	return a.pw.mail.send(ctx, addr, views.ResetUnknownEmail(a.kit.MailLang(ctx), web.HostOf(a.base.Origin), signUp))
 }
 
 // canTakePassword is the account page's rule for "add a password by
@@ -107,7 +108,7 @@ func (a *App) sendResetLink(ctx context.Context, userID, addr string) error {
 	if err := a.store.CreatePasswordReset(ctx, userID, tokenHash, a.now().Add(resetLinkMaxAge)); err != nil {
 		return err
 	}
-	if err := a.pw.mail.send(ctx, addr, views.ResetEmail(a.mailLang(ctx), hostOf(a.base.Origin), link)); err != nil {
+	if err := a.pw.mail.send(ctx, addr, views.ResetEmail(a.kit.MailLang(ctx), web.HostOf(a.base.Origin), link)); err != nil {
 		if derr := a.store.DeletePasswordReset(ctx, userID, tokenHash); derr != nil {
 			err = errors.Join(err, derr)
 		}
@@ -137,13 +138,13 @@ func (a *App) pendingReset(c echo.Context, token string) (string, *models.User, 
 }
 
 // getResetConfirm is the link's page; opening it spends nothing.
-func (a *App) getResetConfirm(c echo.Context, rq *request) error {
+func (a *App) getResetConfirm(c echo.Context, rq *web.Request) error {
 	return a.resetConfirmPage(http.StatusOK, "")(c, rq)
 }
 
 // resetConfirmPage renders the link's page with a message.
-func (a *App) resetConfirmPage(status int, msg string) action {
-	return func(c echo.Context, rq *request) error {
+func (a *App) resetConfirmPage(status int, msg string) web.Action {
+	return func(c echo.Context, rq *web.Request) error {
 		if a.resetOff() {
 			return echo.ErrNotFound
 		}
@@ -158,18 +159,18 @@ func (a *App) resetConfirmPage(status int, msg string) action {
 		}
 		d := a.passwordForm(c, rq, "TitleResetConfirm", "/reset/confirm")
 		d.Email, d.Token, d.Error, d.HasLinked = deref(u.Email), token, msg, len(linked) > 0
-		return render(c, status, views.ResetPasswordPage(d))
+		return web.Render(c, status, views.ResetPasswordPage(d))
 	}
 }
 
 // postResetConfirm sets the new password.
-func (a *App) postResetConfirm(c echo.Context, rq *request) error {
+func (a *App) postResetConfirm(c echo.Context, rq *web.Request) error {
 	if a.resetOff() {
 		return echo.ErrNotFound
 	}
 	ctx := c.Request().Context()
-	pw := rq.form.Get("password")
-	tokenHash, u, err := a.pendingReset(c, rq.form.Get("token"))
+	pw := rq.Form.Get("password")
+	tokenHash, u, err := a.pendingReset(c, rq.Form.Get("token"))
 	if err != nil {
 		return a.linkFailed(c, rq, err, "/reset")
 	}
@@ -202,7 +203,7 @@ func (a *App) postResetConfirm(c echo.Context, rq *request) error {
 
 // passwordChanged is the answer of a reset or change: every session of the
 // user has ended, this one included; the button signs in again.
-func (a *App) passwordChanged(c echo.Context, rq *request) error {
+func (a *App) passwordChanged(c echo.Context, rq *web.Request) error {
 	d := a.passwordForm(c, rq, "", "")
 	return a.notice(c, rq, http.StatusOK, views.PasswordNotice{
 		Heading: "PasswordChangedHeading",

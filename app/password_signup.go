@@ -10,6 +10,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -27,32 +28,32 @@ import (
 func (a *App) signUpOff() bool { return !a.pw.enabled || !a.pw.signUp || !a.pw.canMail }
 
 // getSignUp is the sign-up form.
-func (a *App) getSignUp(c echo.Context, rq *request) error {
+func (a *App) getSignUp(c echo.Context, rq *web.Request) error {
 	if a.signUpOff() {
 		return echo.ErrNotFound
 	}
 	d := a.passwordForm(c, rq, "TitleSignUp", "/signup")
 	d.Error = csrfMessage(c)
-	return render(c, http.StatusOK, views.SignUpPage(d))
+	return web.Render(c, http.StatusOK, views.SignUpPage(d))
 }
 
 // signUpForm shows the form again with a refusal.
-func (a *App) signUpForm(c echo.Context, rq *request, status int, addr, msg string) error {
+func (a *App) signUpForm(c echo.Context, rq *web.Request, status int, addr, msg string) error {
 	d := a.passwordForm(c, rq, "TitleSignUp", "/signup")
 	d.Email, d.Error = addr, msg
-	return render(c, status, views.SignUpPage(d))
+	return web.Render(c, status, views.SignUpPage(d))
 }
 
 // postSignUp takes the form: address and password are checked (the same
 // for every address), the password hashed (always: the same work for
 // every address), then one pending sign-up is stored and one e-mail goes
 // out, whichever fits (sendSignUpMail).
-func (a *App) postSignUp(c echo.Context, rq *request) error {
+func (a *App) postSignUp(c echo.Context, rq *web.Request) error {
 	if a.signUpOff() {
 		return echo.ErrNotFound
 	}
-	ctx := a.mailContext(c, rq)
-	typed, pw := rq.form.Get("email"), rq.form.Get("password")
+	ctx := a.kit.MailContext(c, rq)
+	typed, pw := rq.Form.Get("email"), rq.Form.Get("password")
 	addr, err := email.Normalize(typed)
 	if err != nil {
 		return a.signUpForm(c, rq, http.StatusBadRequest, "", msgBadAddress)
@@ -114,10 +115,10 @@ func (a *App) sendSignUpMail(ctx context.Context, addr, hash string, exists bool
 	if err := a.store.CreatePasswordSignUp(ctx, addr, tokenHash, hash, a.now().Add(signUpLinkMaxAge)); err != nil {
 		return err
 	}
-	host := hostOf(a.base.Origin)
-	mail := views.SignUpEmail(a.mailLang(ctx), host, link)
+	host := web.HostOf(a.base.Origin)
+	mail := views.SignUpEmail(a.kit.MailLang(ctx), host, link)
 	if exists {
-		mail = views.SignUpExistingEmail(a.mailLang(ctx), host, a.base.URL("/reset"))
+		mail = views.SignUpExistingEmail(a.kit.MailLang(ctx), host, a.base.URL("/reset"))
 	}
 	if err := a.pw.mail.send(ctx, addr, mail); err != nil {
 		if derr := a.store.DeletePasswordSignUp(ctx, tokenHash); derr != nil {
@@ -130,7 +131,7 @@ func (a *App) sendSignUpMail(ctx context.Context, addr, hash string, exists bool
 
 // checkEmail is the answer to every sign-up or reset request that was
 // taken: it depends on nothing but the flow.
-func (a *App) checkEmail(c echo.Context, rq *request, line string) error {
+func (a *App) checkEmail(c echo.Context, rq *web.Request, line string) error {
 	return a.notice(c, rq, http.StatusOK, views.PasswordNotice{Heading: "CheckEmailHeading", Lines: []string{line}})
 }
 
@@ -149,14 +150,14 @@ func (a *App) pendingSignUp(c echo.Context, token string) (*models.PendingSignUp
 }
 
 // getSignUpVerify is the link's page; opening it spends nothing.
-func (a *App) getSignUpVerify(c echo.Context, rq *request) error {
+func (a *App) getSignUpVerify(c echo.Context, rq *web.Request) error {
 	return a.signUpVerifyPage(http.StatusOK, "")(c, rq)
 }
 
 // signUpVerifyPage renders the link's page for the token in the query or
 // the posted form, with a message.
-func (a *App) signUpVerifyPage(status int, msg string) action {
-	return func(c echo.Context, rq *request) error {
+func (a *App) signUpVerifyPage(status int, msg string) web.Action {
+	return func(c echo.Context, rq *web.Request) error {
 		if a.signUpOff() {
 			return echo.ErrNotFound
 		}
@@ -167,7 +168,7 @@ func (a *App) signUpVerifyPage(status int, msg string) action {
 		}
 		d := a.passwordForm(c, rq, "TitleConfirmSignUp", "/signup/verify")
 		d.Email, d.Token, d.Error = p.Email, token, msg
-		return render(c, status, views.ConfirmSignUpPage(d))
+		return web.Render(c, status, views.ConfirmSignUpPage(d))
 	}
 }
 
@@ -175,15 +176,15 @@ func (a *App) signUpVerifyPage(status int, msg string) action {
 // chosen at sign-up: the user, verified, with that password, in one
 // transaction that spends the link and every other pending sign-up of the
 // address. An address that got an account meanwhile keeps it unchanged.
-func (a *App) postSignUpVerify(c echo.Context, rq *request) error {
+func (a *App) postSignUpVerify(c echo.Context, rq *web.Request) error {
 	if a.signUpOff() {
 		return echo.ErrNotFound
 	}
-	p, err := a.pendingSignUp(c, rq.form.Get("token"))
+	p, err := a.pendingSignUp(c, rq.Form.Get("token"))
 	if err != nil {
 		return a.linkFailed(c, rq, err, "/signup")
 	}
-	pw := rq.form.Get("password")
+	pw := rq.Form.Get("password")
 	switch status := a.checkPassword(c, p.Email, p.PasswordHash, pw); status {
 	case http.StatusTooManyRequests:
 		return a.signUpVerifyPage(status, msgThrottled)(c, rq)
