@@ -6,12 +6,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // callback is the return from a provider: GET (or POST for response_mode=
 // form_post) for OAuth, GET of the e-mailed link (POST from its confirm page)
 // for e-mail, POST of the e-mail and password for credentials. An unknown provider gets next-auth's 400 "not supported".
-func (a *App) callback(c echo.Context, rq *request) error {
+func (a *App) callback(c echo.Context, rq *web.Request) error {
 	p := a.providers.byID[c.Param("provider")]
 	switch p.Type {
 	case config.TypeEmail:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // credentialsCallback is POST {base}/callback/{credentials} (the route has
@@ -16,10 +17,10 @@ import (
 // and the sign-in page's password form. The rules are in
 // signin.SignInWithPassword; this is the wire: next-auth's answers, whose
 // status depends on the outcome (credentialsRefused).
-func (a *App) credentialsCallback(c echo.Context, rq *request, p config.Provider) error {
+func (a *App) credentialsCallback(c echo.Context, rq *web.Request, p config.Provider) error {
 	out, err := a.core.SignInWithPassword(c.Request().Context(), a.browser(c), a.credentialsProvider(p), signin.PasswordLogin{
-		Email:    rq.form.Get("email"),
-		Password: rq.form.Get("password"),
+		Email:    rq.Form.Get("email"),
+		Password: rq.Form.Get("password"),
 		ClientIP: c.RealIP(),
 	})
 	if err != nil {
@@ -56,7 +57,7 @@ func (a *App) credentialsProvider(p config.Provider) signin.CredentialsProvider 
 // Anything else (the SignIn hook's redirect, a database failure) goes
 // through fail like any other action. The cause is logged once, with the
 // address masked, and the outcome counted (latchkey_signins_total).
-func (a *App) credentialsRefused(c echo.Context, rq *request, p config.Provider, err error) error {
+func (a *App) credentialsRefused(c echo.Context, rq *web.Request, p config.Provider, err error) error {
 	code := signin.CodeOf(err)
 	var e *signin.Error
 	status := map[signin.Code]int{
@@ -65,31 +66,21 @@ func (a *App) credentialsRefused(c echo.Context, rq *request, p config.Provider,
 		signin.CodeTryLater:          http.StatusServiceUnavailable,
 	}[code]
 	if !errors.As(err, &e) || e.Redirect != "" || status == 0 {
-		return a.fail(c, rq, err)
+		return a.kit.Fail(c, rq, err)
 	}
 	cause := err.Error()
 	if e.Cause != nil {
 		cause = e.Cause.Error()
 	}
 	a.countFailedSignIn(c, code)
-	a.log.Warn("password sign-in refused", "provider", p.ID, "code", string(code), "cause", cause, "request_id", requestIDOf(c))
+	a.log.Warn("password sign-in refused", "provider", p.ID, "code", string(code), "cause", cause, "request_id", web.RequestID(c))
 	if code == signin.CodeAccessDenied {
-		return a.sendStatusRedirect(c, rq, status, a.errorURL(code))
+		return a.kit.SendStatusRedirect(c, rq, status, a.kit.ErrorURL(code))
 	}
-	if rq.returnHeader && !rq.jsonMode {
+	if rq.ReturnHeader && !rq.JSONMode {
 		to := a.base.URL("/signin") + "?" + url.Values{"error": {string(code)}, "code": {p.ID}}.Encode()
-		return a.sendRedirect(c, rq, to)
+		return a.kit.SendRedirect(c, rq, to)
 	}
-	to := a.withLang(c, rq, a.errorURL(code)+"&provider="+url.QueryEscape(p.ID))
-	return a.sendStatusRedirect(c, rq, status, to)
-}
-
-// sendStatusRedirect is sendRedirect where v4's JSON mode carries the
-// status of the outcome (401, 403) rather than 200, as the credentials
-// callback's does.
-func (a *App) sendStatusRedirect(c echo.Context, rq *request, status int, to string) error {
-	if rq.jsonMode {
-		return c.JSON(status, map[string]string{"url": to})
-	}
-	return a.sendRedirect(c, rq, to)
+	to := a.kit.WithLang(c, rq, a.kit.ErrorURL(code)+"&provider="+url.QueryEscape(p.ID))
+	return a.kit.SendStatusRedirect(c, rq, status, to)
 }

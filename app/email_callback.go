@@ -9,6 +9,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -24,12 +25,12 @@ const codeMissingToken signin.Code = "configuration"
 // it signs in. HEAD never gets here (the router answers 400), so scanners
 // probing links with HEAD spend nothing; neither does any GET without the
 // binding.
-func (a *App) emailCallback(c echo.Context, rq *request, p config.Provider) error {
+func (a *App) emailCallback(c echo.Context, rq *web.Request, p config.Provider) error {
 	ctx, r := c.Request().Context(), c.Request()
 	post := r.Method == http.MethodPost
 	params := c.QueryParams()
 	if post {
-		params = rq.form
+		params = rq.Form
 	}
 	token := params.Get("token")
 	if token == "" {
@@ -64,7 +65,7 @@ func (a *App) emailCallback(c echo.Context, rq *request, p config.Provider) erro
 // check (403). The address is the one stored with the token, looked up
 // without spending it; for a dead token the page names none (its button
 // then leads to the Verification error).
-func (a *App) confirmPage(c echo.Context, rq *request, p config.Provider, params url.Values, status int, msg string) error {
+func (a *App) confirmPage(c echo.Context, rq *web.Request, p config.Provider, params url.Values, status int, msg string) error {
 	token := params.Get("token")
 	if token == "" {
 		return signin.Fail(codeMissingToken, errors.New("e-mail callback without a token"))
@@ -81,16 +82,16 @@ func (a *App) confirmPage(c echo.Context, rq *request, p config.Provider, params
 // parameter: whoever sent the link chose that parameter, and the page is
 // what tells a person lured to someone else's link whose account the
 // button signs into.
-func (a *App) renderConfirm(c echo.Context, rq *request, p config.Provider, token, identifier string, status int, msg string) error {
+func (a *App) renderConfirm(c echo.Context, rq *web.Request, p config.Provider, token, identifier string, status int, msg string) error {
 	// render makes it no-store; every response is already no-referrer.
-	return render(c, status, views.ConfirmSignInPage(views.ConfirmSignIn{
-		Page:        a.page(c, rq, "TitleSignIn"),
+	return web.Render(c, status, views.ConfirmSignInPage(views.ConfirmSignIn{
+		Page:        a.kit.Page(c, rq, "TitleSignIn"),
 		Action:      a.base.URL("/callback/" + p.ID),
-		CSRFToken:   rq.csrfToken,
+		CSRFToken:   rq.CSRFToken,
 		Token:       token,
 		Email:       identifier,
-		CallbackURL: rq.callbackURL,
-		Host:        hostOf(a.base.Origin),
+		CallbackURL: rq.CallbackURL,
+		Host:        web.HostOf(a.base.Origin),
 		Error:       msg,
 	}))
 }

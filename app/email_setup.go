@@ -9,6 +9,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -24,7 +25,7 @@ func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
 		if p.Type != config.TypeEmail {
 			continue
 		}
-		m := linkMailer{provider: p.ID, from: p.From, host: hostOf(a.base.Origin), log: a.log, metrics: a.metrics,
+		m := linkMailer{provider: p.ID, from: p.From, host: web.HostOf(a.base.Origin), log: a.log, metrics: a.metrics,
 			colors: views.EmailColors{BrandColor: a.theme.brandColor, ButtonText: a.theme.buttonText}, lang: a.langs.Default()}
 		if m.from == "" {
 			m.from = "no-reply@" + mailDomainOf(a.base.Origin)

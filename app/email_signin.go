@@ -14,21 +14,22 @@ import (
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
 // emailSignIn sends a magic link (the core's SendLink), binds it to this
 // browser (so that here, and only here, opening it signs in at once) and
 // sends the browser to verify-request.
-func (a *App) emailSignIn(c echo.Context, rq *request, p config.Provider) error {
+func (a *App) emailSignIn(c echo.Context, rq *web.Request, p config.Provider) error {
 	ep, ok := a.emails[p.ID]
 	if !ok {
 		return signin.Failf(signin.CodeEmailSignin, "e-mail provider %s is not set up", p.ID)
 	}
-	sent, err := a.core.SendLink(a.mailContext(c, rq), ep, signin.LinkRequest{
-		Email:       rq.form.Get("email"),
+	sent, err := a.core.SendLink(a.kit.MailContext(c, rq), ep, signin.LinkRequest{
+		Email:       rq.Form.Get("email"),
 		ClientIP:    c.RealIP(),
-		CallbackURL: rq.callbackURL,
+		CallbackURL: rq.CallbackURL,
 	})
 	if err != nil {
 		return err
@@ -39,10 +40,10 @@ func (a *App) emailSignIn(c echo.Context, rq *request, p config.Provider) error 
 		a.log.Warn("sign-in link not bound to the browser", "provider", p.ID, "err", err)
 	}
 	q := url.Values{"provider": {p.ID}, "type": {config.TypeEmail}}
-	if l := a.explicitLang(c, rq); l != nil {
+	if l := a.kit.ExplicitLang(c, rq); l != nil {
 		q.Set("lang", l.Tag())
 	}
-	return a.sendRedirect(c, rq, a.base.URL("/verify-request")+"?"+q.Encode())
+	return a.kit.SendRedirect(c, rq, a.base.URL("/verify-request")+"?"+q.Encode())
 }
 
 // linkMailer renders the sign-in e-mail from the views (views/email.templ,

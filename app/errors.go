@@ -1,9 +1,7 @@
 package app
 
 import (
-	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -65,29 +63,6 @@ func errorPageFor(code signin.Code) errorPage {
 	default:
 		return errorPage{http.StatusOK, "ErrorHeading", nil, false}
 	}
-}
-
-// errorURL is where a failed action sends the browser: {base}/error?error=code.
-func (a *App) errorURL(code signin.Code) string {
-	return a.base.URL("/error") + "?error=" + url.QueryEscape(string(code))
-}
-
-// fail is the one place a failed action becomes an answer: the SignIn
-// hook's own redirect, or the error page for the failure's code (a redirect,
-// or {url} in JSON mode). The cause is logged here, once, and never shown.
-func (a *App) fail(c echo.Context, rq *request, err error) error {
-	var e *signin.Error
-	code := signin.CodeOf(err)
-	a.countFailedSignIn(c, code)
-	if errors.As(err, &e) && e.Redirect != "" {
-		return a.sendRedirect(c, rq, a.redirect(e.Redirect))
-	}
-	cause := err
-	if e != nil && e.Cause != nil {
-		cause = e.Cause
-	}
-	a.log.Warn("request failed", "path", c.Request().URL.Path, "code", string(code), "cause", cause.Error(), "request_id", requestIDOf(c))
-	return a.sendRedirect(c, rq, a.withLang(c, rq, a.errorURL(code)))
 }
 
 // countFailedSignIn counts a failure as a sign-in's outcome where a

@@ -1,13 +1,8 @@
 package app
 
 import (
-	"net/http"
-
-	"github.com/labstack/echo/v4"
-
 	"github.com/latchkey-auth/latchkey/app/jsonstr"
 	"github.com/latchkey-auth/latchkey/app/signin"
-	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // GET /session and GET /csrf answer on every page load, so their JSON is
@@ -17,27 +12,6 @@ import (
 // characters escaped, a trailing newline, Content-Type application/json.
 // With ?pretty in the query (or echo in debug mode) c.JSON indents its
 // output, so those requests still go through it.
-
-// plainJSON reports whether c.JSON would write compact JSON for c.
-func plainJSON(c echo.Context) bool {
-	return c.Request().URL.RawQuery == "" && !c.Echo().Debug
-}
-
-// sendBuilt answers 200 with the JSON build appends to a pooled buffer.
-func (a *App) sendBuilt(c echo.Context, build func([]byte) []byte) error {
-	p := a.jsonBuffers.Get().(*[]byte)
-	*p = build((*p)[:0])
-	err := web.SendJSON(c, http.StatusOK, *p)
-	if cap(*p) <= 4096 { // a huge session object is not kept
-		a.jsonBuffers.Put(p)
-	}
-	return err
-}
-
-func newJSONBuffer() any {
-	b := make([]byte, 0, 512)
-	return &b
-}
 
 // appendSession is c.JSON's encoding of s, newline included. A test holds
 // it to encoding/json for every field of SessionObject and SessionUser.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -24,8 +25,8 @@ func (a *App) tellMethodAdded(ctx context.Context, u *models.User, p config.Prov
 
 // asksRemoveLinked reads the form field: the checkbox's "1", or "true" or
 // "on" from a client of its own.
-func asksRemoveLinked(rq *request) bool {
-	switch rq.form.Get(formRemoveLinked) {
+func asksRemoveLinked(rq *web.Request) bool {
+	switch rq.Form.Get(formRemoveLinked) {
 	case "1", "true", "on":
 		return true
 	}

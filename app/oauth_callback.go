@@ -10,6 +10,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -18,12 +19,12 @@ import (
 // cleared, so a state works at most once. A failed callback also gets a new
 // CSRF token (a successful one gets it in afterSignIn), which retires every
 // state derived from the old one.
-func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) error {
+func (a *App) oauthCallback(c echo.Context, rq *web.Request, p config.Provider) error {
 	chk, chkErr := a.checks.take(c.Request(), p.ID, a.now())
 	a.checks.clear(c.Response())
 	err := a.completeOAuth(c, rq, p, chk, chkErr)
 	if err != nil {
-		a.issueCSRF(c.Response())
+		a.kit.IssueCSRF(c.Response())
 	}
 	return err
 }
@@ -32,10 +33,10 @@ func (a *App) oauthCallback(c echo.Context, rq *request, p config.Provider) erro
 // cookie, the state, PKCE and nonce (any failure is OAuthCallback with
 // nothing created) — and the code exchange; the linking rules and the
 // session are the core's.
-func (a *App) completeOAuth(c echo.Context, rq *request, p config.Provider, chk oauthCheck, chkErr error) error {
+func (a *App) completeOAuth(c echo.Context, rq *web.Request, p config.Provider, chk oauthCheck, chkErr error) error {
 	params := c.QueryParams()
 	if c.Request().Method == http.MethodPost {
-		params = rq.form
+		params = rq.Form
 	}
 	if e := params.Get("error"); e != "" {
 		// The IdP refused (access_denied, ...): next-auth reports Callback.
@@ -44,7 +45,7 @@ func (a *App) completeOAuth(c echo.Context, rq *request, p config.Provider, chk 
 	if chkErr != nil {
 		return signin.Fail(signin.CodeOAuthCallback, chkErr)
 	}
-	if !oauth.StateMatches(rq.csrfToken, p.ID, chk.Attempt, params.Get("state")) {
+	if !oauth.StateMatches(rq.CSRFToken, p.ID, chk.Attempt, params.Get("state")) {
 		return signin.Fail(signin.CodeOAuthCallback, errors.New("state does not match the CSRF and check cookies"))
 	}
 	client := a.oauth[p.ID]
@@ -66,7 +67,7 @@ func (a *App) completeOAuth(c echo.Context, rq *request, p config.Provider, chk 
 		return err
 	}
 	if out.Linked {
-		a.tellMethodAdded(a.mailContext(c, rq), out.User, p)
+		a.tellMethodAdded(a.kit.MailContext(c, rq), out.User, p)
 	}
 	return a.afterSignIn(c, rq, out)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // oauthSignIn starts one sign-in attempt: a fresh attempt nonce, PKCE S256
@@ -15,7 +16,7 @@ import (
 // redirect to the provider's authorization endpoint with state = a hash of
 // the CSRF token, the provider and the attempt nonce. The callback URL is
 // already in its cookie (request init).
-func (a *App) oauthSignIn(c echo.Context, rq *request, p config.Provider) error {
+func (a *App) oauthSignIn(c echo.Context, rq *web.Request, p config.Provider) error {
 	client := a.oauth[p.ID]
 	now := a.now()
 	chk := oauthCheck{Attempt: oauth.RandomValue(), Provider: p.ID, Created: now.Unix()}
@@ -34,12 +35,12 @@ func (a *App) oauthSignIn(c echo.Context, rq *request, p config.Provider) error 
 	for k, vs := range c.QueryParams() {
 		params[k] = vs
 	}
-	to, err := client.AuthURL(c.Request().Context(), oauth.State(rq.csrfToken, p.ID, chk.Attempt), chk.Verifier, chk.Nonce, params)
+	to, err := client.AuthURL(c.Request().Context(), oauth.State(rq.CSRFToken, p.ID, chk.Attempt), chk.Verifier, chk.Nonce, params)
 	if err != nil {
 		return signin.Fail(signin.CodeOAuthSignin, err)
 	}
 	if err := a.checks.set(c.Response(), chk, now); err != nil {
 		return signin.Fail(signin.CodeOAuthSignin, err)
 	}
-	return a.sendRedirect(c, rq, to)
+	return a.kit.SendRedirect(c, rq, to)
 }

@@ -108,13 +108,8 @@ func (x *exchange) finish() {
 // Unwrap lets http.ResponseController and the cookie writer reach the tracker.
 func (x *exchange) Unwrap() http.ResponseWriter { return &x.Tracker }
 
-// requestIDOf is the id of the request c answers, for log lines.
-func requestIDOf(c echo.Context) string {
-	if x, ok := c.Response().Writer.(*exchange); ok {
-		return x.id
-	}
-	return ""
-}
+// RequestID is the id of the request x answers, for log lines (web.RequestID).
+func (x *exchange) RequestID() string { return x.id }
 
 // requestID picks the request's id and echoes it in the response: the
 // X-Request-Id a trusted proxy sent (one value, sane), else a new one;

@@ -12,6 +12,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // The two ceremonies, as Auth.js v5 names them.
@@ -93,17 +94,17 @@ func (a *App) getWebAuthnOptions(c echo.Context) error {
 // body. authenticate signs in like any provider (redirect, or {url} in
 // JSON mode); register adds a passkey to the signed-in user and returns to
 // the passkeys page.
-func (a *App) passkeyCallback(c echo.Context, rq *request, p config.Provider) error {
+func (a *App) passkeyCallback(c echo.Context, rq *web.Request, p config.Provider) error {
 	if c.Request().Method != http.MethodPost {
 		return signin.Fail(signin.CodeWebAuthnVerification, errors.New("a passkey answer must be posted"))
 	}
 	ctx, id := c.Request().Context(), p.ID
-	action := rq.form.Get("action")
+	action := rq.Form.Get("action")
 	if action != actionAuthenticate && action != actionRegister {
 		return signin.Fail(signin.CodeWebAuthnVerification, errors.New("unknown passkey action"))
 	}
 	st, err := a.passkeys.takeState(c.Response(), c.Request(), action, id, a.now())
-	cer := signin.Ceremony{Provider: id, RP: a.passkeys.rps[id], State: st, Answer: []byte(rq.form.Get("data")),
+	cer := signin.Ceremony{Provider: id, RP: a.passkeys.rps[id], State: st, Answer: []byte(rq.Form.Get("data")),
 		RefuseRegressed: p.CounterRegression != config.CounterWarn}
 	if action == actionRegister {
 		if err == nil {
@@ -112,14 +113,14 @@ func (a *App) passkeyCallback(c echo.Context, rq *request, p config.Provider) er
 			}
 		}
 		if err == nil {
-			_, err = a.core.AddPasskey(ctx, a.browser(c), cer, rq.form.Get("name"))
+			_, err = a.core.AddPasskey(ctx, a.browser(c), cer, rq.Form.Get("name"))
 		}
 		if err != nil {
 			a.log.Warn("passkey not added", "code", string(signin.CodeOf(err)), "cause", err.Error())
-			return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")+"?error="+url.QueryEscape(string(signin.CodeOf(wrapVerify(err))))))
+			return a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, a.base.URL("/passkeys")+"?error="+url.QueryEscape(string(signin.CodeOf(wrapVerify(err))))))
 		}
 		a.log.Info("passkey added", "provider", id)
-		return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")+"?added=1"))
+		return a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, a.base.URL("/passkeys")+"?added=1"))
 	}
 	if err != nil {
 		return signin.Fail(signin.CodeWebAuthnVerification, err)
@@ -159,6 +160,6 @@ func (a *App) signedInRecently(c echo.Context) (uid string, recent bool, err err
 // passkeyStoreFailed answers register options when the database fails:
 // 503 with a JSON error the page's script shows, the cause logged once.
 func (a *App) passkeyStoreFailed(c echo.Context, step string, err error) error {
-	a.log.Error("passkey options failed", "step", step, "err", err, "request_id", requestIDOf(c))
+	a.log.Error("passkey options failed", "step", step, "err", err, "request_id", web.RequestID(c))
 	return c.JSON(http.StatusServiceUnavailable, webauthnError{"Try again later"})
 }

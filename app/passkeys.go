@@ -11,6 +11,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/passkey"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // challengePurpose names the challenge cookie's keys (cookies.SealedCodecs).
@@ -45,7 +46,7 @@ func (a *App) buildPasskeys() (*passkeys, error) {
 		}
 		rp, err := passkey.New(passkey.Settings{
 			RPID:                   a.cfg.PasskeyRPID(p),
-			Name:                   hostOf(a.base.Origin),
+			Name:                   web.HostOf(a.base.Origin),
 			Origins:                append([]string{a.base.Origin}, p.Origins...),
 			UserVerification:       p.UserVerification,
 			SignInUserVerification: p.SignInUserVerification,

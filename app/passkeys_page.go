@@ -10,6 +10,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -51,18 +52,18 @@ func (a *App) withPasskeys(next echo.HandlerFunc) echo.HandlerFunc {
 
 // passkeysUser is the signed-in user of a passkeys page request, or an
 // answer that sends the browser to sign in first.
-func (a *App) passkeysUser(c echo.Context, rq *request) (string, error) {
+func (a *App) passkeysUser(c echo.Context, rq *web.Request) (string, error) {
 	uid, err := a.browser(c).SignedInUser(c.Request().Context())
 	if err != nil || uid == "" {
 		to := a.base.URL("/signin") + "?" + url.Values{"callbackUrl": {a.base.URL("/passkeys")}}.Encode()
-		return "", a.sendRedirect(c, rq, a.withLang(c, rq, to))
+		return "", a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, to))
 	}
 	return uid, nil
 }
 
 // getPasskeys is the signed-in user's passkeys page: add (with the script),
 // rename and remove (plain forms).
-func (a *App) getPasskeys(c echo.Context, rq *request) error {
+func (a *App) getPasskeys(c echo.Context, rq *web.Request) error {
 	id, _ := a.passkeysProvider()
 	uid, err := a.passkeysUser(c, rq)
 	if uid == "" {
@@ -73,8 +74,8 @@ func (a *App) getPasskeys(c echo.Context, rq *request) error {
 		return err
 	}
 	d := views.Passkeys{
-		Page:        a.page(c, rq, "TitlePasskeys"),
-		CSRFToken:   rq.csrfToken,
+		Page:        a.kit.Page(c, rq, "TitlePasskeys"),
+		CSRFToken:   rq.CSRFToken,
 		OptionsURL:  a.base.URL("/webauthn-options/" + id),
 		CallbackURL: a.base.URL("/callback/" + id),
 		RenameURL:   a.base.URL("/passkeys/rename"),
@@ -96,37 +97,37 @@ func (a *App) getPasskeys(c echo.Context, rq *request) error {
 		}
 		d.Items = append(d.Items, item)
 	}
-	return render(c, http.StatusOK, views.PasskeysPage(d))
+	return web.Render(c, http.StatusOK, views.PasskeysPage(d))
 }
 
 // postRenamePasskey renames one of the user's passkeys.
-func (a *App) postRenamePasskey(c echo.Context, rq *request) error {
+func (a *App) postRenamePasskey(c echo.Context, rq *web.Request) error {
 	uid, err := a.passkeysUser(c, rq)
 	if uid == "" {
 		return err
 	}
-	if err := a.pw.rules.RenamePasskey(c.Request().Context(), uid, rq.form.Get("id"), rq.form.Get("name")); err != nil {
+	if err := a.pw.rules.RenamePasskey(c.Request().Context(), uid, rq.Form.Get("id"), rq.Form.Get("name")); err != nil {
 		return a.passkeysFailed(c, rq, err)
 	}
-	return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")))
+	return a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, a.base.URL("/passkeys")))
 }
 
 // postRemovePasskey removes one of the user's passkeys, unless it is their
 // last way to sign in.
-func (a *App) postRemovePasskey(c echo.Context, rq *request) error {
+func (a *App) postRemovePasskey(c echo.Context, rq *web.Request) error {
 	uid, err := a.passkeysUser(c, rq)
 	if uid == "" {
 		return err
 	}
-	if err := a.pw.rules.RemovePasskey(c.Request().Context(), uid, rq.form.Get("id")); err != nil {
+	if err := a.pw.rules.RemovePasskey(c.Request().Context(), uid, rq.Form.Get("id")); err != nil {
 		return a.passkeysFailed(c, rq, err)
 	}
-	return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")))
+	return a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, a.base.URL("/passkeys")))
 }
 
 // passkeysFailed sends a refused rename or removal back to the page with
 // its message; anything else is the server's problem.
-func (a *App) passkeysFailed(c echo.Context, rq *request, err error) error {
+func (a *App) passkeysFailed(c echo.Context, rq *web.Request, err error) error {
 	code := ""
 	switch {
 	case errors.Is(err, signin.ErrLastMethod):
@@ -137,5 +138,5 @@ func (a *App) passkeysFailed(c echo.Context, rq *request, err error) error {
 		return err
 	}
 	a.log.Warn("passkey change refused", "reason", code)
-	return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL("/passkeys")+"?error="+code))
+	return a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, a.base.URL("/passkeys")+"?error="+code))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/accounts"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -22,7 +23,7 @@ import (
 // accountUser is the signed-in user of the request. Without one, or when
 // the page is off or the database fails, it has answered (answered true,
 // and err is the answer's).
-func (a *App) accountUser(c echo.Context, rq *request) (u *models.User, answered bool, err error) {
+func (a *App) accountUser(c echo.Context, rq *web.Request) (u *models.User, answered bool, err error) {
 	if !a.pw.enabled {
 		return nil, true, echo.ErrNotFound
 	}
@@ -42,18 +43,18 @@ func (a *App) accountUser(c echo.Context, rq *request) (u *models.User, answered
 
 // toSignIn sends a browser without a session to the sign-in page, back here
 // afterwards.
-func (a *App) toSignIn(c echo.Context, rq *request) error {
+func (a *App) toSignIn(c echo.Context, rq *web.Request) error {
 	back := a.base.URL("/account/password")
-	return c.Redirect(http.StatusFound, a.withLang(c, rq, a.base.URL("/signin")+"?"+url.Values{"callbackUrl": {back}}.Encode()))
+	return c.Redirect(http.StatusFound, a.kit.WithLang(c, rq, a.base.URL("/signin")+"?"+url.Values{"callbackUrl": {back}}.Encode()))
 }
 
 // getAccountPassword is the page.
-func (a *App) getAccountPassword(c echo.Context, rq *request) error {
+func (a *App) getAccountPassword(c echo.Context, rq *web.Request) error {
 	return a.accountPage(c, rq, http.StatusOK, csrfMessage(c))
 }
 
 // accountPage renders the page for the signed-in user with a message.
-func (a *App) accountPage(c echo.Context, rq *request, status int, msg string) error {
+func (a *App) accountPage(c echo.Context, rq *web.Request, status int, msg string) error {
 	u, answered, err := a.accountUser(c, rq)
 	if answered {
 		return err
@@ -64,17 +65,17 @@ func (a *App) accountPage(c echo.Context, rq *request, status int, msg string) e
 	}
 	d := a.passwordForm(c, rq, "TitleAccountPassword", "/account/password")
 	d.Email, d.HasPassword, d.Error = deref(u.Email), has, msg
-	return render(c, status, views.AccountPasswordPage(d))
+	return web.Render(c, status, views.AccountPasswordPage(d))
 }
 
 // postAccountPassword changes the password, or mails the link that adds one.
-func (a *App) postAccountPassword(c echo.Context, rq *request) error {
+func (a *App) postAccountPassword(c echo.Context, rq *web.Request) error {
 	u, answered, err := a.accountUser(c, rq)
 	if answered {
 		return err
 	}
 	err = a.pw.rules.ChangePassword(c.Request().Context(), u, accounts.PasswordChange{
-		Current: rq.form.Get("currentPassword"), Password: rq.form.Get("password"), ClientIP: c.RealIP(),
+		Current: rq.Form.Get("currentPassword"), Password: rq.Form.Get("password"), ClientIP: c.RealIP(),
 	})
 	switch {
 	case errors.Is(err, accounts.ErrNoPassword):
@@ -94,8 +95,8 @@ func (a *App) postAccountPassword(c echo.Context, rq *request) error {
 }
 
 // addPasswordByEmail mails the signed-in user a link to set a password.
-func (a *App) addPasswordByEmail(c echo.Context, rq *request, u *models.User) error {
-	err := a.pw.rules.AddPasswordByEmail(a.mailContext(c, rq), u, c.RealIP())
+func (a *App) addPasswordByEmail(c echo.Context, rq *web.Request, u *models.User) error {
+	err := a.pw.rules.AddPasswordByEmail(a.kit.MailContext(c, rq), u, c.RealIP())
 	switch {
 	case errors.Is(err, accounts.ErrNoConfirmedEmail):
 		return a.accountPage(c, rq, http.StatusBadRequest, "NoConfirmedEmail")

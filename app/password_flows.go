@@ -14,6 +14,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -91,16 +92,16 @@ func (f *passwordFlows) useHasher(h *password.Hasher) {
 
 // passwordRoutes registers the account pages. Every route exists whatever
 // the config; a page that is off answers like an unknown action.
-func (a *App) passwordRoutes(get func(string, echo.HandlerFunc, ...echo.MiddlewareFunc), post func(string, action, action, ...echo.MiddlewareFunc)) {
-	get("/signup", a.withRequest(a.getSignUp))
+func (a *App) passwordRoutes(get func(string, echo.HandlerFunc, ...echo.MiddlewareFunc), post func(string, web.Action, web.Action, ...echo.MiddlewareFunc)) {
+	get("/signup", a.kit.WithRequest(a.getSignUp))
 	post("/signup", a.postSignUp, a.retryPasswordPage("/signup"))
-	get("/signup/verify", a.withRequest(a.getSignUpVerify))
+	get("/signup/verify", a.kit.WithRequest(a.getSignUpVerify))
 	post("/signup/verify", a.postSignUpVerify, a.signUpVerifyPage(http.StatusForbidden, msgExpired))
-	get("/reset", a.withRequest(a.getReset))
+	get("/reset", a.kit.WithRequest(a.getReset))
 	post("/reset", a.postReset, a.retryPasswordPage("/reset"))
-	get("/reset/confirm", a.withRequest(a.getResetConfirm))
+	get("/reset/confirm", a.kit.WithRequest(a.getResetConfirm))
 	post("/reset/confirm", a.postResetConfirm, a.resetConfirmPage(http.StatusForbidden, msgExpired))
-	get("/account/password", a.withRequest(a.getAccountPassword))
+	get("/account/password", a.kit.WithRequest(a.getAccountPassword))
 	post("/account/password", a.postAccountPassword, a.retryPasswordPage("/account/password"))
 }
 
@@ -116,9 +117,9 @@ const (
 
 // retryPasswordPage is the CSRF answer of the form pages: back to the page
 // with ?csrf=true, as the sign-in page.
-func (a *App) retryPasswordPage(page string) action {
-	return func(c echo.Context, rq *request) error {
-		return c.Redirect(http.StatusFound, a.withLang(c, rq, a.base.URL(page)+"?csrf=true"))
+func (a *App) retryPasswordPage(page string) web.Action {
+	return func(c echo.Context, rq *web.Request) error {
+		return c.Redirect(http.StatusFound, a.kit.WithLang(c, rq, a.base.URL(page)+"?csrf=true"))
 	}
 }
 
@@ -131,28 +132,28 @@ func csrfMessage(c echo.Context) string {
 }
 
 // passwordForm is the data every password page starts from.
-func (a *App) passwordForm(c echo.Context, rq *request, title, action string) views.PasswordForm {
+func (a *App) passwordForm(c echo.Context, rq *web.Request, title, action string) views.PasswordForm {
 	return views.PasswordForm{
-		Page:        a.page(c, rq, title),
+		Page:        a.kit.Page(c, rq, title),
 		Action:      a.base.URL(action),
-		CSRFToken:   rq.csrfToken,
-		CallbackURL: rq.callbackURL,
-		Host:        hostOf(a.base.Origin),
-		SignInURL:   a.base.URL("/signin") + "?" + url.Values{"callbackUrl": {rq.callbackURL}}.Encode(),
+		CSRFToken:   rq.CSRFToken,
+		CallbackURL: rq.CallbackURL,
+		Host:        web.HostOf(a.base.Origin),
+		SignInURL:   a.base.URL("/signin") + "?" + url.Values{"callbackUrl": {rq.CallbackURL}}.Encode(),
 	}
 }
 
 // notice renders a page that only tells.
-func (a *App) notice(c echo.Context, rq *request, status int, n views.PasswordNotice) error {
+func (a *App) notice(c echo.Context, rq *web.Request, status int, n views.PasswordNotice) error {
 	if n.Page.Title == "" {
-		n.Page = a.page(c, rq, n.Heading)
+		n.Page = a.kit.Page(c, rq, n.Heading)
 	}
-	return render(c, status, views.PasswordNoticePage(n))
+	return web.Render(c, status, views.PasswordNoticePage(n))
 }
 
 // deadLink is the answer to an unknown, spent or expired link, or a page
 // whose flow is off.
-func (a *App) deadLink(c echo.Context, rq *request, again string) error {
+func (a *App) deadLink(c echo.Context, rq *web.Request, again string) error {
 	return a.notice(c, rq, http.StatusBadRequest, views.PasswordNotice{
 		Heading: "DeadLinkHeading", Lines: []string{msgDeadLink},
 		LinkURL: a.base.URL(again), LinkText: "StartAgain",
@@ -161,7 +162,7 @@ func (a *App) deadLink(c echo.Context, rq *request, again string) error {
 
 // linkFailed answers a failed look-up of a link: dead (unknown, spent,
 // expired) or the database failing.
-func (a *App) linkFailed(c echo.Context, rq *request, err error, again string) error {
+func (a *App) linkFailed(c echo.Context, rq *web.Request, err error, again string) error {
 	if errors.Is(err, accounts.ErrDeadLink) {
 		return a.deadLink(c, rq, again)
 	}
@@ -170,8 +171,8 @@ func (a *App) linkFailed(c echo.Context, rq *request, err error, again string) e
 
 // linkToken is the e-mailed link's token: posted with the page's form, or
 // in the link's query.
-func linkToken(c echo.Context, rq *request) string {
-	if t := rq.form.Get("token"); t != "" {
+func linkToken(c echo.Context, rq *web.Request) string {
+	if t := rq.Form.Get("token"); t != "" {
 		return t
 	}
 	return c.QueryParam("token")
@@ -179,7 +180,7 @@ func linkToken(c echo.Context, rq *request) string {
 
 // tryLater is the answer when the database or the mail server fails; the
 // cause is logged (never an address or a token).
-func (a *App) tryLater(c echo.Context, rq *request, what string, err error) error {
+func (a *App) tryLater(c echo.Context, rq *web.Request, what string, err error) error {
 	a.log.Error("password flow failed", "step", what, "err", err)
 	return a.notice(c, rq, http.StatusServiceUnavailable, views.PasswordNotice{Heading: "TryLaterHeading", Lines: []string{msgTryLater}})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -71,25 +72,25 @@ type accountMails struct{ a *App }
 // link is a flow's page with the link's token and the mail's language
 // (the token is hex and the tag a catalogue's: nothing to escape).
 func (m accountMails) link(ctx context.Context, page, token string) string {
-	return m.a.base.URL(page) + "?token=" + token + "&lang=" + m.a.mailLang(ctx).Tag()
+	return m.a.base.URL(page) + "?token=" + token + "&lang=" + m.a.kit.MailLang(ctx).Tag()
 }
 
 func (m accountMails) send(ctx context.Context, to string, d views.AccountEmail) error {
 	return m.a.pw.mail.send(ctx, to, d)
 }
 
-func (m accountMails) host() string { return hostOf(m.a.base.Origin) }
+func (m accountMails) host() string { return web.HostOf(m.a.base.Origin) }
 
 func (m accountMails) SignUpLink(ctx context.Context, to, token string) error {
-	return m.send(ctx, to, views.SignUpEmail(m.a.mailLang(ctx), m.host(), m.link(ctx, "/signup/verify", token)))
+	return m.send(ctx, to, views.SignUpEmail(m.a.kit.MailLang(ctx), m.host(), m.link(ctx, "/signup/verify", token)))
 }
 
 func (m accountMails) SignUpExisting(ctx context.Context, to string) error {
-	return m.send(ctx, to, views.SignUpExistingEmail(m.a.mailLang(ctx), m.host(), m.a.base.URL("/reset")))
+	return m.send(ctx, to, views.SignUpExistingEmail(m.a.kit.MailLang(ctx), m.host(), m.a.base.URL("/reset")))
 }
 
 func (m accountMails) ResetLink(ctx context.Context, to, token string) error {
-	return m.send(ctx, to, views.ResetEmail(m.a.mailLang(ctx), m.host(), m.link(ctx, "/reset/confirm", token)))
+	return m.send(ctx, to, views.ResetEmail(m.a.kit.MailLang(ctx), m.host(), m.link(ctx, "/reset/confirm", token)))
 }
 
 func (m accountMails) ResetUnknown(ctx context.Context, to string) error {
@@ -97,13 +98,13 @@ func (m accountMails) ResetUnknown(ctx context.Context, to string) error {
 	if !m.a.signUpOff() {
 		signUp = m.a.base.URL("/signup")
 	}
-	return m.send(ctx, to, views.ResetUnknownEmail(m.a.mailLang(ctx), m.host(), signUp))
+	return m.send(ctx, to, views.ResetUnknownEmail(m.a.kit.MailLang(ctx), m.host(), signUp))
 }
 
 func (m accountMails) MethodAdded(ctx context.Context, to, provider string) error {
 	resetURL := ""
 	if !m.a.resetOff() {
-		resetURL = m.a.base.URL("/reset") + "?lang=" + m.a.mailLang(ctx).Tag()
+		resetURL = m.a.base.URL("/reset") + "?lang=" + m.a.kit.MailLang(ctx).Tag()
 	}
-	return m.send(ctx, to, views.MethodAddedEmail(m.a.mailLang(ctx), m.host(), provider, resetURL))
+	return m.send(ctx, to, views.MethodAddedEmail(m.a.kit.MailLang(ctx), m.host(), provider, resetURL))
 }

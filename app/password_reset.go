@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/accounts"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -22,26 +23,26 @@ import (
 func (a *App) resetOff() bool { return !a.pw.enabled || !a.pw.canMail }
 
 // getReset is the "forgot your password" form.
-func (a *App) getReset(c echo.Context, rq *request) error {
+func (a *App) getReset(c echo.Context, rq *web.Request) error {
 	if a.resetOff() {
 		return echo.ErrNotFound
 	}
 	d := a.passwordForm(c, rq, "TitleReset", "/reset")
 	d.Email, d.Error = c.QueryParam("email"), csrfMessage(c)
-	return render(c, http.StatusOK, views.ResetRequestPage(d))
+	return web.Render(c, http.StatusOK, views.ResetRequestPage(d))
 }
 
 // postReset takes the form.
-func (a *App) postReset(c echo.Context, rq *request) error {
+func (a *App) postReset(c echo.Context, rq *web.Request) error {
 	if a.resetOff() {
 		return echo.ErrNotFound
 	}
 	form := func(status int, addr, msg string) error {
 		d := a.passwordForm(c, rq, "TitleReset", "/reset")
 		d.Email, d.Error = addr, msg
-		return render(c, status, views.ResetRequestPage(d))
+		return web.Render(c, status, views.ResetRequestPage(d))
 	}
-	addr, err := a.pw.rules.StartReset(a.mailContext(c, rq), rq.form.Get("email"), c.RealIP())
+	addr, err := a.pw.rules.StartReset(a.kit.MailContext(c, rq), rq.Form.Get("email"), c.RealIP())
 	switch {
 	case errors.Is(err, accounts.ErrBadAddress):
 		return form(http.StatusBadRequest, "", msgBadAddress)
@@ -54,13 +55,13 @@ func (a *App) postReset(c echo.Context, rq *request) error {
 }
 
 // getResetConfirm is the link's page; opening it spends nothing.
-func (a *App) getResetConfirm(c echo.Context, rq *request) error {
+func (a *App) getResetConfirm(c echo.Context, rq *web.Request) error {
 	return a.resetConfirmPage(http.StatusOK, "")(c, rq)
 }
 
 // resetConfirmPage renders the link's page with a message.
-func (a *App) resetConfirmPage(status int, msg string) action {
-	return func(c echo.Context, rq *request) error {
+func (a *App) resetConfirmPage(status int, msg string) web.Action {
+	return func(c echo.Context, rq *web.Request) error {
 		if a.resetOff() {
 			return echo.ErrNotFound
 		}
@@ -71,17 +72,17 @@ func (a *App) resetConfirmPage(status int, msg string) action {
 		}
 		d := a.passwordForm(c, rq, "TitleResetConfirm", "/reset/confirm")
 		d.Email, d.Token, d.Error, d.HasLinked = deref(p.User.Email), token, msg, p.HasLinked
-		return render(c, status, views.ResetPasswordPage(d))
+		return web.Render(c, status, views.ResetPasswordPage(d))
 	}
 }
 
 // postResetConfirm sets the new password.
-func (a *App) postResetConfirm(c echo.Context, rq *request) error {
+func (a *App) postResetConfirm(c echo.Context, rq *web.Request) error {
 	if a.resetOff() {
 		return echo.ErrNotFound
 	}
 	err := a.pw.rules.CompleteReset(c.Request().Context(), accounts.ResetRequest{
-		Token: rq.form.Get("token"), Password: rq.form.Get("password"), RemoveLinked: asksRemoveLinked(rq),
+		Token: rq.Form.Get("token"), Password: rq.Form.Get("password"), RemoveLinked: asksRemoveLinked(rq),
 	})
 	switch {
 	case errors.Is(err, accounts.ErrPolicy):
@@ -94,7 +95,7 @@ func (a *App) postResetConfirm(c echo.Context, rq *request) error {
 
 // passwordChanged is the answer of a reset or change: every session of the
 // user has ended, this one included; the button signs in again.
-func (a *App) passwordChanged(c echo.Context, rq *request) error {
+func (a *App) passwordChanged(c echo.Context, rq *web.Request) error {
 	d := a.passwordForm(c, rq, "", "")
 	return a.notice(c, rq, http.StatusOK, views.PasswordNotice{
 		Heading: "PasswordChangedHeading",

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/accounts"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -23,29 +24,29 @@ import (
 func (a *App) signUpOff() bool { return !a.pw.enabled || !a.pw.signUp || !a.pw.canMail }
 
 // getSignUp is the sign-up form.
-func (a *App) getSignUp(c echo.Context, rq *request) error {
+func (a *App) getSignUp(c echo.Context, rq *web.Request) error {
 	if a.signUpOff() {
 		return echo.ErrNotFound
 	}
 	d := a.passwordForm(c, rq, "TitleSignUp", "/signup")
 	d.Error = csrfMessage(c)
-	return render(c, http.StatusOK, views.SignUpPage(d))
+	return web.Render(c, http.StatusOK, views.SignUpPage(d))
 }
 
 // signUpForm shows the form again with a refusal.
-func (a *App) signUpForm(c echo.Context, rq *request, status int, addr, msg string) error {
+func (a *App) signUpForm(c echo.Context, rq *web.Request, status int, addr, msg string) error {
 	d := a.passwordForm(c, rq, "TitleSignUp", "/signup")
 	d.Email, d.Error = addr, msg
-	return render(c, status, views.SignUpPage(d))
+	return web.Render(c, status, views.SignUpPage(d))
 }
 
 // postSignUp takes the form (accounts.Service.StartSignUp).
-func (a *App) postSignUp(c echo.Context, rq *request) error {
+func (a *App) postSignUp(c echo.Context, rq *web.Request) error {
 	if a.signUpOff() {
 		return echo.ErrNotFound
 	}
-	addr, err := a.pw.rules.StartSignUp(a.mailContext(c, rq), accounts.SignUpRequest{
-		Email: rq.form.Get("email"), Password: rq.form.Get("password"), ClientIP: c.RealIP(),
+	addr, err := a.pw.rules.StartSignUp(a.kit.MailContext(c, rq), accounts.SignUpRequest{
+		Email: rq.Form.Get("email"), Password: rq.Form.Get("password"), ClientIP: c.RealIP(),
 	})
 	switch {
 	case errors.Is(err, accounts.ErrBadAddress):
@@ -64,19 +65,19 @@ func (a *App) postSignUp(c echo.Context, rq *request) error {
 
 // checkEmail is the answer to every sign-up or reset request that was
 // taken: it depends on nothing but the flow.
-func (a *App) checkEmail(c echo.Context, rq *request, line string) error {
+func (a *App) checkEmail(c echo.Context, rq *web.Request, line string) error {
 	return a.notice(c, rq, http.StatusOK, views.PasswordNotice{Heading: "CheckEmailHeading", Lines: []string{line}})
 }
 
 // getSignUpVerify is the link's page; opening it spends nothing.
-func (a *App) getSignUpVerify(c echo.Context, rq *request) error {
+func (a *App) getSignUpVerify(c echo.Context, rq *web.Request) error {
 	return a.signUpVerifyPage(http.StatusOK, "")(c, rq)
 }
 
 // signUpVerifyPage renders the link's page for the token in the query or
 // the posted form, with a message.
-func (a *App) signUpVerifyPage(status int, msg string) action {
-	return func(c echo.Context, rq *request) error {
+func (a *App) signUpVerifyPage(status int, msg string) web.Action {
+	return func(c echo.Context, rq *web.Request) error {
 		if a.signUpOff() {
 			return echo.ErrNotFound
 		}
@@ -87,7 +88,7 @@ func (a *App) signUpVerifyPage(status int, msg string) action {
 		}
 		d := a.passwordForm(c, rq, "TitleConfirmSignUp", "/signup/verify")
 		d.Email, d.Token, d.Error = p.Email, token, msg
-		return render(c, status, views.ConfirmSignUpPage(d))
+		return web.Render(c, status, views.ConfirmSignUpPage(d))
 	}
 }
 
@@ -95,11 +96,11 @@ func (a *App) signUpVerifyPage(status int, msg string) action {
 // chosen at sign-up: the user, verified, with that password, in one
 // transaction that spends the link and every other pending sign-up of the
 // address. An address that got an account meanwhile keeps it unchanged.
-func (a *App) postSignUpVerify(c echo.Context, rq *request) error {
+func (a *App) postSignUpVerify(c echo.Context, rq *web.Request) error {
 	if a.signUpOff() {
 		return echo.ErrNotFound
 	}
-	_, err := a.pw.rules.CompleteSignUp(c.Request().Context(), rq.form.Get("token"), rq.form.Get("password"), c.RealIP())
+	_, err := a.pw.rules.CompleteSignUp(c.Request().Context(), rq.Form.Get("token"), rq.Form.Get("password"), c.RealIP())
 	switch {
 	case errors.Is(err, accounts.ErrThrottled):
 		return a.signUpVerifyPage(http.StatusTooManyRequests, msgThrottled)(c, rq)

@@ -75,28 +75,28 @@ func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 		g.GET(path, route(a.base.Path+path, h, mw...))
 	}
 	checked := map[string]bool{}
-	post := func(path string, h, onMismatch action, mw ...echo.MiddlewareFunc) {
-		g.POST(path, route(a.base.Path+path, a.withCSRF(h, onMismatch), mw...))
+	post := func(path string, h, onMismatch web.Action, mw ...echo.MiddlewareFunc) {
+		g.POST(path, route(a.base.Path+path, a.kit.WithCSRF(h, onMismatch), mw...))
 		checked[a.base.Path+path] = true
 	}
-	get("/csrf", a.withRequest(a.getCSRF))
+	get("/csrf", a.kit.WithRequest(a.getCSRF))
 	get("/providers", a.getProviders) // next-auth sets no cookies here
-	get("/session", a.withRequest(a.getSession))
+	get("/session", a.kit.WithRequest(a.getSession))
 	post("/session", a.postSession, a.emptySessionBadRequest)
-	get("/signin", a.withRequest(a.getSignIn))
-	get("/signin/:provider", a.withRequest(a.getSignIn)) // v4 quirk: the provider segment is ignored
+	get("/signin", a.kit.WithRequest(a.getSignIn))
+	get("/signin/:provider", a.kit.WithRequest(a.getSignIn)) // v4 quirk: the provider segment is ignored
 	post("/signin/:provider", a.postSignIn, a.retryPage("/signin"))
-	get("/callback/:provider", a.withRequest(a.callback), a.knownProvider)
+	get("/callback/:provider", a.kit.WithRequest(a.callback), a.knownProvider)
 	post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
-	get("/signout", a.withRequest(a.getSignOut))
+	get("/signout", a.kit.WithRequest(a.getSignOut))
 	post("/signout", a.postSignOut, a.retryPage("/signout"))
 	post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))
 	get("/webauthn-options/:provider", a.getWebAuthnOptions)
-	get("/passkeys", a.withRequest(a.getPasskeys), a.withPasskeys)
+	get("/passkeys", a.kit.WithRequest(a.getPasskeys), a.withPasskeys)
 	post("/passkeys/rename", a.postRenamePasskey, a.retryPage("/passkeys"), a.withPasskeys)
 	post("/passkeys/remove", a.postRemovePasskey, a.retryPage("/passkeys"), a.withPasskeys)
-	get("/error", a.withRequest(a.getError))
-	get("/verify-request", a.withRequest(a.getVerifyRequest))
+	get("/error", a.kit.WithRequest(a.getError))
+	get("/verify-request", a.kit.WithRequest(a.getVerifyRequest))
 	a.passwordRoutes(get, post)
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.
 	g.POST("/_log", route(a.base.Path+"/_log", a.postLog))
@@ -118,14 +118,14 @@ func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 
 // retryPage is the CSRF answer of sign-in and sign-out: back to the page
 // with ?csrf=true, as next-auth.
-func (a *App) retryPage(page string) action {
-	return func(c echo.Context, rq *request) error {
-		return a.sendRedirect(c, rq, a.withLang(c, rq, a.base.URL(page)+"?csrf=true"))
+func (a *App) retryPage(page string) web.Action {
+	return func(c echo.Context, rq *web.Request) error {
+		return a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, a.base.URL(page)+"?csrf=true"))
 	}
 }
 
 // emptySessionBadRequest is the CSRF answer of a session update: 400 {}.
-func (a *App) emptySessionBadRequest(c echo.Context, _ *request) error {
+func (a *App) emptySessionBadRequest(c echo.Context, _ *web.Request) error {
 	return web.SendJSON(c, http.StatusBadRequest, emptySession)
 }
 
@@ -134,7 +134,7 @@ func (a *App) emptySessionBadRequest(c echo.Context, _ *request) error {
 // e-mail link's confirm page posted without a matching token shows the page
 // again with a 403. A password sign-in without one goes back to the sign-in
 // page with ?csrf=true, as next-auth v4's.
-func (a *App) callbackWithoutCSRF(c echo.Context, rq *request) error {
+func (a *App) callbackWithoutCSRF(c echo.Context, rq *web.Request) error {
 	p := a.providers.byID[c.Param("provider")]
 	if p.Type == config.TypeWebAuthn || p.Type == config.TypeCredentials {
 		return a.retryPage("/signin")(c, rq) // CSRF is mandatory, as next-auth v4
@@ -142,7 +142,7 @@ func (a *App) callbackWithoutCSRF(c echo.Context, rq *request) error {
 	if p.Type != config.TypeEmail {
 		return a.callback(c, rq)
 	}
-	return a.confirmPage(c, rq, p, rq.form, http.StatusForbidden, msgExpired)
+	return a.confirmPage(c, rq, p, rq.Form, http.StatusForbidden, msgExpired)
 }
 
 // postLog accepts the v4 client's logger beacon (navigator.sendBeacon) and,
@@ -220,7 +220,7 @@ func (a *App) handleError(err error, c echo.Context) {
 	}
 	var he *echo.HTTPError
 	if !errors.As(err, &he) {
-		a.log.Error("unhandled error", "path", c.Request().URL.Path, "request_id", requestIDOf(c), "err", err)
+		a.log.Error("unhandled error", "path", c.Request().URL.Path, "request_id", web.RequestID(c), "err", err)
 		he = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
 	}
 	r := c.Request()

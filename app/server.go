@@ -83,17 +83,9 @@ type App struct {
 	csp     cspCache
 	// hsts is the Strict-Transport-Security value under https; nil over
 	// http, where no answer carries it (securityHeaders).
-	hsts []string
-	// originCallback is the callback-url cookie naming the service origin,
-	// which every first visit is given (initRequest).
-	originCallback cookies.Line
-	// csrfCookie is the CSRF cookie's line, prepared for new tokens (issueCSRF).
-	csrfCookie cookies.HexPair
-	// jsonBuffers hold GET /session's and /csrf's bodies while they are
-	// written (json.go).
-	jsonBuffers sync.Pool
-	exchanges   sync.Pool // *exchange, one per response in flight (serve)
-	requests    sync.Pool // *request, one per action in flight (withRequest)
+	hsts      []string
+	kit       *web.Kit  // request init, redirects, pages, the failure adapter (app/web)
+	exchanges sync.Pool // *exchange, one per response in flight (serve)
 
 	// Operations (observe.go; health and the metrics listener: app/ops).
 	metrics   *metrics.Metrics // nil: metrics are off
@@ -160,11 +152,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		a.metrics = metrics.New()
 	}
 	a.unmatched = a.routeTag(unmatchedRoute)
-	a.originCallback = a.cookies.Prepare(a.names.CallbackURL, a.policy.Origin())
-	a.csrfCookie = a.cookies.PrepareHexPair(a.names.CSRF, '|')
-	a.jsonBuffers.New = newJSONBuffer
 	a.exchanges.New = func() any { return &exchange{app: a} }
-	a.requests.New = func() any { return new(request) }
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -206,6 +194,11 @@ func (a *App) build(idpClient *http.Client) error {
 	if a.langs, err = i18n.Load(views.Locales(), a.cfg.I18n.Default, a.cfg.I18n.Languages); err != nil {
 		return err
 	}
+	a.kit = web.NewKit(web.KitConfig{
+		Base: a.base, Log: a.log, Names: a.names, Cookies: a.cookies, CSRF: a.csrf, Policy: a.policy,
+		RedirectHook: a.hooks.Redirect, Langs: a.langs, Theme: a.theme.page, MaxBodyBytes: a.cfg.MaxBodyBytes,
+		OnFailure: a.countFailedSignIn,
+	})
 	if a.providers, err = a.buildProviders(); err != nil {
 		return err
 	}

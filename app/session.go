@@ -43,15 +43,15 @@ var emptySession = []byte("{}")
 // getSession returns the client-safe session object, or {} — the hottest
 // route: one indexed lookup or one decryption, no write unless a database
 // session is due for extension.
-func (a *App) getSession(c echo.Context, rq *request) error {
-	noStore(c)
+func (a *App) getSession(c echo.Context, rq *web.Request) error {
+	web.NoStore(c)
 	return a.answerSession(c, signin.JWTInput{}, signin.SessionInput{})
 }
 
 // postSession is useSession().update(data): after the route's CSRF check, as GET with
 // the data handed to the JWT and Session hooks.
-func (a *App) postSession(c echo.Context, rq *request) error {
-	return a.answerSession(c, signin.JWTInput{Trigger: "update", Update: rq.data}, signin.SessionInput{Trigger: "update", Update: rq.data})
+func (a *App) postSession(c echo.Context, rq *web.Request) error {
+	return a.answerSession(c, signin.JWTInput{Trigger: "update", Update: rq.Data}, signin.SessionInput{Trigger: "update", Update: rq.Data})
 }
 
 // signedIn is the request's session as GET /session and forward-auth see
@@ -108,10 +108,10 @@ func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.Sess
 	if err := a.sessions.Refresh(ctx, w, r, s); err != nil {
 		a.log.Warn("session refresh failed", "err", err)
 	}
-	if !plainJSON(c) {
+	if !web.PlainJSON(c) {
 		return c.JSON(http.StatusOK, obj)
 	}
-	return a.sendBuilt(c, func(b []byte) []byte { return appendSession(b, obj) })
+	return a.kit.SendBuilt(c, func(b []byte) []byte { return appendSession(b, obj) })
 }
 
 // userFromClaims reads next-auth's token fields after a JWT hook ran. A

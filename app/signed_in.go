@@ -11,21 +11,22 @@ import (
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // afterSignIn answers a sign-in the core completed: a new CSRF token (it
 // retires OAuth states derived from the old one, which may sit in IdP logs
 // or browser history), then the callback URL, or first pages.new_user for a
 // new user, as next-auth does.
-func (a *App) afterSignIn(c echo.Context, rq *request, in *signin.SignedIn) error {
-	a.issueCSRF(c.Response())
-	a.log.Info("signed in", "provider", in.Provider, "user", in.User.ID, "new", in.IsNew, "request_id", requestIDOf(c))
+func (a *App) afterSignIn(c echo.Context, rq *web.Request, in *signin.SignedIn) error {
+	a.kit.IssueCSRF(c.Response())
+	a.log.Info("signed in", "provider", in.Provider, "user", in.User.ID, "new", in.IsNew, "request_id", web.RequestID(c))
 	a.metrics.SignIn(in.Provider, metrics.OutcomeSuccess)
-	to := rq.callbackURL
+	to := rq.CallbackURL
 	if in.IsNew && a.cfg.Pages.NewUser != "" {
-		to = a.redirect(withQuery(a.cfg.Pages.NewUser, url.Values{"callbackUrl": {rq.callbackURL}}))
+		to = a.kit.Redirect(web.WithQuery(a.cfg.Pages.NewUser, url.Values{"callbackUrl": {rq.CallbackURL}}))
 	}
-	return a.sendRedirect(c, rq, to)
+	return a.kit.SendRedirect(c, rq, to)
 }
 
 // browser is the request as the sign-in core sees it (signin.Browser): the

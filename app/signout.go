@@ -8,17 +8,18 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // postSignOut (after the route's CSRF check) ends the session in whichever store is in use, clears every
 // session cookie chunk and redirects to the validated callbackUrl.
-func (a *App) postSignOut(c echo.Context, rq *request) error {
+func (a *App) postSignOut(c echo.Context, rq *web.Request) error {
 	if err := a.sessions.Destroy(c.Request().Context(), c.Response(), c.Request()); err != nil {
 		// Never report a sign-out that did not happen server-side.
 		return signin.Failf(signin.CodeConfiguration, "sign-out: delete session: %w", err)
 	}
 	a.metrics.SignOut()
-	return a.sendRedirect(c, rq, rq.callbackURL)
+	return a.kit.SendRedirect(c, rq, rq.CallbackURL)
 }
 
 // postSignOutEverywhere (after the route's CSRF check, with POST /signout's
@@ -31,13 +32,13 @@ func (a *App) postSignOut(c echo.Context, rq *request) error {
 // The answer is the same in both strategies, and against next-auth (where
 // this path is a plain sign-out). With removeLinked the user's linked
 // sign-in methods are removed first (never the last way to sign in).
-func (a *App) postSignOutEverywhere(c echo.Context, rq *request) error {
+func (a *App) postSignOutEverywhere(c echo.Context, rq *web.Request) error {
 	b := everywhereBrowser{a.browser(c), a.sessions}
 	if err := a.pw.rules.SignOutEverywhere(c.Request().Context(), b, a.cfg.Session.Strategy == config.StrategyJWT, asksRemoveLinked(rq)); err != nil {
 		return err
 	}
 	a.metrics.SignOut()
-	return a.sendRedirect(c, rq, rq.callbackURL)
+	return a.kit.SendRedirect(c, rq, rq.CallbackURL)
 }
 
 // everywhereBrowser is the request as sign-out everywhere sees it

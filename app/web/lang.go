@@ -1,0 +1,62 @@
+package web
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/i18n"
+)
+
+// LangOf is the language a request's page is shown in, and the e-mail it
+// sends written in: the lang parameter (query, or the form a page posted)
+// when it names an offered language, else Accept-Language, else the
+// default (config i18n). explicit is the parameter's language tag when the
+// parameter decided, "" otherwise: forms and redirects carry it on. Only
+// pages and mail-sending actions ask: GET /session and the JSON routes
+// never pay for it.
+func (k *Kit) LangOf(c echo.Context, rq *Request) (l *i18n.Lang, explicit string) {
+	if l := k.ExplicitLang(c, rq); l != nil {
+		return l, l.Tag()
+	}
+	return k.langs.Accept(c.Request().Header.Get("Accept-Language")), ""
+}
+
+// ExplicitLang is the offered language the request's lang parameter (query,
+// else form) names, or nil.
+func (k *Kit) ExplicitLang(c echo.Context, rq *Request) *i18n.Lang {
+	param := c.QueryParam("lang")
+	if param == "" && rq != nil && rq.Form != nil {
+		param = rq.Form.Get("lang")
+	}
+	l, _ := k.langs.Param(param)
+	return l
+}
+
+// WithLang is u, a redirect to one of latchkey's pages, with the request's
+// explicit language added (a catalogue tag: nothing to escape), so the
+// page the browser lands on keeps it. Without an explicit lang, u as it
+// is: what a client that never sends lang (next-auth's) sees is
+// next-auth's redirect.
+func (k *Kit) WithLang(c echo.Context, rq *Request, u string) string {
+	if l := k.ExplicitLang(c, rq); l != nil {
+		return WithQuery(u, url.Values{"lang": {l.Tag()}})
+	}
+	return u
+}
+
+// MailContext is the request's context carrying its language (LangOf),
+// for the e-mail an action sends.
+func (k *Kit) MailContext(c echo.Context, rq *Request) context.Context {
+	l, _ := k.LangOf(c, rq)
+	return i18n.NewContext(c.Request().Context(), l)
+}
+
+// MailLang is the language MailContext put in ctx, or the default.
+func (k *Kit) MailLang(ctx context.Context) *i18n.Lang {
+	if l := i18n.FromContext(ctx); l != nil {
+		return l
+	}
+	return k.langs.Default()
+}
