@@ -26,7 +26,7 @@ func (a *App) credentialsCallback(c echo.Context, rq *web.Request, p config.Prov
 	if err != nil {
 		return a.credentialsRefused(c, rq, p, err)
 	}
-	return a.afterSignIn(c, rq, out)
+	return a.kit.AfterSignIn(c, rq, out)
 }
 
 // credentialsProvider is what the rules need of p. It shares the

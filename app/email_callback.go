@@ -58,7 +58,7 @@ func (a *App) emailCallback(c echo.Context, rq *web.Request, p config.Provider) 
 	if err := a.bindings.drop(c.Response(), r, out.LinkHash, a.now()); err != nil {
 		a.log.Warn("spent link's binding not removed", "provider", p.ID, "err", err)
 	}
-	return a.afterSignIn(c, rq, out)
+	return a.kit.AfterSignIn(c, rq, out)
 }
 
 // confirmPage shows a link's page again after its POST failed the CSRF

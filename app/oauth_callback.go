@@ -69,7 +69,7 @@ func (a *App) completeOAuth(c echo.Context, rq *web.Request, p config.Provider, 
 	if out.Linked {
 		a.tellMethodAdded(a.kit.MailContext(c, rq), out.User, p)
 	}
-	return a.afterSignIn(c, rq, out)
+	return a.kit.AfterSignIn(c, rq, out)
 }
 
 // accountFrom maps the token set to an Account row, as Auth.js stores it.

@@ -129,7 +129,7 @@ func (a *App) passkeyCallback(c echo.Context, rq *web.Request, p config.Provider
 	if err != nil {
 		return err
 	}
-	return a.afterSignIn(c, rq, in)
+	return a.kit.AfterSignIn(c, rq, in)
 }
 
 // wrapVerify makes a bare cookie failure a verification error.

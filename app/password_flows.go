@@ -92,17 +92,17 @@ func (f *passwordFlows) useHasher(h *password.Hasher) {
 
 // passwordRoutes registers the account pages. Every route exists whatever
 // the config; a page that is off answers like an unknown action.
-func (a *App) passwordRoutes(get func(string, echo.HandlerFunc, ...echo.MiddlewareFunc), post func(string, web.Action, web.Action, ...echo.MiddlewareFunc)) {
-	get("/signup", a.kit.WithRequest(a.getSignUp))
-	post("/signup", a.postSignUp, a.retryPasswordPage("/signup"))
-	get("/signup/verify", a.kit.WithRequest(a.getSignUpVerify))
-	post("/signup/verify", a.postSignUpVerify, a.signUpVerifyPage(http.StatusForbidden, msgExpired))
-	get("/reset", a.kit.WithRequest(a.getReset))
-	post("/reset", a.postReset, a.retryPasswordPage("/reset"))
-	get("/reset/confirm", a.kit.WithRequest(a.getResetConfirm))
-	post("/reset/confirm", a.postResetConfirm, a.resetConfirmPage(http.StatusForbidden, msgExpired))
-	get("/account/password", a.kit.WithRequest(a.getAccountPassword))
-	post("/account/password", a.postAccountPassword, a.retryPasswordPage("/account/password"))
+func (a *App) passwordRoutes(m web.Mux) {
+	m.Page("/signup", a.getSignUp)
+	m.Post("/signup", a.postSignUp, a.retryPasswordPage("/signup"))
+	m.Page("/signup/verify", a.getSignUpVerify)
+	m.Post("/signup/verify", a.postSignUpVerify, a.signUpVerifyPage(http.StatusForbidden, msgExpired))
+	m.Page("/reset", a.getReset)
+	m.Post("/reset", a.postReset, a.retryPasswordPage("/reset"))
+	m.Page("/reset/confirm", a.getResetConfirm)
+	m.Post("/reset/confirm", a.postResetConfirm, a.resetConfirmPage(http.StatusForbidden, msgExpired))
+	m.Page("/account/password", a.getAccountPassword)
+	m.Post("/account/password", a.postAccountPassword, a.retryPasswordPage("/account/password"))
 }
 
 // Messages shown on the pages (message ids, views/locales); none says

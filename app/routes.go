@@ -15,23 +15,46 @@ import (
 	"github.com/latchkey-auth/latchkey/app/web"
 )
 
-// mounter is a feature handler of its own package (forwardauth, ops):
-// it mounts its routes on the table.
+// mounter is a feature handler: it mounts its routes on the table.
 type mounter interface{ Mount(web.Mux) }
 
-// mux is the route table as a feature handler sees it (web.Mux): every
-// route tagged with its pattern (access log, metrics) and wrapped in
-// panic recovery, once, here.
+// mux is the route table as a feature handler sees it (web.Mux). Route
+// middleware and Recover are composed here, once: given to echo as route
+// middleware (or Use) they would be re-applied on every request. Recover
+// wraps them all. Each route is tagged with its pattern (access log,
+// metrics).
 type mux struct {
+	a             *App
 	e             *echo.Echo
-	get           func(path string, h echo.HandlerFunc)
-	route         func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc
-	tag           func(pattern string) *routeTag
+	g             *echo.Group // the base path
 	recoverPanics echo.MiddlewareFunc
-	checked       map[string]bool
+	checked       map[string]bool // POST routes with a CSRF rule
 }
 
-func (m mux) Get(path string, h echo.HandlerFunc) { m.get(path, h) }
+func (m mux) route(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return tagged(m.a.routeTag(path), m.recoverPanics(h))
+}
+
+func (m mux) Get(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
+	m.g.GET(path, m.route(m.a.base.Path+path, h, mw...))
+}
+
+func (m mux) Page(path string, h web.Action, mw ...echo.MiddlewareFunc) {
+	m.Get(path, m.a.kit.WithRequest(h), mw...)
+}
+
+func (m mux) Post(path string, h, onMismatch web.Action, mw ...echo.MiddlewareFunc) {
+	m.g.POST(path, m.route(m.a.base.Path+path, m.a.kit.WithCSRF(h, onMismatch), mw...))
+	m.checked[m.a.base.Path+path] = true
+}
+
+func (m mux) PostWithoutCSRF(path string, h echo.HandlerFunc) {
+	m.g.POST(path, m.route(m.a.base.Path+path, h))
+	m.checked[m.a.base.Path+path] = true
+}
 
 func (m mux) RootGet(path string, h echo.HandlerFunc) {
 	h = m.route(path, h)
@@ -40,16 +63,16 @@ func (m mux) RootGet(path string, h echo.HandlerFunc) {
 }
 
 func (m mux) RootAny(path string, h echo.HandlerFunc) {
-	rt := m.tag(path)
+	rt := m.a.routeTag(path)
 	rt.bodiless = true // no body: documentPolicy adds no CSP
 	m.e.Any(path, tagged(rt, m.recoverPanics(h)))
 	m.checked[path] = true // nothing posted is read: no CSRF rule applies
 }
 
-// routes is the whole route table, below the configured base path. Every
-// POST route states its answer to a csrfToken that does not match the
-// cookie (next-auth's differ per route); a POST route registered without
-// one makes New fail.
+// routes is the whole route table: every feature handler mounts its
+// routes on it (web.Mux). Every POST route states its answer to a
+// csrfToken that does not match the cookie (next-auth's differ per
+// route); a POST route registered without one makes New fail.
 func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -58,58 +81,34 @@ func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 	// No Pre or Use middleware: echo re-applies those on every request (a
 	// closure each). What every answer needs, routing misses and errors
 	// included, is done around echo by serve.
-
-	g := e.Group(a.base.Path)
-	// Route middleware and Recover are composed here, once: given to echo
-	// as route middleware they too would be re-applied on every request.
-	// Recover wraps them all, as it did as a Use middleware.
-	// Each route is tagged with its pattern (access log, metrics).
-	recoverPanics := middleware.Recover()
-	route := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) echo.HandlerFunc {
-		for i := len(mw) - 1; i >= 0; i-- {
-			h = mw[i](h)
-		}
-		return tagged(a.routeTag(path), recoverPanics(h))
-	}
-	get := func(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
-		g.GET(path, route(a.base.Path+path, h, mw...))
-	}
-	checked := map[string]bool{}
-	post := func(path string, h, onMismatch web.Action, mw ...echo.MiddlewareFunc) {
-		g.POST(path, route(a.base.Path+path, a.kit.WithCSRF(h, onMismatch), mw...))
-		checked[a.base.Path+path] = true
-	}
-	get("/csrf", a.kit.WithRequest(a.getCSRF))
-	get("/providers", a.getProviders) // next-auth sets no cookies here
-	get("/session", a.kit.WithRequest(a.getSession))
-	post("/session", a.postSession, a.emptySessionBadRequest)
-	get("/signin", a.kit.WithRequest(a.getSignIn))
-	get("/signin/:provider", a.kit.WithRequest(a.getSignIn)) // v4 quirk: the provider segment is ignored
-	post("/signin/:provider", a.postSignIn, a.retryPage("/signin"))
-	get("/callback/:provider", a.kit.WithRequest(a.callback), a.knownProvider)
-	post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
-	get("/signout", a.kit.WithRequest(a.getSignOut))
-	post("/signout", a.postSignOut, a.retryPage("/signout"))
-	post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))
-	get("/webauthn-options/:provider", a.getWebAuthnOptions)
-	get("/passkeys", a.kit.WithRequest(a.getPasskeys), a.withPasskeys)
-	post("/passkeys/rename", a.postRenamePasskey, a.retryPage("/passkeys"), a.withPasskeys)
-	post("/passkeys/remove", a.postRemovePasskey, a.retryPage("/passkeys"), a.withPasskeys)
-	get("/error", a.kit.WithRequest(a.getError))
-	get("/verify-request", a.kit.WithRequest(a.getVerifyRequest))
-	a.passwordRoutes(get, post)
+	m := mux{a: a, e: e, g: e.Group(a.base.Path), recoverPanics: middleware.Recover(), checked: map[string]bool{}}
+	m.Page("/csrf", a.getCSRF)
+	m.Get("/providers", a.getProviders) // next-auth sets no cookies here
+	m.Page("/session", a.getSession)
+	m.Post("/session", a.postSession, a.emptySessionBadRequest)
+	m.Page("/signin", a.getSignIn)
+	m.Page("/signin/:provider", a.getSignIn) // v4 quirk: the provider segment is ignored
+	m.Post("/signin/:provider", a.postSignIn, a.retryPage("/signin"))
+	m.Page("/callback/:provider", a.callback, a.knownProvider)
+	m.Post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
+	m.Page("/signout", a.getSignOut)
+	m.Post("/signout", a.postSignOut, a.retryPage("/signout"))
+	m.Post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))
+	m.Get("/webauthn-options/:provider", a.getWebAuthnOptions)
+	m.Page("/passkeys", a.getPasskeys, a.withPasskeys)
+	m.Post("/passkeys/rename", a.postRenamePasskey, a.retryPage("/passkeys"), a.withPasskeys)
+	m.Post("/passkeys/remove", a.postRemovePasskey, a.retryPage("/passkeys"), a.withPasskeys)
+	m.Page("/error", a.getError)
+	m.Page("/verify-request", a.getVerifyRequest)
+	a.passwordRoutes(m)
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.
-	g.POST("/_log", route(a.base.Path+"/_log", a.postLog))
-	checked[a.base.Path+"/_log"] = true
+	m.PostWithoutCSRF("/_log", a.postLog)
 
-	// The feature handlers of their own packages mount their routes.
-	m := mux{e: e, get: func(path string, h echo.HandlerFunc) { get(path, h) }, route: route, tag: a.routeTag, recoverPanics: recoverPanics, checked: checked}
 	for _, h := range handlers {
 		h.Mount(m)
 	}
-
 	for _, r := range e.Routes() {
-		if r.Method == http.MethodPost && !checked[r.Path] {
+		if r.Method == http.MethodPost && !m.checked[r.Path] {
 			return nil, fmt.Errorf("route POST %s has no CSRF rule", r.Path)
 		}
 	}

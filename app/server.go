@@ -197,7 +197,8 @@ func (a *App) build(idpClient *http.Client) error {
 	a.kit = web.NewKit(web.KitConfig{
 		Base: a.base, Log: a.log, Names: a.names, Cookies: a.cookies, CSRF: a.csrf, Policy: a.policy,
 		RedirectHook: a.hooks.Redirect, Langs: a.langs, Theme: a.theme.page, MaxBodyBytes: a.cfg.MaxBodyBytes,
-		OnFailure: a.countFailedSignIn,
+		OnFailure: a.countFailedSignIn, NewUserPage: a.cfg.Pages.NewUser,
+		OnSignIn: func(provider string) { a.metrics.SignIn(provider, metrics.OutcomeSuccess) },
 	})
 	if a.providers, err = a.buildProviders(); err != nil {
 		return err

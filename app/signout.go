@@ -1,12 +1,9 @@
 package app
 
 import (
-	"context"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
-	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
 )
@@ -33,22 +30,9 @@ func (a *App) postSignOut(c echo.Context, rq *web.Request) error {
 // this path is a plain sign-out). With removeLinked the user's linked
 // sign-in methods are removed first (never the last way to sign in).
 func (a *App) postSignOutEverywhere(c echo.Context, rq *web.Request) error {
-	b := everywhereBrowser{a.browser(c), a.sessions}
-	if err := a.pw.rules.SignOutEverywhere(c.Request().Context(), b, a.cfg.Session.Strategy == config.StrategyJWT, asksRemoveLinked(rq)); err != nil {
+	if err := a.pw.rules.SignOutEverywhere(c.Request().Context(), a.browser(c), a.cfg.Session.Strategy == config.StrategyJWT, asksRemoveLinked(rq)); err != nil {
 		return err
 	}
 	a.metrics.SignOut()
 	return a.kit.SendRedirect(c, rq, rq.CallbackURL)
-}
-
-// everywhereBrowser is the request as sign-out everywhere sees it
-// (accounts.Browser): the browser, and its user's every session.
-type everywhereBrowser struct {
-	browser
-	sessions session.Strategy
-}
-
-func (b everywhereBrowser) EndAllSessions(ctx context.Context) error {
-	_, err := b.sessions.DestroyAll(ctx, b.w, b.r)
-	return err
 }

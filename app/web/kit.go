@@ -32,6 +32,8 @@ type Kit struct {
 	theme     views.Theme
 	maxBody   int64
 	onFailure func(c echo.Context, code signin.Code)
+	onSignIn  func(provider string)
+	newUser   string // pages.new_user
 
 	// originCallback is the callback-url cookie naming the service origin,
 	// which every first visit is given (initRequest).
@@ -59,6 +61,10 @@ type KitConfig struct {
 	// OnFailure is told every failure Fail answers with its code (the
 	// sign-in outcome metrics); nil: nobody.
 	OnFailure func(c echo.Context, code signin.Code)
+	// OnSignIn is told every completed sign-in's provider (the metrics).
+	OnSignIn func(provider string)
+	// NewUserPage is pages.new_user: where a new user goes first.
+	NewUserPage string
 }
 
 // NewKit builds the kit.
@@ -66,6 +72,7 @@ func NewKit(kc KitConfig) *Kit {
 	k := &Kit{
 		base: kc.Base, log: kc.Log, names: kc.Names, cookies: kc.Cookies, csrf: kc.CSRF, policy: kc.Policy,
 		hook: kc.RedirectHook, langs: kc.Langs, theme: kc.Theme, maxBody: kc.MaxBodyBytes, onFailure: kc.OnFailure,
+		onSignIn: kc.OnSignIn, newUser: kc.NewUserPage,
 	}
 	if k.hook == nil {
 		k.hook = func(target, _ string) string { return target }

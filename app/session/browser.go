@@ -1,0 +1,58 @@
+package session
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Browser is one request as the sign-in core sees it (signin.Browser): the
+// session it holds, and the response a new session's cookie goes to.
+type Browser struct {
+	Sessions Strategy
+	W        http.ResponseWriter
+	R        *http.Request
+	// Created is told of every session started (the metrics); nil: nobody.
+	Created func()
+}
+
+// SignedInUser is the id of the request's signed-in user, "" for none.
+func (b Browser) SignedInUser(ctx context.Context) (string, error) {
+	s, _, err := b.Sessions.Read(ctx, b.R)
+	if err != nil || s == nil {
+		return "", err
+	}
+	return s.User.ID, nil
+}
+
+// SignedInSince is SignedInUser with the time of its sign-in.
+func (b Browser) SignedInSince(ctx context.Context) (string, time.Time, error) {
+	s, _, err := b.Sessions.Read(ctx, b.R)
+	if err != nil || s == nil {
+		return "", time.Time{}, err
+	}
+	return s.User.ID, s.SignedIn, nil
+}
+
+// StartSession starts a session for u and sets its cookie.
+func (b Browser) StartSession(ctx context.Context, u User, claims map[string]any) error {
+	if err := b.Sessions.Create(ctx, b.W, b.R, u, claims); err != nil {
+		return err
+	}
+	if b.Created != nil {
+		b.Created()
+	}
+	return nil
+}
+
+// EndSession ends the request's session and clears its cookie.
+func (b Browser) EndSession(ctx context.Context) error {
+	return b.Sessions.Destroy(ctx, b.W, b.R)
+}
+
+// EndAllSessions ends every session of the request's user (database rows)
+// and clears this browser's cookie.
+func (b Browser) EndAllSessions(ctx context.Context) error {
+	_, err := b.Sessions.DestroyAll(ctx, b.W, b.R)
+	return err
+}
