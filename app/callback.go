@@ -14,15 +14,7 @@ import (
 // for e-mail, POST of the e-mail and password for credentials. An unknown provider gets next-auth's 400 "not supported".
 func (a *App) callback(c echo.Context, rq *web.Request) error {
 	p := a.providers.byID[c.Param("provider")]
-	switch p.Type {
-	case config.TypeEmail:
-		return a.emailCallback(c, rq, p)
-	case config.TypeWebAuthn:
-		return a.passkeyCallback(c, rq, p)
-	case config.TypeCredentials:
-		return a.credentialsCallback(c, rq, p)
-	}
-	return a.oauthCallback(c, rq, p)
+	return a.flowOf(p).Callback(c, rq, p)
 }
 
 // knownProvider answers a callback for an unknown provider, or a GET for a

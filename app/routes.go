@@ -11,7 +11,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/web"
 )
 
@@ -135,13 +134,7 @@ func (a *App) emptySessionBadRequest(c echo.Context, _ *web.Request) error {
 // page with ?csrf=true, as next-auth v4's.
 func (a *App) callbackWithoutCSRF(c echo.Context, rq *web.Request) error {
 	p := a.providers.byID[c.Param("provider")]
-	if p.Type == config.TypeWebAuthn || p.Type == config.TypeCredentials {
-		return a.retryPage("/signin")(c, rq) // CSRF is mandatory, as next-auth v4
-	}
-	if p.Type != config.TypeEmail {
-		return a.callback(c, rq)
-	}
-	return a.confirmPage(c, rq, p, rq.Form, http.StatusForbidden, msgExpired)
+	return a.flowOf(p).CallbackWithoutCSRF(c, rq, p)
 }
 
 // postLog accepts the v4 client's logger beacon (navigator.sendBeacon) and,

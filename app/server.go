@@ -84,8 +84,9 @@ type App struct {
 	// hsts is the Strict-Transport-Security value under https; nil over
 	// http, where no answer carries it (securityHeaders).
 	hsts      []string
-	kit       *web.Kit  // request init, redirects, pages, the failure adapter (app/web)
-	exchanges sync.Pool // *exchange, one per response in flight (serve)
+	flows     map[string]flow // by provider type; anything else is OAuth (flows.go)
+	kit       *web.Kit        // request init, redirects, pages, the failure adapter (app/web)
+	exchanges sync.Pool       // *exchange, one per response in flight (serve)
 
 	// Operations (observe.go; health and the metrics listener: app/ops).
 	metrics   *metrics.Metrics // nil: metrics are off
@@ -235,6 +236,9 @@ func (a *App) build(idpClient *http.Client) error {
 		Log:          a.log,
 	}
 	a.pw = a.buildPasswordFlows(a.core)
+	a.flows = map[string]flow{
+		config.TypeOAuth: oauthFlow{a}, config.TypeEmail: emailFlow{a}, config.TypeWebAuthn: passkeyFlow{a}, config.TypeCredentials: credentialsFlow{a},
+	}
 	openAPI, err := a.openAPIDocument()
 	if err != nil {
 		return err

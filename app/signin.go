@@ -3,7 +3,6 @@ package app
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/web"
 )
 
@@ -14,11 +13,5 @@ func (a *App) postSignIn(c echo.Context, rq *web.Request) error {
 	if !ok {
 		return a.retryPage("/signin")(c, rq)
 	}
-	switch p.Type {
-	case config.TypeEmail:
-		return a.emailSignIn(c, rq, p)
-	case config.TypeWebAuthn, config.TypeCredentials: // signed in from the page's script (passkeys, as Auth.js's credentials) or posted to /callback (credentials, next-auth v4)
-		return a.kit.SendRedirect(c, rq, a.base.URL("/signin"))
-	}
-	return a.oauthSignIn(c, rq, p)
+	return a.flowOf(p).SignIn(c, rq, p)
 }
