@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -20,7 +21,7 @@ const formRemoveLinked = "removeLinked"
 // tellMethodAdded tells the user's verified address that an identity at p
 // was linked to the account (accounts.Service.TellMethodAdded).
 func (a *App) tellMethodAdded(ctx context.Context, u *models.User, p config.Provider) {
-	a.pw.rules.TellMethodAdded(ctx, u, p.ID, providerName(p))
+	a.pw.rules.TellMethodAdded(ctx, u, p.ID, catalogue.DisplayName(p))
 }
 
 // asksRemoveLinked reads the form field: the checkbox's "1", or "true" or

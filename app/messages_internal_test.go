@@ -35,13 +35,7 @@ func TestMessageIDsKnown(t *testing.T) {
 		signin.CodeOAuthCreateAccount, signin.CodeEmailCreateAccount, signin.CodeCallback, signin.CodeOAuthAccountNotLinked,
 		signin.CodeEmailSignin, signin.CodeCredentialsSignin, signin.CodeSessionRequired, signin.CodeAccessDenied,
 		signin.CodeVerification, signin.CodeConfiguration, signin.CodeWebAuthnVerification}
-	for _, code := range codes {
-		known(signinMessage(code), "signinMessage("+string(code)+")")
-		ep := errorPageFor(code)
-		known(ep.heading, "errorPageFor("+string(code)+")")
-		for _, l := range ep.lines {
-			known(l, "errorPageFor("+string(code)+")")
-		}
+	for _, code := range codes { // the NextAuth codes' own messages: app/nextauth's test
 		known(passkeyMessage(string(code)), "passkeyMessage")
 	}
 	for _, code := range []string{"LastSignInMethod", "NotFound"} {
@@ -60,9 +54,13 @@ func TestMessageIDsKnown(t *testing.T) {
 
 	// The literal ids the handlers pass: titles, headings, lines, links
 	// and the messages of the account pages.
-	literal := regexp.MustCompile(`(?:a\.page\(c, rq, |passwordForm\(c, rq, |Heading: |LinkText: |Lines: +\[\]string\{|checkEmail\(c, rq, |accountPage\(c, rq, [\w.]+, |signUpForm\(c, rq, [\w.]+, \w+, |signUpVerifyPage\([\w.]+, |msg = |d\.(?:Error|Notice) = |v\.LabelID = |confirmPage\(c, rq, p, [\w.]+, [\w.]+, )(?:"([^"]*)"|(msg\w+))`)
+	literal := regexp.MustCompile(`(?:\.[pP]age\(c, rq, |passwordForm\(c, rq, |Heading: |LinkText: |Lines: +\[\]string\{|checkEmail\(c, rq, |accountPage\(c, rq, [\w.]+, |signUpForm\(c, rq, [\w.]+, \w+, |signUpVerifyPage\([\w.]+, |msg = |d\.(?:Error|Notice) = |v\.LabelID = |confirmPage\(c, rq, p, [\w.]+, [\w.]+, )(?:"([^"]*)"|(msg\w+))`)
+	// Package app and its handler packages (app/nextauth, ...).
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
+	below, err := filepath.Glob("*/*.go")
+	require.NoError(t, err)
+	files = append(files, below...)
 	seen := 0
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

@@ -113,8 +113,8 @@ func (a *App) formPostBounce(next echo.HandlerFunc) echo.HandlerFunc {
 		if _, err := r.Cookie(a.names.CSRF); err == nil {
 			return next(c)
 		}
-		p, ok := a.providers.byID[c.Param("provider")]
-		if !ok || p.Type == config.TypeEmail || p.Type == config.TypeWebAuthn || p.Type == config.TypeCredentials {
+		id := c.Param("provider")
+		if _, ok := a.oauth[id]; !ok { // not an OAuth provider (its client)
 			return next(c)
 		}
 		r.Body = http.MaxBytesReader(c.Response(), r.Body, a.cfg.MaxBodyBytes)
@@ -127,6 +127,6 @@ func (a *App) formPostBounce(next echo.HandlerFunc) echo.HandlerFunc {
 				q.Set(k, v)
 			}
 		}
-		return c.Redirect(http.StatusSeeOther, a.base.URL("/callback/"+p.ID)+"?"+q.Encode())
+		return c.Redirect(http.StatusSeeOther, a.base.URL("/callback/"+id)+"?"+q.Encode())
 	}
 }

@@ -81,27 +81,12 @@ func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 	// closure each). What every answer needs, routing misses and errors
 	// included, is done around echo by serve.
 	m := mux{a: a, e: e, g: e.Group(a.base.Path), recoverPanics: middleware.Recover(), checked: map[string]bool{}}
-	m.Page("/csrf", a.getCSRF)
-	m.Get("/providers", a.getProviders) // next-auth sets no cookies here
-	m.Page("/session", a.getSession)
-	m.Post("/session", a.postSession, a.emptySessionBadRequest)
-	m.Page("/signin", a.getSignIn)
-	m.Page("/signin/:provider", a.getSignIn) // v4 quirk: the provider segment is ignored
-	m.Post("/signin/:provider", a.postSignIn, a.retryPage("/signin"))
-	m.Page("/callback/:provider", a.callback, a.knownProvider)
-	m.Post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
-	m.Page("/signout", a.getSignOut)
-	m.Post("/signout", a.postSignOut, a.retryPage("/signout"))
 	m.Post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))
 	m.Get("/webauthn-options/:provider", a.getWebAuthnOptions)
 	m.Page("/passkeys", a.getPasskeys, a.withPasskeys)
 	m.Post("/passkeys/rename", a.postRenamePasskey, a.retryPage("/passkeys"), a.withPasskeys)
 	m.Post("/passkeys/remove", a.postRemovePasskey, a.retryPage("/passkeys"), a.withPasskeys)
-	m.Page("/error", a.getError)
-	m.Page("/verify-request", a.getVerifyRequest)
 	a.passwordRoutes(m)
-	// The v4 client's log beacon: no CSRF, no init, nothing changes.
-	m.PostWithoutCSRF("/_log", a.postLog)
 
 	for _, h := range handlers {
 		h.Mount(m)
@@ -114,33 +99,8 @@ func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 	return e, nil
 }
 
-// retryPage is the CSRF answer of sign-in and sign-out: back to the page
-// with ?csrf=true, as next-auth.
-func (a *App) retryPage(page string) web.Action {
-	return func(c echo.Context, rq *web.Request) error {
-		return a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, a.base.URL(page)+"?csrf=true"))
-	}
-}
-
-// emptySessionBadRequest is the CSRF answer of a session update: 400 {}.
-func (a *App) emptySessionBadRequest(c echo.Context, _ *web.Request) error {
-	return web.SendJSON(c, http.StatusBadRequest, emptySession)
-}
-
-// callbackWithoutCSRF: an OAuth callback posted by the IdP (form_post) has
-// no csrfToken; its state, a hash of the CSRF token, is checked instead. An
-// e-mail link's confirm page posted without a matching token shows the page
-// again with a 403. A password sign-in without one goes back to the sign-in
-// page with ?csrf=true, as next-auth v4's.
-func (a *App) callbackWithoutCSRF(c echo.Context, rq *web.Request) error {
-	p := a.providers.byID[c.Param("provider")]
-	return a.flowOf(p).CallbackWithoutCSRF(c, rq, p)
-}
-
-// postLog accepts the v4 client's logger beacon (navigator.sendBeacon) and,
-// like next-auth, answers 200 with an empty body; the client's messages are
-// not ours to log.
-func (a *App) postLog(c echo.Context) error { return c.NoContent(http.StatusOK) }
+// retryPage is the CSRF answer of the account pages (web.Kit.RetryPage).
+func (a *App) retryPage(page string) web.Action { return a.kit.RetryPage(page) }
 
 // clientIP is how c.RealIP() finds the client: the peer address, or the
 // X-Forwarded-For entry left by the nearest untrusted hop when the peer is a

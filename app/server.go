@@ -24,6 +24,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
+	"github.com/latchkey-auth/latchkey/app/nextauth"
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/ops"
 	"github.com/latchkey-auth/latchkey/app/password"
@@ -56,15 +57,14 @@ type App struct {
 	// session's claims, which GET /session then re-issues.
 	claimHooks bool
 
-	core      *signin.Service
-	providers *providerSet
-	sessions  session.Strategy
-	oauth     map[string]oauth.Client
-	checks    *checkCookies
-	emails    map[string]signin.EmailProvider
-	bindings  *linkBindings   // e-mail links bound to the browser that asked
-	passkeys  *passkeys       // the webauthn providers and their challenge cookie
-	proxies   proxies.Trusted // trusted_proxies: whose forwarding headers are believed
+	core     *signin.Service
+	sessions session.Strategy
+	oauth    map[string]oauth.Client
+	checks   *checkCookies
+	emails   map[string]signin.EmailProvider
+	bindings *linkBindings   // e-mail links bound to the browser that asked
+	passkeys *passkeys       // the webauthn providers and their challenge cookie
+	proxies  proxies.Trusted // trusted_proxies: whose forwarding headers are believed
 
 	// revocations are the session revocations, polled (revocations.go).
 	revocations *session.Revocations
@@ -84,9 +84,8 @@ type App struct {
 	// hsts is the Strict-Transport-Security value under https; nil over
 	// http, where no answer carries it (securityHeaders).
 	hsts      []string
-	flows     map[string]flow // by provider type; anything else is OAuth (flows.go)
-	kit       *web.Kit        // request init, redirects, pages, the failure adapter (app/web)
-	exchanges sync.Pool       // *exchange, one per response in flight (serve)
+	kit       *web.Kit  // request init, redirects, pages, the failure adapter (app/web)
+	exchanges sync.Pool // *exchange, one per response in flight (serve)
 
 	// Operations (observe.go; health and the metrics listener: app/ops).
 	metrics   *metrics.Metrics // nil: metrics are off
@@ -191,6 +190,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 // build derives everything requests need from the config, once.
 func (a *App) build(idpClient *http.Client) error {
 	var err error
+	var api *nextauth.Handler // the NextAuth.js API, built once the core is
 	a.theme = buildTheme(a.cfg.Theme, a.base)
 	if a.langs, err = i18n.Load(views.Locales(), a.cfg.I18n.Default, a.cfg.I18n.Languages); err != nil {
 		return err
@@ -198,12 +198,9 @@ func (a *App) build(idpClient *http.Client) error {
 	a.kit = web.NewKit(web.KitConfig{
 		Base: a.base, Log: a.log, Names: a.names, Cookies: a.cookies, CSRF: a.csrf, Policy: a.policy,
 		RedirectHook: a.hooks.Redirect, Langs: a.langs, Theme: a.theme.page, MaxBodyBytes: a.cfg.MaxBodyBytes,
-		OnFailure: a.countFailedSignIn, NewUserPage: a.cfg.Pages.NewUser,
+		OnFailure: func(c echo.Context, code signin.Code) { api.CountFailedSignIn(c, code) }, NewUserPage: a.cfg.Pages.NewUser,
 		OnSignIn: func(provider string) { a.metrics.SignIn(provider, metrics.OutcomeSuccess) },
 	})
-	if a.providers, err = a.buildProviders(); err != nil {
-		return err
-	}
 	if a.sessions, err = a.buildSessions(); err != nil {
 		return err
 	}
@@ -236,8 +233,18 @@ func (a *App) build(idpClient *http.Client) error {
 		Log:          a.log,
 	}
 	a.pw = a.buildPasswordFlows(a.core)
-	a.flows = map[string]flow{
-		config.TypeOAuth: oauthFlow{a}, config.TypeEmail: emailFlow{a}, config.TypeWebAuthn: passkeyFlow{a}, config.TypeCredentials: credentialsFlow{a},
+	api, err = nextauth.New(nextauth.Deps{
+		Kit: a.kit, Log: a.log, Core: a.core, Sessions: a.sessions, Hooks: a.hooks, Providers: a.cfg.Providers,
+		Flows: map[string]nextauth.Flow{
+			config.TypeOAuth: oauthFlow{a}, config.TypeEmail: emailFlow{a}, config.TypeWebAuthn: passkeyFlow{a},
+		},
+		Credentials:    a.credentialsProvider,
+		FormPostBounce: a.formPostBounce,
+		Metrics:        a.metrics, Pages: a.cfg.Pages, Passkeys: len(a.passkeys.rps) > 0,
+		SendsMail: a.cfg.SendsMail(), ReportsOIDC: a.dialect.reportsOIDC,
+	})
+	if err != nil {
+		return err
 	}
 	openAPI, err := a.openAPIDocument()
 	if err != nil {
@@ -246,7 +253,8 @@ func (a *App) build(idpClient *http.Client) error {
 	// The feature handlers of their own packages, each given exactly what
 	// it uses.
 	handlers := []mounter{
-		forwardauth.New(sessionReader{a}, access.New(a.cfg.Access), a.proxies, a.policy, a.base.URL("/signin"), a.log),
+		api,
+		forwardauth.New(api, access.New(a.cfg.Access), a.proxies, a.policy, a.base.URL("/signin"), a.log),
 		ops.New(a.store, a.log, a.base.Path, openAPI, a.theme.css),
 	}
 	if a.echo, err = a.routes(handlers...); err != nil {

@@ -78,3 +78,12 @@ func (k *Kit) SendBuilt(c echo.Context, build func([]byte) []byte) error {
 	}
 	return err
 }
+
+// RetryPage is the answer to a POST whose csrfToken did not match, on the
+// sign-in, sign-out and account pages: back to page with ?csrf=true, as
+// next-auth's, keeping the request's explicit language.
+func (k *Kit) RetryPage(page string) Action {
+	return func(c echo.Context, rq *Request) error {
+		return k.SendRedirect(c, rq, k.WithLang(c, rq, k.base.URL(page)+"?csrf=true"))
+	}
+}

@@ -1,4 +1,4 @@
-package app
+package nextauth
 
 import (
 	"net/http"
@@ -9,10 +9,10 @@ import (
 )
 
 // getCSRF returns the CSRF token; init has already (re)issued the cookie.
-func (a *App) getCSRF(c echo.Context, rq *web.Request) error {
+func (h *Handler) getCSRF(c echo.Context, rq *web.Request) error {
 	web.NoStore(c)
 	if !web.PlainJSON(c) {
 		return c.JSON(http.StatusOK, map[string]string{"csrfToken": rq.CSRFToken})
 	}
-	return a.kit.SendBuilt(c, func(b []byte) []byte { return appendCSRF(b, rq.CSRFToken) })
+	return h.kit.SendBuilt(c, func(b []byte) []byte { return appendCSRF(b, rq.CSRFToken) })
 }

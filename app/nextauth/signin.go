@@ -1,4 +1,4 @@
-package app
+package nextauth
 
 import (
 	"github.com/labstack/echo/v4"
@@ -8,10 +8,10 @@ import (
 
 // postSignIn starts a sign-in for a provider (the route has checked CSRF).
 // An unknown provider gets next-auth's redirect to {base}/signin?csrf=true.
-func (a *App) postSignIn(c echo.Context, rq *web.Request) error {
-	p, ok := a.providers.byID[c.Param("provider")]
+func (h *Handler) postSignIn(c echo.Context, rq *web.Request) error {
+	p, ok := h.providers.byID[c.Param("provider")]
 	if !ok {
-		return a.retryPage("/signin")(c, rq)
+		return h.kit.RetryPage("/signin")(c, rq)
 	}
-	return a.flowOf(p).SignIn(c, rq, p)
+	return h.flowOf(p).SignIn(c, rq, p)
 }

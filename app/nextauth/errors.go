@@ -1,4 +1,4 @@
-package app
+package nextauth
 
 import (
 	"net/http"
@@ -71,14 +71,14 @@ func errorPageFor(code signin.Code) errorPage {
 // link exists. A link that was sent is counted only once redeemed (in
 // afterSignIn, or here when it fails). The provider label is a configured
 // id, the outcome a NextAuth error code: both bounded.
-func (a *App) countFailedSignIn(c echo.Context, code signin.Code) {
-	p, ok := a.providers.byID[c.Param("provider")]
+func (h *Handler) countFailedSignIn(c echo.Context, code signin.Code) {
+	p, ok := h.providers.byID[c.Param("provider")]
 	if !ok {
 		return
 	}
-	switch route, _ := strings.CutPrefix(c.Path(), a.base.Path); {
+	switch route, _ := strings.CutPrefix(c.Path(), h.base.Path); {
 	case route == "/callback/:provider",
 		route == "/signin/:provider" && c.Request().Method == http.MethodPost:
-		a.metrics.SignIn(p.ID, string(code))
+		h.metrics.SignIn(p.ID, string(code))
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package nextauth
 
 import (
 	"context"
@@ -6,36 +6,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
 )
-
-// buildSessions picks the configured strategy; JWT keys are derived here, once.
-func (a *App) buildSessions() (session.Strategy, error) {
-	life := session.Lifetime{
-		MaxAge:         a.cfg.Session.MaxAge.D(),
-		UpdateAge:      a.cfg.Session.UpdateAge.D(),
-		AbsoluteMaxAge: a.cfg.Session.AbsoluteMaxAge.D(),
-		Now:            a.now,
-	}
-	// Only the session cookie is shared with sibling hosts (cookies.domain).
-	w := a.cookies
-	w.Domain = a.cfg.Cookies.CookieDomain()
-	if a.cfg.Session.Strategy == config.StrategyJWT {
-		j, err := session.NewJWT(a.cfg.Secrets(), a.dialect.jwt, a.names.SessionToken, w, life)
-		if err != nil {
-			return nil, err
-		}
-		j.WithRevocations(a.revocations)
-		if !a.claimHooks {
-			j.WithFixedClaims()
-		}
-		return j, nil
-	}
-	return session.NewDatabase(a.store, a.names.SessionToken, w, life).WithRevocations(a.revocations).WithLookupCache(a.cfg.Session.CacheTTL.D())
-}
 
 // emptySession is v4's body when there is no session.
 var emptySession = []byte("{}")
@@ -43,15 +17,15 @@ var emptySession = []byte("{}")
 // getSession returns the client-safe session object, or {} — the hottest
 // route: one indexed lookup or one decryption, no write unless a database
 // session is due for extension.
-func (a *App) getSession(c echo.Context, rq *web.Request) error {
+func (h *Handler) getSession(c echo.Context, rq *web.Request) error {
 	web.NoStore(c)
-	return a.answerSession(c, signin.JWTInput{}, signin.SessionInput{})
+	return h.answerSession(c, signin.JWTInput{}, signin.SessionInput{})
 }
 
 // postSession is useSession().update(data): after the route's CSRF check, as GET with
 // the data handed to the JWT and Session hooks.
-func (a *App) postSession(c echo.Context, rq *web.Request) error {
-	return a.answerSession(c, signin.JWTInput{Trigger: "update", Update: rq.Data}, signin.SessionInput{Trigger: "update", Update: rq.Data})
+func (h *Handler) postSession(c echo.Context, rq *web.Request) error {
+	return h.answerSession(c, signin.JWTInput{Trigger: "update", Update: rq.Data}, signin.SessionInput{Trigger: "update", Update: rq.Data})
 }
 
 // signedIn is the request's session as GET /session and forward-auth see
@@ -59,13 +33,13 @@ func (a *App) postSession(c echo.Context, rq *web.Request) error {
 // hook. It writes nothing. s is nil when there is none; stale then reports
 // a session cookie that named none (or a session the hook ended), for a
 // caller that clears it.
-func (a *App) signedIn(ctx context.Context, r *http.Request, jin signin.JWTInput) (s *session.Session, stale bool, err error) {
-	s, sent, err := a.sessions.Read(ctx, r)
+func (h *Handler) signedIn(ctx context.Context, r *http.Request, jin signin.JWTInput) (s *session.Session, stale bool, err error) {
+	s, sent, err := h.sessions.Read(ctx, r)
 	if err != nil || s == nil {
 		return nil, sent && err == nil, err
 	}
 	if s.Claims != nil {
-		s.Claims = a.hooks.JWT(s.Claims, jin)
+		s.Claims = h.hooks.JWT(s.Claims, jin)
 		if s.Claims == nil { // a JWT hook returning nil ends the session, as in Auth.js
 			return nil, true, nil
 		}
@@ -74,44 +48,42 @@ func (a *App) signedIn(ctx context.Context, r *http.Request, jin signin.JWTInput
 	return s, false, nil
 }
 
-// sessionReader is signedIn for forward-auth (forwardauth.Sessions): the
-// read half of GET /session, writing nothing.
-type sessionReader struct{ a *App }
-
-func (sr sessionReader) SignedIn(ctx context.Context, r *http.Request) (*session.Session, error) {
-	s, _, err := sr.a.signedIn(ctx, r, signin.JWTInput{})
+// SignedIn is the read half of GET /session, writing nothing: what
+// forward-auth asks (forwardauth.Sessions, handed over by the wiring).
+func (h *Handler) SignedIn(ctx context.Context, r *http.Request) (*session.Session, error) {
+	s, _, err := h.signedIn(ctx, r, signin.JWTInput{})
 	return s, err
 }
 
-func (a *App) answerSession(c echo.Context, jin signin.JWTInput, sin signin.SessionInput) error {
+func (h *Handler) answerSession(c echo.Context, jin signin.JWTInput, sin signin.SessionInput) error {
 	ctx, w, r := c.Request().Context(), c.Response(), c.Request()
-	s, stale, err := a.signedIn(ctx, r, jin)
+	s, stale, err := h.signedIn(ctx, r, jin)
 	if err != nil {
 		// A storage hiccup is not a sign-out: answer {} but keep the cookie.
 		// A client that went away (its request cancelled) is no hiccup.
 		if ctx.Err() == nil {
-			a.log.Warn("session lookup failed", "err", err)
+			h.log.Warn("session lookup failed", "err", err)
 		}
 		return web.SendJSON(c, http.StatusOK, emptySession)
 	}
 	if s == nil {
 		if stale {
-			a.sessions.Clear(w, r)
+			h.sessions.Clear(w, r)
 		}
 		return web.SendJSON(c, http.StatusOK, emptySession)
 	}
 	sin.UserID, sin.Token = s.User.ID, s.Claims
-	obj := a.hooks.Session(signin.SessionObject{
+	obj := h.hooks.Session(signin.SessionObject{
 		User:    signin.SessionUser{Name: s.User.Name, Email: s.User.Email, Image: s.User.Image},
 		Expires: s.Expires.UTC().Format("2006-01-02T15:04:05.000Z"),
 	}, sin)
-	if err := a.sessions.Refresh(ctx, w, r, s); err != nil {
-		a.log.Warn("session refresh failed", "err", err)
+	if err := h.sessions.Refresh(ctx, w, r, s); err != nil {
+		h.log.Warn("session refresh failed", "err", err)
 	}
 	if !web.PlainJSON(c) {
 		return c.JSON(http.StatusOK, obj)
 	}
-	return a.kit.SendBuilt(c, func(b []byte) []byte { return appendSession(b, obj) })
+	return h.kit.SendBuilt(c, func(b []byte) []byte { return appendSession(b, obj) })
 }
 
 // userFromClaims reads next-auth's token fields after a JWT hook ran. A

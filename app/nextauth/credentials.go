@@ -1,4 +1,4 @@
-package app
+package nextauth
 
 import (
 	"errors"
@@ -17,29 +17,16 @@ import (
 // and the sign-in page's password form. The rules are in
 // signin.SignInWithPassword; this is the wire: next-auth's answers, whose
 // status depends on the outcome (credentialsRefused).
-func (a *App) credentialsCallback(c echo.Context, rq *web.Request, p config.Provider) error {
-	out, err := a.core.SignInWithPassword(c.Request().Context(), a.browser(c), a.credentialsProvider(p), signin.PasswordLogin{
+func (h *Handler) credentialsCallback(c echo.Context, rq *web.Request, p config.Provider) error {
+	out, err := h.core.SignInWithPassword(c.Request().Context(), h.browser(c), h.credentials(p), signin.PasswordLogin{
 		Email:    rq.Form.Get("email"),
 		Password: rq.Form.Get("password"),
 		ClientIP: c.RealIP(),
 	})
 	if err != nil {
-		return a.credentialsRefused(c, rq, p, err)
+		return h.credentialsRefused(c, rq, p, err)
 	}
-	return a.kit.AfterSignIn(c, rq, out)
-}
-
-// credentialsProvider is what the rules need of p. It shares the
-// instance's hasher (a.pw.hasher: its bound on concurrent hashes must
-// cover every check); the throttle's counters are in the database, so the
-// rest is made per sign-in.
-func (a *App) credentialsProvider(p config.Provider) signin.CredentialsProvider {
-	return signin.CredentialsProvider{
-		ID:        p.ID,
-		Hasher:    a.pw.hasher,
-		Passwords: a.store,
-		Throttle:  signin.NewThrottle(a.store),
-	}
+	return h.kit.AfterSignIn(c, rq, out)
 }
 
 // credentialsRefused answers a refused password sign-in as next-auth v4's
@@ -57,7 +44,7 @@ func (a *App) credentialsProvider(p config.Provider) signin.CredentialsProvider 
 // Anything else (the SignIn hook's redirect, a database failure) goes
 // through fail like any other action. The cause is logged once, with the
 // address masked, and the outcome counted (latchkey_signins_total).
-func (a *App) credentialsRefused(c echo.Context, rq *web.Request, p config.Provider, err error) error {
+func (h *Handler) credentialsRefused(c echo.Context, rq *web.Request, p config.Provider, err error) error {
 	code := signin.CodeOf(err)
 	var e *signin.Error
 	status := map[signin.Code]int{
@@ -66,21 +53,21 @@ func (a *App) credentialsRefused(c echo.Context, rq *web.Request, p config.Provi
 		signin.CodeTryLater:          http.StatusServiceUnavailable,
 	}[code]
 	if !errors.As(err, &e) || e.Redirect != "" || status == 0 {
-		return a.kit.Fail(c, rq, err)
+		return h.kit.Fail(c, rq, err)
 	}
 	cause := err.Error()
 	if e.Cause != nil {
 		cause = e.Cause.Error()
 	}
-	a.countFailedSignIn(c, code)
-	a.log.Warn("password sign-in refused", "provider", p.ID, "code", string(code), "cause", cause, "request_id", web.RequestID(c))
+	h.countFailedSignIn(c, code)
+	h.log.Warn("password sign-in refused", "provider", p.ID, "code", string(code), "cause", cause, "request_id", web.RequestID(c))
 	if code == signin.CodeAccessDenied {
-		return a.kit.SendStatusRedirect(c, rq, status, a.kit.ErrorURL(code))
+		return h.kit.SendStatusRedirect(c, rq, status, h.kit.ErrorURL(code))
 	}
 	if rq.ReturnHeader && !rq.JSONMode {
-		to := a.base.URL("/signin") + "?" + url.Values{"error": {string(code)}, "code": {p.ID}}.Encode()
-		return a.kit.SendRedirect(c, rq, to)
+		to := h.base.URL("/signin") + "?" + url.Values{"error": {string(code)}, "code": {p.ID}}.Encode()
+		return h.kit.SendRedirect(c, rq, to)
 	}
-	to := a.kit.WithLang(c, rq, a.kit.ErrorURL(code)+"&provider="+url.QueryEscape(p.ID))
-	return a.kit.SendStatusRedirect(c, rq, status, to)
+	to := h.kit.WithLang(c, rq, h.kit.ErrorURL(code)+"&provider="+url.QueryEscape(p.ID))
+	return h.kit.SendStatusRedirect(c, rq, status, to)
 }

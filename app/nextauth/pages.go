@@ -1,4 +1,4 @@
-package app
+package nextauth
 
 import (
 	"net/http"
@@ -12,29 +12,29 @@ import (
 )
 
 // getSignIn renders the sign-in page, or redirects to pages.sign_in.
-func (a *App) getSignIn(c echo.Context, rq *web.Request) error {
+func (h *Handler) getSignIn(c echo.Context, rq *web.Request) error {
 	code := signin.Code(c.QueryParam("error"))
-	if a.cfg.Pages.SignIn != "" {
+	if h.pages.SignIn != "" {
 		q := url.Values{"callbackUrl": {rq.CallbackURL}}
 		if code != "" {
 			q.Set("error", string(code))
 		}
-		return c.Redirect(http.StatusFound, web.WithQuery(a.cfg.Pages.SignIn, q))
+		return c.Redirect(http.StatusFound, web.WithQuery(h.pages.SignIn, q))
 	}
 	callback := c.QueryParam("callbackUrl")
 	if callback == "" {
 		callback = rq.CallbackURL
 	} else {
-		callback = a.kit.Redirect(callback)
+		callback = h.kit.Redirect(callback)
 	}
-	pg := a.kit.Page(c, rq, "TitleSignIn")
-	if len(a.passkeys.rps) > 0 {
-		pg.Script = a.base.Path + "/static/passkeys.js"
+	pg := h.kit.Page(c, rq, "TitleSignIn")
+	if h.passkeys {
+		pg.Script = h.base.Path + "/static/passkeys.js"
 	}
 	return web.Render(c, http.StatusOK, views.SignInPage(views.SignIn{
-		Passkeys:    len(a.passkeys.rps) > 0,
+		Passkeys:    h.passkeys,
 		Page:        pg,
-		Providers:   a.providers.views,
+		Providers:   h.providers.views,
 		CSRFToken:   rq.CSRFToken,
 		CallbackURL: callback,
 		Email:       c.QueryParam("email"),
@@ -43,17 +43,17 @@ func (a *App) getSignIn(c echo.Context, rq *web.Request) error {
 }
 
 // getSignOut renders the sign-out confirmation, or redirects to pages.sign_out.
-func (a *App) getSignOut(c echo.Context, rq *web.Request) error {
-	if a.cfg.Pages.SignOut != "" {
-		return c.Redirect(http.StatusFound, a.cfg.Pages.SignOut)
+func (h *Handler) getSignOut(c echo.Context, rq *web.Request) error {
+	if h.pages.SignOut != "" {
+		return c.Redirect(http.StatusFound, h.pages.SignOut)
 	}
 	msg := ""
 	if c.QueryParam("csrf") == "true" {
 		msg = "SignOutExpired"
 	}
 	return web.Render(c, http.StatusOK, views.SignOutPage(views.SignOut{
-		Page:      a.kit.Page(c, rq, "TitleSignOut"),
-		Action:    a.base.URL("/signout"),
+		Page:      h.kit.Page(c, rq, "TitleSignOut"),
+		Action:    h.base.URL("/signout"),
 		CSRFToken: rq.CSRFToken,
 		Error:     msg,
 	}))
@@ -61,36 +61,36 @@ func (a *App) getSignOut(c echo.Context, rq *web.Request) error {
 
 // getError shows the error page. Sign-in-class codes bounce to the sign-in
 // page (as v4 does) so the message appears beside the sign-in options.
-func (a *App) getError(c echo.Context, rq *web.Request) error {
+func (h *Handler) getError(c echo.Context, rq *web.Request) error {
 	code := signin.Code(c.QueryParam("error"))
 	if signinErrors[code] {
-		return c.Redirect(http.StatusFound, a.kit.WithLang(c, rq, a.base.URL("/signin")+"?error="+url.QueryEscape(string(code))))
+		return c.Redirect(http.StatusFound, h.kit.WithLang(c, rq, h.base.URL("/signin")+"?error="+url.QueryEscape(string(code))))
 	}
-	if a.cfg.Pages.Error != "" {
-		return c.Redirect(http.StatusFound, web.WithQuery(a.cfg.Pages.Error, url.Values{"error": {string(code)}}))
+	if h.pages.Error != "" {
+		return c.Redirect(http.StatusFound, web.WithQuery(h.pages.Error, url.Values{"error": {string(code)}}))
 	}
 	ep := errorPageFor(code)
 	d := views.Error{
-		Page:     a.kit.Page(c, rq, "TitleError"),
+		Page:     h.kit.Page(c, rq, "TitleError"),
 		Heading:  ep.heading,
 		Lines:    ep.lines,
-		HomeURL:  a.kit.Origin(),
-		HomeHost: web.HostOf(a.base.Origin),
+		HomeURL:  h.kit.Origin(),
+		HomeHost: web.HostOf(h.base.Origin),
 	}
 	if ep.signIn {
-		d.SignInURL = a.base.URL("/signin")
+		d.SignInURL = h.base.URL("/signin")
 	}
 	return web.Render(c, ep.status, views.ErrorPage(d))
 }
 
 // getVerifyRequest shows "check your email", or redirects to pages.verify_request.
-func (a *App) getVerifyRequest(c echo.Context, rq *web.Request) error {
-	if a.cfg.Pages.VerifyRequest != "" {
-		return c.Redirect(http.StatusFound, a.cfg.Pages.VerifyRequest)
+func (h *Handler) getVerifyRequest(c echo.Context, rq *web.Request) error {
+	if h.pages.VerifyRequest != "" {
+		return c.Redirect(http.StatusFound, h.pages.VerifyRequest)
 	}
 	return web.Render(c, http.StatusOK, views.VerifyRequestPage(views.VerifyRequest{
-		Page:     a.kit.Page(c, rq, "TitleVerifyRequest"),
-		HomeURL:  a.kit.Origin(),
-		HomeHost: web.HostOf(a.base.Origin),
+		Page:     h.kit.Page(c, rq, "TitleVerifyRequest"),
+		HomeURL:  h.kit.Origin(),
+		HomeHost: web.HostOf(h.base.Origin),
 	}))
 }

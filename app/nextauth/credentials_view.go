@@ -1,4 +1,4 @@
-package app
+package nextauth
 
 import (
 	"github.com/latchkey-auth/latchkey/app/config"
@@ -15,7 +15,7 @@ const (
 // viewOf is a provider as the sign-in page shows it. A credentials form
 // posts to the callback, as next-auth's, and links to the sign-up and
 // reset pages.
-func (a *App) viewOf(p config.Provider, info providerInfo) views.Provider {
+func (h *Handler) viewOf(p config.Provider, info providerInfo) views.Provider {
 	v := views.Provider{ID: p.ID, Name: info.Name, Type: p.Type, SigninURL: info.SigninURL}
 	if p.Name == "" { // next-auth's default names, in the page's language
 		switch p.Type {
@@ -26,16 +26,16 @@ func (a *App) viewOf(p config.Provider, info providerInfo) views.Provider {
 		}
 	}
 	if p.Type == config.TypeWebAuthn {
-		v.CallbackURL, v.OptionsURL = info.CallbackURL, a.base.URL("/webauthn-options/"+p.ID)
+		v.CallbackURL, v.OptionsURL = info.CallbackURL, h.base.URL("/webauthn-options/"+p.ID)
 	}
 	if p.Type == config.TypeCredentials {
 		v.CallbackURL = info.CallbackURL
-		if !a.cfg.SendsMail() { // no links to send: no sign-up, no reset
+		if !h.sendsMail { // no links to send: no sign-up, no reset
 			return v
 		}
-		v.ResetURL = a.base.URL(resetPath)
+		v.ResetURL = h.base.URL(resetPath)
 		if p.SignupEnabled() {
-			v.SignupURL = a.base.URL(signupPath)
+			v.SignupURL = h.base.URL(signupPath)
 		}
 	}
 	return v

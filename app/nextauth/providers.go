@@ -1,4 +1,4 @@
-package app
+package nextauth
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -29,20 +30,20 @@ type providerSet struct {
 	views []views.Provider
 }
 
-func (a *App) buildProviders() (*providerSet, error) {
+func (h *Handler) buildProviders(providers []config.Provider) (*providerSet, error) {
 	ps := &providerSet{byID: map[string]config.Provider{}}
-	ordered := make([]json.RawMessage, 0, len(a.cfg.Providers))
-	for _, p := range a.cfg.Providers {
+	ordered := make([]json.RawMessage, 0, len(providers))
+	for _, p := range providers {
 		info := providerInfo{
 			ID:          p.ID,
-			Name:        providerName(p),
-			Type:        a.dialect.wireType(p.Type),
-			SigninURL:   a.base.URL("/signin/" + p.ID),
-			CallbackURL: a.base.URL("/callback/" + p.ID),
+			Name:        catalogue.DisplayName(p),
+			Type:        h.wireType(p.Type),
+			SigninURL:   h.base.URL("/signin/" + p.ID),
+			CallbackURL: h.base.URL("/callback/" + p.ID),
 		}
 		ps.list = append(ps.list, info)
 		ps.byID[p.ID] = p
-		ps.views = append(ps.views, a.viewOf(p, info))
+		ps.views = append(ps.views, h.viewOf(p, info))
 		b, err := json.Marshal(info)
 		if err != nil {
 			return nil, fmt.Errorf("encode provider %s: %w", p.ID, err)
@@ -63,6 +64,6 @@ func (a *App) buildProviders() (*providerSet, error) {
 }
 
 // getProviders serves the precomputed provider map.
-func (a *App) getProviders(c echo.Context) error {
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.providers.body)
+func (h *Handler) getProviders(c echo.Context) error {
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, h.providers.body)
 }
