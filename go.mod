@@ -2,6 +2,14 @@ module github.com/latchkey-auth/latchkey
 
 go 1.26.8
 
+// npm's folders hold no Go packages: ./... skips them, so go vet and go test
+// neither walk them nor race test/compat/install.sh's npm ci rewriting them
+// (go tool task test runs them concurrently).
+ignore (
+	./test/compat/node_modules
+	./test/compat/nextapp/node_modules
+)
+
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/a-h/templ v0.3.977

@@ -1,7 +1,7 @@
 // Package pgtest gives tests a real PostgreSQL server: the one named by
-// LATCHKEY_TEST_POSTGRES_URL (the test task starts a throwaway cluster and
-// sets it), or else a throwaway cluster of its own, started with the
-// machine's initdb and pg_ctl. PostgreSQL refuses to run as root, so as
+// LATCHKEY_TEST_POSTGRES_URL (a server of yours, to save the start-up), or
+// else a throwaway cluster of its own, one per test package (as under
+// `go tool task test`), started with the machine's initdb and pg_ctl. PostgreSQL refuses to run as root, so as
 // root the cluster runs as the unprivileged "postgres" user. Every test
 // gets a fresh database, dropped when it ends. A test that stops and
 // starts the server under a running client owns a cluster (StartCluster).
