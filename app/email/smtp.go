@@ -99,7 +99,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	start := time.Now()
 	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
 		return fmt.Errorf("e-mail not delivered to %s via %s after %v: %w",
-			Mask(m.To), s.Addr(), time.Since(start).Round(time.Millisecond), s.explain(err))
+			Mask(m.To), s.Addr(), time.Since(start).Round(time.Millisecond), masked(s.explain(err), m.To))
 	}
 	s.log.Info("sign-in e-mail delivered", "server", s.Addr(), "to", Mask(m.To),
 		"duration", time.Since(start).Round(time.Millisecond))
@@ -173,6 +173,26 @@ func (s *SMTP) tlsConfig() *tls.Config {
 	c := s.tls.Clone()
 	c.ServerName = s.srv.Host
 	return c
+}
+
+// maskedError is an error whose text names the recipient masked: go-mail
+// quotes a refused recipient in full ("affected recipient(s): <addr>"),
+// and an address must not reach a log line. It unwraps to the original.
+type maskedError struct {
+	text string
+	err  error
+}
+
+func (e *maskedError) Error() string { return e.text }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// masked is err with every occurrence of the address to masked in its text.
+func masked(err error, to string) error {
+	text := err.Error()
+	if to == "" || !strings.Contains(text, to) {
+		return err
+	}
+	return &maskedError{text: strings.ReplaceAll(text, to, Mask(to)), err: err}
 }
 
 // explain turns go-mail's refusal of a server without STARTTLS into what

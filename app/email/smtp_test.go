@@ -154,6 +154,11 @@ func TestSMTPFailures(t *testing.T) {
 				if strings.Contains(out, "wrong/pass") || strings.Contains(out, "wrong%2Fpass") || strings.Contains(out, "token=abc") {
 					t.Fatalf("secret leaked: %s", out)
 				}
+				// The SMTP library quotes the refused recipient in its own
+				// error; only the masked address may reach a log line.
+				if strings.Contains(out, testMessage.To) {
+					t.Fatalf("the recipient's full address leaked: %s", out)
+				}
 			}
 			if !strings.Contains(err.Error(), "not delivered to a***@example.com") {
 				t.Fatalf("error does not say what failed: %v", err)
