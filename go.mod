@@ -6,8 +6,8 @@ go 1.26.8
 // neither walk them nor race test/compat/install.sh's npm ci rewriting them
 // (go tool task test runs them concurrently).
 ignore (
-	./test/compat/node_modules
 	./test/compat/nextapp/node_modules
+	./test/compat/node_modules
 )
 
 require (
