@@ -34,26 +34,13 @@ func (a *App) flowOf(p config.Provider) flow {
 	return a.flows[config.TypeOAuth]
 }
 
-// oauthFlow, emailFlow, passkeyFlow and credentialsFlow are the flows of
-// package app until each moves into a package of its own.
+// emailFlow, passkeyFlow and credentialsFlow are the flows of package app
+// until each moves into a package of its own (OAuth's: app/oauthflow).
 type (
-	oauthFlow       struct{ a *App }
 	emailFlow       struct{ a *App }
 	passkeyFlow     struct{ a *App }
 	credentialsFlow struct{ a *App }
 )
-
-func (f oauthFlow) SignIn(c echo.Context, rq *web.Request, p config.Provider) error {
-	return f.a.oauthSignIn(c, rq, p)
-}
-
-func (f oauthFlow) Callback(c echo.Context, rq *web.Request, p config.Provider) error {
-	return f.a.oauthCallback(c, rq, p)
-}
-
-func (f oauthFlow) CallbackWithoutCSRF(c echo.Context, rq *web.Request, p config.Provider) error {
-	return f.a.oauthCallback(c, rq, p)
-}
 
 func (f emailFlow) SignIn(c echo.Context, rq *web.Request, p config.Provider) error {
 	return f.a.emailSignIn(c, rq, p)

@@ -72,7 +72,9 @@ func (m mux) RootAny(path string, h echo.HandlerFunc) {
 // routes on it (web.Mux). Every POST route states its answer to a
 // csrfToken that does not match the cookie (next-auth's differ per
 // route); a POST route registered without one makes New fail.
-func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
+// formPostBounce is the OAuth flow's answer to a POST callback that came
+// without the browser's cookies (oauthflow.Handler.FormPostBounce).
+func (a *App) routes(formPostBounce echo.MiddlewareFunc, handlers ...mounter) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = a.handleError
@@ -89,7 +91,7 @@ func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 	m.Page("/signin/:provider", a.getSignIn) // v4 quirk: the provider segment is ignored
 	m.Post("/signin/:provider", a.postSignIn, a.retryPage("/signin"))
 	m.Page("/callback/:provider", a.callback, a.knownProvider)
-	m.Post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
+	m.Post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, formPostBounce)
 	m.Page("/signout", a.getSignOut)
 	m.Post("/signout", a.postSignOut, a.retryPage("/signout"))
 	m.Post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))

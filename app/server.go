@@ -24,7 +24,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
-	"github.com/latchkey-auth/latchkey/app/oauth"
+	"github.com/latchkey-auth/latchkey/app/oauthflow"
 	"github.com/latchkey-auth/latchkey/app/ops"
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/proxies"
@@ -59,8 +59,7 @@ type App struct {
 	core      *signin.Service
 	providers *providerSet
 	sessions  session.Strategy
-	oauth     map[string]oauth.Client
-	checks    *checkCookies
+	idps      identityProviders // the OAuth and OIDC providers (app/oauthflow)
 	emails    map[string]signin.EmailProvider
 	bindings  *linkBindings   // e-mail links bound to the browser that asked
 	passkeys  *passkeys       // the webauthn providers and their challenge cookie
@@ -207,12 +206,6 @@ func (a *App) build(idpClient *http.Client) error {
 	if a.sessions, err = a.buildSessions(); err != nil {
 		return err
 	}
-	if a.oauth, err = a.buildOAuthClients(idpClient); err != nil {
-		return err
-	}
-	if a.checks, err = newCheckCookies(a.cfg.Secrets(), a.names.OAuthCheck, a.base.Path, a.cookies); err != nil {
-		return err
-	}
 	if a.emails, err = a.buildEmailProviders(); err != nil {
 		return err
 	}
@@ -236,8 +229,18 @@ func (a *App) build(idpClient *http.Client) error {
 		Log:          a.log,
 	}
 	a.pw = a.buildPasswordFlows(a.core)
+	oauthFlow, err := oauthflow.New(oauthflow.Deps{
+		Providers: a.cfg.Providers, Base: a.base, Secrets: a.cfg.Secrets(),
+		CheckCookie: a.names.OAuthCheck, CSRFCookie: a.names.CSRF, Cookies: a.cookies, MaxBodyBytes: a.cfg.MaxBodyBytes,
+		HTTPClient: idpClient, Kit: a.kit, Core: a.core, Browser: a.browser, LinkNotice: a.tellMethodAdded,
+		Now: a.now, Log: a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.idps = oauthFlow
 	a.flows = map[string]flow{
-		config.TypeOAuth: oauthFlow{a}, config.TypeEmail: emailFlow{a}, config.TypeWebAuthn: passkeyFlow{a}, config.TypeCredentials: credentialsFlow{a},
+		config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow{a}, config.TypeWebAuthn: passkeyFlow{a}, config.TypeCredentials: credentialsFlow{a},
 	}
 	openAPI, err := a.openAPIDocument()
 	if err != nil {
@@ -249,7 +252,7 @@ func (a *App) build(idpClient *http.Client) error {
 		forwardauth.New(sessionReader{a}, access.New(a.cfg.Access), a.proxies, a.policy, a.base.URL("/signin"), a.log),
 		ops.New(a.store, a.log, a.base.Path, openAPI, a.theme.css),
 	}
-	if a.echo, err = a.routes(handlers...); err != nil {
+	if a.echo, err = a.routes(oauthFlow.FormPostBounce, handlers...); err != nil {
 		return err
 	}
 	a.handler = http.HandlerFunc(a.serve)
@@ -295,7 +298,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 	}
 	go a.purgeLoop(ctx)
 	go a.revocationLoop(ctx)
-	go a.discoverIdPs(ctx)
+	go a.idps.Discover(ctx)
 	go func() { errc <- a.server.Serve(l) }()
 	var serveErr error
 	select {
