@@ -27,8 +27,8 @@ const module = "github.com/latchkey-auth/latchkey"
 // them as handlers leave; the goal is a root type of at most 12 fields
 // that only wires.
 const (
-	appFieldBudget  = 37
-	appMethodBudget = 105
+	appFieldBudget  = 35
+	appMethodBudget = 97
 )
 
 type goPackage struct {

@@ -1,8 +1,6 @@
 package app
 
 import (
-	"net/http"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
@@ -34,25 +32,13 @@ func (a *App) flowOf(p config.Provider) flow {
 	return a.flows[config.TypeOAuth]
 }
 
-// emailFlow, passkeyFlow and credentialsFlow are the flows of package app
-// until each moves into a package of its own (OAuth's: app/oauthflow).
+// passkeyFlow and credentialsFlow are the flows of package app until each
+// moves into a package of its own (OAuth's: app/oauthflow; e-mail's:
+// app/emailflow).
 type (
-	emailFlow       struct{ a *App }
 	passkeyFlow     struct{ a *App }
 	credentialsFlow struct{ a *App }
 )
-
-func (f emailFlow) SignIn(c echo.Context, rq *web.Request, p config.Provider) error {
-	return f.a.emailSignIn(c, rq, p)
-}
-
-func (f emailFlow) Callback(c echo.Context, rq *web.Request, p config.Provider) error {
-	return f.a.emailCallback(c, rq, p)
-}
-
-func (f emailFlow) CallbackWithoutCSRF(c echo.Context, rq *web.Request, p config.Provider) error {
-	return f.a.confirmPage(c, rq, p, rq.Form, http.StatusForbidden, msgExpired)
-}
 
 // SignIn: a passkey sign-in is started by the sign-in page's script
 // (GET /webauthn-options), as Auth.js's; a POST here goes back to the page.

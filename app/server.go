@@ -20,6 +20,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/emailflow"
 	"github.com/latchkey-auth/latchkey/app/forwardauth"
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/logs"
@@ -60,10 +61,8 @@ type App struct {
 	providers *providerSet
 	sessions  session.Strategy
 	idps      identityProviders // the OAuth and OIDC providers (app/oauthflow)
-	emails    map[string]signin.EmailProvider
-	bindings  *linkBindings   // e-mail links bound to the browser that asked
-	passkeys  *passkeys       // the webauthn providers and their challenge cookie
-	proxies   proxies.Trusted // trusted_proxies: whose forwarding headers are believed
+	passkeys  *passkeys         // the webauthn providers and their challenge cookie
+	proxies   proxies.Trusted   // trusted_proxies: whose forwarding headers are believed
 
 	// revocations are the session revocations, polled (revocations.go).
 	revocations *session.Revocations
@@ -206,12 +205,6 @@ func (a *App) build(idpClient *http.Client) error {
 	if a.sessions, err = a.buildSessions(); err != nil {
 		return err
 	}
-	if a.emails, err = a.buildEmailProviders(); err != nil {
-		return err
-	}
-	if a.bindings, err = a.buildLinkBindings(); err != nil {
-		return err
-	}
 	if a.passkeys, err = a.buildPasskeys(); err != nil {
 		return err
 	}
@@ -228,7 +221,15 @@ func (a *App) build(idpClient *http.Client) error {
 		ReauthWindow: passkeyReauthWindow,
 		Log:          a.log,
 	}
-	a.pw = a.buildPasswordFlows(a.core)
+	emailFlow, err := emailflow.New(emailflow.Deps{
+		Providers: a.cfg.Providers, Base: a.base, Secrets: a.cfg.Secrets(), CookiePrefix: a.dialect.cookiePrefix,
+		Counter: a.store, Colors: views.EmailColors{BrandColor: a.theme.brandColor, ButtonText: a.theme.buttonText},
+		Lang: a.langs.Default(), Metrics: a.metrics, Kit: a.kit, Core: a.core, Browser: a.browser, Now: a.now, Log: a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.pw = a.buildPasswordFlows(a.core, emailFlow)
 	oauthFlow, err := oauthflow.New(oauthflow.Deps{
 		Providers: a.cfg.Providers, Base: a.base, Secrets: a.cfg.Secrets(),
 		CheckCookie: a.names.OAuthCheck, CSRFCookie: a.names.CSRF, Cookies: a.cookies, MaxBodyBytes: a.cfg.MaxBodyBytes,
@@ -240,9 +241,9 @@ func (a *App) build(idpClient *http.Client) error {
 	}
 	a.idps = oauthFlow
 	a.flows = map[string]flow{
-		config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow{a}, config.TypeWebAuthn: passkeyFlow{a}, config.TypeCredentials: credentialsFlow{a},
+		config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow, config.TypeWebAuthn: passkeyFlow{a}, config.TypeCredentials: credentialsFlow{a},
 	}
-	openAPI, err := a.openAPIDocument()
+	openAPI, err := a.openAPIDocument(emailFlow.BindingCookie())
 	if err != nil {
 		return err
 	}
