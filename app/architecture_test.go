@@ -27,8 +27,8 @@ const module = "github.com/latchkey-auth/latchkey"
 // them as handlers leave; the goal is a root type of at most 12 fields
 // that only wires.
 const (
-	appFieldBudget  = 36
-	appMethodBudget = 88
+	appFieldBudget  = 33
+	appMethodBudget = 74
 )
 
 type goPackage struct {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/web"
 )
 
@@ -128,10 +127,14 @@ func imgSources(logoOrigin string) string {
 	return "'self' " + logoOrigin
 }
 
-// signInDestinations is how an OAuth client says where its sign-in redirect
-// sends the browser (the catalogue and OIDC clients of app/oauth).
-type signInDestinations interface {
+// identityProviders are the OAuth and OIDC providers as the pages'
+// headers and start-up see them (app/oauthflow).
+type identityProviders interface {
+	// SignInURLs are where their sign-in redirects may send the browser;
+	// final is false until OIDC discovery has run.
 	SignInURLs() (urls []string, final bool)
+	// Discover runs OIDC discovery ahead of the first sign-in.
+	Discover(ctx context.Context)
 }
 
 // formActionOrigins are the origins a form on a latchkey page may reach by
@@ -151,7 +154,6 @@ type signInDestinations interface {
 // authorization endpoint bounces the browser on to another of its domains
 // before showing a page) is still refused by Chromium.
 func (a *App) formActionOrigins() (origins []string, final bool) {
-	final = true
 	seen := map[string]bool{}
 	add := func(raw string) {
 		if o, ok := cspOrigin(raw); ok && !seen[o] {
@@ -160,19 +162,9 @@ func (a *App) formActionOrigins() (origins []string, final bool) {
 		}
 	}
 	add(a.base.Origin)
-	for _, p := range a.cfg.Providers {
-		if p.Type == config.TypeEmail || p.Type == config.TypeWebAuthn {
-			continue
-		}
-		d, ok := a.oauth[p.ID].(signInDestinations)
-		if !ok {
-			continue
-		}
-		urls, done := d.SignInURLs()
-		final = final && done
-		for _, u := range urls {
-			add(u)
-		}
+	urls, final := a.idps.SignInURLs()
+	for _, u := range urls {
+		add(u)
 	}
 	for _, o := range a.cfg.AllowedRedirectOrigins {
 		add(o)
@@ -201,25 +193,4 @@ func cspOrigin(raw string) (string, bool) {
 		return "", false
 	}
 	return scheme + "://" + host, true
-}
-
-// discoverer is an OAuth client that can look up its endpoints ahead of
-// the first sign-in (generic OIDC).
-type discoverer interface {
-	Discover(ctx context.Context) error
-}
-
-// discoverIdPs runs OIDC discovery once at start-up, so the sign-in page's
-// form-action names the authorization endpoints before anyone signs in. An
-// IdP that is down changes nothing: the first sign-in discovers it.
-func (a *App) discoverIdPs(ctx context.Context) {
-	for _, p := range a.cfg.Providers {
-		d, ok := a.oauth[p.ID].(discoverer)
-		if !ok {
-			continue
-		}
-		if err := d.Discover(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("OIDC discovery at start-up failed; retried at the first sign-in", "provider", p.ID, "err", err)
-		}
-	}
 }

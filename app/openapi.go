@@ -8,8 +8,9 @@ import (
 
 // openAPIDocument is the embedded OpenAPI document (app/openapi/openapi.yaml)
 // as JSON naming this instance: its base URL, the root of its listener and
-// its cookie names. Rendered once, at start-up.
-func (a *App) openAPIDocument() ([]byte, error) {
+// its cookie names (bindingCookie: the e-mail flow's). Rendered once, at
+// start-up.
+func (a *App) openAPIDocument(bindingCookie string) ([]byte, error) {
 	doc, err := openapi.Render(openapi.Instance{
 		BaseURL: a.base.URL(""),
 		Origin:  a.base.Origin,
@@ -18,7 +19,7 @@ func (a *App) openAPIDocument() ([]byte, error) {
 			"csrf-token":    a.names.CSRF,
 			"callback-url":  a.names.CallbackURL,
 			"oauth-check":   a.names.OAuthCheck,
-			"email-binding": a.bindings.name,
+			"email-binding": bindingCookie,
 			"challenge":     a.passkeys.name,
 		},
 	})

@@ -71,10 +71,6 @@ func (a *App) buildPasskeys() (*passkeys, error) {
 	return ps, nil
 }
 
-// emailSignInOffered reports whether an e-mail provider is configured: then every
-// user with an address can sign in by a link.
-func (a *App) emailSignInOffered() bool { return len(a.emails) > 0 }
-
 // setState seals a ceremony's state into the challenge cookie.
 func (ps *passkeys) setState(w http.ResponseWriter, action, provider string, st *passkey.State, now time.Time) error {
 	raw, err := passkey.MarshalState(st)

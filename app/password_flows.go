@@ -12,6 +12,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/emailflow"
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
@@ -53,13 +54,14 @@ type passwordFlows struct {
 }
 
 // buildPasswordFlows prepares the account pages from the config; core is
-// the sign-in core the account rules use.
-func (a *App) buildPasswordFlows(core accounts.Core) *passwordFlows {
+// the sign-in core the account rules use, emails the e-mail flow (whose
+// first provider's server sends the account e-mails).
+func (a *App) buildPasswordFlows(core accounts.Core, emails *emailflow.Handler) *passwordFlows {
 	// One hasher for every password check of this instance, so that its
 	// bound on concurrent Argon2id runs (19 MiB each) holds for all of them.
 	hasher := password.Default().Limit(2*runtime.GOMAXPROCS(0), 2*time.Second)
 	f := &passwordFlows{hasher: hasher}
-	f.mail, f.canMail = a.newAccountMailer()
+	f.mail, f.canMail = newAccountMailer(emails)
 	p, ok := a.cfg.Credentials()
 	f.enabled, f.id, f.signUp = ok, p.ID, ok && p.SignupEnabled()
 	f.rules = &accounts.Service{
@@ -67,7 +69,7 @@ func (a *App) buildPasswordFlows(core accounts.Core) *passwordFlows {
 		Core:     core,
 		Hooks:    a.hooks,
 		Provider: p.ID,
-		Offered:  accounts.Offered{Passwords: ok, Email: a.emailSignInOffered(), Passkeys: len(a.passkeys.rps) > 0},
+		Offered:  accounts.Offered{Passwords: ok, Email: emails.Offered(), Passkeys: len(a.passkeys.rps) > 0},
 		Hasher:   hasher,
 		Policy:   password.NewPolicy(),
 		// Wrong passwords typed on the account pages count in the password

@@ -72,6 +72,8 @@ func (m mux) RootAny(path string, h echo.HandlerFunc) {
 // routes on it (web.Mux). Every POST route states its answer to a
 // csrfToken that does not match the cookie (next-auth's differ per
 // route); a POST route registered without one makes New fail.
+// formPostBounce is the OAuth flow's answer to a POST callback that came
+// without the browser's cookies (oauthflow.Handler.FormPostBounce).
 func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -20,12 +20,13 @@ import (
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/emailflow"
 	"github.com/latchkey-auth/latchkey/app/forwardauth"
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/nextauth"
-	"github.com/latchkey-auth/latchkey/app/oauth"
+	"github.com/latchkey-auth/latchkey/app/oauthflow"
 	"github.com/latchkey-auth/latchkey/app/ops"
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/proxies"
@@ -59,12 +60,9 @@ type App struct {
 
 	core     *signin.Service
 	sessions session.Strategy
-	oauth    map[string]oauth.Client
-	checks   *checkCookies
-	emails   map[string]signin.EmailProvider
-	bindings *linkBindings   // e-mail links bound to the browser that asked
-	passkeys *passkeys       // the webauthn providers and their challenge cookie
-	proxies  proxies.Trusted // trusted_proxies: whose forwarding headers are believed
+	idps     identityProviders // the OAuth and OIDC providers (app/oauthflow)
+	passkeys *passkeys         // the webauthn providers and their challenge cookie
+	proxies  proxies.Trusted   // trusted_proxies: whose forwarding headers are believed
 
 	// revocations are the session revocations, polled (revocations.go).
 	revocations *session.Revocations
@@ -204,18 +202,6 @@ func (a *App) build(idpClient *http.Client) error {
 	if a.sessions, err = a.buildSessions(); err != nil {
 		return err
 	}
-	if a.oauth, err = a.buildOAuthClients(idpClient); err != nil {
-		return err
-	}
-	if a.checks, err = newCheckCookies(a.cfg.Secrets(), a.names.OAuthCheck, a.base.Path, a.cookies); err != nil {
-		return err
-	}
-	if a.emails, err = a.buildEmailProviders(); err != nil {
-		return err
-	}
-	if a.bindings, err = a.buildLinkBindings(); err != nil {
-		return err
-	}
 	if a.passkeys, err = a.buildPasskeys(); err != nil {
 		return err
 	}
@@ -232,21 +218,39 @@ func (a *App) build(idpClient *http.Client) error {
 		ReauthWindow: passkeyReauthWindow,
 		Log:          a.log,
 	}
-	a.pw = a.buildPasswordFlows(a.core)
+	emailFlow, err := emailflow.New(emailflow.Deps{
+		Providers: a.cfg.Providers, Base: a.base, Secrets: a.cfg.Secrets(), CookiePrefix: a.dialect.cookiePrefix,
+		Counter: a.store, Colors: views.EmailColors{BrandColor: a.theme.brandColor, ButtonText: a.theme.buttonText},
+		Lang: a.langs.Default(), Metrics: a.metrics, Kit: a.kit, Core: a.core, Browser: a.browser, Now: a.now, Log: a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.pw = a.buildPasswordFlows(a.core, emailFlow)
+	oauthFlow, err := oauthflow.New(oauthflow.Deps{
+		Providers: a.cfg.Providers, Base: a.base, Secrets: a.cfg.Secrets(),
+		CheckCookie: a.names.OAuthCheck, CSRFCookie: a.names.CSRF, Cookies: a.cookies, MaxBodyBytes: a.cfg.MaxBodyBytes,
+		HTTPClient: idpClient, Kit: a.kit, Core: a.core, Browser: a.browser, LinkNotice: a.tellMethodAdded,
+		Now: a.now, Log: a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.idps = oauthFlow
 	api, err = nextauth.New(nextauth.Deps{
 		Kit: a.kit, Log: a.log, Core: a.core, Sessions: a.sessions, Hooks: a.hooks, Providers: a.cfg.Providers,
 		Flows: map[string]nextauth.Flow{
-			config.TypeOAuth: oauthFlow{a}, config.TypeEmail: emailFlow{a}, config.TypeWebAuthn: passkeyFlow{a},
+			config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow, config.TypeWebAuthn: passkeyFlow{a},
 		},
 		Credentials:    a.credentialsProvider,
-		FormPostBounce: a.formPostBounce,
+		FormPostBounce: oauthFlow.FormPostBounce,
 		Metrics:        a.metrics, Pages: a.cfg.Pages, Passkeys: len(a.passkeys.rps) > 0,
 		SendsMail: a.cfg.SendsMail(), ReportsOIDC: a.dialect.reportsOIDC,
 	})
 	if err != nil {
 		return err
 	}
-	openAPI, err := a.openAPIDocument()
+	openAPI, err := a.openAPIDocument(emailFlow.BindingCookie())
 	if err != nil {
 		return err
 	}
@@ -303,7 +307,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 	}
 	go a.purgeLoop(ctx)
 	go a.revocationLoop(ctx)
-	go a.discoverIdPs(ctx)
+	go a.idps.Discover(ctx)
 	go func() { errc <- a.server.Serve(l) }()
 	var serveErr error
 	select {

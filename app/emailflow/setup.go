@@ -1,4 +1,4 @@
-package app
+package emailflow
 
 import (
 	"fmt"
@@ -10,37 +10,38 @@ import (
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
-	"github.com/latchkey-auth/latchkey/views"
 )
 
 // defaultEmailMaxAge is next-auth's link lifetime, used where the config
 // leaves zero (the rate limits' defaults live in app/email).
 const defaultEmailMaxAge = 24 * time.Hour
 
-// buildEmailProviders prepares every e-mail provider once: its SMTP
-// sender, link lifetime and rate limiters (which must outlive requests).
-func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
+// buildProviders prepares every e-mail provider once: its SMTP sender,
+// link lifetime and rate limiters (which must outlive requests); it lists
+// their ids in the config's order.
+func buildProviders(d Deps) (map[string]signin.EmailProvider, []string, error) {
 	out := map[string]signin.EmailProvider{}
-	for _, p := range a.cfg.Providers {
+	var order []string
+	for _, p := range d.Providers {
 		if p.Type != config.TypeEmail {
 			continue
 		}
-		m := linkMailer{provider: p.ID, from: p.From, host: web.HostOf(a.base.Origin), log: a.log, metrics: a.metrics,
-			colors: views.EmailColors{BrandColor: a.theme.brandColor, ButtonText: a.theme.buttonText}, lang: a.langs.Default()}
-		if m.from == "" {
-			m.from = "no-reply@" + mailDomainOf(a.base.Origin)
+		m := Mailer{provider: p.ID, From: p.From, host: web.HostOf(d.Base.Origin), Log: d.Log, Metrics: d.Metrics,
+			Colors: d.Colors, lang: d.Lang}
+		if m.From == "" {
+			m.From = "no-reply@" + mailDomainOf(d.Base.Origin)
 		}
 		if p.Server != "" {
-			s, err := email.NewSMTP(p.Server, email.SMTPOptions{Logger: a.log.With("provider", p.ID)})
+			s, err := email.NewSMTP(p.Server, email.SMTPOptions{Logger: d.Log.With("provider", p.ID)})
 			if err != nil {
-				return nil, fmt.Errorf("provider %s: %w", p.ID, err)
+				return nil, nil, fmt.Errorf("provider %s: %w", p.ID, err)
 			}
-			m.sender = s
+			m.Sender = s
 		}
 		ep := signin.EmailProvider{
 			ID:       p.ID,
 			MaxAge:   p.MaxAge.D(),
-			Endpoint: a.base.URL("/callback/" + p.ID),
+			Endpoint: d.Base.URL("/callback/" + p.ID),
 			Mailer:   m,
 		}
 		if ep.MaxAge <= 0 {
@@ -57,15 +58,16 @@ func (a *App) buildEmailProviders() (map[string]signin.EmailProvider, error) {
 		limits, err := email.NewLimits(email.LimitConfig{
 			Disabled: rl.Disabled, Provider: p.ID, PerAddress: rl.PerAddress, PerAddressCeiling: rl.PerAddressCeiling,
 			PerIP: rl.PerIP, PerNetwork: rl.PerNetwork, PerIPv4Network: rl.PerIPv4Network, Global: rl.Global,
-			Window: rl.Window.D(), Refused: a.metrics.RateLimitRefusal,
-		}, a.store, a.log.With("provider", p.ID))
+			Window: rl.Window.D(), Refused: d.Metrics.RateLimitRefusal,
+		}, d.Counter, d.Log.With("provider", p.ID))
 		if err != nil {
-			return nil, fmt.Errorf("provider %s: %w", p.ID, err)
+			return nil, nil, fmt.Errorf("provider %s: %w", p.ID, err)
 		}
 		ep.Limits = limits
 		out[p.ID] = ep
+		order = append(order, p.ID)
 	}
-	return out, nil
+	return out, order, nil
 }
 
 // mailDomainOf is the domain of the default From address: the service's

@@ -1,4 +1,4 @@
-package app
+package oauthflow
 
 import (
 	"net/url"
@@ -11,14 +11,14 @@ import (
 	"github.com/latchkey-auth/latchkey/app/web"
 )
 
-// oauthSignIn starts one sign-in attempt: a fresh attempt nonce, PKCE S256
+// SignIn (POST /signin/:provider, CSRF checked) starts one sign-in attempt: a fresh attempt nonce, PKCE S256
 // where supported and a nonce for OIDC, sealed in the check cookie, and a
 // redirect to the provider's authorization endpoint with state = a hash of
 // the CSRF token, the provider and the attempt nonce. The callback URL is
 // already in its cookie (request init).
-func (a *App) oauthSignIn(c echo.Context, rq *web.Request, p config.Provider) error {
-	client := a.oauth[p.ID]
-	now := a.now()
+func (h *Handler) SignIn(c echo.Context, rq *web.Request, p config.Provider) error {
+	client := h.clients[p.ID]
+	now := h.now()
 	chk := oauthCheck{Attempt: oauth.RandomValue(), Provider: p.ID, Created: now.Unix()}
 	if client.UsesPKCE() {
 		chk.Verifier = oauth.RandomValue()
@@ -39,8 +39,8 @@ func (a *App) oauthSignIn(c echo.Context, rq *web.Request, p config.Provider) er
 	if err != nil {
 		return signin.Fail(signin.CodeOAuthSignin, err)
 	}
-	if err := a.checks.set(c.Response(), chk, now); err != nil {
+	if err := h.checks.set(c.Response(), chk, now); err != nil {
 		return signin.Fail(signin.CodeOAuthSignin, err)
 	}
-	return a.kit.SendRedirect(c, rq, to)
+	return h.kit.SendRedirect(c, rq, to)
 }

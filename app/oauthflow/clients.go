@@ -1,4 +1,4 @@
-package app
+package oauthflow
 
 import (
 	"fmt"
@@ -9,12 +9,14 @@ import (
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 )
 
-// buildOAuthClients builds a client for every OAuth / OIDC provider. OIDC
-// discovery is deferred to the first sign-in.
-func (a *App) buildOAuthClients(idpClient *http.Client) (map[string]oauth.Client, error) {
+// buildClients builds a client for every OAuth / OIDC provider, and lists
+// their ids in the config's order. OIDC discovery is deferred to Discover
+// or the first sign-in.
+func buildClients(providers []config.Provider, base config.Base, idpClient *http.Client) (map[string]oauth.Client, []string, error) {
 	clients := map[string]oauth.Client{}
-	for _, p := range a.cfg.Providers {
-		redirect := a.base.URL("/callback/" + p.ID)
+	var order []string
+	for _, p := range providers {
+		redirect := base.URL("/callback/" + p.ID)
 		switch p.Type {
 		case config.TypeOIDC:
 			clients[p.ID] = oauth.NewOIDC(oauth.OIDCConfig{
@@ -27,10 +29,13 @@ func (a *App) buildOAuthClients(idpClient *http.Client) (map[string]oauth.Client
 				CallbackURL: redirect, Scopes: p.Scopes, Extra: p.Extra, HTTPClient: idpClient, TrustEmail: p.TrustEmail,
 			})
 			if err != nil {
-				return nil, fmt.Errorf("provider %s: %w", p.ID, err)
+				return nil, nil, fmt.Errorf("provider %s: %w", p.ID, err)
 			}
 			clients[p.ID] = c
+		default:
+			continue
 		}
+		order = append(order, p.ID)
 	}
-	return clients, nil
+	return clients, order, nil
 }

@@ -1,4 +1,4 @@
-package app
+package emailflow
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ import (
 // link without a token (it renders the 500 "Server error" page).
 const codeMissingToken signin.Code = "configuration"
 
-// emailCallback redeems a magic link. GET is the link itself: in the
+// Callback (GET or POST /callback/:provider) redeems a magic link. GET is the link itself: in the
 // browser that asked for it (its binding cookie) it signs in at once, as
 // next-auth does; anywhere else, or with confirm: true everywhere, it shows
 // the confirm page (signin.OpenLink). That page's POST has passed the
@@ -25,7 +25,7 @@ const codeMissingToken signin.Code = "configuration"
 // it signs in. HEAD never gets here (the router answers 400), so scanners
 // probing links with HEAD spend nothing; neither does any GET without the
 // binding.
-func (a *App) emailCallback(c echo.Context, rq *web.Request, p config.Provider) error {
+func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) error {
 	ctx, r := c.Request().Context(), c.Request()
 	post := r.Method == http.MethodPost
 	params := c.QueryParams()
@@ -39,15 +39,15 @@ func (a *App) emailCallback(c echo.Context, rq *web.Request, p config.Provider) 
 	var out *signin.SignedIn
 	var err error
 	if post {
-		out, err = a.core.RedeemLink(ctx, a.browser(c), p.ID, token, params.Get("email"))
+		out, err = h.core.RedeemLink(ctx, h.browser(c), p.ID, token, params.Get("email"))
 	} else {
 		var pending *signin.PendingLink
-		out, pending, err = a.core.OpenLink(ctx, a.browser(c), signin.OpenedLink{
+		out, pending, err = h.core.OpenLink(ctx, h.browser(c), signin.OpenedLink{
 			Provider: p.ID, Token: token, Email: params.Get("email"),
-			Bound: a.bindings.bound(r, a.now()), Confirm: p.Confirm,
+			Bound: h.bindings.bound(r, h.now()), Confirm: p.Confirm,
 		})
 		if err == nil && pending != nil {
-			return a.renderConfirm(c, rq, p, token, pending.Identifier, http.StatusOK, "")
+			return h.renderConfirm(c, rq, p, token, pending.Identifier, http.StatusOK, "")
 		}
 	}
 	if err != nil {
@@ -55,26 +55,26 @@ func (a *App) emailCallback(c echo.Context, rq *web.Request, p config.Provider) 
 	}
 	// The spent link's binding goes; a failure here only leaves an entry
 	// that matches nothing and expires with the link.
-	if err := a.bindings.drop(c.Response(), r, out.LinkHash, a.now()); err != nil {
-		a.log.Warn("spent link's binding not removed", "provider", p.ID, "err", err)
+	if err := h.bindings.drop(c.Response(), r, out.LinkHash, h.now()); err != nil {
+		h.log.Warn("spent link's binding not removed", "provider", p.ID, "err", err)
 	}
-	return a.kit.AfterSignIn(c, rq, out)
+	return h.kit.AfterSignIn(c, rq, out)
 }
 
 // confirmPage shows a link's page again after its POST failed the CSRF
 // check (403). The address is the one stored with the token, looked up
 // without spending it; for a dead token the page names none (its button
 // then leads to the Verification error).
-func (a *App) confirmPage(c echo.Context, rq *web.Request, p config.Provider, params url.Values, status int, msg string) error {
+func (h *Handler) confirmPage(c echo.Context, rq *web.Request, p config.Provider, params url.Values, status int, msg string) error {
 	token := params.Get("token")
 	if token == "" {
 		return signin.Fail(codeMissingToken, errors.New("e-mail callback without a token"))
 	}
 	identifier := ""
-	if link, err := a.core.LookUpLink(c.Request().Context(), token); err == nil {
+	if link, err := h.core.LookUpLink(c.Request().Context(), token); err == nil {
 		identifier = link.Identifier
 	}
-	return a.renderConfirm(c, rq, p, token, identifier, status, msg)
+	return h.renderConfirm(c, rq, p, token, identifier, status, msg)
 }
 
 // renderConfirm is the page with the "Sign in" button for a link. It names
@@ -82,16 +82,16 @@ func (a *App) confirmPage(c echo.Context, rq *web.Request, p config.Provider, pa
 // parameter: whoever sent the link chose that parameter, and the page is
 // what tells a person lured to someone else's link whose account the
 // button signs into.
-func (a *App) renderConfirm(c echo.Context, rq *web.Request, p config.Provider, token, identifier string, status int, msg string) error {
+func (h *Handler) renderConfirm(c echo.Context, rq *web.Request, p config.Provider, token, identifier string, status int, msg string) error {
 	// render makes it no-store; every response is already no-referrer.
 	return web.Render(c, status, views.ConfirmSignInPage(views.ConfirmSignIn{
-		Page:        a.kit.Page(c, rq, "TitleSignIn"),
-		Action:      a.base.URL("/callback/" + p.ID),
+		Page:        h.kit.Page(c, rq, "TitleSignIn"),
+		Action:      h.base.URL("/callback/" + p.ID),
 		CSRFToken:   rq.CSRFToken,
 		Token:       token,
 		Email:       identifier,
 		CallbackURL: rq.CallbackURL,
-		Host:        web.HostOf(a.base.Origin),
+		Host:        web.HostOf(h.base.Origin),
 		Error:       msg,
 	}))
 }

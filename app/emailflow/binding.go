@@ -1,4 +1,4 @@
-package app
+package emailflow
 
 import (
 	"crypto/sha256"
@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/securecookie"
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // maxLinkBindings is how many pending links one browser keeps bound: a few
@@ -49,23 +50,23 @@ type linkBinding struct {
 	Expires int64  `json:"e"` // the link's expiry, Unix seconds
 }
 
-// buildLinkBindings derives the binding cookie's keys from every secret.
-func (a *App) buildLinkBindings() (*linkBindings, error) {
+// newLinkBindings derives the binding cookie's keys from every secret.
+func newLinkBindings(d Deps, providers map[string]signin.EmailProvider) (*linkBindings, error) {
 	sec := ""
-	if a.base.Secure {
+	if d.Base.Secure {
 		sec = "__Secure-"
 	}
-	path := a.base.Path
+	path := d.Base.Path
 	if path == "" {
 		path = "/"
 	}
-	lb := &linkBindings{name: sec + a.dialect.cookiePrefix + ".email-binding", path: path, secure: a.base.Secure}
+	lb := &linkBindings{name: sec + d.CookiePrefix + ".email-binding", path: path, secure: d.Base.Secure}
 	// securecookie also refuses a value older than the longest link life.
 	maxAge := defaultEmailMaxAge
-	for _, p := range a.emails {
+	for _, p := range providers {
 		maxAge = max(maxAge, p.MaxAge)
 	}
-	codecs, err := cookies.SealedCodecs(a.cfg.Secrets(), bindingPurpose, maxAge)
+	codecs, err := cookies.SealedCodecs(d.Secrets, bindingPurpose, maxAge)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package app
+package oauthflow
 
 import (
 	"crypto/subtle"

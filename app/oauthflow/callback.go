@@ -1,4 +1,4 @@
-package app
+package oauthflow
 
 import (
 	"errors"
@@ -14,17 +14,17 @@ import (
 	"github.com/latchkey-auth/latchkey/models"
 )
 
-// oauthCallback completes an OAuth sign-in. Every callback spends the
+// Callback (GET or POST /callback/:provider) completes an OAuth sign-in. Every callback spends the
 // browser's attempt, whatever its outcome: the check cookie is read once and
 // cleared, so a state works at most once. A failed callback also gets a new
 // CSRF token (a successful one gets it in afterSignIn), which retires every
 // state derived from the old one.
-func (a *App) oauthCallback(c echo.Context, rq *web.Request, p config.Provider) error {
-	chk, chkErr := a.checks.take(c.Request(), p.ID, a.now())
-	a.checks.clear(c.Response())
-	err := a.completeOAuth(c, rq, p, chk, chkErr)
+func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) error {
+	chk, chkErr := h.checks.take(c.Request(), p.ID, h.now())
+	h.checks.clear(c.Response())
+	err := h.completeOAuth(c, rq, p, chk, chkErr)
 	if err != nil {
-		a.kit.IssueCSRF(c.Response())
+		h.kit.IssueCSRF(c.Response())
 	}
 	return err
 }
@@ -33,7 +33,7 @@ func (a *App) oauthCallback(c echo.Context, rq *web.Request, p config.Provider) 
 // cookie, the state, PKCE and nonce (any failure is OAuthCallback with
 // nothing created) — and the code exchange; the linking rules and the
 // session are the core's.
-func (a *App) completeOAuth(c echo.Context, rq *web.Request, p config.Provider, chk oauthCheck, chkErr error) error {
+func (h *Handler) completeOAuth(c echo.Context, rq *web.Request, p config.Provider, chk oauthCheck, chkErr error) error {
 	params := c.QueryParams()
 	if c.Request().Method == http.MethodPost {
 		params = rq.Form
@@ -48,7 +48,7 @@ func (a *App) completeOAuth(c echo.Context, rq *web.Request, p config.Provider, 
 	if !oauth.StateMatches(rq.CSRFToken, p.ID, chk.Attempt, params.Get("state")) {
 		return signin.Fail(signin.CodeOAuthCallback, errors.New("state does not match the CSRF and check cookies"))
 	}
-	client := a.oauth[p.ID]
+	client := h.clients[p.ID]
 	if client.UsesPKCE() && chk.Verifier == "" || client.UsesNonce() && chk.Nonce == "" {
 		return signin.Fail(signin.CodeOAuthCallback, errors.New("check cookie lacks the PKCE verifier or nonce"))
 	}
@@ -57,7 +57,7 @@ func (a *App) completeOAuth(c echo.Context, rq *web.Request, p config.Provider, 
 		return signin.Failf(signin.CodeOAuthCallback, "provider %s: %w", p.ID, err)
 	}
 
-	out, err := a.core.OAuth(c.Request().Context(), a.browser(c), signin.OAuthIdentity{
+	out, err := h.core.OAuth(c.Request().Context(), h.browser(c), signin.OAuthIdentity{
 		Provider:                          p.ID,
 		AllowDangerousEmailAccountLinking: p.AllowDangerousEmailAccountLinking,
 		Profile:                           res.Profile,
@@ -67,9 +67,9 @@ func (a *App) completeOAuth(c echo.Context, rq *web.Request, p config.Provider, 
 		return err
 	}
 	if out.Linked {
-		a.tellMethodAdded(a.kit.MailContext(c, rq), out.User, p)
+		h.linkNotice(h.kit.MailContext(c, rq), out.User, p)
 	}
-	return a.kit.AfterSignIn(c, rq, out)
+	return h.kit.AfterSignIn(c, rq, out)
 }
 
 // accountFrom maps the token set to an Account row, as Auth.js stores it.
@@ -102,22 +102,23 @@ func accountFrom(provider, typ string, res *oauth.Result) *models.Account {
 	return acc
 }
 
-// formPostBounce turns a cross-site POST callback (response_mode=form_post)
-// that arrived without our SameSite=Lax cookies into a 303 to the GET
-// callback with the same parameters: the browser sends Lax cookies on that
+// FormPostBounce is the POST callback route's middleware: it turns a
+// cross-site POST callback (response_mode=form_post) that arrived without
+// our SameSite=Lax cookies into a 303 to the GET callback with the same
+// parameters: the browser sends Lax cookies on that
 // top-level GET, so the state check can run. Nothing is set on the way, so
 // the user's CSRF cookie survives.
-func (a *App) formPostBounce(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *Handler) FormPostBounce(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if _, err := r.Cookie(a.names.CSRF); err == nil {
+		if _, err := r.Cookie(h.csrfCookie); err == nil {
 			return next(c)
 		}
 		id := c.Param("provider")
-		if _, ok := a.oauth[id]; !ok { // not an OAuth provider (its client)
+		if _, ok := h.clients[id]; !ok { // not an OAuth or OIDC provider
 			return next(c)
 		}
-		r.Body = http.MaxBytesReader(c.Response(), r.Body, a.cfg.MaxBodyBytes)
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, h.maxBodyBytes)
 		if err := r.ParseForm(); err != nil {
 			return echo.NewHTTPError(http.StatusBadRequest, "malformed request body")
 		}
@@ -127,6 +128,6 @@ func (a *App) formPostBounce(next echo.HandlerFunc) echo.HandlerFunc {
 				q.Set(k, v)
 			}
 		}
-		return c.Redirect(http.StatusSeeOther, a.base.URL("/callback/"+id)+"?"+q.Encode())
+		return c.Redirect(http.StatusSeeOther, h.base.URL("/callback/"+id)+"?"+q.Encode())
 	}
 }
