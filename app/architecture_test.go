@@ -28,7 +28,7 @@ const module = "github.com/latchkey-auth/latchkey"
 // that only wires.
 const (
 	appFieldBudget  = 40
-	appMethodBudget = 145
+	appMethodBudget = 75
 )
 
 type goPackage struct {

@@ -61,6 +61,10 @@ func (a *App) emailCallback(c echo.Context, rq *web.Request, p config.Provider) 
 	return a.kit.AfterSignIn(c, rq, out)
 }
 
+// msgExpired is the confirm page's message after a POST that failed the
+// CSRF check (a message id, views/locales).
+const msgExpired = "RequestExpired"
+
 // confirmPage shows a link's page again after its POST failed the CSRF
 // check (403). The address is the one stored with the token, looked up
 // without spending it; for a dead token the page names none (its button

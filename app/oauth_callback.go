@@ -67,7 +67,7 @@ func (a *App) completeOAuth(c echo.Context, rq *web.Request, p config.Provider, 
 		return err
 	}
 	if out.Linked {
-		a.tellMethodAdded(a.kit.MailContext(c, rq), out.User, p)
+		a.methodAdded(a.kit.MailContext(c, rq), out.User, p.ID, providerName(p))
 	}
 	return a.kit.AfterSignIn(c, rq, out)
 }

@@ -68,7 +68,7 @@ func (a *App) getWebAuthnOptions(c echo.Context) error {
 		if !recent {
 			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in again to add a passkey"})
 		}
-		u, have, err := a.pw.rules.PasskeyRegistrant(ctx, uid)
+		u, have, err := a.accountRules.PasskeyRegistrant(ctx, uid)
 		if errors.Is(err, accounts.ErrSignedOut) { // deleted while its JWT lives on
 			return c.JSON(http.StatusUnauthorized, webauthnError{"Sign in before adding a passkey"})
 		}

@@ -92,14 +92,9 @@ func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 	m.Post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
 	m.Page("/signout", a.getSignOut)
 	m.Post("/signout", a.postSignOut, a.retryPage("/signout"))
-	m.Post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))
 	m.Get("/webauthn-options/:provider", a.getWebAuthnOptions)
-	m.Page("/passkeys", a.getPasskeys, a.withPasskeys)
-	m.Post("/passkeys/rename", a.postRenamePasskey, a.retryPage("/passkeys"), a.withPasskeys)
-	m.Post("/passkeys/remove", a.postRemovePasskey, a.retryPage("/passkeys"), a.withPasskeys)
 	m.Page("/error", a.getError)
 	m.Page("/verify-request", a.getVerifyRequest)
-	a.passwordRoutes(m)
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.
 	m.PostWithoutCSRF("/_log", a.postLog)
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/latchkey-auth/latchkey/app/access"
+	"github.com/latchkey-auth/latchkey/app/accountpages"
+	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
@@ -74,8 +77,14 @@ type App struct {
 	// langs are the pages' languages (app/i18n, views/locales).
 	langs *i18n.Catalog
 
-	// pw holds the credentials provider's account pages (password_flows.go).
-	pw *passwordFlows
+	// hasher checks and hashes every password of this instance, so that
+	// its bound on concurrent Argon2id runs (19 MiB each) holds for all.
+	hasher *password.Hasher
+	// methodAdded tells a user that an identity was linked to the account
+	// (the account pages' TellMethodAdded), for the OAuth flow.
+	methodAdded func(ctx context.Context, u *models.User, providerID, providerName string)
+	// accountRules: who registers a passkey (the ceremony, until it moves).
+	accountRules *accounts.Service
 
 	echo    *echo.Echo
 	handler http.Handler // serve: echo with what every answer needs around it
@@ -178,12 +187,12 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		_ = a.store.Close()
 		return nil, fmt.Errorf("start: %w", err)
 	}
+	if a.hasher = opts.PasswordHasher; a.hasher == nil {
+		a.hasher = password.Default().Limit(2*runtime.GOMAXPROCS(0), 2*time.Second)
+	}
 	if err := a.build(opts.HTTPClient); err != nil {
 		_ = a.store.Close()
 		return nil, err
-	}
-	if opts.PasswordHasher != nil {
-		a.pw.useHasher(opts.PasswordHasher)
 	}
 	return a, nil
 }
@@ -235,7 +244,9 @@ func (a *App) build(idpClient *http.Client) error {
 		ReauthWindow: passkeyReauthWindow,
 		Log:          a.log,
 	}
-	a.pw = a.buildPasswordFlows(a.core)
+	var accountPages *accountpages.Handler
+	a.accountRules, accountPages = a.buildAccountPages()
+	a.methodAdded = accountPages.TellMethodAdded
 	a.flows = map[string]flow{
 		config.TypeOAuth: oauthFlow{a}, config.TypeEmail: emailFlow{a}, config.TypeWebAuthn: passkeyFlow{a}, config.TypeCredentials: credentialsFlow{a},
 	}
@@ -248,6 +259,7 @@ func (a *App) build(idpClient *http.Client) error {
 	handlers := []mounter{
 		forwardauth.New(sessionReader{a}, access.New(a.cfg.Access), a.proxies, a.policy, a.base.URL("/signin"), a.log),
 		ops.New(a.store, a.log, a.base.Path, openAPI, a.theme.css),
+		accountPages,
 	}
 	if a.echo, err = a.routes(handlers...); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package app
+package accountpages
 
 import (
 	"errors"
@@ -29,21 +29,11 @@ func passkeyMessage(code string) string {
 	return ""
 }
 
-// passkeysProvider is the first webauthn provider: the passkeys page's.
-func (a *App) passkeysProvider() (string, bool) {
-	for _, p := range a.cfg.Providers {
-		if _, ok := a.passkeys.rps[p.ID]; ok {
-			return p.ID, true
-		}
-	}
-	return "", false
-}
-
 // withPasskeys answers the passkeys routes with next-auth's 400 "not
 // supported" before request init when no webauthn provider is configured.
-func (a *App) withPasskeys(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *Handler) withPasskeys(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if len(a.passkeys.rps) == 0 {
+		if h.offers.PasskeyProvider == "" {
 			return echo.NewHTTPError(http.StatusNotFound)
 		}
 		return next(c)
@@ -52,37 +42,37 @@ func (a *App) withPasskeys(next echo.HandlerFunc) echo.HandlerFunc {
 
 // passkeysUser is the signed-in user of a passkeys page request, or an
 // answer that sends the browser to sign in first.
-func (a *App) passkeysUser(c echo.Context, rq *web.Request) (string, error) {
-	uid, err := a.browser(c).SignedInUser(c.Request().Context())
+func (h *Handler) passkeysUser(c echo.Context, rq *web.Request) (string, error) {
+	uid, err := h.browser(c).SignedInUser(c.Request().Context())
 	if err != nil || uid == "" {
-		to := a.base.URL("/signin") + "?" + url.Values{"callbackUrl": {a.base.URL("/passkeys")}}.Encode()
-		return "", a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, to))
+		to := h.base.URL("/signin") + "?" + url.Values{"callbackUrl": {h.base.URL("/passkeys")}}.Encode()
+		return "", h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, to))
 	}
 	return uid, nil
 }
 
 // getPasskeys is the signed-in user's passkeys page: add (with the script),
 // rename and remove (plain forms).
-func (a *App) getPasskeys(c echo.Context, rq *web.Request) error {
-	id, _ := a.passkeysProvider()
-	uid, err := a.passkeysUser(c, rq)
+func (h *Handler) getPasskeys(c echo.Context, rq *web.Request) error {
+	id := h.offers.PasskeyProvider
+	uid, err := h.passkeysUser(c, rq)
 	if uid == "" {
 		return err
 	}
-	list, err := a.pw.rules.ListPasskeys(c.Request().Context(), uid)
+	list, err := h.rules.ListPasskeys(c.Request().Context(), uid)
 	if err != nil {
 		return err
 	}
 	d := views.Passkeys{
-		Page:        a.kit.Page(c, rq, "TitlePasskeys"),
+		Page:        h.kit.Page(c, rq, "TitlePasskeys"),
 		CSRFToken:   rq.CSRFToken,
-		OptionsURL:  a.base.URL("/webauthn-options/" + id),
-		CallbackURL: a.base.URL("/callback/" + id),
-		RenameURL:   a.base.URL("/passkeys/rename"),
-		RemoveURL:   a.base.URL("/passkeys/remove"),
+		OptionsURL:  h.base.URL("/webauthn-options/" + id),
+		CallbackURL: h.base.URL("/callback/" + id),
+		RenameURL:   h.base.URL("/passkeys/rename"),
+		RemoveURL:   h.base.URL("/passkeys/remove"),
 		Error:       passkeyMessage(c.QueryParam("error")),
 	}
-	d.Page.Script = a.base.Path + "/static/passkeys.js"
+	d.Page.Script = h.base.Path + "/static/passkeys.js"
 	if c.QueryParam("csrf") == "true" {
 		d.Error = "RequestExpired"
 	}
@@ -101,33 +91,33 @@ func (a *App) getPasskeys(c echo.Context, rq *web.Request) error {
 }
 
 // postRenamePasskey renames one of the user's passkeys.
-func (a *App) postRenamePasskey(c echo.Context, rq *web.Request) error {
-	uid, err := a.passkeysUser(c, rq)
+func (h *Handler) postRenamePasskey(c echo.Context, rq *web.Request) error {
+	uid, err := h.passkeysUser(c, rq)
 	if uid == "" {
 		return err
 	}
-	if err := a.pw.rules.RenamePasskey(c.Request().Context(), uid, rq.Form.Get("id"), rq.Form.Get("name")); err != nil {
-		return a.passkeysFailed(c, rq, err)
+	if err := h.rules.RenamePasskey(c.Request().Context(), uid, rq.Form.Get("id"), rq.Form.Get("name")); err != nil {
+		return h.passkeysFailed(c, rq, err)
 	}
-	return a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, a.base.URL("/passkeys")))
+	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/passkeys")))
 }
 
 // postRemovePasskey removes one of the user's passkeys, unless it is their
 // last way to sign in.
-func (a *App) postRemovePasskey(c echo.Context, rq *web.Request) error {
-	uid, err := a.passkeysUser(c, rq)
+func (h *Handler) postRemovePasskey(c echo.Context, rq *web.Request) error {
+	uid, err := h.passkeysUser(c, rq)
 	if uid == "" {
 		return err
 	}
-	if err := a.pw.rules.RemovePasskey(c.Request().Context(), uid, rq.Form.Get("id")); err != nil {
-		return a.passkeysFailed(c, rq, err)
+	if err := h.rules.RemovePasskey(c.Request().Context(), uid, rq.Form.Get("id")); err != nil {
+		return h.passkeysFailed(c, rq, err)
 	}
-	return a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, a.base.URL("/passkeys")))
+	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/passkeys")))
 }
 
 // passkeysFailed sends a refused rename or removal back to the page with
 // its message; anything else is the server's problem.
-func (a *App) passkeysFailed(c echo.Context, rq *web.Request, err error) error {
+func (h *Handler) passkeysFailed(c echo.Context, rq *web.Request, err error) error {
 	code := ""
 	switch {
 	case errors.Is(err, signin.ErrLastMethod):
@@ -137,6 +127,6 @@ func (a *App) passkeysFailed(c echo.Context, rq *web.Request, err error) error {
 	default:
 		return err
 	}
-	a.log.Warn("passkey change refused", "reason", code)
-	return a.kit.SendRedirect(c, rq, a.kit.WithLang(c, rq, a.base.URL("/passkeys")+"?error="+code))
+	h.log.Warn("passkey change refused", "reason", code)
+	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/passkeys")+"?error="+code))
 }
