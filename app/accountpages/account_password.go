@@ -3,7 +3,6 @@ package accountpages
 import (
 	"errors"
 	"net/http"
-	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,74 +19,63 @@ import (
 // turned into a lasting credential; the inbox re-verifies the person.
 // Either way every session of the user ends and the person signs in again.
 
-// accountUser is the signed-in user of the request. Without one, or when
-// the page is off or the database fails, it has answered (answered true,
-// and err is the answer's).
-func (h *Handler) accountUser(c echo.Context, rq *web.Request) (u *models.User, answered bool, err error) {
-	if !h.offers.Passwords {
-		return nil, true, echo.ErrNotFound
-	}
-	ctx := c.Request().Context()
-	id, err := h.browser(c).SignedInUser(ctx)
-	if err == nil {
-		u, err = h.rules.SignedInUser(ctx, id)
-	}
-	switch {
-	case errors.Is(err, accounts.ErrSignedOut):
-		return nil, true, h.toSignIn(c, rq)
-	case err != nil:
-		return nil, true, tryLater("account page", err)
-	}
-	return u, false, nil
-}
+// accountPassword is the page's path, where signing in comes back to.
+const accountPassword = "/account/password"
 
-// toSignIn sends a browser without a session to the sign-in page, back here
-// afterwards.
-func (h *Handler) toSignIn(c echo.Context, rq *web.Request) error {
-	back := h.base.URL("/account/password")
-	return c.Redirect(http.StatusFound, h.kit.WithLang(c, rq, h.base.URL("/signin")+"?"+url.Values{"callbackUrl": {back}}.Encode()))
+// passwordUser runs a, an action of the password page, for the signed-in
+// user (web.Kit.RequireUser), when the page is on. A user deleted while
+// the session lives on signs in first, as a browser without a session.
+func (h *Handler) passwordUser(a func(c echo.Context, rq *web.Request, u *models.User) error) web.Action {
+	signedIn := h.kit.RequireUser(h.users, accountPassword, func(c echo.Context, rq *web.Request, userID string) error {
+		u, err := h.rules.SignedInUser(c.Request().Context(), userID)
+		switch {
+		case errors.Is(err, accounts.ErrSignedOut):
+			return h.kit.ToSignIn(c, rq, accountPassword)
+		case err != nil:
+			return tryLater("account page", err)
+		}
+		return a(c, rq, u)
+	})
+	return func(c echo.Context, rq *web.Request) error {
+		if !h.offers.Passwords {
+			return echo.ErrNotFound
+		}
+		return signedIn(c, rq)
+	}
 }
 
 // getAccountPassword is the page.
-func (h *Handler) getAccountPassword(c echo.Context, rq *web.Request) error {
-	return h.accountPage(c, rq, http.StatusOK, csrfMessage(c))
+func (h *Handler) getAccountPassword(c echo.Context, rq *web.Request, u *models.User) error {
+	return h.accountPage(c, rq, u, http.StatusOK, csrfMessage(c))
 }
 
 // accountPage renders the page for the signed-in user with a message.
-func (h *Handler) accountPage(c echo.Context, rq *web.Request, status int, msg string) error {
-	u, answered, err := h.accountUser(c, rq)
-	if answered {
-		return err
-	}
+func (h *Handler) accountPage(c echo.Context, rq *web.Request, u *models.User, status int, msg string) error {
 	has, err := h.rules.HasPassword(c.Request().Context(), u.ID)
 	if err != nil {
 		return tryLater("account page", err)
 	}
-	d := h.passwordForm(c, rq, "TitleAccountPassword", "/account/password")
+	d := h.passwordForm(c, rq, "TitleAccountPassword", accountPassword)
 	d.Email, d.HasPassword, d.Error = deref(u.Email), has, msg
 	return web.Render(c, status, views.AccountPasswordPage(d))
 }
 
 // postAccountPassword changes the password, or mails the link that adds one.
-func (h *Handler) postAccountPassword(c echo.Context, rq *web.Request) error {
-	u, answered, err := h.accountUser(c, rq)
-	if answered {
-		return err
-	}
-	err = h.rules.ChangePassword(c.Request().Context(), u, accounts.PasswordChange{
+func (h *Handler) postAccountPassword(c echo.Context, rq *web.Request, u *models.User) error {
+	err := h.rules.ChangePassword(c.Request().Context(), u, accounts.PasswordChange{
 		Current: rq.Form.Get("currentPassword"), Password: rq.Form.Get("password"), ClientIP: c.RealIP(),
 	})
 	switch {
 	case errors.Is(err, accounts.ErrNoPassword):
 		return h.addPasswordByEmail(c, rq, u)
 	case errors.Is(err, accounts.ErrThrottled):
-		return h.accountPage(c, rq, http.StatusTooManyRequests, msgThrottled)
+		return h.accountPage(c, rq, u, http.StatusTooManyRequests, msgThrottled)
 	case errors.Is(err, accounts.ErrWrongPassword):
-		return h.accountPage(c, rq, http.StatusBadRequest, "WrongCurrentPassword")
+		return h.accountPage(c, rq, u, http.StatusBadRequest, "WrongCurrentPassword")
 	case errors.Is(err, accounts.ErrPolicy):
-		return h.accountPage(c, rq, http.StatusBadRequest, policyMessage(err))
+		return h.accountPage(c, rq, u, http.StatusBadRequest, policyMessage(err))
 	case errors.Is(err, accounts.ErrChangedMeanwhile):
-		return h.accountPage(c, rq, http.StatusConflict, "PasswordChangedMeanwhile")
+		return h.accountPage(c, rq, u, http.StatusConflict, "PasswordChangedMeanwhile")
 	case err != nil:
 		return tryLater("password change", err)
 	}
@@ -99,9 +87,9 @@ func (h *Handler) addPasswordByEmail(c echo.Context, rq *web.Request, u *models.
 	err := h.rules.AddPasswordByEmail(h.kit.MailContext(c, rq), u, c.RealIP())
 	switch {
 	case errors.Is(err, accounts.ErrNoConfirmedEmail):
-		return h.accountPage(c, rq, http.StatusBadRequest, "NoConfirmedEmail")
+		return h.accountPage(c, rq, u, http.StatusBadRequest, "NoConfirmedEmail")
 	case errors.Is(err, accounts.ErrRateLimited):
-		return h.accountPage(c, rq, http.StatusTooManyRequests, msgRateLimited)
+		return h.accountPage(c, rq, u, http.StatusTooManyRequests, msgRateLimited)
 	case err != nil:
 		return tryLater("add password", err)
 	}

@@ -5,6 +5,7 @@
 package accountpages
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -63,6 +64,7 @@ type Handler struct {
 	// sign-out everywhere).
 	rules    *accounts.Service
 	sessions session.Strategy
+	users    signedInUsers    // the session's user (web.Kit.RequireUser)
 	jwt      bool             // the session strategy is jwt (sign-out everywhere revokes)
 	metrics  *metrics.Metrics // sign-outs and sessions; nil: off
 	log      *slog.Logger
@@ -81,7 +83,7 @@ type Deps struct {
 
 // New builds the handler.
 func New(d Deps) *Handler {
-	return &Handler{kit: d.Kit, base: d.Kit.Base(), offers: d.Offers, rules: d.Rules, sessions: d.Sessions,
+	return &Handler{kit: d.Kit, base: d.Kit.Base(), offers: d.Offers, rules: d.Rules, sessions: d.Sessions, users: signedInUsers{d.Sessions},
 		jwt: d.JWT, metrics: d.Metrics, log: d.Log}
 }
 
@@ -95,17 +97,25 @@ func (h *Handler) Mount(m web.Mux) {
 	m.Post("/reset", h.postReset, h.retryPasswordPage("/reset"))
 	m.Page("/reset/confirm", h.getResetConfirm)
 	m.Post("/reset/confirm", h.postResetConfirm, h.resetConfirmPage(http.StatusForbidden, msgExpired))
-	m.Page("/account/password", h.getAccountPassword)
-	m.Post("/account/password", h.postAccountPassword, h.retryPasswordPage("/account/password"))
+	m.Page(accountPassword, h.passwordUser(h.getAccountPassword))
+	m.Post(accountPassword, h.passwordUser(h.postAccountPassword), h.retryPasswordPage(accountPassword))
 	m.Post("/signout/all", h.postSignOutEverywhere, h.retryPage("/signout"))
-	m.Page("/passkeys", h.getPasskeys, h.withPasskeys)
-	m.Post("/passkeys/rename", h.postRenamePasskey, h.retryPage("/passkeys"), h.withPasskeys)
-	m.Post("/passkeys/remove", h.postRemovePasskey, h.retryPage("/passkeys"), h.withPasskeys)
+	m.Page(passkeysPage, h.kit.RequireUser(h.users, passkeysPage, h.getPasskeys), h.withPasskeys)
+	m.Post("/passkeys/rename", h.kit.RequireUser(h.users, passkeysPage, h.postRenamePasskey), h.retryPage(passkeysPage), h.withPasskeys)
+	m.Post("/passkeys/remove", h.kit.RequireUser(h.users, passkeysPage, h.postRemovePasskey), h.retryPage(passkeysPage), h.withPasskeys)
 }
 
 // browser is the request as the account rules see it.
 func (h *Handler) browser(c echo.Context) session.Browser {
 	return session.Browser{Sessions: h.sessions, W: c.Response(), R: c.Request(), Created: h.metrics.SessionCreated}
+}
+
+// signedInUsers reads a request's signed-in user from its session
+// (web.UserReader).
+type signedInUsers struct{ sessions session.Strategy }
+
+func (s signedInUsers) SignedInUser(ctx context.Context, r *http.Request) (string, error) {
+	return session.Browser{Sessions: s.sessions, R: r}.SignedInUser(ctx)
 }
 
 // Messages shown on the pages (message ids, views/locales); none says
@@ -115,7 +125,6 @@ const (
 	msgBadAddress  = "BadAddress"
 	msgRateLimited = "RateLimited"
 	msgDeadLink    = "DeadLink"
-	msgTryLater    = "TryLater"
 )
 
 // retryPasswordPage is the CSRF answer of the form pages: back to the page
@@ -194,9 +203,7 @@ func linkToken(c echo.Context, rq *web.Request) string {
 
 // tryLater is the answer when the database or the mail server fails; the
 // cause is logged once by Kit.Fail (never an address or a token).
-func tryLater(what string, err error) error {
-	return web.Notice(http.StatusServiceUnavailable, views.PasswordNotice{Heading: "TryLaterHeading", Lines: []string{msgTryLater}}, what, err)
-}
+func tryLater(what string, err error) error { return web.TryLater(what, err) }
 
 // msgThrottled answers a password check the throttle refused.
 const msgThrottled = "Throttled"

@@ -15,6 +15,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -48,10 +49,13 @@ func TestMessageIDsKnown(t *testing.T) {
 		known(policyMessage(err), "policyMessage("+err.Error()+")")
 	}
 	msgConsts := map[string]string{"msgExpired": msgExpired, "msgBadAddress": msgBadAddress, "msgRateLimited": msgRateLimited,
-		"msgDeadLink": msgDeadLink, "msgTryLater": msgTryLater, "msgThrottled": msgThrottled}
+		"msgDeadLink": msgDeadLink, "msgThrottled": msgThrottled}
 	for name, id := range msgConsts {
 		known(id, name)
 	}
+	try := web.TryLater("", nil).Notice
+	known(try.Heading, "web.TryLater")
+	known(try.Lines[0], "web.TryLater")
 
 	// The literal ids the handlers pass: titles, headings, lines, links
 	// and the messages of the account pages.

@@ -3,7 +3,6 @@ package accountpages
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -40,25 +39,13 @@ func (h *Handler) withPasskeys(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// passkeysUser is the signed-in user of a passkeys page request, or an
-// answer that sends the browser to sign in first.
-func (h *Handler) passkeysUser(c echo.Context, rq *web.Request) (string, error) {
-	uid, err := h.browser(c).SignedInUser(c.Request().Context())
-	if err != nil || uid == "" {
-		to := h.base.URL("/signin") + "?" + url.Values{"callbackUrl": {h.base.URL("/passkeys")}}.Encode()
-		return "", h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, to))
-	}
-	return uid, nil
-}
+// passkeysPage is the page's path, where signing in comes back to.
+const passkeysPage = "/passkeys"
 
 // getPasskeys is the signed-in user's passkeys page: add (with the script),
 // rename and remove (plain forms).
-func (h *Handler) getPasskeys(c echo.Context, rq *web.Request) error {
+func (h *Handler) getPasskeys(c echo.Context, rq *web.Request, uid string) error {
 	id := h.offers.PasskeyProvider
-	uid, err := h.passkeysUser(c, rq)
-	if uid == "" {
-		return err
-	}
 	list, err := h.rules.ListPasskeys(c.Request().Context(), uid)
 	if err != nil {
 		return err
@@ -91,28 +78,20 @@ func (h *Handler) getPasskeys(c echo.Context, rq *web.Request) error {
 }
 
 // postRenamePasskey renames one of the user's passkeys.
-func (h *Handler) postRenamePasskey(c echo.Context, rq *web.Request) error {
-	uid, err := h.passkeysUser(c, rq)
-	if uid == "" {
-		return err
-	}
+func (h *Handler) postRenamePasskey(c echo.Context, rq *web.Request, uid string) error {
 	if err := h.rules.RenamePasskey(c.Request().Context(), uid, rq.Form.Get("id"), rq.Form.Get("name")); err != nil {
 		return h.passkeysFailed(c, rq, err)
 	}
-	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/passkeys")))
+	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(passkeysPage)))
 }
 
 // postRemovePasskey removes one of the user's passkeys, unless it is their
 // last way to sign in.
-func (h *Handler) postRemovePasskey(c echo.Context, rq *web.Request) error {
-	uid, err := h.passkeysUser(c, rq)
-	if uid == "" {
-		return err
-	}
+func (h *Handler) postRemovePasskey(c echo.Context, rq *web.Request, uid string) error {
 	if err := h.rules.RemovePasskey(c.Request().Context(), uid, rq.Form.Get("id")); err != nil {
 		return h.passkeysFailed(c, rq, err)
 	}
-	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/passkeys")))
+	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(passkeysPage)))
 }
 
 // passkeysFailed sends a refused rename or removal back to the page with
@@ -128,5 +107,5 @@ func (h *Handler) passkeysFailed(c echo.Context, rq *web.Request, err error) err
 		return err
 	}
 	h.log.Warn("passkey change refused", "reason", code)
-	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/passkeys")+"?error="+code))
+	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(passkeysPage)+"?error="+code))
 }
