@@ -5,19 +5,21 @@ import (
 	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/passkey"
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // buildAccountPages builds the account rules (app/accounts) over the store
 // and the sign-in core, and the account pages' handler
-// (app/accountpages) over them. The rules are shared: the passkey
-// ceremony asks them who registers, the OAuth flow tells a link through
-// the handler's TellMethodAdded.
+// (app/accountpages) over them. The rules are shared: the passkey flow
+// asks them who registers, the OAuth flow tells a link through the
+// handler's TellMethodAdded.
 func (a *App) buildAccountPages() (*accounts.Service, *accountpages.Handler) {
 	p, ok := a.cfg.Credentials()
 	offers := accountpages.Offers{Passwords: ok, SignUp: ok && p.SignupEnabled()}
-	offers.PasskeyProvider, _ = a.passkeysProvider()
+	offers.PasskeyProvider = a.passkeys.First()
 	mailer, limits, canMail := a.accountMailer()
 	offers.Mail = canMail
 	rules := &accounts.Service{
@@ -65,12 +67,23 @@ func (a *App) accountMailer() (m accountpages.Mailer, limits signin.Limiter, ok 
 	return accountpages.Mailer{}, nil, false
 }
 
-// passkeysProvider is the first webauthn provider: the passkeys page's.
-func (a *App) passkeysProvider() (string, bool) {
-	for _, p := range a.cfg.Providers {
-		if _, ok := a.passkeys.rps[p.ID]; ok {
-			return p.ID, true
-		}
+// buildPasskeys builds the webauthn providers' relying parties and their
+// challenge cookie (app/passkey), which the passkey flow and the passkeys
+// page share.
+func (a *App) buildPasskeys() (*passkey.Parties, error) {
+	sec := ""
+	if a.base.Secure {
+		sec = "__Secure-"
 	}
-	return "", false
+	w := a.cookies
+	w.Path = a.base.Path
+	return passkey.NewParties(passkey.PartiesConfig{
+		Providers: a.cfg.Providers,
+		RPID:      a.cfg.PasskeyRPID,
+		Name:      web.HostOf(a.base.Origin),
+		Origin:    a.base.Origin,
+		Cookie:    sec + a.dialect.cookiePrefix + ".challenge",
+		Writer:    w,
+		Secrets:   a.cfg.Secrets(),
+	})
 }

@@ -27,8 +27,8 @@ const module = "github.com/latchkey-auth/latchkey"
 // them as handlers leave; the goal is a root type of at most 12 fields
 // that only wires.
 const (
-	appFieldBudget  = 40
-	appMethodBudget = 75
+	appFieldBudget  = 39
+	appMethodBudget = 69
 )
 
 type goPackage struct {
@@ -148,7 +148,7 @@ func TestArchitectureHandlersStayInTheirRooms(t *testing.T) {
 		}
 	}
 	sort.Strings(handlers)
-	require.Subset(t, handlers, []string{"app/forwardauth", "app/ops"}, "the feature handlers found: %v", handlers)
+	require.Subset(t, handlers, []string{"app/accountpages", "app/forwardauth", "app/ops", "app/passkeyflow"}, "the feature handlers found: %v", handlers)
 }
 
 func TestArchitectureKitKnowsNoFeature(t *testing.T) {

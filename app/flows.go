@@ -34,12 +34,11 @@ func (a *App) flowOf(p config.Provider) flow {
 	return a.flows[config.TypeOAuth]
 }
 
-// oauthFlow, emailFlow, passkeyFlow and credentialsFlow are the flows of
-// package app until each moves into a package of its own.
+// oauthFlow, emailFlow and credentialsFlow are the flows of package app
+// until each moves into a package of its own (passkeys: app/passkeyflow).
 type (
 	oauthFlow       struct{ a *App }
 	emailFlow       struct{ a *App }
-	passkeyFlow     struct{ a *App }
 	credentialsFlow struct{ a *App }
 )
 
@@ -65,20 +64,6 @@ func (f emailFlow) Callback(c echo.Context, rq *web.Request, p config.Provider) 
 
 func (f emailFlow) CallbackWithoutCSRF(c echo.Context, rq *web.Request, p config.Provider) error {
 	return f.a.confirmPage(c, rq, p, rq.Form, http.StatusForbidden, msgExpired)
-}
-
-// SignIn: a passkey sign-in is started by the sign-in page's script
-// (GET /webauthn-options), as Auth.js's; a POST here goes back to the page.
-func (f passkeyFlow) SignIn(c echo.Context, rq *web.Request, _ config.Provider) error {
-	return f.a.kit.SendRedirect(c, rq, f.a.base.URL("/signin"))
-}
-
-func (f passkeyFlow) Callback(c echo.Context, rq *web.Request, p config.Provider) error {
-	return f.a.passkeyCallback(c, rq, p)
-}
-
-func (f passkeyFlow) CallbackWithoutCSRF(c echo.Context, rq *web.Request, _ config.Provider) error {
-	return f.a.retryPage("/signin")(c, rq) // CSRF is mandatory, as next-auth v4
 }
 
 // SignIn: credentials are posted to the callback, as next-auth v4's.

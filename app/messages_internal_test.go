@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/i18n"
+	"github.com/latchkey-auth/latchkey/app/passkey"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -77,6 +78,6 @@ func TestMessagesStateTheLifetimes(t *testing.T) {
 	c, err := i18n.Load(views.Locales(), "", nil)
 	require.NoError(t, err)
 	en := c.Default()
-	require.Equal(t, 10*time.Minute, passkeyReauthWindow)
+	require.Equal(t, 10*time.Minute, passkey.ReauthWindow)
 	require.Contains(t, en.T("PasskeyReauth"), "10 minutes")
 }

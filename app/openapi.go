@@ -19,7 +19,7 @@ func (a *App) openAPIDocument() ([]byte, error) {
 			"callback-url":  a.names.CallbackURL,
 			"oauth-check":   a.names.OAuthCheck,
 			"email-binding": a.bindings.name,
-			"challenge":     a.passkeys.name,
+			"challenge":     a.passkeys.CookieName(),
 		},
 	})
 	if err != nil {

@@ -28,11 +28,11 @@ func (a *App) getSignIn(c echo.Context, rq *web.Request) error {
 		callback = a.kit.Redirect(callback)
 	}
 	pg := a.kit.Page(c, rq, "TitleSignIn")
-	if len(a.passkeys.rps) > 0 {
+	if a.passkeys.Offered() {
 		pg.Script = a.base.Path + "/static/passkeys.js"
 	}
 	return web.Render(c, http.StatusOK, views.SignInPage(views.SignIn{
-		Passkeys:    len(a.passkeys.rps) > 0,
+		Passkeys:    a.passkeys.Offered(),
 		Page:        pg,
 		Providers:   a.providers.views,
 		CSRFToken:   rq.CSRFToken,

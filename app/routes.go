@@ -92,7 +92,6 @@ func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 	m.Post("/callback/:provider", a.callback, a.callbackWithoutCSRF, a.knownProvider, a.formPostBounce)
 	m.Page("/signout", a.getSignOut)
 	m.Post("/signout", a.postSignOut, a.retryPage("/signout"))
-	m.Get("/webauthn-options/:provider", a.getWebAuthnOptions)
 	m.Page("/error", a.getError)
 	m.Page("/verify-request", a.getVerifyRequest)
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.

@@ -17,8 +17,6 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/latchkey-auth/latchkey/app/access"
-	"github.com/latchkey-auth/latchkey/app/accountpages"
-	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
@@ -29,6 +27,8 @@ import (
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/ops"
+	"github.com/latchkey-auth/latchkey/app/passkey"
+	"github.com/latchkey-auth/latchkey/app/passkeyflow"
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/proxies"
 	"github.com/latchkey-auth/latchkey/app/redirect"
@@ -65,9 +65,9 @@ type App struct {
 	oauth     map[string]oauth.Client
 	checks    *checkCookies
 	emails    map[string]signin.EmailProvider
-	bindings  *linkBindings   // e-mail links bound to the browser that asked
-	passkeys  *passkeys       // the webauthn providers and their challenge cookie
-	proxies   proxies.Trusted // trusted_proxies: whose forwarding headers are believed
+	bindings  *linkBindings    // e-mail links bound to the browser that asked
+	passkeys  *passkey.Parties // the webauthn providers and their challenge cookie
+	proxies   proxies.Trusted  // trusted_proxies: whose forwarding headers are believed
 
 	// revocations are the session revocations, polled (revocations.go).
 	revocations *session.Revocations
@@ -83,8 +83,6 @@ type App struct {
 	// methodAdded tells a user that an identity was linked to the account
 	// (the account pages' TellMethodAdded), for the OAuth flow.
 	methodAdded func(ctx context.Context, u *models.User, providerID, providerName string)
-	// accountRules: who registers a passkey (the ceremony, until it moves).
-	accountRules *accounts.Service
 
 	echo    *echo.Echo
 	handler http.Handler // serve: echo with what every answer needs around it
@@ -241,14 +239,17 @@ func (a *App) build(idpClient *http.Client) error {
 		TokenHashes: func(token string) []string { return email.HashTokens(token, a.cfg.Secrets()) },
 		JWTSessions: a.sessions.Name() == config.StrategyJWT,
 		// The window of adding a passkey, for the same reason.
-		ReauthWindow: passkeyReauthWindow,
+		ReauthWindow: passkey.ReauthWindow,
 		Log:          a.log,
 	}
-	var accountPages *accountpages.Handler
-	a.accountRules, accountPages = a.buildAccountPages()
+	accountRules, accountPages := a.buildAccountPages()
 	a.methodAdded = accountPages.TellMethodAdded
+	passkeys := passkeyflow.New(passkeyflow.Deps{
+		Kit: a.kit, Parties: a.passkeys, Core: a.core, Registrants: accountRules,
+		Sessions: a.sessions, Metrics: a.metrics, Now: a.now, Log: a.log,
+	})
 	a.flows = map[string]flow{
-		config.TypeOAuth: oauthFlow{a}, config.TypeEmail: emailFlow{a}, config.TypeWebAuthn: passkeyFlow{a}, config.TypeCredentials: credentialsFlow{a},
+		config.TypeOAuth: oauthFlow{a}, config.TypeEmail: emailFlow{a}, config.TypeWebAuthn: passkeys, config.TypeCredentials: credentialsFlow{a},
 	}
 	openAPI, err := a.openAPIDocument()
 	if err != nil {
@@ -260,6 +261,7 @@ func (a *App) build(idpClient *http.Client) error {
 		forwardauth.New(sessionReader{a}, access.New(a.cfg.Access), a.proxies, a.policy, a.base.URL("/signin"), a.log),
 		ops.New(a.store, a.log, a.base.Path, openAPI, a.theme.css),
 		accountPages,
+		passkeys,
 	}
 	if a.echo, err = a.routes(handlers...); err != nil {
 		return err
