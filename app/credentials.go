@@ -6,13 +6,13 @@ import (
 )
 
 // credentialsProvider is what the password rules need of p. It shares the
-// instance's hasher (a.pw.hasher: its bound on concurrent hashes must
+// instance's hasher (a.hasher: its bound on concurrent hashes must
 // cover every check); the throttle's counters are in the database, so the
 // rest is made per sign-in.
 func (a *App) credentialsProvider(p config.Provider) signin.CredentialsProvider {
 	return signin.CredentialsProvider{
 		ID:        p.ID,
-		Hasher:    a.pw.hasher,
+		Hasher:    a.hasher,
 		Passwords: a.store,
 		Throttle:  signin.NewThrottle(a.store),
 	}

@@ -109,7 +109,7 @@ func (a *App) cspHeader() []string {
 func (a *App) contentSecurityPolicy() (policy string, final bool) {
 	origins, final := a.formActionOrigins()
 	scripts := ""
-	if len(a.passkeys.rps) > 0 {
+	if a.passkeys.Offered() {
 		// Passkeys need latchkey's own script (static/passkeys.js) and
 		// its fetches to latchkey: nothing inline, nothing elsewhere.
 		scripts = "script-src 'self'; connect-src 'self'; "

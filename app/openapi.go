@@ -20,7 +20,7 @@ func (a *App) openAPIDocument(bindingCookie string) ([]byte, error) {
 			"callback-url":  a.names.CallbackURL,
 			"oauth-check":   a.names.OAuthCheck,
 			"email-binding": bindingCookie,
-			"challenge":     a.passkeys.name,
+			"challenge":     a.passkeys.CookieName(),
 		},
 	})
 	if err != nil {

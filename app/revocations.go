@@ -75,3 +75,24 @@ func (a *App) purgeRevocations(ctx context.Context) error {
 	}
 	return nil
 }
+
+// sessionsEnded waits, after every session of a user signed in up to at
+// was revoked, until the second after at has begun: a session remembers
+// its sign-in in whole seconds and the revocation ends the whole second
+// (models.RevokeSessions), so a sign-in that follows at once would
+// otherwise be ended too. It first reloads this instance's copy of the
+// revocations, so they apply here at once; other instances follow within
+// session.revocation_poll.
+func (a *App) sessionsEnded(ctx context.Context, at time.Time) {
+	if err := a.loadRevocations(ctx); err != nil {
+		a.log.Warn("session revocations not reloaded; the poll will", "err", err)
+	}
+	wait := at.Truncate(time.Second).Add(time.Second).Sub(at)
+	if at.Equal(at.Truncate(time.Second)) {
+		return
+	}
+	select {
+	case <-time.After(min(wait, time.Second)):
+	case <-ctx.Done():
+	}
+}

@@ -83,12 +83,6 @@ func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
 	// closure each). What every answer needs, routing misses and errors
 	// included, is done around echo by serve.
 	m := mux{a: a, e: e, g: e.Group(a.base.Path), recoverPanics: middleware.Recover(), checked: map[string]bool{}}
-	m.Post("/signout/all", a.postSignOutEverywhere, a.retryPage("/signout"))
-	m.Get("/webauthn-options/:provider", a.getWebAuthnOptions)
-	m.Page("/passkeys", a.getPasskeys, a.withPasskeys)
-	m.Post("/passkeys/rename", a.postRenamePasskey, a.retryPage("/passkeys"), a.withPasskeys)
-	m.Post("/passkeys/remove", a.postRemovePasskey, a.retryPage("/passkeys"), a.withPasskeys)
-	a.passwordRoutes(m)
 
 	for _, h := range handlers {
 		h.Mount(m)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -26,8 +27,11 @@ import (
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/nextauth"
+	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 	"github.com/latchkey-auth/latchkey/app/oauthflow"
 	"github.com/latchkey-auth/latchkey/app/ops"
+	"github.com/latchkey-auth/latchkey/app/passkey"
+	"github.com/latchkey-auth/latchkey/app/passkeyflow"
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/proxies"
 	"github.com/latchkey-auth/latchkey/app/redirect"
@@ -61,7 +65,7 @@ type App struct {
 	core     *signin.Service
 	sessions session.Strategy
 	idps     identityProviders // the OAuth and OIDC providers (app/oauthflow)
-	passkeys *passkeys         // the webauthn providers and their challenge cookie
+	passkeys *passkey.Parties  // the webauthn providers and their challenge cookie
 	proxies  proxies.Trusted   // trusted_proxies: whose forwarding headers are believed
 
 	// revocations are the session revocations, polled (revocations.go).
@@ -72,8 +76,9 @@ type App struct {
 	// langs are the pages' languages (app/i18n, views/locales).
 	langs *i18n.Catalog
 
-	// pw holds the credentials provider's account pages (password_flows.go).
-	pw *passwordFlows
+	// hasher checks and hashes every password of this instance, so that
+	// its bound on concurrent Argon2id runs (19 MiB each) holds for all.
+	hasher *password.Hasher
 
 	echo    *echo.Echo
 	handler http.Handler // serve: echo with what every answer needs around it
@@ -175,12 +180,12 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		_ = a.store.Close()
 		return nil, fmt.Errorf("start: %w", err)
 	}
+	if a.hasher = opts.PasswordHasher; a.hasher == nil {
+		a.hasher = password.Default().Limit(2*runtime.GOMAXPROCS(0), 2*time.Second)
+	}
 	if err := a.build(opts.HTTPClient); err != nil {
 		_ = a.store.Close()
 		return nil, err
-	}
-	if opts.PasswordHasher != nil {
-		a.pw.useHasher(opts.PasswordHasher)
 	}
 	return a, nil
 }
@@ -215,7 +220,7 @@ func (a *App) build(idpClient *http.Client) error {
 		TokenHashes: func(token string) []string { return email.HashTokens(token, a.cfg.Secrets()) },
 		JWTSessions: a.sessions.Name() == config.StrategyJWT,
 		// The window of adding a passkey, for the same reason.
-		ReauthWindow: passkeyReauthWindow,
+		ReauthWindow: passkey.ReauthWindow,
 		Log:          a.log,
 	}
 	emailFlow, err := emailflow.New(emailflow.Deps{
@@ -226,11 +231,17 @@ func (a *App) build(idpClient *http.Client) error {
 	if err != nil {
 		return err
 	}
-	a.pw = a.buildPasswordFlows(a.core, emailFlow)
+	accountRules, accountPages := a.buildAccountPages(emailFlow)
+	passkeys := passkeyflow.New(passkeyflow.Deps{
+		Kit: a.kit, Parties: a.passkeys, Core: a.core, Registrants: accountRules,
+		Sessions: a.sessions, Metrics: a.metrics, Now: a.now, Log: a.log,
+	})
 	oauthFlow, err := oauthflow.New(oauthflow.Deps{
 		Providers: a.cfg.Providers, Base: a.base, Secrets: a.cfg.Secrets(),
 		CheckCookie: a.names.OAuthCheck, CSRFCookie: a.names.CSRF, Cookies: a.cookies, MaxBodyBytes: a.cfg.MaxBodyBytes,
-		HTTPClient: idpClient, Kit: a.kit, Core: a.core, Browser: a.browser, LinkNotice: a.tellMethodAdded,
+		HTTPClient: idpClient, Kit: a.kit, Core: a.core, Browser: a.browser, LinkNotice: func(ctx context.Context, u *models.User, p config.Provider) {
+			accountPages.TellMethodAdded(ctx, u, p.ID, catalogue.DisplayName(p))
+		},
 		Now: a.now, Log: a.log,
 	})
 	if err != nil {
@@ -240,11 +251,11 @@ func (a *App) build(idpClient *http.Client) error {
 	api, err = nextauth.New(nextauth.Deps{
 		Kit: a.kit, Log: a.log, Core: a.core, Sessions: a.sessions, Hooks: a.hooks, Providers: a.cfg.Providers,
 		Flows: map[string]nextauth.Flow{
-			config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow, config.TypeWebAuthn: passkeyFlow{a},
+			config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow, config.TypeWebAuthn: passkeys,
 		},
 		Credentials:    a.credentialsProvider,
 		FormPostBounce: oauthFlow.FormPostBounce,
-		Metrics:        a.metrics, Pages: a.cfg.Pages, Passkeys: len(a.passkeys.rps) > 0,
+		Metrics:        a.metrics, Pages: a.cfg.Pages, Passkeys: a.passkeys.Offered(),
 		SendsMail: a.cfg.SendsMail(), ReportsOIDC: a.dialect.reportsOIDC,
 	})
 	if err != nil {
@@ -260,6 +271,8 @@ func (a *App) build(idpClient *http.Client) error {
 		api,
 		forwardauth.New(api, access.New(a.cfg.Access), a.proxies, a.policy, a.base.URL("/signin"), a.log),
 		ops.New(a.store, a.log, a.base.Path, openAPI, a.theme.css),
+		accountPages,
+		passkeys,
 	}
 	if a.echo, err = a.routes(handlers...); err != nil {
 		return err

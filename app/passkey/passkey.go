@@ -2,7 +2,7 @@
 // github.com/go-webauthn/webauthn: it makes the options a browser passes to
 // navigator.credentials, and verifies what the authenticator answers
 // (origin, relying-party id, challenge, signature, flags). It stores
-// nothing: the challenge state travels in a sealed cookie (app), the
+// nothing: the challenge state travels in a sealed cookie (Parties), the
 // credentials in models.Authenticator, single use is the sign-in rules'.
 package passkey
 
@@ -23,6 +23,13 @@ import (
 
 // Timeout is how long a ceremony may take, from options to answer.
 const Timeout = 5 * time.Minute
+
+// ReauthWindow is how soon after signing in a user may add a passkey (and
+// link an identity: signin.Service.ReauthWindow). A passkey outlives every
+// session and a password reset, so a borrowed or stolen session, or one
+// left open on a shared computer, must not be enough to add one: the user
+// signs in again first. views/locales say "10 minutes": change both.
+const ReauthWindow = 10 * time.Minute
 
 // Settings are the relying party's.
 type Settings struct {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
@@ -47,6 +48,12 @@ func (e *Error) Unwrap() error { return e.Cause }
 // message ids) and status; cause, when not nil, is logged with what.
 func Notice(status int, n views.PasswordNotice, what string, cause error) *Error {
 	return &Error{Notice: &n, Status: status, What: what, Cause: cause}
+}
+
+// TryLater is the notice page of a database or mail server that failed
+// (503): the cause is logged with what, the page says to try again later.
+func TryLater(what string, cause error) *Error {
+	return Notice(http.StatusServiceUnavailable, views.PasswordNotice{Heading: "TryLaterHeading", Lines: []string{"TryLater"}}, what, cause)
 }
 
 // JSONError is a failure answered with a JSON body and status.

@@ -1,4 +1,4 @@
-package app
+package accountpages
 
 import (
 	"errors"
@@ -20,84 +20,82 @@ import (
 // Then the person signs in with the new password. The same link is how a user
 // without a password adds one (/account/password).
 
-func (a *App) resetOff() bool { return !a.pw.enabled || !a.pw.canMail }
-
 // getReset is the "forgot your password" form.
-func (a *App) getReset(c echo.Context, rq *web.Request) error {
-	if a.resetOff() {
+func (h *Handler) getReset(c echo.Context, rq *web.Request) error {
+	if h.offers.resetOff() {
 		return echo.ErrNotFound
 	}
-	d := a.passwordForm(c, rq, "TitleReset", "/reset")
+	d := h.passwordForm(c, rq, "TitleReset", "/reset")
 	d.Email, d.Error = c.QueryParam("email"), csrfMessage(c)
 	return web.Render(c, http.StatusOK, views.ResetRequestPage(d))
 }
 
 // postReset takes the form.
-func (a *App) postReset(c echo.Context, rq *web.Request) error {
-	if a.resetOff() {
+func (h *Handler) postReset(c echo.Context, rq *web.Request) error {
+	if h.offers.resetOff() {
 		return echo.ErrNotFound
 	}
 	form := func(status int, addr, msg string) error {
-		d := a.passwordForm(c, rq, "TitleReset", "/reset")
+		d := h.passwordForm(c, rq, "TitleReset", "/reset")
 		d.Email, d.Error = addr, msg
 		return web.Render(c, status, views.ResetRequestPage(d))
 	}
-	addr, err := a.pw.rules.StartReset(a.kit.MailContext(c, rq), rq.Form.Get("email"), c.RealIP())
+	addr, err := h.rules.StartReset(h.kit.MailContext(c, rq), rq.Form.Get("email"), c.RealIP())
 	switch {
 	case errors.Is(err, accounts.ErrBadAddress):
 		return form(http.StatusBadRequest, "", msgBadAddress)
 	case errors.Is(err, accounts.ErrRateLimited):
 		return form(http.StatusTooManyRequests, addr, msgRateLimited)
 	case err != nil:
-		return a.tryLater(c, rq, "reset", err)
+		return tryLater("reset", err)
 	}
-	return a.checkEmail(c, rq, "ResetCheckEmail")
+	return h.checkEmail(c, rq, "ResetCheckEmail")
 }
 
 // getResetConfirm is the link's page; opening it spends nothing.
-func (a *App) getResetConfirm(c echo.Context, rq *web.Request) error {
-	return a.resetConfirmPage(http.StatusOK, "")(c, rq)
+func (h *Handler) getResetConfirm(c echo.Context, rq *web.Request) error {
+	return h.resetConfirmPage(http.StatusOK, "")(c, rq)
 }
 
 // resetConfirmPage renders the link's page with a message.
-func (a *App) resetConfirmPage(status int, msg string) web.Action {
+func (h *Handler) resetConfirmPage(status int, msg string) web.Action {
 	return func(c echo.Context, rq *web.Request) error {
-		if a.resetOff() {
+		if h.offers.resetOff() {
 			return echo.ErrNotFound
 		}
 		token := linkToken(c, rq)
-		p, err := a.pw.rules.OpenReset(c.Request().Context(), token)
+		p, err := h.rules.OpenReset(c.Request().Context(), token)
 		if err != nil {
-			return a.linkFailed(c, rq, err, "/reset")
+			return h.linkFailed(err, "/reset")
 		}
-		d := a.passwordForm(c, rq, "TitleResetConfirm", "/reset/confirm")
+		d := h.passwordForm(c, rq, "TitleResetConfirm", "/reset/confirm")
 		d.Email, d.Token, d.Error, d.HasLinked = deref(p.User.Email), token, msg, p.HasLinked
 		return web.Render(c, status, views.ResetPasswordPage(d))
 	}
 }
 
 // postResetConfirm sets the new password.
-func (a *App) postResetConfirm(c echo.Context, rq *web.Request) error {
-	if a.resetOff() {
+func (h *Handler) postResetConfirm(c echo.Context, rq *web.Request) error {
+	if h.offers.resetOff() {
 		return echo.ErrNotFound
 	}
-	err := a.pw.rules.CompleteReset(c.Request().Context(), accounts.ResetRequest{
+	err := h.rules.CompleteReset(c.Request().Context(), accounts.ResetRequest{
 		Token: rq.Form.Get("token"), Password: rq.Form.Get("password"), RemoveLinked: asksRemoveLinked(rq),
 	})
 	switch {
 	case errors.Is(err, accounts.ErrPolicy):
-		return a.resetConfirmPage(http.StatusBadRequest, policyMessage(err))(c, rq)
+		return h.resetConfirmPage(http.StatusBadRequest, policyMessage(err))(c, rq)
 	case err != nil:
-		return a.linkFailed(c, rq, err, "/reset")
+		return h.linkFailed(err, "/reset")
 	}
-	return a.passwordChanged(c, rq)
+	return h.passwordChanged(c, rq)
 }
 
 // passwordChanged is the answer of a reset or change: every session of the
 // user has ended, this one included; the button signs in again.
-func (a *App) passwordChanged(c echo.Context, rq *web.Request) error {
-	d := a.passwordForm(c, rq, "", "")
-	return a.notice(c, rq, http.StatusOK, views.PasswordNotice{
+func (h *Handler) passwordChanged(c echo.Context, rq *web.Request) error {
+	d := h.passwordForm(c, rq, "", "")
+	return h.tell(c, rq, http.StatusOK, views.PasswordNotice{
 		Heading: "PasswordChangedHeading",
 		Lines:   []string{"PasswordChangedLine"},
 		LinkURL: d.SignInURL, LinkText: "SignInButton",

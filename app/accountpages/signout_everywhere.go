@@ -1,9 +1,8 @@
-package app
+package accountpages
 
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/web"
 )
 
@@ -17,10 +16,10 @@ import (
 // The answer is the same in both strategies, and against next-auth (where
 // this path is a plain sign-out). With removeLinked the user's linked
 // sign-in methods are removed first (never the last way to sign in).
-func (a *App) postSignOutEverywhere(c echo.Context, rq *web.Request) error {
-	if err := a.pw.rules.SignOutEverywhere(c.Request().Context(), a.browser(c), a.cfg.Session.Strategy == config.StrategyJWT, asksRemoveLinked(rq)); err != nil {
+func (h *Handler) postSignOutEverywhere(c echo.Context, rq *web.Request) error {
+	if err := h.rules.SignOutEverywhere(c.Request().Context(), h.browser(c), h.jwt, asksRemoveLinked(rq)); err != nil {
 		return err
 	}
-	a.metrics.SignOut()
-	return a.kit.SendRedirect(c, rq, rq.CallbackURL)
+	h.metrics.SignOut()
+	return h.kit.SendRedirect(c, rq, rq.CallbackURL)
 }

@@ -1,4 +1,4 @@
-package app
+package accountpages
 
 import (
 	"errors"
@@ -21,72 +21,70 @@ import (
 // (account pre-hijacking), and creates nothing the victim would meet when
 // signing in any other way.
 
-func (a *App) signUpOff() bool { return !a.pw.enabled || !a.pw.signUp || !a.pw.canMail }
-
 // getSignUp is the sign-up form.
-func (a *App) getSignUp(c echo.Context, rq *web.Request) error {
-	if a.signUpOff() {
+func (h *Handler) getSignUp(c echo.Context, rq *web.Request) error {
+	if h.offers.signUpOff() {
 		return echo.ErrNotFound
 	}
-	d := a.passwordForm(c, rq, "TitleSignUp", "/signup")
+	d := h.passwordForm(c, rq, "TitleSignUp", "/signup")
 	d.Error = csrfMessage(c)
 	return web.Render(c, http.StatusOK, views.SignUpPage(d))
 }
 
 // signUpForm shows the form again with a refusal.
-func (a *App) signUpForm(c echo.Context, rq *web.Request, status int, addr, msg string) error {
-	d := a.passwordForm(c, rq, "TitleSignUp", "/signup")
+func (h *Handler) signUpForm(c echo.Context, rq *web.Request, status int, addr, msg string) error {
+	d := h.passwordForm(c, rq, "TitleSignUp", "/signup")
 	d.Email, d.Error = addr, msg
 	return web.Render(c, status, views.SignUpPage(d))
 }
 
 // postSignUp takes the form (accounts.Service.StartSignUp).
-func (a *App) postSignUp(c echo.Context, rq *web.Request) error {
-	if a.signUpOff() {
+func (h *Handler) postSignUp(c echo.Context, rq *web.Request) error {
+	if h.offers.signUpOff() {
 		return echo.ErrNotFound
 	}
-	addr, err := a.pw.rules.StartSignUp(a.kit.MailContext(c, rq), accounts.SignUpRequest{
+	addr, err := h.rules.StartSignUp(h.kit.MailContext(c, rq), accounts.SignUpRequest{
 		Email: rq.Form.Get("email"), Password: rq.Form.Get("password"), ClientIP: c.RealIP(),
 	})
 	switch {
 	case errors.Is(err, accounts.ErrBadAddress):
-		return a.signUpForm(c, rq, http.StatusBadRequest, "", msgBadAddress)
+		return h.signUpForm(c, rq, http.StatusBadRequest, "", msgBadAddress)
 	case errors.Is(err, accounts.ErrPolicy):
-		return a.signUpForm(c, rq, http.StatusBadRequest, addr, policyMessage(err))
+		return h.signUpForm(c, rq, http.StatusBadRequest, addr, policyMessage(err))
 	case errors.Is(err, accounts.ErrHookRefused):
-		return a.signUpForm(c, rq, http.StatusBadRequest, addr, "SignUpRefused")
+		return h.signUpForm(c, rq, http.StatusBadRequest, addr, "SignUpRefused")
 	case errors.Is(err, accounts.ErrRateLimited):
-		return a.signUpForm(c, rq, http.StatusTooManyRequests, addr, msgRateLimited)
+		return h.signUpForm(c, rq, http.StatusTooManyRequests, addr, msgRateLimited)
 	case err != nil:
-		return a.tryLater(c, rq, "sign-up", err)
+		return tryLater("sign-up", err)
 	}
-	return a.checkEmail(c, rq, "SignUpCheckEmail")
+	return h.checkEmail(c, rq, "SignUpCheckEmail")
 }
 
 // checkEmail is the answer to every sign-up or reset request that was
 // taken: it depends on nothing but the flow.
-func (a *App) checkEmail(c echo.Context, rq *web.Request, line string) error {
-	return a.notice(c, rq, http.StatusOK, views.PasswordNotice{Heading: "CheckEmailHeading", Lines: []string{line}})
+func (h *Handler) checkEmail(c echo.Context, rq *web.Request, line string) error {
+	return h.tell(c, rq, http.StatusOK, views.PasswordNotice{Heading: "CheckEmailHeading", Lines: []string{line}})
 }
 
 // getSignUpVerify is the link's page; opening it spends nothing.
-func (a *App) getSignUpVerify(c echo.Context, rq *web.Request) error {
-	return a.signUpVerifyPage(http.StatusOK, "")(c, rq)
+func (h *Handler) getSignUpVerify(c echo.Context, rq *web.Request) error {
+	return h.signUpVerifyPage(http.StatusOK, "")(c, rq)
 }
 
 // signUpVerifyPage renders the link's page for the token in the query or
 // the posted form, with a message.
-func (a *App) signUpVerifyPage(status int, msg string) web.Action {
+func (h *Handler) signUpVerifyPage(status int, msg string) web.Action {
 	return func(c echo.Context, rq *web.Request) error {
-		if a.signUpOff() {
+		if h.offers.signUpOff() {
 			return echo.ErrNotFound
 		}
 		token := linkToken(c, rq)
-		p, err := a.pw.rules.PendingSignUp(c.Request().Context(), token)
+		p, err := h.rules.PendingSignUp(c.Request().Context(), token)
 		if err != nil {
-			return a.linkFailed(c, rq, err, "/signup")
+			return h.linkFailed(err, "/signup")
 		}
-		d := a.passwordForm(c, rq, "TitleConfirmSignUp", "/signup/verify")
+		d := h.passwordForm(c, rq, "TitleConfirmSignUp", "/signup/verify")
 		d.Email, d.Token, d.Error = p.Email, token, msg
 		return web.Render(c, status, views.ConfirmSignUpPage(d))
 	}
@@ -96,27 +94,27 @@ func (a *App) signUpVerifyPage(status int, msg string) web.Action {
 // chosen at sign-up: the user, verified, with that password, in one
 // transaction that spends the link and every other pending sign-up of the
 // address. An address that got an account meanwhile keeps it unchanged.
-func (a *App) postSignUpVerify(c echo.Context, rq *web.Request) error {
-	if a.signUpOff() {
+func (h *Handler) postSignUpVerify(c echo.Context, rq *web.Request) error {
+	if h.offers.signUpOff() {
 		return echo.ErrNotFound
 	}
-	_, err := a.pw.rules.CompleteSignUp(c.Request().Context(), rq.Form.Get("token"), rq.Form.Get("password"), c.RealIP())
+	_, err := h.rules.CompleteSignUp(c.Request().Context(), rq.Form.Get("token"), rq.Form.Get("password"), c.RealIP())
 	switch {
 	case errors.Is(err, accounts.ErrThrottled):
-		return a.signUpVerifyPage(http.StatusTooManyRequests, msgThrottled)(c, rq)
+		return h.signUpVerifyPage(http.StatusTooManyRequests, msgThrottled)(c, rq)
 	case errors.Is(err, accounts.ErrWrongPassword):
-		return a.signUpVerifyPage(http.StatusBadRequest, "SignUpWrongPassword")(c, rq)
+		return h.signUpVerifyPage(http.StatusBadRequest, "SignUpWrongPassword")(c, rq)
 	case errors.Is(err, accounts.ErrAccountExists):
-		return a.notice(c, rq, http.StatusConflict, views.PasswordNotice{
+		return notice(http.StatusConflict, views.PasswordNotice{
 			Heading: "AlreadyAccountHeading",
 			Lines:   []string{"AlreadyAccountLine"},
-			LinkURL: a.base.URL("/reset"), LinkText: "ResetPasswordButton",
+			LinkURL: h.base.URL("/reset"), LinkText: "ResetPasswordButton",
 		})
 	case err != nil:
-		return a.linkFailed(c, rq, err, "/signup")
+		return h.linkFailed(err, "/signup")
 	}
-	d := a.passwordForm(c, rq, "", "")
-	return a.notice(c, rq, http.StatusOK, views.PasswordNotice{
+	d := h.passwordForm(c, rq, "", "")
+	return h.tell(c, rq, http.StatusOK, views.PasswordNotice{
 		Heading: "AccountReadyHeading",
 		Lines:   []string{"AccountReadyLine"},
 		LinkURL: d.SignInURL, LinkText: "SignInButton",

@@ -1,0 +1,106 @@
+package accountpages
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/accounts"
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/metrics"
+	"github.com/latchkey-auth/latchkey/app/web"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// Mailer sends the account pages' e-mails through an e-mail provider's
+// server (the first one's: the wiring picks it, and counts the e-mails
+// against that provider's rate limits, so an inbox gets one budget for
+// sign-in links, sign-up and reset mails).
+type Mailer struct {
+	Sender  email.Sender // nil: no SMTP server, the link goes to the log (development only)
+	From    string
+	Colors  views.EmailColors // the theme's
+	Metrics *metrics.Metrics  // counts deliveries and failures; nil: off
+	Log     *slog.Logger
+}
+
+// send renders d and delivers it to an address, or without an SMTP server
+// writes its link to the log (development only, as sign-in links).
+func (m Mailer) send(ctx context.Context, to string, d views.AccountEmail) error {
+	if m.Sender == nil {
+		m.Log.Warn("no SMTP server configured: account e-mail written to the log (development only)",
+			"subject", d.Subject, "to", email.Mask(to), "url", d.URL)
+		return nil
+	}
+	d.EmailColors = m.Colors
+	var text, html strings.Builder
+	if err := views.AccountEmailText(d).Render(ctx, &text); err != nil {
+		return fmt.Errorf("render e-mail text: %w", err)
+	}
+	if err := views.AccountEmailHTML(d).Render(ctx, &html); err != nil {
+		return fmt.Errorf("render e-mail HTML: %w", err)
+	}
+	err := m.Sender.Send(ctx, email.Message{
+		From: m.From, To: to, Subject: d.Subject, Text: text.String(), HTML: html.String(),
+	})
+	if err != nil {
+		m.Metrics.EmailFailed()
+		return fmt.Errorf("send account e-mail: %w", err)
+	}
+	m.Metrics.EmailSent()
+	return nil
+}
+
+// Mails is accounts.Mailer: the account e-mails rendered in the language
+// ctx carries (web.Kit.MailContext), their links built from the tokens,
+// delivered by m. Each link names the e-mail's language, so the page it
+// opens speaks the language the e-mail was written in. offers says which
+// pages an e-mail may point to.
+func Mails(k *web.Kit, m Mailer, offers Offers) accounts.Mailer {
+	return mails{kit: k, base: k.Base(), mailer: m, offers: offers}
+}
+
+type mails struct {
+	kit    *web.Kit // the e-mail's language (MailLang)
+	base   config.Base
+	mailer Mailer
+	offers Offers
+}
+
+// link is a flow's page with the link's token and the mail's language
+// (the token is hex and the tag a catalogue's: nothing to escape).
+func (m mails) link(ctx context.Context, page, token string) string {
+	return m.base.URL(page) + "?token=" + token + "&lang=" + m.kit.MailLang(ctx).Tag()
+}
+
+func (m mails) host() string { return web.HostOf(m.base.Origin) }
+
+func (m mails) SignUpLink(ctx context.Context, to, token string) error {
+	return m.mailer.send(ctx, to, views.SignUpEmail(m.kit.MailLang(ctx), m.host(), m.link(ctx, "/signup/verify", token)))
+}
+
+func (m mails) SignUpExisting(ctx context.Context, to string) error {
+	return m.mailer.send(ctx, to, views.SignUpExistingEmail(m.kit.MailLang(ctx), m.host(), m.base.URL("/reset")))
+}
+
+func (m mails) ResetLink(ctx context.Context, to, token string) error {
+	return m.mailer.send(ctx, to, views.ResetEmail(m.kit.MailLang(ctx), m.host(), m.link(ctx, "/reset/confirm", token)))
+}
+
+func (m mails) ResetUnknown(ctx context.Context, to string) error {
+	signUp := ""
+	if !m.offers.signUpOff() {
+		signUp = m.base.URL("/signup")
+	}
+	return m.mailer.send(ctx, to, views.ResetUnknownEmail(m.kit.MailLang(ctx), m.host(), signUp))
+}
+
+func (m mails) MethodAdded(ctx context.Context, to, provider string) error {
+	resetURL := ""
+	if !m.offers.resetOff() {
+		resetURL = m.base.URL("/reset") + "?lang=" + m.kit.MailLang(ctx).Tag()
+	}
+	return m.mailer.send(ctx, to, views.MethodAddedEmail(m.kit.MailLang(ctx), m.host(), provider, resetURL))
+}

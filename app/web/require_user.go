@@ -1,0 +1,43 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+)
+
+// UserReader reads a request's signed-in user from its session: the user
+// id, "" when there is none; an error when the session store failed.
+type UserReader interface {
+	SignedInUser(ctx context.Context, r *http.Request) (string, error)
+}
+
+// UserAction is an action of a signed-in user, given the user's id.
+type UserAction func(c echo.Context, rq *Request, userID string) error
+
+// RequireUser is the one "require a signed-in user" middleware of the
+// pages a user must be signed in to use (the password and passkeys
+// pages): h runs with the user's id; a browser without a session is sent
+// to sign in first, back to page (a path below the base) afterwards
+// (ToSignIn); a session store that fails is TryLater.
+func (k *Kit) RequireUser(users UserReader, page string, h UserAction) Action {
+	return func(c echo.Context, rq *Request) error {
+		uid, err := users.SignedInUser(c.Request().Context(), c.Request())
+		switch {
+		case err != nil:
+			return TryLater("read the signed-in user", err)
+		case uid == "":
+			return k.ToSignIn(c, rq, page)
+		}
+		return h(c, rq, uid)
+	}
+}
+
+// ToSignIn sends a browser without a (living) session to the sign-in page:
+// {base}/signin?callbackUrl=<page>, with the request's explicit language.
+func (k *Kit) ToSignIn(c echo.Context, rq *Request, page string) error {
+	to := k.base.URL("/signin") + "?" + url.Values{"callbackUrl": {k.base.URL(page)}}.Encode()
+	return k.SendRedirect(c, rq, k.WithLang(c, rq, to))
+}
