@@ -19,35 +19,35 @@ import (
 // handler's TellMethodAdded. The first e-mail provider's server, sender
 // and rate limits send their e-mails (mail.AccountMailer); without one no
 // page that needs an e-mail is offered.
-func (a *App) buildAccountPages(mail *emailflow.Handler) (*accounts.Service, *accountpages.Handler) {
-	p, ok := a.cfg.Credentials()
+func (w *wiring) buildAccountPages(mail *emailflow.Handler) (*accounts.Service, *accountpages.Handler) {
+	p, ok := w.cfg.Credentials()
 	offers := accountpages.Offers{Passwords: ok, SignUp: ok && p.SignupEnabled()}
-	offers.PasskeyProvider = a.passkeys.First()
+	offers.PasskeyProvider = w.passkeys.First()
 	mailer, limits, canMail := mail.AccountMailer()
 	offers.Mail = canMail
 	rules := &accounts.Service{
-		Store:    a.store,
-		Core:     a.core,
-		Hooks:    a.hooks,
+		Store:    w.store,
+		Core:     w.core,
+		Hooks:    w.hooks,
 		Provider: p.ID,
 		Offered:  accounts.Offered{Passwords: ok, Email: mail.Offered(), Passkeys: offers.PasskeyProvider != ""},
-		Hasher:   a.hasher,
+		Hasher:   w.hasher,
 		Policy:   password.NewPolicy(),
 		// Wrong passwords typed on the account pages count in the password
 		// sign-in's buckets: guessing there is guessing at sign-in.
-		Throttle:      signin.NewThrottle(a.store),
+		Throttle:      signin.NewThrottle(w.store),
 		Limits:        limits,
-		Hashes:        func(v string) []string { return email.HashTokens(v, a.cfg.Secrets()) },
-		SessionsEnded: a.sessionsEnded,
-		Now:           a.now,
-		Log:           a.log,
+		Hashes:        func(v string) []string { return email.HashTokens(v, w.cfg.Secrets()) },
+		SessionsEnded: w.sessionsEnded,
+		Now:           w.now,
+		Log:           w.log,
 	}
 	if canMail {
-		rules.Mail = accountpages.Mails(a.kit, accountpages.Mailer{Sender: mailer.Sender, From: mailer.From, Colors: mailer.Colors, Metrics: mailer.Metrics, Log: mailer.Log}, offers)
+		rules.Mail = accountpages.Mails(w.kit, accountpages.Mailer{Sender: mailer.Sender, From: mailer.From, Colors: mailer.Colors, Metrics: mailer.Metrics, Log: mailer.Log}, offers)
 	}
 	h := accountpages.New(accountpages.Deps{
-		Kit: a.kit, Offers: offers, Rules: rules, Sessions: a.sessions,
-		JWT: a.cfg.Session.Strategy == config.StrategyJWT, Metrics: a.metrics, Log: a.log,
+		Kit: w.kit, Offers: offers, Rules: rules, Sessions: w.sessions,
+		JWT: w.cfg.Session.Strategy == config.StrategyJWT, Metrics: w.metrics, Log: w.log,
 	})
 	return rules, h
 }
@@ -55,20 +55,20 @@ func (a *App) buildAccountPages(mail *emailflow.Handler) (*accounts.Service, *ac
 // buildPasskeys builds the webauthn providers' relying parties and their
 // challenge cookie (app/passkey), which the passkey flow and the passkeys
 // page share.
-func (a *App) buildPasskeys() (*passkey.Parties, error) {
+func (w *wiring) buildPasskeys() (*passkey.Parties, error) {
 	sec := ""
-	if a.base.Secure {
+	if w.base.Secure {
 		sec = "__Secure-"
 	}
-	w := a.cookies
-	w.Path = a.base.Path
+	cw := w.cookies
+	cw.Path = w.base.Path
 	return passkey.NewParties(passkey.PartiesConfig{
-		Providers: a.cfg.Providers,
-		RPID:      a.cfg.PasskeyRPID,
-		Name:      web.HostOf(a.base.Origin),
-		Origin:    a.base.Origin,
-		Cookie:    sec + a.dialect.cookiePrefix + ".challenge",
-		Writer:    w,
-		Secrets:   a.cfg.Secrets(),
+		Providers: w.cfg.Providers,
+		RPID:      w.cfg.PasskeyRPID,
+		Name:      web.HostOf(w.base.Origin),
+		Origin:    w.base.Origin,
+		Cookie:    sec + w.dialect.cookiePrefix + ".challenge",
+		Writer:    cw,
+		Secrets:   w.cfg.Secrets(),
 	})
 }

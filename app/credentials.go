@@ -6,14 +6,14 @@ import (
 )
 
 // credentialsProvider is what the password rules need of p. It shares the
-// instance's hasher (a.hasher: its bound on concurrent hashes must
+// instance's hasher (w.hasher: its bound on concurrent hashes must
 // cover every check); the throttle's counters are in the database, so the
 // rest is made per sign-in.
-func (a *App) credentialsProvider(p config.Provider) signin.CredentialsProvider {
+func (w *wiring) credentialsProvider(p config.Provider) signin.CredentialsProvider {
 	return signin.CredentialsProvider{
 		ID:        p.ID,
-		Hasher:    a.hasher,
-		Passwords: a.store,
-		Throttle:  signin.NewThrottle(a.store),
+		Hasher:    w.hasher,
+		Passwords: w.store,
+		Throttle:  signin.NewThrottle(w.store),
 	}
 }

@@ -24,17 +24,17 @@ import (
 // only calls GET /session (the next-auth client) may be all a browser ever
 // fetches from latchkey's host. It is a ninth header name on a first
 // visit's GET /session (see documentPolicy for what that costs), paid only
-// under https: over http a.hsts is nil and nothing is added.
+// under https: over http f.hsts is nil and nothing is added.
 //
 // The values are shared, pre-built slices stored under their canonical
 // keys: Header.Set would allocate a slice per header per response. Nothing
 // may write into a header's value slice in place (net/http's Header methods
 // never do; Add appends past a full slice, which copies).
-func (a *App) securityHeaders(h http.Header) {
+func (f *front) securityHeaders(h http.Header) {
 	h["X-Frame-Options"] = xFrameOptions
 	h["X-Content-Type-Options"] = xContentTypeOptions
-	if a.hsts != nil {
-		h["Strict-Transport-Security"] = a.hsts
+	if f.hsts != nil {
+		h["Strict-Transport-Security"] = f.hsts
 	}
 }
 
@@ -57,7 +57,7 @@ func (a *App) securityHeaders(h http.Header) {
 // /csrf, where net/http's header map outgrows its first eight slots and
 // every answer then pays for a bigger map and its copy (about a fifth of a
 // signed-in GET /session in process).
-func (a *App) documentPolicy(h http.Header, rt *routeTag) {
+func (f *front) documentPolicy(h http.Header, rt *routeTag) {
 	if ct := h["Content-Type"]; len(ct) > 0 && isJSON(ct[0]) {
 		return
 	}
@@ -65,7 +65,7 @@ func (a *App) documentPolicy(h http.Header, rt *routeTag) {
 	if rt != nil && rt.bodiless {
 		return
 	}
-	h["Content-Security-Policy"] = a.cspHeader()
+	h["Content-Security-Policy"] = f.cspHeader()
 }
 
 // isJSON reports whether a Content-Type value is application/json, with
@@ -88,14 +88,14 @@ type cspCache struct{ final atomic.Pointer[[]string] }
 
 // cspHeader is the Content-Security-Policy header value: built once when it
 // is final, on every call until then (OIDC discovery still to run).
-func (a *App) cspHeader() []string {
-	if p := a.csp.final.Load(); p != nil {
+func (f *front) cspHeader() []string {
+	if p := f.csp.final.Load(); p != nil {
 		return *p
 	}
-	p, final := a.contentSecurityPolicy()
+	p, final := f.contentSecurityPolicy()
 	v := web.HeaderValue(p)
 	if final {
-		a.csp.final.Store(&v)
+		f.csp.final.Store(&v)
 	}
 	return v
 }
@@ -106,15 +106,15 @@ func (a *App) cspHeader() []string {
 // (clickjacking the sign-in and sign-out buttons). form-action lists every
 // origin a form's POST may end up on through redirects, which Chromium
 // checks hop by hop: see formActionOrigins.
-func (a *App) contentSecurityPolicy() (policy string, final bool) {
-	origins, final := a.formActionOrigins()
+func (f *front) contentSecurityPolicy() (policy string, final bool) {
+	origins, final := f.formActionOrigins()
 	scripts := ""
-	if a.passkeys.Offered() {
+	if f.passkeys {
 		// Passkeys need latchkey's own script (static/passkeys.js) and
 		// its fetches to latchkey: nothing inline, nothing elsewhere.
 		scripts = "script-src 'self'; connect-src 'self'; "
 	}
-	return "default-src 'none'; " + scripts + "style-src 'self'; img-src " + imgSources(a.theme.imgOrigin) + "; base-uri 'none'; form-action " +
+	return "default-src 'none'; " + scripts + "style-src 'self'; img-src " + imgSources(f.imgOrigin) + "; base-uri 'none'; form-action " +
 		strings.Join(append([]string{"'self'"}, origins...), " ") + "; frame-ancestors 'none'", final
 }
 
@@ -153,7 +153,7 @@ type identityProviders interface {
 // A chain of redirects through origins none of these names (an IdP whose
 // authorization endpoint bounces the browser on to another of its domains
 // before showing a page) is still refused by Chromium.
-func (a *App) formActionOrigins() (origins []string, final bool) {
+func (f *front) formActionOrigins() (origins []string, final bool) {
 	seen := map[string]bool{}
 	add := func(raw string) {
 		if o, ok := cspOrigin(raw); ok && !seen[o] {
@@ -161,15 +161,15 @@ func (a *App) formActionOrigins() (origins []string, final bool) {
 			origins = append(origins, o)
 		}
 	}
-	add(a.base.Origin)
-	urls, final := a.idps.SignInURLs()
+	add(f.origin)
+	urls, final := f.idps.SignInURLs()
 	for _, u := range urls {
 		add(u)
 	}
-	for _, o := range a.cfg.AllowedRedirectOrigins {
+	for _, o := range f.allowedOrigins {
 		add(o)
 	}
-	pg := a.cfg.Pages
+	pg := f.pages
 	for _, u := range []string{pg.SignIn, pg.SignOut, pg.Error, pg.VerifyRequest, pg.NewUser} {
 		add(u) // relative paths are 'self' and add nothing
 	}

@@ -39,8 +39,8 @@ type routeTag struct {
 	bodiless bool
 }
 
-func (a *App) routeTag(pattern string) *routeTag {
-	return &routeTag{pattern: pattern, metrics: a.metrics.Route(pattern)}
+func (f *front) routeTag(pattern string) *routeTag {
+	return &routeTag{pattern: pattern, metrics: f.metrics.Route(pattern)}
 }
 
 // tagged makes h record its route on the request's exchange.
@@ -58,7 +58,7 @@ func tagged(rt *routeTag, h echo.HandlerFunc) echo.HandlerFunc {
 // and its id. serve pools them.
 type exchange struct {
 	cookies.Tracker
-	app     *App
+	front   *front
 	status  int
 	written bool
 	route   *routeTag
@@ -75,7 +75,7 @@ func (x *exchange) reset(w http.ResponseWriter) {
 func (x *exchange) WriteHeader(code int) {
 	if !x.written {
 		x.status, x.written = code, true
-		x.app.documentPolicy(x.Header(), x.route)
+		x.front.documentPolicy(x.Header(), x.route)
 	}
 	x.Tracker.WriteHeader(code)
 }
@@ -101,7 +101,7 @@ func (x *exchange) FlushError() error {
 // sends as an empty 200 once the handler returns.
 func (x *exchange) finish() {
 	if !x.written {
-		x.app.documentPolicy(x.Header(), x.route)
+		x.front.documentPolicy(x.Header(), x.route)
 	}
 }
 
@@ -116,8 +116,8 @@ func (x *exchange) RequestID() string { return x.id }
 // trusted_proxies decides, as for forward-auth's headers (proxies.Trusted).
 // Anyone else's header is ignored, so a client cannot plant ids (or text)
 // in the log.
-func (a *App) requestID(r *http.Request, h http.Header) string {
-	if v := r.Header[headerRequestID]; len(v) == 1 && saneRequestID(v[0]) && a.proxies.Peer(r.RemoteAddr) {
+func (f *front) requestID(r *http.Request, h http.Header) string {
+	if v := r.Header[headerRequestID]; len(v) == 1 && saneRequestID(v[0]) && f.proxies.Peer(r.RemoteAddr) {
 		h[headerRequestID] = v[:1:1]
 		return v[0]
 	}
@@ -146,19 +146,19 @@ func saneRequestID(id string) bool {
 // observe counts the answered request and writes its access log line:
 // method, route pattern, status, duration and id. Never the path's query,
 // cookies or other headers.
-func (a *App) observe(x *exchange, r *http.Request, start time.Time) {
-	logging := a.accessLog && a.access.Enabled()
-	if a.metrics == nil && !logging {
+func (f *front) observe(x *exchange, r *http.Request, start time.Time) {
+	logging := f.accessLog && f.access.Enabled()
+	if f.metrics == nil && !logging {
 		return
 	}
 	now := time.Now()
 	took := now.Sub(start)
 	rt := x.route
 	if rt == nil {
-		rt = a.unmatched
+		rt = f.unmatched
 	}
 	rt.metrics.Observe(x.status, took)
 	if logging {
-		a.access.Request(now, r.Method, rt.pattern, x.status, took, x.id)
+		f.access.Request(now, r.Method, rt.pattern, x.status, took, x.id)
 	}
 }

@@ -28,7 +28,7 @@ func TestSaneRequestID(t *testing.T) {
 }
 
 func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
-	a := &App{proxies: proxies.New([]string{"10.1.0.0/16", "2001:db8::/32"})}
+	a := &front{proxies: proxies.New([]string{"10.1.0.0/16", "2001:db8::/32"})}
 	id := func(peer string, sent ...string) (string, []string) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.RemoteAddr = peer
@@ -74,7 +74,7 @@ func TestRequestIDComesFromTrustedProxiesOnly(t *testing.T) {
 // Write alone, a flush, or nothing at all (net/http then sends an empty 200
 // once the handler returns).
 func TestDocumentHeadersOnEveryHeadButJSON(t *testing.T) {
-	a := &App{}
+	a := &front{}
 	policy := web.HeaderValue("default-src 'none'; frame-ancestors 'none'")
 	a.csp.final.Store(&policy)
 	json := func(ct string) func(x *exchange) {
@@ -101,7 +101,7 @@ func TestDocumentHeadersOnEveryHeadButJSON(t *testing.T) {
 		"another route":         {func(x *exchange) { x.route = &routeTag{}; x.WriteHeader(http.StatusOK) }, true, true},
 	} {
 		rec := httptest.NewRecorder()
-		x := &exchange{app: a}
+		x := &exchange{front: a}
 		x.reset(rec)
 		c.write(x)
 		x.finish()

@@ -10,17 +10,17 @@ import (
 // as JSON naming this instance: its base URL, the root of its listener and
 // its cookie names (bindingCookie: the e-mail flow's). Rendered once, at
 // start-up.
-func (a *App) openAPIDocument(bindingCookie string) ([]byte, error) {
+func (w *wiring) openAPIDocument(bindingCookie string) ([]byte, error) {
 	doc, err := openapi.Render(openapi.Instance{
-		BaseURL: a.base.URL(""),
-		Origin:  a.base.Origin,
+		BaseURL: w.base.URL(""),
+		Origin:  w.base.Origin,
 		Cookies: map[string]string{
-			"session-token": a.names.SessionToken,
-			"csrf-token":    a.names.CSRF,
-			"callback-url":  a.names.CallbackURL,
-			"oauth-check":   a.names.OAuthCheck,
+			"session-token": w.names.SessionToken,
+			"csrf-token":    w.names.CSRF,
+			"callback-url":  w.names.CallbackURL,
+			"oauth-check":   w.names.OAuthCheck,
 			"email-binding": bindingCookie,
-			"challenge":     a.passkeys.CookieName(),
+			"challenge":     w.passkeys.CookieName(),
 		},
 	})
 	if err != nil {

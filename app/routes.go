@@ -23,7 +23,8 @@ type mounter interface{ Mount(web.Mux) }
 // wraps them all. Each route is tagged with its pattern (access log,
 // metrics).
 type mux struct {
-	a             *App
+	f             *front
+	kit           *web.Kit
 	e             *echo.Echo
 	g             *echo.Group // the base path
 	recoverPanics echo.MiddlewareFunc
@@ -34,25 +35,25 @@ func (m mux) route(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) e
 	for i := len(mw) - 1; i >= 0; i-- {
 		h = mw[i](h)
 	}
-	return tagged(m.a.routeTag(path), m.recoverPanics(h))
+	return tagged(m.f.routeTag(path), m.recoverPanics(h))
 }
 
 func (m mux) Get(path string, h echo.HandlerFunc, mw ...echo.MiddlewareFunc) {
-	m.g.GET(path, m.route(m.a.base.Path+path, h, mw...))
+	m.g.GET(path, m.route(m.f.basePath+path, h, mw...))
 }
 
 func (m mux) Page(path string, h web.Action, mw ...echo.MiddlewareFunc) {
-	m.Get(path, m.a.kit.WithRequest(h), mw...)
+	m.Get(path, m.kit.WithRequest(h), mw...)
 }
 
 func (m mux) Post(path string, h, onMismatch web.Action, mw ...echo.MiddlewareFunc) {
-	m.g.POST(path, m.route(m.a.base.Path+path, m.a.kit.WithCSRF(h, onMismatch), mw...))
-	m.checked[m.a.base.Path+path] = true
+	m.g.POST(path, m.route(m.f.basePath+path, m.kit.WithCSRF(h, onMismatch), mw...))
+	m.checked[m.f.basePath+path] = true
 }
 
 func (m mux) PostWithoutCSRF(path string, h echo.HandlerFunc) {
-	m.g.POST(path, m.route(m.a.base.Path+path, h))
-	m.checked[m.a.base.Path+path] = true
+	m.g.POST(path, m.route(m.f.basePath+path, h))
+	m.checked[m.f.basePath+path] = true
 }
 
 func (m mux) RootGet(path string, h echo.HandlerFunc) {
@@ -62,41 +63,37 @@ func (m mux) RootGet(path string, h echo.HandlerFunc) {
 }
 
 func (m mux) RootAny(path string, h echo.HandlerFunc) {
-	rt := m.a.routeTag(path)
+	rt := m.f.routeTag(path)
 	rt.bodiless = true // no body: documentPolicy adds no CSP
 	m.e.Any(path, tagged(rt, m.recoverPanics(h)))
 	m.checked[path] = true // nothing posted is read: no CSRF rule applies
 }
 
-// routes is the whole route table: every feature handler mounts its
-// routes on it (web.Mux). Every POST route states its answer to a
-// csrfToken that does not match the cookie (next-auth's differ per
-// route); a POST route registered without one makes New fail.
-// formPostBounce is the OAuth flow's answer to a POST callback that came
-// without the browser's cookies (oauthflow.Handler.FormPostBounce).
-func (a *App) routes(handlers ...mounter) (*echo.Echo, error) {
+// mount builds the route table: every feature handler mounts its routes
+// on it (web.Mux). Every POST route states its answer to a csrfToken that
+// does not match the cookie (next-auth's differ per route); a POST route
+// registered without one is an error. trusted are trusted_proxies, whose
+// X-Forwarded-For names the client (clientIP).
+func (f *front) mount(kit *web.Kit, trusted []string, handlers ...mounter) error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = a.handleError
-	e.IPExtractor = clientIP(a.cfg.TrustedProxies)
+	e.HTTPErrorHandler = f.handleError
+	e.IPExtractor = clientIP(trusted)
 	// No Pre or Use middleware: echo re-applies those on every request (a
 	// closure each). What every answer needs, routing misses and errors
 	// included, is done around echo by serve.
-	m := mux{a: a, e: e, g: e.Group(a.base.Path), recoverPanics: middleware.Recover(), checked: map[string]bool{}}
-
+	m := mux{f: f, kit: kit, e: e, g: e.Group(f.basePath), recoverPanics: middleware.Recover(), checked: map[string]bool{}}
 	for _, h := range handlers {
 		h.Mount(m)
 	}
 	for _, r := range e.Routes() {
 		if r.Method == http.MethodPost && !m.checked[r.Path] {
-			return nil, fmt.Errorf("route POST %s has no CSRF rule", r.Path)
+			return fmt.Errorf("route POST %s has no CSRF rule", r.Path)
 		}
 	}
-	return e, nil
+	f.echo = e
+	return nil
 }
-
-// retryPage is the CSRF answer of the account pages (web.Kit.RetryPage).
-func (a *App) retryPage(page string) web.Action { return a.kit.RetryPage(page) }
 
 // clientIP is how c.RealIP() finds the client: the peer address, or the
 // X-Forwarded-For entry left by the nearest untrusted hop when the peer is a
@@ -130,49 +127,49 @@ func clientIP(trusted []string) echo.IPExtractor {
 //   - the HTTP metrics and the access log line: method, route pattern
 //     (never the path or its query, which can carry e-mail tokens),
 //     status, duration and request id (observe).
-func (a *App) serve(w http.ResponseWriter, r *http.Request) {
+func (f *front) serve(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	a.securityHeaders(h)
-	x := a.exchanges.Get().(*exchange)
+	f.securityHeaders(h)
+	x := f.exchanges.Get().(*exchange)
 	x.reset(w)
-	x.id = a.requestID(r, h)
+	x.id = f.requestID(r, h)
 	start := time.Now()
-	a.route(x, r)
+	f.route(x, r)
 	x.finish()
-	a.observe(x, r, start)
+	f.observe(x, r, start)
 	x.reset(nil) // nothing writes to the response once echo returns
-	a.exchanges.Put(x)
+	f.exchanges.Put(x)
 }
 
 // route hands a request to echo, or answers OPTIONS under the base path
 // with handleError's 400 (a rare request: a context of its own is fine).
-func (a *App) route(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodOptions && a.underBase(r.URL.Path) {
-		a.handleError(echo.ErrMethodNotAllowed, a.echo.NewContext(r, w))
+func (f *front) route(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodOptions && f.underBase(r.URL.Path) {
+		f.handleError(echo.ErrMethodNotAllowed, f.echo.NewContext(r, w))
 		return
 	}
-	a.echo.ServeHTTP(w, r)
+	f.echo.ServeHTTP(w, r)
 }
 
 // underBase reports whether path is the base path or below it.
-func (a *App) underBase(path string) bool {
-	return path == a.base.Path || strings.HasPrefix(path, a.base.Path) && path[len(a.base.Path)] == '/'
+func (f *front) underBase(path string) bool {
+	return path == f.basePath || strings.HasPrefix(path, f.basePath) && path[len(f.basePath)] == '/'
 }
 
 // handleError turns routing misses and early failures into next-auth's
 // answers: an unknown action or method under the base path is a 400 text
 // "not supported" (never a 500); anything else keeps its status.
-func (a *App) handleError(err error, c echo.Context) {
+func (f *front) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
 	var he *echo.HTTPError
 	if !errors.As(err, &he) {
-		a.log.Error("unhandled error", "path", c.Request().URL.Path, "request_id", web.RequestID(c), "err", err)
+		f.log.Error("unhandled error", "path", c.Request().URL.Path, "request_id", web.RequestID(c), "err", err)
 		he = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
 	}
 	r := c.Request()
-	underBase := a.underBase(r.URL.Path)
+	underBase := f.underBase(r.URL.Path)
 	var status int
 	var body string
 	switch {

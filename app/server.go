@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -33,7 +32,6 @@ import (
 	"github.com/latchkey-auth/latchkey/app/passkey"
 	"github.com/latchkey-auth/latchkey/app/passkeyflow"
 	"github.com/latchkey-auth/latchkey/app/password"
-	"github.com/latchkey-auth/latchkey/app/proxies"
 	"github.com/latchkey-auth/latchkey/app/redirect"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
@@ -45,14 +43,26 @@ import (
 // App is one running latchkey service: the HTTP layer around the sign-in
 // rules (signin.Service) and the mechanisms they use.
 type App struct {
-	cfg     config.Config
-	base    config.Base
-	dialect dialect
-	log     *slog.Logger
-	now     func() time.Time
-	purge   time.Duration
+	cfg   config.Config
+	base  config.Base
+	log   *slog.Logger
+	now   func() time.Time
+	purge time.Duration // how often purgeLoop runs
 
-	store   *models.Store
+	store *models.Store
+	// revocations are the session revocations, polled (revocations.go).
+	revocations *session.Revocations
+	metrics     *metrics.Metrics // nil: metrics are off
+	front       *front           // every answer, around the feature handlers' routes
+	server      *http.Server
+}
+
+// wiring is what New derives from the config to build the feature
+// handlers: the shared parts they are given, alive only while New runs
+// (build).
+type wiring struct {
+	*App
+	dialect dialect
 	names   cookies.Names
 	cookies cookies.Writer
 	csrf    csrf.Signer
@@ -61,40 +71,15 @@ type App struct {
 	// claimHooks: a JWT or Session hook of Options may change a JWT
 	// session's claims, which GET /session then re-issues.
 	claimHooks bool
-
-	core     *signin.Service
-	sessions session.Strategy
-	idps     identityProviders // the OAuth and OIDC providers (app/oauthflow)
-	passkeys *passkey.Parties  // the webauthn providers and their challenge cookie
-	proxies  proxies.Trusted   // trusted_proxies: whose forwarding headers are believed
-
-	// revocations are the session revocations, polled (revocations.go).
-	revocations *session.Revocations
-
-	// theme is the config's theme, ready for the pages (theme.go).
-	theme theme
-	// langs are the pages' languages (app/i18n, views/locales).
-	langs *i18n.Catalog
-
 	// hasher checks and hashes every password of this instance, so that
 	// its bound on concurrent Argon2id runs (19 MiB each) holds for all.
-	hasher *password.Hasher
-
-	echo    *echo.Echo
-	handler http.Handler // serve: echo with what every answer needs around it
-	server  *http.Server
-	csp     cspCache
-	// hsts is the Strict-Transport-Security value under https; nil over
-	// http, where no answer carries it (securityHeaders).
-	hsts      []string
-	kit       *web.Kit  // request init, redirects, pages, the failure adapter (app/web)
-	exchanges sync.Pool // *exchange, one per response in flight (serve)
-
-	// Operations (observe.go; health and the metrics listener: app/ops).
-	metrics   *metrics.Metrics // nil: metrics are off
-	accessLog bool             // log.access
-	access    *logs.Access     // where access lines go
-	unmatched *routeTag        // requests no route took
+	hasher   *password.Hasher
+	theme    theme
+	langs    *i18n.Catalog
+	kit      *web.Kit
+	core     *signin.Service
+	sessions session.Strategy
+	passkeys *passkey.Parties
 }
 
 // Options are the dependencies New does not build from the config itself.
@@ -132,35 +117,16 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if len(secrets) == 0 {
 		return nil, errors.New("no secret configured")
 	}
-	d := dialectOf(cfg.Cookies.Style)
-	a := &App{
-		cfg:     cfg,
-		base:    base,
-		dialect: d,
-		log:     opts.Logger,
-		now:     opts.Now,
-		purge:   opts.PurgeEvery,
-		names:   cookies.NewNames(d.cookiePrefix, base.Secure),
-		cookies: cookies.Writer{Secure: base.Secure},
-		csrf:    csrf.NewSigner(secrets...),
-		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
-		hooks:   signin.DefaultHooks(cfg.Callbacks),
-
-		accessLog: cfg.Log.Access,
-	}
-	if v := cfg.HSTSValue(); v != "" {
-		a.hsts = web.HeaderValue(v)
-	}
+	a := &App{cfg: cfg, base: base, log: opts.Logger, now: opts.Now, purge: opts.PurgeEvery}
 	if cfg.Metrics.Listen != "" {
 		a.metrics = metrics.New()
 	}
-	a.unmatched = a.routeTag(unmatchedRoute)
-	a.exchanges.New = func() any { return &exchange{app: a} }
 	if a.log == nil {
 		a.log = slog.Default()
 	}
-	if a.access = opts.AccessLog; a.access == nil {
-		a.access = logs.AccessVia(a.log)
+	access := opts.AccessLog
+	if access == nil {
+		access = logs.AccessVia(a.log)
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -168,9 +134,24 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if a.purge <= 0 {
 		a.purge = time.Hour
 	}
+	a.front = newFront(cfg, base, a.log, access, a.metrics)
+	d := dialectOf(cfg.Cookies.Style)
+	w := &wiring{
+		App:     a,
+		dialect: d,
+		names:   cookies.NewNames(d.cookiePrefix, base.Secure),
+		cookies: cookies.Writer{Secure: base.Secure},
+		csrf:    csrf.NewSigner(secrets...),
+		policy:  redirect.NewPolicy(base.Origin, cfg.AllowedRedirectOrigins),
+		hooks:   signin.DefaultHooks(cfg.Callbacks),
+		hasher:  opts.PasswordHasher,
+	}
 	if opts.Hooks != nil {
-		a.hooks = a.hooks.With(*opts.Hooks)
-		a.claimHooks = opts.Hooks.JWT != nil || opts.Hooks.Session != nil
+		w.hooks = w.hooks.With(*opts.Hooks)
+		w.claimHooks = opts.Hooks.JWT != nil || opts.Hooks.Session != nil
+	}
+	if w.hasher == nil {
+		w.hasher = password.Default().Limit(2*runtime.GOMAXPROCS(0), 2*time.Second)
 	}
 	if a.store, err = openStore(cfg, a.metrics); err != nil {
 		return nil, err
@@ -180,10 +161,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		_ = a.store.Close()
 		return nil, fmt.Errorf("start: %w", err)
 	}
-	if a.hasher = opts.PasswordHasher; a.hasher == nil {
-		a.hasher = password.Default().Limit(2*runtime.GOMAXPROCS(0), 2*time.Second)
-	}
-	if err := a.build(opts.HTTPClient); err != nil {
+	if err := w.build(opts.HTTPClient); err != nil {
 		_ = a.store.Close()
 		return nil, err
 	}
@@ -191,77 +169,76 @@ func New(cfg config.Config, opts Options) (*App, error) {
 }
 
 // build derives everything requests need from the config, once.
-func (a *App) build(idpClient *http.Client) error {
+func (w *wiring) build(idpClient *http.Client) error {
 	var err error
 	var api *nextauth.Handler // the NextAuth.js API, built once the core is
-	a.theme = buildTheme(a.cfg.Theme, a.base)
-	if a.langs, err = i18n.Load(views.Locales(), a.cfg.I18n.Default, a.cfg.I18n.Languages); err != nil {
+	w.theme = buildTheme(w.cfg.Theme, w.base)
+	if w.langs, err = i18n.Load(views.Locales(), w.cfg.I18n.Default, w.cfg.I18n.Languages); err != nil {
 		return err
 	}
-	a.kit = web.NewKit(web.KitConfig{
-		Base: a.base, Log: a.log, Names: a.names, Cookies: a.cookies, CSRF: a.csrf, Policy: a.policy,
-		RedirectHook: a.hooks.Redirect, Langs: a.langs, Theme: a.theme.page, MaxBodyBytes: a.cfg.MaxBodyBytes,
-		OnFailure: func(c echo.Context, code signin.Code) { api.CountFailedSignIn(c, code) }, NewUserPage: a.cfg.Pages.NewUser,
-		OnSignIn: func(provider string) { a.metrics.SignIn(provider, metrics.OutcomeSuccess) },
+	w.kit = web.NewKit(web.KitConfig{
+		Base: w.base, Log: w.log, Names: w.names, Cookies: w.cookies, CSRF: w.csrf, Policy: w.policy,
+		RedirectHook: w.hooks.Redirect, Langs: w.langs, Theme: w.theme.page, MaxBodyBytes: w.cfg.MaxBodyBytes,
+		OnFailure: func(c echo.Context, code signin.Code) { api.CountFailedSignIn(c, code) }, NewUserPage: w.cfg.Pages.NewUser,
+		OnSignIn: func(provider string) { w.metrics.SignIn(provider, metrics.OutcomeSuccess) },
 	})
-	if a.sessions, err = a.buildSessions(); err != nil {
+	if w.sessions, err = w.buildSessions(); err != nil {
 		return err
 	}
-	if a.passkeys, err = a.buildPasskeys(); err != nil {
+	if w.passkeys, err = w.buildPasskeys(); err != nil {
 		return err
 	}
-	a.proxies = proxies.New(a.cfg.TrustedProxies)
-	a.core = &signin.Service{
-		Users:       a.store,
-		Tokens:      a.store,
-		Passkeys:    a.store,
-		Hooks:       a.hooks,
-		Now:         a.now,
-		TokenHashes: func(token string) []string { return email.HashTokens(token, a.cfg.Secrets()) },
-		JWTSessions: a.sessions.Name() == config.StrategyJWT,
+	w.core = &signin.Service{
+		Users:       w.store,
+		Tokens:      w.store,
+		Passkeys:    w.store,
+		Hooks:       w.hooks,
+		Now:         w.now,
+		TokenHashes: func(token string) []string { return email.HashTokens(token, w.cfg.Secrets()) },
+		JWTSessions: w.sessions.Name() == config.StrategyJWT,
 		// The window of adding a passkey, for the same reason.
 		ReauthWindow: passkey.ReauthWindow,
-		Log:          a.log,
+		Log:          w.log,
 	}
 	emailFlow, err := emailflow.New(emailflow.Deps{
-		Providers: a.cfg.Providers, Base: a.base, Secrets: a.cfg.Secrets(), CookiePrefix: a.dialect.cookiePrefix,
-		Counter: a.store, Colors: views.EmailColors{BrandColor: a.theme.brandColor, ButtonText: a.theme.buttonText},
-		Lang: a.langs.Default(), Metrics: a.metrics, Kit: a.kit, Core: a.core, Browser: a.browser, Now: a.now, Log: a.log,
+		Providers: w.cfg.Providers, Base: w.base, Secrets: w.cfg.Secrets(), CookiePrefix: w.dialect.cookiePrefix,
+		Counter: w.store, Colors: views.EmailColors{BrandColor: w.theme.brandColor, ButtonText: w.theme.buttonText},
+		Lang: w.langs.Default(), Metrics: w.metrics, Kit: w.kit, Core: w.core, Browser: w.browser, Now: w.now, Log: w.log,
 	})
 	if err != nil {
 		return err
 	}
-	accountRules, accountPages := a.buildAccountPages(emailFlow)
+	accountRules, accountPages := w.buildAccountPages(emailFlow)
 	passkeys := passkeyflow.New(passkeyflow.Deps{
-		Kit: a.kit, Parties: a.passkeys, Core: a.core, Registrants: accountRules,
-		Sessions: a.sessions, Metrics: a.metrics, Now: a.now, Log: a.log,
+		Kit: w.kit, Parties: w.passkeys, Core: w.core, Registrants: accountRules,
+		Sessions: w.sessions, Metrics: w.metrics, Now: w.now, Log: w.log,
 	})
 	oauthFlow, err := oauthflow.New(oauthflow.Deps{
-		Providers: a.cfg.Providers, Base: a.base, Secrets: a.cfg.Secrets(),
-		CheckCookie: a.names.OAuthCheck, CSRFCookie: a.names.CSRF, Cookies: a.cookies, MaxBodyBytes: a.cfg.MaxBodyBytes,
-		HTTPClient: idpClient, Kit: a.kit, Core: a.core, Browser: a.browser, LinkNotice: func(ctx context.Context, u *models.User, p config.Provider) {
+		Providers: w.cfg.Providers, Base: w.base, Secrets: w.cfg.Secrets(),
+		CheckCookie: w.names.OAuthCheck, CSRFCookie: w.names.CSRF, Cookies: w.cookies, MaxBodyBytes: w.cfg.MaxBodyBytes,
+		HTTPClient: idpClient, Kit: w.kit, Core: w.core, Browser: w.browser, LinkNotice: func(ctx context.Context, u *models.User, p config.Provider) {
 			accountPages.TellMethodAdded(ctx, u, p.ID, catalogue.DisplayName(p))
 		},
-		Now: a.now, Log: a.log,
+		Now: w.now, Log: w.log,
 	})
 	if err != nil {
 		return err
 	}
-	a.idps = oauthFlow
+	w.front.idps, w.front.passkeys, w.front.imgOrigin = oauthFlow, w.passkeys.Offered(), w.theme.imgOrigin
 	api, err = nextauth.New(nextauth.Deps{
-		Kit: a.kit, Log: a.log, Core: a.core, Sessions: a.sessions, Hooks: a.hooks, Providers: a.cfg.Providers,
+		Kit: w.kit, Log: w.log, Core: w.core, Sessions: w.sessions, Hooks: w.hooks, Providers: w.cfg.Providers,
 		Flows: map[string]nextauth.Flow{
 			config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow, config.TypeWebAuthn: passkeys,
 		},
-		Credentials:    a.credentialsProvider,
+		Credentials:    w.credentialsProvider,
 		FormPostBounce: oauthFlow.FormPostBounce,
-		Metrics:        a.metrics, Pages: a.cfg.Pages, Passkeys: a.passkeys.Offered(),
-		SendsMail: a.cfg.SendsMail(), ReportsOIDC: a.dialect.reportsOIDC,
+		Metrics:        w.metrics, Pages: w.cfg.Pages, Passkeys: w.passkeys.Offered(),
+		SendsMail: w.cfg.SendsMail(), ReportsOIDC: w.dialect.reportsOIDC,
 	})
 	if err != nil {
 		return err
 	}
-	openAPI, err := a.openAPIDocument(emailFlow.BindingCookie())
+	openAPI, err := w.openAPIDocument(emailFlow.BindingCookie())
 	if err != nil {
 		return err
 	}
@@ -269,20 +246,16 @@ func (a *App) build(idpClient *http.Client) error {
 	// it uses.
 	handlers := []mounter{
 		api,
-		forwardauth.New(api, access.New(a.cfg.Access), a.proxies, a.policy, a.base.URL("/signin"), a.log),
-		ops.New(a.store, a.log, a.base.Path, openAPI, a.theme.css),
+		forwardauth.New(api, access.New(w.cfg.Access), w.front.proxies, w.policy, w.base.URL("/signin"), w.log),
+		ops.New(w.store, w.log, w.base.Path, openAPI, w.theme.css),
 		accountPages,
 		passkeys,
 	}
-	if a.echo, err = a.routes(handlers...); err != nil {
-		return err
-	}
-	a.handler = http.HandlerFunc(a.serve)
-	return nil
+	return w.front.mount(w.kit, w.cfg.TrustedProxies, handlers...)
 }
 
 // Handler is the whole HTTP service, for tests and embedding.
-func (a *App) Handler() http.Handler { return a.handler }
+func (a *App) Handler() http.Handler { return a.front }
 
 // Base is the parsed public base URL.
 func (a *App) Base() config.Base { return a.base }
@@ -302,7 +275,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 	}
 	l = netutil.LimitListener(l, a.cfg.Server.MaxConnections)
 	a.server = &http.Server{
-		Handler:           a.handler,
+		Handler:           a.front,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -320,7 +293,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 	}
 	go a.purgeLoop(ctx)
 	go a.revocationLoop(ctx)
-	go a.idps.Discover(ctx)
+	go a.front.idps.Discover(ctx)
 	go func() { errc <- a.server.Serve(l) }()
 	var serveErr error
 	select {

@@ -6,26 +6,26 @@ import (
 )
 
 // buildSessions picks the configured strategy; JWT keys are derived here, once.
-func (a *App) buildSessions() (session.Strategy, error) {
+func (w *wiring) buildSessions() (session.Strategy, error) {
 	life := session.Lifetime{
-		MaxAge:         a.cfg.Session.MaxAge.D(),
-		UpdateAge:      a.cfg.Session.UpdateAge.D(),
-		AbsoluteMaxAge: a.cfg.Session.AbsoluteMaxAge.D(),
-		Now:            a.now,
+		MaxAge:         w.cfg.Session.MaxAge.D(),
+		UpdateAge:      w.cfg.Session.UpdateAge.D(),
+		AbsoluteMaxAge: w.cfg.Session.AbsoluteMaxAge.D(),
+		Now:            w.now,
 	}
 	// Only the session cookie is shared with sibling hosts (cookies.domain).
-	w := a.cookies
-	w.Domain = a.cfg.Cookies.CookieDomain()
-	if a.cfg.Session.Strategy == config.StrategyJWT {
-		j, err := session.NewJWT(a.cfg.Secrets(), a.dialect.jwt, a.names.SessionToken, w, life)
+	cw := w.cookies
+	cw.Domain = w.cfg.Cookies.CookieDomain()
+	if w.cfg.Session.Strategy == config.StrategyJWT {
+		j, err := session.NewJWT(w.cfg.Secrets(), w.dialect.jwt, w.names.SessionToken, cw, life)
 		if err != nil {
 			return nil, err
 		}
-		j.WithRevocations(a.revocations)
-		if !a.claimHooks {
+		j.WithRevocations(w.revocations)
+		if !w.claimHooks {
 			j.WithFixedClaims()
 		}
 		return j, nil
 	}
-	return session.NewDatabase(a.store, a.names.SessionToken, w, life).WithRevocations(a.revocations).WithLookupCache(a.cfg.Session.CacheTTL.D())
+	return session.NewDatabase(w.store, w.names.SessionToken, cw, life).WithRevocations(w.revocations).WithLookupCache(w.cfg.Session.CacheTTL.D())
 }

@@ -7,6 +7,6 @@ import (
 )
 
 // browser is the request as the sign-in core sees it (signin.Browser).
-func (a *App) browser(c echo.Context) session.Browser {
-	return session.Browser{Sessions: a.sessions, W: c.Response(), R: c.Request(), Created: a.metrics.SessionCreated}
+func (w *wiring) browser(c echo.Context) session.Browser {
+	return session.Browser{Sessions: w.sessions, W: c.Response(), R: c.Request(), Created: w.metrics.SessionCreated}
 }

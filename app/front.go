@@ -1,0 +1,62 @@
+package app
+
+import (
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
+	"github.com/latchkey-auth/latchkey/app/metrics"
+	"github.com/latchkey-auth/latchkey/app/proxies"
+	"github.com/latchkey-auth/latchkey/app/web"
+)
+
+// front is what every answer passes through, around the route table the
+// feature handlers mounted (routes.go): the security headers and the
+// Content-Security-Policy (headers.go), the request id, the access log
+// line and the HTTP metrics (observe.go), next-auth's answers to routing
+// misses (handleError). It knows no feature.
+type front struct {
+	echo     *echo.Echo
+	basePath string
+	log      *slog.Logger
+
+	// hsts is the Strict-Transport-Security value under https; nil over
+	// http, where no answer carries it (securityHeaders).
+	hsts []string
+	csp  cspCache
+	// What the pages' Content-Security-Policy names (contentSecurityPolicy).
+	origin         string            // the service's
+	allowedOrigins []string          // allowed_redirect_origins
+	pages          config.Pages      // custom pages given as absolute URLs
+	idps           identityProviders // the OAuth and OIDC providers (app/oauthflow)
+	passkeys       bool              // passkeys are offered: the pages run latchkey's script
+	imgOrigin      string            // the theme's logo's origin when elsewhere
+
+	exchanges sync.Pool        // *exchange, one per response in flight (serve)
+	proxies   proxies.Trusted  // trusted_proxies: whose X-Request-Id is taken
+	metrics   *metrics.Metrics // nil: metrics are off
+	accessLog bool             // log.access
+	access    *logs.Access     // where access lines go
+	unmatched *routeTag        // requests no route took
+}
+
+// newFront prepares the envelope; mount gives it its routes.
+func newFront(cfg config.Config, base config.Base, log *slog.Logger, access *logs.Access, m *metrics.Metrics) *front {
+	f := &front{
+		basePath: base.Path, log: log, origin: base.Origin, allowedOrigins: cfg.AllowedRedirectOrigins, pages: cfg.Pages,
+		proxies: proxies.New(cfg.TrustedProxies), metrics: m, accessLog: cfg.Log.Access, access: access,
+	}
+	if v := cfg.HSTSValue(); v != "" {
+		f.hsts = web.HeaderValue(v)
+	}
+	f.unmatched = f.routeTag(unmatchedRoute)
+	f.exchanges.New = func() any { return &exchange{front: f} }
+	return f
+}
+
+// ServeHTTP is the whole service (serve).
+func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.serve(w, r) }
