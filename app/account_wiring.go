@@ -67,7 +67,7 @@ func (w *wiring) buildPasskeys() (*passkey.Parties, error) {
 		RPID:      w.cfg.PasskeyRPID,
 		Name:      web.HostOf(w.base.Origin),
 		Origin:    w.base.Origin,
-		Cookie:    sec + w.dialect.cookiePrefix + ".challenge",
+		Cookie:    sec + w.style.cookiePrefix + ".challenge",
 		Writer:    cw,
 		Secrets:   w.cfg.Secrets(),
 	})

@@ -293,7 +293,7 @@ func TestEmailDeadLinkWithoutBinding(t *testing.T) {
 	require.EqualValues(t, 0, e.counts().Users)
 }
 
-// The binding cookie follows the cookie dialect: next-auth or authjs
+// The binding cookie follows the cookie style: next-auth or authjs
 // prefix, __Secure- and the Secure attribute under https, Path = the base
 // path (so the app beside latchkey never receives it).
 func TestEmailBindingCookieName(t *testing.T) {

@@ -62,7 +62,7 @@ type App struct {
 // (build).
 type wiring struct {
 	*App
-	dialect dialect
+	style   cookieStyle
 	names   cookies.Names
 	cookies cookies.Writer
 	csrf    csrf.Signer
@@ -135,10 +135,10 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		a.purge = time.Hour
 	}
 	a.front = newFront(cfg, base, a.log, access, a.metrics)
-	d := dialectOf(cfg.Cookies.Style)
+	d := cookieStyleOf(cfg.Cookies.Style)
 	w := &wiring{
 		App:     a,
-		dialect: d,
+		style:   d,
 		names:   cookies.NewNames(d.cookiePrefix, base.Secure),
 		cookies: cookies.Writer{Secure: base.Secure},
 		csrf:    csrf.NewSigner(secrets...),
@@ -201,7 +201,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 		Log:          w.log,
 	}
 	emailFlow, err := emailflow.New(emailflow.Deps{
-		Providers: w.cfg.Providers, Base: w.base, Secrets: w.cfg.Secrets(), CookiePrefix: w.dialect.cookiePrefix,
+		Providers: w.cfg.Providers, Base: w.base, Secrets: w.cfg.Secrets(), CookiePrefix: w.style.cookiePrefix,
 		Counter: w.store, Colors: views.EmailColors{BrandColor: w.theme.brandColor, ButtonText: w.theme.buttonText},
 		Lang: w.langs.Default(), Metrics: w.metrics, Kit: w.kit, Core: w.core, Browser: w.browser, Now: w.now, Log: w.log,
 	})
@@ -233,7 +233,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 		Credentials:    w.credentialsProvider,
 		FormPostBounce: oauthFlow.FormPostBounce,
 		Metrics:        w.metrics, Pages: w.cfg.Pages, Passkeys: w.passkeys.Offered(),
-		SendsMail: w.cfg.SendsMail(), ReportsOIDC: w.dialect.reportsOIDC,
+		SendsMail: w.cfg.SendsMail(), ReportsOIDC: w.style.reportsOIDC,
 	})
 	if err != nil {
 		return err

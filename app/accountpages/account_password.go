@@ -38,7 +38,7 @@ func (h *Handler) passwordUser(a func(c echo.Context, rq *web.Request, u *models
 	})
 	return func(c echo.Context, rq *web.Request) error {
 		if !h.offers.Passwords {
-			return echo.ErrNotFound
+			return web.NotSupported
 		}
 		return signedIn(c, rq)
 	}

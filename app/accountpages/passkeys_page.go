@@ -33,7 +33,7 @@ func passkeyMessage(code string) string {
 func (h *Handler) withPasskeys(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if h.offers.PasskeyProvider == "" {
-			return echo.NewHTTPError(http.StatusNotFound)
+			return web.NotSupported
 		}
 		return next(c)
 	}

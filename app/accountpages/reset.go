@@ -23,7 +23,7 @@ import (
 // getReset is the "forgot your password" form.
 func (h *Handler) getReset(c echo.Context, rq *web.Request) error {
 	if h.offers.resetOff() {
-		return echo.ErrNotFound
+		return web.NotSupported
 	}
 	d := h.passwordForm(c, rq, "TitleReset", "/reset")
 	d.Email, d.Error = c.QueryParam("email"), csrfMessage(c)
@@ -33,7 +33,7 @@ func (h *Handler) getReset(c echo.Context, rq *web.Request) error {
 // postReset takes the form.
 func (h *Handler) postReset(c echo.Context, rq *web.Request) error {
 	if h.offers.resetOff() {
-		return echo.ErrNotFound
+		return web.NotSupported
 	}
 	form := func(status int, addr, msg string) error {
 		d := h.passwordForm(c, rq, "TitleReset", "/reset")
@@ -61,7 +61,7 @@ func (h *Handler) getResetConfirm(c echo.Context, rq *web.Request) error {
 func (h *Handler) resetConfirmPage(status int, msg string) web.Action {
 	return func(c echo.Context, rq *web.Request) error {
 		if h.offers.resetOff() {
-			return echo.ErrNotFound
+			return web.NotSupported
 		}
 		token := linkToken(c, rq)
 		p, err := h.rules.OpenReset(c.Request().Context(), token)
@@ -77,7 +77,7 @@ func (h *Handler) resetConfirmPage(status int, msg string) web.Action {
 // postResetConfirm sets the new password.
 func (h *Handler) postResetConfirm(c echo.Context, rq *web.Request) error {
 	if h.offers.resetOff() {
-		return echo.ErrNotFound
+		return web.NotSupported
 	}
 	err := h.rules.CompleteReset(c.Request().Context(), accounts.ResetRequest{
 		Token: rq.Form.Get("token"), Password: rq.Form.Get("password"), RemoveLinked: asksRemoveLinked(rq),

@@ -24,7 +24,7 @@ import (
 // getSignUp is the sign-up form.
 func (h *Handler) getSignUp(c echo.Context, rq *web.Request) error {
 	if h.offers.signUpOff() {
-		return echo.ErrNotFound
+		return web.NotSupported
 	}
 	d := h.passwordForm(c, rq, "TitleSignUp", "/signup")
 	d.Error = csrfMessage(c)
@@ -41,7 +41,7 @@ func (h *Handler) signUpForm(c echo.Context, rq *web.Request, status int, addr, 
 // postSignUp takes the form (accounts.Service.StartSignUp).
 func (h *Handler) postSignUp(c echo.Context, rq *web.Request) error {
 	if h.offers.signUpOff() {
-		return echo.ErrNotFound
+		return web.NotSupported
 	}
 	addr, err := h.rules.StartSignUp(h.kit.MailContext(c, rq), accounts.SignUpRequest{
 		Email: rq.Form.Get("email"), Password: rq.Form.Get("password"), ClientIP: c.RealIP(),
@@ -77,7 +77,7 @@ func (h *Handler) getSignUpVerify(c echo.Context, rq *web.Request) error {
 func (h *Handler) signUpVerifyPage(status int, msg string) web.Action {
 	return func(c echo.Context, rq *web.Request) error {
 		if h.offers.signUpOff() {
-			return echo.ErrNotFound
+			return web.NotSupported
 		}
 		token := linkToken(c, rq)
 		p, err := h.rules.PendingSignUp(c.Request().Context(), token)
@@ -96,7 +96,7 @@ func (h *Handler) signUpVerifyPage(status int, msg string) web.Action {
 // address. An address that got an account meanwhile keeps it unchanged.
 func (h *Handler) postSignUpVerify(c echo.Context, rq *web.Request) error {
 	if h.offers.signUpOff() {
-		return echo.ErrNotFound
+		return web.NotSupported
 	}
 	_, err := h.rules.CompleteSignUp(c.Request().Context(), rq.Form.Get("token"), rq.Form.Get("password"), c.RealIP())
 	switch {

@@ -26,7 +26,7 @@ func (h *Handler) knownProvider(next echo.HandlerFunc) echo.HandlerFunc {
 		// Credentials take POST only: a GET gets the same 400 (next-auth v4
 		// answers 500 "not supported"; see docs/compatibility.md).
 		if !ok || (p.Type == config.TypeCredentials && c.Request().Method != http.MethodPost) {
-			return echo.NewHTTPError(http.StatusNotFound)
+			return web.NotSupported
 		}
 		return next(c)
 	}

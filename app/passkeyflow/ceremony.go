@@ -119,7 +119,7 @@ func (h *Handler) getWebAuthnOptions(c echo.Context) error {
 	id := c.Param("provider")
 	rp, ok := h.parties.RP(id)
 	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound)
+		return web.NotSupported
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	action := c.QueryParam("action")

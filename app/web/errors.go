@@ -133,3 +133,9 @@ func (k *Kit) logCause(c echo.Context, e *Error) {
 	}
 	k.log.Error("request failed", "path", c.Request().URL.Path, "step", e.What, "err", e.Cause, "request_id", RequestID(c))
 }
+
+// NotSupported is the answer to a route that is off (a page whose flow the
+// config does not offer) or a provider a route does not serve: the answer
+// to an unknown action, next-auth's 400 "This action with HTTP … is not
+// supported by NextAuth.js" (the app's routing-miss handler writes it).
+var NotSupported = echo.ErrNotFound

@@ -17,7 +17,7 @@ func (w *wiring) buildSessions() (session.Strategy, error) {
 	cw := w.cookies
 	cw.Domain = w.cfg.Cookies.CookieDomain()
 	if w.cfg.Session.Strategy == config.StrategyJWT {
-		j, err := session.NewJWT(w.cfg.Secrets(), w.dialect.jwt, w.names.SessionToken, cw, life)
+		j, err := session.NewJWT(w.cfg.Secrets(), w.style.jwt, w.names.SessionToken, cw, life)
 		if err != nil {
 			return nil, err
 		}
