@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"golang.org/x/net/netutil"
 
 	"github.com/latchkey-auth/latchkey/app/access"
@@ -171,17 +170,14 @@ func New(cfg config.Config, opts Options) (*App, error) {
 // build derives everything requests need from the config, once.
 func (w *wiring) build(idpClient *http.Client) error {
 	var err error
-	var api *nextauth.Handler // the NextAuth.js API, built once the core is
+	// The NextAuth.js API counts failed sign-ins, which the kit answers;
+	// it is built after the kit, so the kit reaches it through api.
+	api := new(apiAfterKit)
 	w.theme = buildTheme(w.cfg.Theme, w.base)
 	if w.langs, err = i18n.Load(views.Locales(), w.cfg.I18n.Default, w.cfg.I18n.Languages); err != nil {
 		return err
 	}
-	w.kit = web.NewKit(web.KitConfig{
-		Base: w.base, Log: w.log, Names: w.names, Cookies: w.cookies, CSRF: w.csrf, Policy: w.policy,
-		RedirectHook: w.hooks.Redirect, Langs: w.langs, Theme: w.theme.page, MaxBodyBytes: w.cfg.MaxBodyBytes,
-		OnFailure: func(c echo.Context, code signin.Code) { api.CountFailedSignIn(c, code) }, NewUserPage: w.cfg.Pages.NewUser,
-		OnSignIn: func(provider string) { w.metrics.SignIn(provider, metrics.OutcomeSuccess) },
-	})
+	w.kit = w.buildKit(api)
 	if w.sessions, err = w.buildSessions(); err != nil {
 		return err
 	}
@@ -225,7 +221,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 		return err
 	}
 	w.front.idps, w.front.passkeys, w.front.imgOrigin = oauthFlow, w.passkeys.Offered(), w.theme.imgOrigin
-	api, err = nextauth.New(nextauth.Deps{
+	api.h, err = nextauth.New(nextauth.Deps{
 		Kit: w.kit, Log: w.log, Core: w.core, Sessions: w.sessions, Hooks: w.hooks, Providers: w.cfg.Providers,
 		Flows: map[string]nextauth.Flow{
 			config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow, config.TypeWebAuthn: passkeys,
@@ -245,8 +241,8 @@ func (w *wiring) build(idpClient *http.Client) error {
 	// The feature handlers of their own packages, each given exactly what
 	// it uses.
 	handlers := []mounter{
-		api,
-		forwardauth.New(api, access.New(w.cfg.Access), w.front.proxies, w.policy, w.base.URL("/signin"), w.log),
+		api.h,
+		forwardauth.New(api.h, access.New(w.cfg.Access), w.front.proxies, w.policy, w.base.URL("/signin"), w.log),
 		ops.New(w.store, w.log, w.base.Path, openAPI, w.theme.css),
 		accountPages,
 		passkeys,

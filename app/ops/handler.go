@@ -13,7 +13,7 @@ import (
 )
 
 // Database is what the readiness check asks: whether the database answers
-// and its file is still the one opened (models.Store.Ready).
+// and its file is still the one opened (the store's Ready).
 type Database interface {
 	Ready(ctx context.Context) error
 }

@@ -21,7 +21,7 @@ import (
 //
 //   - GET /health/live: 200 {"status":"ok"} while the process serves.
 //   - GET /health/ready: 200 {"status":"ok"} when the database passed its
-//     check (models.Store.Ready) within readyTimeout, else 503
+//     check (the store's Ready) within readyTimeout, else 503
 //     {"status":"unavailable","reason":"database"}.
 
 const (

@@ -1,0 +1,172 @@
+// Package schema is the database's history: every schema change as a
+// numbered step with its SQL for SQLite and for PostgreSQL. The store
+// (models) applies them (models/migrations.go); nothing else reads them.
+package schema
+
+// Step is one numbered schema change, written for each dialect. Steps are
+// never edited once released: a change is a new step.
+type Step struct {
+	Version  int
+	Name     string
+	SQLite   []string
+	Postgres []string
+}
+
+// Steps are the schema's history. Version 1 is the schema that
+// latchkey's earlier AutoMigrate created, so such SQLite files are adopted
+// as version 1 and go on from there.
+var Steps = []Step{
+	{
+		Version: 1,
+		Name:    "users, accounts, sessions, verification_tokens",
+		SQLite: []string{
+			"CREATE TABLE IF NOT EXISTS `users` (`id` text,`name` text,`email` text,`email_verified` datetime,`image` text,`created_at` datetime,`updated_at` datetime,PRIMARY KEY (`id`))",
+			"CREATE UNIQUE INDEX IF NOT EXISTS `idx_users_email` ON `users`(`email`)",
+			"CREATE TABLE IF NOT EXISTS `accounts` (`id` text,`user_id` text NOT NULL,`type` text NOT NULL,`provider` text NOT NULL,`provider_account_id` text NOT NULL,`refresh_token` text,`access_token` text,`expires_at` integer,`token_type` text,`scope` text,`id_token` text,`session_state` text,`created_at` datetime,PRIMARY KEY (`id`),CONSTRAINT `fk_accounts_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE UNIQUE INDEX IF NOT EXISTS `idx_accounts_provider_account` ON `accounts`(`provider`,`provider_account_id`)",
+			"CREATE INDEX IF NOT EXISTS `idx_accounts_user_id` ON `accounts`(`user_id`)",
+			"CREATE TABLE IF NOT EXISTS `sessions` (`id` text,`token_hash` text NOT NULL,`user_id` text NOT NULL,`expires` datetime NOT NULL,`created_at` datetime,PRIMARY KEY (`id`),CONSTRAINT `fk_sessions_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE INDEX IF NOT EXISTS `idx_sessions_expires` ON `sessions`(`expires`)",
+			"CREATE INDEX IF NOT EXISTS `idx_sessions_user_id` ON `sessions`(`user_id`)",
+			"CREATE UNIQUE INDEX IF NOT EXISTS `idx_sessions_token_hash` ON `sessions`(`token_hash`)",
+			"CREATE TABLE IF NOT EXISTS `verification_tokens` (`identifier` text,`token_hash` text,`expires` datetime NOT NULL,PRIMARY KEY (`identifier`,`token_hash`))",
+			"CREATE INDEX IF NOT EXISTS `idx_verification_tokens_expires` ON `verification_tokens`(`expires`)",
+			"CREATE UNIQUE INDEX IF NOT EXISTS `idx_verification_identifier_token` ON `verification_tokens`(`identifier`,`token_hash`)",
+		},
+		Postgres: []string{
+			`CREATE TABLE users (id varchar(36) PRIMARY KEY, name text, email text, email_verified timestamptz,
+				image text, created_at timestamptz, updated_at timestamptz)`,
+			`CREATE UNIQUE INDEX idx_users_email ON users (email)`,
+			`CREATE TABLE accounts (id varchar(36) PRIMARY KEY,
+				user_id varchar(36) NOT NULL CONSTRAINT fk_accounts_user REFERENCES users(id) ON DELETE CASCADE,
+				type text NOT NULL, provider text NOT NULL, provider_account_id text NOT NULL, refresh_token text,
+				access_token text, expires_at bigint, token_type text, scope text, id_token text, session_state text,
+				created_at timestamptz)`,
+			`CREATE UNIQUE INDEX idx_accounts_provider_account ON accounts (provider, provider_account_id)`,
+			`CREATE INDEX idx_accounts_user_id ON accounts (user_id)`,
+			`CREATE TABLE sessions (id varchar(36) PRIMARY KEY, token_hash varchar(64) NOT NULL,
+				user_id varchar(36) NOT NULL CONSTRAINT fk_sessions_user REFERENCES users(id) ON DELETE CASCADE,
+				expires timestamptz NOT NULL, created_at timestamptz)`,
+			`CREATE INDEX idx_sessions_expires ON sessions (expires)`,
+			`CREATE INDEX idx_sessions_user_id ON sessions (user_id)`,
+			`CREATE UNIQUE INDEX idx_sessions_token_hash ON sessions (token_hash)`,
+			`CREATE TABLE verification_tokens (identifier text NOT NULL, token_hash varchar(64) NOT NULL,
+				expires timestamptz NOT NULL, PRIMARY KEY (identifier, token_hash))`,
+			`CREATE INDEX idx_verification_tokens_expires ON verification_tokens (expires)`,
+			`CREATE UNIQUE INDEX idx_verification_identifier_token ON verification_tokens (identifier, token_hash)`,
+		},
+	},
+	{
+		Version: 2,
+		Name:    "unique index on verification_tokens.token_hash",
+		// Hashes are sha256(random token + secret), so two rows share one only
+		// by a bug or a hand edit; the index could not be created over them.
+		// Such a link is ambiguous (the callback cannot tell which address it
+		// was sent to), so every row of a shared hash goes: its holder asks for
+		// a new link.
+		SQLite: []string{
+			`DELETE FROM verification_tokens WHERE token_hash IN
+				(SELECT token_hash FROM verification_tokens GROUP BY token_hash HAVING COUNT(*) > 1)`,
+			"CREATE UNIQUE INDEX IF NOT EXISTS `idx_verification_tokens_token_hash` ON `verification_tokens`(`token_hash`)",
+		},
+		Postgres: []string{
+			`DELETE FROM verification_tokens WHERE token_hash IN
+				(SELECT token_hash FROM verification_tokens GROUP BY token_hash HAVING COUNT(*) > 1)`,
+			`CREATE UNIQUE INDEX idx_verification_tokens_token_hash ON verification_tokens (token_hash)`,
+		},
+	},
+	{
+		Version: 3,
+		Name:    "rate_limits",
+		// The e-mail rate limits' buckets, shared by every instance (see
+		// RateLimit). No index on full_at: only allowed sends write rows (at
+		// most one per tier per e-mail sent in a window), so the hourly purge
+		// reads the whole small table cheaply, and without an index on the
+		// column every take changes, PostgreSQL can update rows in place
+		// (HOT). SQLite: WITHOUT ROWID, as the table is only ever reached by
+		// its text key.
+		SQLite: []string{
+			"CREATE TABLE `rate_limits` (`bucket` text NOT NULL,`full_at` integer NOT NULL,PRIMARY KEY (`bucket`)) WITHOUT ROWID",
+		},
+		Postgres: []string{
+			`CREATE TABLE rate_limits (bucket text PRIMARY KEY, full_at bigint NOT NULL)`,
+		},
+	},
+	{
+		Version: 4,
+		Name:    "session_revocations",
+		// Per-user "not before" times of `latchkey sessions revoke` and
+		// `users delete` (see SessionRevocation), which every instance polls
+		// to refuse revoked JWT sessions. No foreign key: a deleted user's
+		// row must outlive the user, and "*" is every user.
+		SQLite: []string{
+			"CREATE TABLE `session_revocations` (`user_id` text NOT NULL,`not_before` integer NOT NULL,PRIMARY KEY (`user_id`)) WITHOUT ROWID",
+		},
+		Postgres: []string{
+			`CREATE TABLE session_revocations (user_id text PRIMARY KEY, not_before bigint NOT NULL)`,
+		},
+	},
+	{
+		Version: 5,
+		Name:    "passwords, password_throttles",
+		// passwords: one Argon2id PHC string per user (see Password), in its
+		// own table rather than a users column so that no read of users (the
+		// session join, the admin listings, the JSON of a user) can carry a
+		// hash by accident, and so a user has no password row at all until
+		// one is set. password_throttles: the failure counters of password
+		// sign-in (see PasswordThrottle), times in microseconds like
+		// rate_limits.
+		SQLite: []string{
+			"CREATE TABLE `passwords` (`user_id` text NOT NULL,`hash` text NOT NULL,`updated_at` datetime NOT NULL,PRIMARY KEY (`user_id`),CONSTRAINT `fk_passwords_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE TABLE `password_throttles` (`bucket` text NOT NULL,`failures` integer NOT NULL,`blocked_until` integer NOT NULL,`expires` integer NOT NULL,PRIMARY KEY (`bucket`)) WITHOUT ROWID",
+		},
+		Postgres: []string{
+			`CREATE TABLE passwords (user_id varchar(36) PRIMARY KEY
+				CONSTRAINT fk_passwords_user REFERENCES users(id) ON DELETE CASCADE,
+				hash text NOT NULL, updated_at timestamptz NOT NULL)`,
+			`CREATE TABLE password_throttles (bucket text PRIMARY KEY, failures integer NOT NULL,
+				blocked_until bigint NOT NULL, expires bigint NOT NULL)`,
+		},
+	},
+	{
+		Version: 6,
+		Name:    "authenticators, webauthn_challenges",
+		// Passkeys (see Authenticator) and the WebAuthn challenges already
+		// answered (see UsedChallenge), which make each challenge single-use
+		// across instances until it expires.
+		SQLite: []string{
+			"CREATE TABLE `authenticators` (`id` text,`user_id` text NOT NULL,`credential_id` text NOT NULL,`public_key` blob NOT NULL,`sign_count` integer NOT NULL DEFAULT 0,`transports` text NOT NULL DEFAULT '',`backup_eligible` numeric NOT NULL DEFAULT false,`backup_state` numeric NOT NULL DEFAULT false,`aaguid` blob,`name` text NOT NULL DEFAULT '',`created_at` datetime,`last_used_at` datetime,PRIMARY KEY (`id`),CONSTRAINT `fk_authenticators_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE UNIQUE INDEX `idx_authenticators_credential_id` ON `authenticators`(`credential_id`)",
+			"CREATE INDEX `idx_authenticators_user_id` ON `authenticators`(`user_id`)",
+			"CREATE TABLE `webauthn_challenges` (`challenge_hash` text NOT NULL,`expires` integer NOT NULL,PRIMARY KEY (`challenge_hash`)) WITHOUT ROWID",
+		},
+		Postgres: []string{
+			`CREATE TABLE authenticators (id varchar(36) PRIMARY KEY,
+				user_id varchar(36) NOT NULL CONSTRAINT fk_authenticators_user REFERENCES users(id) ON DELETE CASCADE,
+				credential_id text NOT NULL, public_key bytea NOT NULL, sign_count bigint NOT NULL DEFAULT 0,
+				transports text NOT NULL DEFAULT '', backup_eligible boolean NOT NULL DEFAULT false,
+				backup_state boolean NOT NULL DEFAULT false, aaguid bytea, name text NOT NULL DEFAULT '',
+				created_at timestamptz, last_used_at timestamptz)`,
+			`CREATE UNIQUE INDEX idx_authenticators_credential_id ON authenticators (credential_id)`,
+			`CREATE INDEX idx_authenticators_user_id ON authenticators (user_id)`,
+			`CREATE TABLE webauthn_challenges (challenge_hash text PRIMARY KEY, expires bigint NOT NULL)`,
+		},
+	},
+	{
+		Version: 7,
+		Name:    "password_signups",
+		// The password chosen at a sign-up whose address is not confirmed
+		// yet (see PasswordSignUp): no user row exists until it is. The
+		// link's token is a verification_tokens row; this one goes with it
+		// (ON DELETE CASCADE), so spending, deleting or purging the token
+		// removes the pending password too.
+		SQLite: []string{
+			"CREATE TABLE `password_signups` (`token_hash` text NOT NULL,`password_hash` text NOT NULL,PRIMARY KEY (`token_hash`),CONSTRAINT `fk_password_signups_token` FOREIGN KEY (`token_hash`) REFERENCES `verification_tokens`(`token_hash`) ON DELETE CASCADE) WITHOUT ROWID",
+		},
+		Postgres: []string{
+			`CREATE TABLE password_signups (token_hash varchar(64) PRIMARY KEY
+				CONSTRAINT fk_password_signups_token REFERENCES verification_tokens(token_hash) ON DELETE CASCADE,
+				password_hash text NOT NULL)`,
+		},
+	},
+}
