@@ -16,7 +16,7 @@ import (
 )
 
 // store is a fresh SQLite database with the schema: the counter store
-// latchkey gives the limits (app/email_setup.go).
+// latchkey gives the limits (app/emailflow/setup.go).
 func store(t *testing.T) *models.Store {
 	t.Helper()
 	return storeAt(t, filepath.Join(t.TempDir(), "latchkey.db"))
