@@ -99,10 +99,10 @@ func (h *Handler) Mount(m web.Mux) {
 	m.Post("/reset/confirm", h.postResetConfirm, h.resetConfirmPage(http.StatusForbidden, msgExpired))
 	m.Page(accountPassword, h.passwordUser(h.getAccountPassword))
 	m.Post(accountPassword, h.passwordUser(h.postAccountPassword), h.retryPasswordPage(accountPassword))
-	m.Post("/signout/all", h.postSignOutEverywhere, h.retryPage("/signout"))
+	m.Post("/signout/all", h.postSignOutEverywhere, h.kit.RetryPage("/signout"))
 	m.Page(passkeysPage, h.kit.RequireUser(h.users, passkeysPage, h.getPasskeys), h.withPasskeys)
-	m.Post("/passkeys/rename", h.kit.RequireUser(h.users, passkeysPage, h.postRenamePasskey), h.retryPage(passkeysPage), h.withPasskeys)
-	m.Post("/passkeys/remove", h.kit.RequireUser(h.users, passkeysPage, h.postRemovePasskey), h.retryPage(passkeysPage), h.withPasskeys)
+	m.Post("/passkeys/rename", h.kit.RequireUser(h.users, passkeysPage, h.postRenamePasskey), h.kit.RetryPage(passkeysPage), h.withPasskeys)
+	m.Post("/passkeys/remove", h.kit.RequireUser(h.users, passkeysPage, h.postRemovePasskey), h.kit.RetryPage(passkeysPage), h.withPasskeys)
 }
 
 // browser is the request as the account rules see it.
@@ -132,14 +132,6 @@ const (
 func (h *Handler) retryPasswordPage(page string) web.Action {
 	return func(c echo.Context, rq *web.Request) error {
 		return c.Redirect(http.StatusFound, h.kit.WithLang(c, rq, h.base.URL(page)+"?csrf=true"))
-	}
-}
-
-// retryPage is the CSRF answer of sign-out everywhere and the passkeys
-// page's forms: back to the page with ?csrf=true, as next-auth's sign-out.
-func (h *Handler) retryPage(page string) web.Action {
-	return func(c echo.Context, rq *web.Request) error {
-		return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(page)+"?csrf=true"))
 	}
 }
 
