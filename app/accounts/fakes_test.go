@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +24,6 @@ var now = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 // store is an in-memory accounts.Store with models.Store's not-found and
 // conflict answers. Links are kept by hash, as rows are.
 type store struct {
-	mu        sync.Mutex
 	users     map[string]*models.User
 	accounts  map[string][]models.Account // by user
 	passwords map[string]string           // user → hash

@@ -90,13 +90,6 @@ func NewKit(kc KitConfig) *Kit {
 // Base is the service's public base URL.
 func (k *Kit) Base() config.Base { return k.base }
 
-// Log is the service's logger.
-func (k *Kit) Log() *slog.Logger { return k.log }
-
 // Origin is the origin redirects fall back to (the service's, or the
 // policy's own).
 func (k *Kit) Origin() string { return k.policy.Origin() }
-
-// Policy is the redirect policy, for a handler that checks a target
-// without the Redirect hook (forward-auth's rebuilt URL).
-func (k *Kit) Policy() redirect.Policy { return k.policy }
