@@ -1,0 +1,79 @@
+package twofactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Used is how a code was accepted.
+type Used struct {
+	// Method is the amr value: MethodOTP or MethodRecovery.
+	Method string
+	// CodesLeft is, for a recovery code, how many remain unused.
+	CodesLeft int
+}
+
+// CheckCode accepts a current authenticator code or an unused recovery
+// code of the user's two-factor in force, each at most once (a code's time
+// step is recorded, a recovery code spent, atomically, so a replay — from
+// this instance or another — is refused). A wrong code counts towards the
+// user's backoff; while it lasts every code is refused (ErrThrottled)
+// without being checked.
+func (s *Service) CheckCode(ctx context.Context, userID, code string) (Used, error) {
+	row, err := s.inForce(ctx, userID)
+	if err != nil {
+		return Used{}, err
+	}
+	now := s.Now().UTC()
+	if row.BlockedUntil != nil && row.BlockedUntil.After(now) {
+		return Used{}, ErrThrottled
+	}
+	code = strings.TrimSpace(code)
+	if isCode(code) {
+		secret, err := s.open(row.Secret)
+		if err != nil {
+			return Used{}, err
+		}
+		step, err := matchStep(secret, code, now)
+		if err != nil {
+			return Used{}, err
+		}
+		if step > 0 {
+			ok, err := s.Store.UseTOTPStep(ctx, userID, step)
+			if err != nil {
+				return Used{}, fmt.Errorf("record the code's time step: %w", err)
+			}
+			if ok {
+				return Used{Method: MethodOTP}, nil
+			}
+		}
+	} else {
+		ok, left, err := s.useRecoveryCode(ctx, userID, code, now)
+		if err != nil {
+			return Used{}, err
+		}
+		if ok {
+			return Used{Method: MethodRecovery, CodesLeft: left}, nil
+		}
+	}
+	if err := s.Store.TwoFactorFailed(ctx, userID, now, backoff); err != nil {
+		return Used{}, fmt.Errorf("count a wrong code: %w", err)
+	}
+	return Used{}, ErrInvalidCode
+}
+
+// inForce is the user's confirmed two-factor row; ErrNotOn when none.
+func (s *Service) inForce(ctx context.Context, userID string) (*models.TwoFactor, error) {
+	row, err := s.Store.TwoFactorOf(ctx, userID)
+	if errors.Is(err, models.ErrNotFound) || (err == nil && row.ConfirmedAt == nil) {
+		return nil, ErrNotOn
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read two-factor: %w", err)
+	}
+	return row, nil
+}

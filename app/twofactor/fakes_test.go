@@ -1,0 +1,194 @@
+package twofactor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/random"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// memStore is Store in memory, with the real one's atomicity (one mutex),
+// for the rules' fast tests; models tests the real one on both dialects.
+type memStore struct {
+	mu    sync.Mutex
+	rows  map[string]models.TwoFactor
+	codes map[string][]models.RecoveryCode
+	steps map[string]models.SecondStep
+}
+
+func newMemStore() *memStore {
+	return &memStore{rows: map[string]models.TwoFactor{}, codes: map[string][]models.RecoveryCode{}, steps: map[string]models.SecondStep{}}
+}
+
+func (m *memStore) TwoFactorOf(_ context.Context, uid string) (*models.TwoFactor, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rows[uid]
+	if !ok {
+		return nil, models.ErrNotFound
+	}
+	return &r, nil
+}
+
+func (m *memStore) BeginTwoFactor(_ context.Context, uid, sealed, key string, now time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.rows[uid]; ok && r.ConfirmedAt != nil {
+		return models.ErrConflict
+	}
+	m.rows[uid] = models.TwoFactor{UserID: uid, Secret: sealed, DeviceKey: key, CreatedAt: now, UpdatedAt: now}
+	return nil
+}
+
+func (m *memStore) ConfirmTwoFactor(_ context.Context, uid string, step int64, hashes []string, now time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rows[uid]
+	if !ok || r.ConfirmedAt != nil {
+		return false, nil
+	}
+	r.ConfirmedAt, r.LastStep, r.Failures, r.BlockedUntil = &now, step, 0, nil
+	m.rows[uid] = r
+	m.codes[uid] = nil
+	for _, h := range hashes {
+		m.codes[uid] = append(m.codes[uid], models.RecoveryCode{ID: random.UUID(), UserID: uid, CodeHash: h, CreatedAt: now})
+	}
+	return true, nil
+}
+
+func (m *memStore) UseTOTPStep(_ context.Context, uid string, step int64) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rows[uid]
+	if !ok || r.ConfirmedAt == nil || r.LastStep >= step {
+		return false, nil
+	}
+	r.LastStep, r.Failures, r.BlockedUntil = step, 0, nil
+	m.rows[uid] = r
+	return true, nil
+}
+
+func (m *memStore) TwoFactorFailed(_ context.Context, uid string, now time.Time, backoff func(int) time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rows[uid]
+	if !ok {
+		return nil
+	}
+	r.Failures++
+	r.BlockedUntil = nil
+	if d := backoff(r.Failures); d > 0 {
+		t := now.Add(d)
+		r.BlockedUntil = &t
+	}
+	m.rows[uid] = r
+	return nil
+}
+
+func (m *memStore) UnusedRecoveryCodes(_ context.Context, uid string) ([]models.RecoveryCode, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []models.RecoveryCode
+	for _, c := range m.codes[uid] {
+		if c.UsedAt == nil {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) UseRecoveryCode(_ context.Context, uid, id string, now time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, c := range m.codes[uid] {
+		if c.ID == id && c.UsedAt == nil {
+			m.codes[uid][i].UsedAt = &now
+			r := m.rows[uid]
+			r.Failures, r.BlockedUntil = 0, nil
+			m.rows[uid] = r
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (m *memStore) ReplaceRecoveryCodes(_ context.Context, uid string, hashes []string, now time.Time) (bool, error) {
+	m.mu.Lock()
+	r, ok := m.rows[uid]
+	m.mu.Unlock()
+	if !ok || r.ConfirmedAt == nil {
+		return false, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.codes[uid] = nil
+	for _, h := range hashes {
+		m.codes[uid] = append(m.codes[uid], models.RecoveryCode{ID: random.UUID(), UserID: uid, CodeHash: h, CreatedAt: now})
+	}
+	return true, nil
+}
+
+func (m *memStore) DeleteTwoFactor(_ context.Context, uid string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.rows[uid]
+	delete(m.rows, uid)
+	delete(m.codes, uid)
+	for h, s := range m.steps {
+		if s.UserID == uid {
+			delete(m.steps, h)
+		}
+	}
+	return ok, nil
+}
+
+func (m *memStore) ForgetDevices(_ context.Context, uid, key string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rows[uid]
+	if !ok {
+		return false, nil
+	}
+	r.DeviceKey = key
+	m.rows[uid] = r
+	return true, nil
+}
+
+func (m *memStore) CreateSecondStep(_ context.Context, s *models.SecondStep) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.steps[s.TokenHash] = *s
+	return nil
+}
+
+func (m *memStore) SecondStepByHash(_ context.Context, h string) (*models.SecondStep, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.steps[h]
+	if !ok {
+		return nil, models.ErrNotFound
+	}
+	return &s, nil
+}
+
+func (m *memStore) CountSecondStepAttempt(_ context.Context, h string, max int, now time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.steps[h]
+	if !ok || s.Attempts >= max || !s.Expires.After(now) {
+		return false, nil
+	}
+	s.Attempts++
+	m.steps[h] = s
+	return true, nil
+}
+
+func (m *memStore) ConsumeSecondStep(_ context.Context, h string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.steps[h]
+	delete(m.steps, h)
+	return ok, nil
+}

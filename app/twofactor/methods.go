@@ -1,0 +1,31 @@
+package twofactor
+
+import "slices"
+
+// The amr values (RFC 8176 where it has one) a session records: how its
+// user signed in. A session's methods are its first factor's, then the
+// second's, with MethodMFA whenever there were two.
+const (
+	MethodPassword  = "pwd"      // a password
+	MethodEmail     = "email"    // an e-mailed link (latchkey's own value)
+	MethodFederated = "fed"      // an OAuth or OpenID Connect provider (latchkey's own)
+	MethodPasskey   = "hwk"      // a passkey: proof of possession of a key
+	MethodOTP       = "otp"      // an authenticator app's code
+	MethodRecovery  = "recovery" // a recovery code (latchkey's own)
+	MethodDevice    = "device"   // a remembered browser (latchkey's own)
+	MethodMFA       = "mfa"      // two factors
+)
+
+// MultiFactor reports whether methods include a second factor.
+func MultiFactor(methods []string) bool { return slices.Contains(methods, MethodMFA) }
+
+// withSecond is first followed by second and MethodMFA.
+func withSecond(first []string, second string) []string {
+	out := make([]string, 0, len(first)+2)
+	for _, m := range first {
+		if m != MethodMFA {
+			out = append(out, m)
+		}
+	}
+	return append(out, second, MethodMFA)
+}

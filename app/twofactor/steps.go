@@ -1,0 +1,159 @@
+package twofactor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gorilla/securecookie"
+
+	"github.com/latchkey-auth/latchkey/app/random"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Held is a pending second step as the browser keeps it: a sealed cookie
+// (a random token; its row holds the rest) and when it expires.
+type Held struct {
+	Cookie  string
+	Expires time.Time
+	// Enrol: the step is enrolment (the policy requires two-factor and
+	// the user has none), not a code.
+	Enrol bool
+}
+
+// FirstFactor is a sign-in whose first factor passed.
+type FirstFactor struct {
+	UserID   string
+	Provider string
+	Methods  []string
+	IsNew    bool
+}
+
+// hold stores a pending second step for f and seals its token.
+func (s *Service) hold(ctx context.Context, f FirstFactor, enrol bool) (*Held, error) {
+	token := random.Base64URL(32)
+	now := s.Now().UTC()
+	row := &models.SecondStep{
+		TokenHash: stepHash(token), UserID: f.UserID, Provider: f.Provider, Methods: strings.Join(f.Methods, " "),
+		IsNew: f.IsNew, Enrol: enrol, Expires: now.Add(StepLifetime), CreatedAt: now,
+	}
+	if err := s.Store.CreateSecondStep(ctx, row); err != nil {
+		return nil, fmt.Errorf("store the pending second step: %w", err)
+	}
+	sealed, err := securecookie.EncodeMulti("second-step", token, s.steps[0])
+	if err != nil {
+		return nil, fmt.Errorf("seal the pending second step: %w", err)
+	}
+	return &Held{Cookie: sealed, Expires: row.Expires, Enrol: enrol}, nil
+}
+
+func stepHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Step is the live pending second step of a browser's cookie; ErrNoStep
+// when the cookie is absent, forged, too old, or its step is used, expired
+// or gone.
+func (s *Service) Step(ctx context.Context, cookie string) (*models.SecondStep, error) {
+	if cookie == "" {
+		return nil, ErrNoStep
+	}
+	var token string
+	if err := securecookie.DecodeMulti("second-step", cookie, &token, s.steps...); err != nil {
+		return nil, fmt.Errorf("%w: unreadable cookie: %v", ErrNoStep, err)
+	}
+	row, err := s.Store.SecondStepByHash(ctx, stepHash(token))
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, ErrNoStep
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the pending second step: %w", err)
+	}
+	if !row.Expires.After(s.Now()) {
+		return nil, ErrNoStep
+	}
+	return row, nil
+}
+
+// Completed is a pending step finished: the sign-in it held, and the
+// session's methods.
+type Completed struct {
+	Step    *models.SecondStep
+	Methods []string
+	Used    Used
+}
+
+// Finish completes the browser's pending step with a code: the step must
+// be live and have attempts left (each try counts, across instances), the
+// code right (CheckCode), and the step is then spent, so it completes at
+// most once.
+func (s *Service) Finish(ctx context.Context, cookie, code string) (*Completed, error) {
+	st, err := s.attempt(ctx, cookie, false)
+	if err != nil {
+		return nil, err
+	}
+	used, err := s.CheckCode(ctx, st.UserID, code)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.consume(ctx, st); err != nil {
+		return nil, err
+	}
+	return &Completed{Step: st, Methods: withSecond(strings.Fields(st.Methods), used.Method), Used: used}, nil
+}
+
+// FinishEnrolment completes a pending enrolment: the code confirms the
+// user's new secret (Confirm) and the step is spent. It returns the
+// recovery codes to show once.
+func (s *Service) FinishEnrolment(ctx context.Context, cookie, code string) (*Completed, []string, error) {
+	st, err := s.attempt(ctx, cookie, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	codes, err := s.Confirm(ctx, st.UserID, code)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.consume(ctx, st); err != nil {
+		return nil, nil, err
+	}
+	return &Completed{Step: st, Methods: withSecond(strings.Fields(st.Methods), MethodOTP), Used: Used{Method: MethodOTP}}, codes, nil
+}
+
+// attempt opens the step, checks its kind and counts one attempt.
+func (s *Service) attempt(ctx context.Context, cookie string, enrol bool) (*models.SecondStep, error) {
+	st, err := s.Step(ctx, cookie)
+	if err != nil {
+		return nil, err
+	}
+	if st.Enrol != enrol {
+		if st.Enrol {
+			return nil, ErrEnrolFirst
+		}
+		return nil, fmt.Errorf("%w: enrolment posted for a code step", ErrNoStep)
+	}
+	ok, err := s.Store.CountSecondStepAttempt(ctx, st.TokenHash, MaxAttempts, s.Now().UTC())
+	if err != nil {
+		return nil, fmt.Errorf("count a second-step attempt: %w", err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: out of attempts or expired", ErrNoStep)
+	}
+	return st, nil
+}
+
+func (s *Service) consume(ctx context.Context, st *models.SecondStep) error {
+	ok, err := s.Store.ConsumeSecondStep(ctx, st.TokenHash)
+	if err != nil {
+		return fmt.Errorf("spend the pending second step: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: used by a concurrent request", ErrNoStep)
+	}
+	return nil
+}
