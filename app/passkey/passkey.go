@@ -114,6 +114,9 @@ type Login struct {
 	Authenticator *models.Authenticator // as stored before this sign-in
 	Count         uint32                // the signature counter it reported
 	BackupState   bool
+	// UserVerified: the authenticator verified the user (a PIN or a
+	// biometric), so the passkey was two factors at once.
+	UserVerified bool
 	// CounterRegressed: the counter did not move forward although one of
 	// the two is non-zero: the key may have been cloned.
 	CounterRegressed bool
@@ -155,6 +158,7 @@ func (rp *RP) FinishLogin(st *State, answer []byte, lookup Lookup) (*Login, erro
 		Authenticator:    found,
 		Count:            parsed.Response.AuthenticatorData.Counter,
 		BackupState:      parsed.Response.AuthenticatorData.Flags.HasBackupState(),
+		UserVerified:     parsed.Response.AuthenticatorData.Flags.UserVerified(),
 		CounterRegressed: cred.Authenticator.CloneWarning,
 	}, nil
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/latchkey-auth/latchkey/app/cookies"
 	"net/http"
 	"time"
 )
@@ -32,6 +33,21 @@ func (b Browser) SignedInSince(ctx context.Context) (string, time.Time, error) {
 		return "", time.Time{}, err
 	}
 	return s.User.ID, s.SignedIn, nil
+}
+
+// SignedInMethods is SignedInUser with how that session signed in.
+func (b Browser) SignedInMethods(ctx context.Context) (string, []string, error) {
+	s, _, err := b.Sessions.Read(ctx, b.R)
+	if err != nil || s == nil {
+		return "", nil, err
+	}
+	return s.User.ID, s.Methods(), nil
+}
+
+// Cookie is the value of the request's cookie name, "" when absent.
+func (b Browser) Cookie(name string) string {
+	v, _ := cookies.Value(b.R, name)
+	return v
 }
 
 // StartSession starts a session for u and sets its cookie.

@@ -242,10 +242,21 @@ func (j *JWT) Refresh(_ context.Context, w http.ResponseWriter, r *http.Request,
 	return j.write(w, r, claims, s.SignedIn, s.Expires)
 }
 
-// Create writes a token holding claims, signed in now.
-func (j *JWT) Create(_ context.Context, w http.ResponseWriter, r *http.Request, _ User, claims map[string]any) error {
+// Create writes a token holding claims, signed in now, with how the user
+// signed in (AMRClaim) when that is known.
+func (j *JWT) Create(_ context.Context, w http.ResponseWriter, r *http.Request, u User, claims map[string]any) error {
+	if len(u.Methods) > 0 {
+		if claims == nil {
+			claims = map[string]any{}
+		}
+		claims[AMRClaim] = u.Methods
+	}
 	return j.write(w, r, claims, j.life.Now(), time.Time{})
 }
+
+// AMRClaim is how the token's user signed in (RFC 8176 amr values, as
+// app/twofactor names them): forward-auth's two-factor rule reads it.
+const AMRClaim = "amr"
 
 // write encodes claims (stamping auth_time into them) with exp, and the
 // cookie's Expires, at expires, which the caller has capped at the absolute

@@ -6,6 +6,7 @@ package session
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,9 @@ type User struct {
 	// Email (jwt). Forward-auth's access rules and Remote-Email trust
 	// nothing else.
 	EmailVerified bool
+	// Methods are how the user signed in, given to Create (amr values,
+	// app/twofactor's Method*); a read Session has them in Methods().
+	Methods []string
 }
 
 // Session is a valid session read from a request.
@@ -47,6 +51,8 @@ type Session struct {
 	// shared: Claims belong to the jwt strategy's decode cache, and every
 	// request with the same token reads them: copy before editing.
 	shared bool
+	// amr is the database row's methods, space-separated (Methods()).
+	amr string
 	// userFields hold the strings User's name, email and image point to
 	// (both strategies): allocated with the Session instead of one by one, since GET
 	// /session reads a session on every page load.
@@ -104,4 +110,25 @@ func (l Lifetime) capped(signedIn, t time.Time) time.Time {
 		}
 	}
 	return t
+}
+
+// Methods are how the session's user signed in (amr values): the row's
+// (database) or the token's AMRClaim (jwt); nil when unknown (a session
+// started before latchkey recorded them). Only forward-auth and the second
+// step ask, so GET /session never splits or copies them.
+func (s *Session) Methods() []string {
+	if s.Claims == nil {
+		return strings.Fields(s.amr)
+	}
+	list, _ := s.Claims[AMRClaim].([]any)
+	out := make([]string, 0, len(list))
+	for _, v := range list {
+		if m, ok := v.(string); ok {
+			out = append(out, m)
+		}
+	}
+	if direct, ok := s.Claims[AMRClaim].([]string); ok { // set by Create in this process
+		out = append(out, direct...)
+	}
+	return out
 }

@@ -46,6 +46,12 @@ type Browser interface {
 	StartSession(ctx context.Context, u session.User, claims map[string]any) error
 	// EndSession ends the browser's current session.
 	EndSession(ctx context.Context) error
+	// SignedInMethods is SignedInUser with how that session signed in
+	// (its amr values; nil when unknown).
+	SignedInMethods(ctx context.Context) (string, []string, error)
+	// Cookie is the value of the request's cookie name, "" when absent
+	// (the remembered-device cookie).
+	Cookie(name string) string
 }
 
 // Limiter counts e-mail sign-in requests; reason names the limit that

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/twofactor"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -174,7 +175,7 @@ func (s *Service) redeem(ctx context.Context, b Browser, provider string, link *
 		return nil, Fail(CodeCallback, err)
 	}
 	s.endOtherUsersSession(ctx, b, user.ID)
-	out := &SignedIn{User: user, Provider: provider, IsNew: isNew, LinkHash: link.TokenHash}
+	out := &SignedIn{User: user, Provider: provider, IsNew: isNew, LinkHash: link.TokenHash, Methods: []string{twofactor.MethodEmail}}
 	if err := s.startSession(ctx, b, out); err != nil {
 		return nil, s.restore(ctx, link, err)
 	}

@@ -31,6 +31,19 @@ const (
 	// told apart from CredentialsSignin so that a user with the right
 	// password is not told it is wrong; it says nothing about the account.
 	CodeTryLater Code = "TryLater"
+
+	// latchkey's own two-factor codes (next-auth has no second factor;
+	// docs/compatibility.md): the first factor passed and a code is
+	// needed (TwoFactorRequired) or, under a policy that requires
+	// two-factor, an enrolment (TwoFactorSetupRequired); a code was wrong
+	// or used already (TwoFactorInvalid); the pending second step is gone —
+	// expired, used, out of attempts — and the sign-in starts over
+	// (TwoFactorExpired); too many wrong codes lately (TwoFactorThrottled).
+	CodeTwoFactorRequired      Code = "TwoFactorRequired"
+	CodeTwoFactorSetupRequired Code = "TwoFactorSetupRequired"
+	CodeTwoFactorInvalid       Code = "TwoFactorInvalid"
+	CodeTwoFactorExpired       Code = "TwoFactorExpired"
+	CodeTwoFactorThrottled     Code = "TwoFactorThrottled"
 )
 
 // Error is a refused or failed sign-in step: the code the client sees and

@@ -227,6 +227,12 @@ type browser struct {
 
 func (b *browser) SignedInUser(context.Context) (string, error) { return b.user, b.readErr }
 
+func (b *browser) SignedInMethods(context.Context) (string, []string, error) {
+	return b.user, nil, b.readErr
+}
+
+func (b *browser) Cookie(string) string { return "" }
+
 func (b *browser) SignedInSince(context.Context) (string, time.Time, error) {
 	return b.user, b.since, b.readErr
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/oauth"
+	"github.com/latchkey-auth/latchkey/app/twofactor"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -62,7 +63,7 @@ func (s *Service) OAuth(ctx context.Context, b Browser, in OAuthIdentity) (*Sign
 	if err != nil {
 		return nil, err
 	}
-	out := &SignedIn{User: user, Provider: in.Provider, IsNew: isNew, Linked: linked == nil && !isNew}
+	out := &SignedIn{User: user, Provider: in.Provider, IsNew: isNew, Linked: linked == nil && !isNew, Methods: []string{twofactor.MethodFederated}}
 	if err := s.startSession(ctx, b, out); err != nil {
 		return nil, err
 	}

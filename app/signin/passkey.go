@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/passkey"
+	"github.com/latchkey-auth/latchkey/app/twofactor"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -79,7 +80,10 @@ func (s *Service) Passkey(ctx context.Context, b Browser, c Ceremony) (*SignedIn
 		}
 		return nil, Failf(CodeCallback, "record the passkey's use: %w", err)
 	}
-	in := &SignedIn{User: owner, Provider: c.Provider}
+	in := &SignedIn{User: owner, Provider: c.Provider, Methods: []string{twofactor.MethodPasskey}}
+	if login.UserVerified { // a PIN or biometric unlocked the key: two factors
+		in.Methods = append(in.Methods, twofactor.MethodMFA)
+	}
 	if err := s.startSession(ctx, b, in); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/password"
+	"github.com/latchkey-auth/latchkey/app/twofactor"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -113,7 +114,7 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 		s.rehash(ctx, p, user.ID, hash, in.Password)
 	}
 	s.endOtherUsersSession(ctx, b, user.ID)
-	out := &SignedIn{User: user, Provider: p.ID}
+	out := &SignedIn{User: user, Provider: p.ID, Methods: []string{twofactor.MethodPassword}}
 	if err := s.startSession(ctx, b, out); err != nil {
 		return nil, err
 	}

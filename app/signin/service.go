@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/app/twofactor"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -35,6 +36,11 @@ type Service struct {
 	ReauthWindow time.Duration
 	// Log takes the warnings of steps that do not stop a sign-in.
 	Log *slog.Logger
+	// SecondFactor is the second step's rules (second_step.go); nil when
+	// two_factor.mode is off.
+	SecondFactor *twofactor.Service
+	// DeviceCookie is the name of the remembered-device cookie.
+	DeviceCookie string
 }
 
 // SignedIn is a successful sign-in: the session is started.
@@ -49,6 +55,21 @@ type SignedIn struct {
 	// LinkHash is, for an e-mail link, its stored token hash: the HTTP
 	// layer drops that link's binding from the browser.
 	LinkHash string
+	// Methods are how the session signed in (amr values, twofactor.Method*).
+	Methods []string
+	// SecondStep, when set, means no session started: the first factor
+	// passed and the browser is to hold this pending second step (a code,
+	// or an enrolment) instead.
+	SecondStep *twofactor.Held
+	// Device is a remembered-device cookie to give the browser ("" none).
+	Device        string
+	DeviceExpires time.Time
+	// SecondFactor is how the second step was passed (zero: none): a
+	// recovery code's use is told to the user's address.
+	SecondFactor twofactor.Used
+	// stepped: the second step is done (or was the first), so
+	// startSession asks no gate.
+	stepped bool
 }
 
 // checkSignIn asks the SignIn hook. A refusal is AccessDenied, or the hook's
@@ -64,10 +85,15 @@ func (s *Service) checkSignIn(ctx context.Context, in SignInInput) error {
 	return nil
 }
 
-// startSession runs the JWT hook (jwt strategy) and creates the session.
+// startSession asks the second-factor gate (when two-factor is on), then
+// runs the JWT hook (jwt strategy) and creates the session. When the gate
+// holds the sign-in, no session starts: in.SecondStep is set instead.
 func (s *Service) startSession(ctx context.Context, b Browser, in *SignedIn) error {
+	if held, err := s.gate(ctx, b, in); err != nil || held {
+		return err
+	}
 	u := in.User
-	su := session.User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image, EmailVerified: u.EmailVerified != nil}
+	su := session.User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image, EmailVerified: u.EmailVerified != nil, Methods: in.Methods}
 	var claims map[string]any
 	if s.JWTSessions {
 		trigger := "signIn"

@@ -35,7 +35,7 @@ func (s *Service) Gate(ctx context.Context, u *models.User, f FirstFactor, devic
 	var held *Held
 	switch on := err == nil && row.ConfirmedAt != nil; {
 	case on && s.remembered(device, u.ID, row.DeviceKey):
-		return Decision{Methods: withSecond(f.Methods, MethodDevice)}, nil
+		return Decision{Methods: WithSecond(f.Methods, MethodDevice)}, nil
 	case on:
 		held, err = s.hold(ctx, f, false)
 	case s.Policy.Requires(u.Email):

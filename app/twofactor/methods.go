@@ -19,8 +19,8 @@ const (
 // MultiFactor reports whether methods include a second factor.
 func MultiFactor(methods []string) bool { return slices.Contains(methods, MethodMFA) }
 
-// withSecond is first followed by second and MethodMFA.
-func withSecond(first []string, second string) []string {
+// WithSecond is first followed by second and MethodMFA.
+func WithSecond(first []string, second string) []string {
 	out := make([]string, 0, len(first)+2)
 	for _, m := range first {
 		if m != MethodMFA {

@@ -104,7 +104,7 @@ func (s *Service) Finish(ctx context.Context, cookie, code string) (*Completed, 
 	if err := s.consume(ctx, st); err != nil {
 		return nil, err
 	}
-	return &Completed{Step: st, Methods: withSecond(strings.Fields(st.Methods), used.Method), Used: used}, nil
+	return &Completed{Step: st, Methods: WithSecond(strings.Fields(st.Methods), used.Method), Used: used}, nil
 }
 
 // FinishEnrolment completes a pending enrolment: the code confirms the
@@ -122,7 +122,7 @@ func (s *Service) FinishEnrolment(ctx context.Context, cookie, code string) (*Co
 	if err := s.consume(ctx, st); err != nil {
 		return nil, nil, err
 	}
-	return &Completed{Step: st, Methods: withSecond(strings.Fields(st.Methods), MethodOTP), Used: Used{Method: MethodOTP}}, codes, nil
+	return &Completed{Step: st, Methods: WithSecond(strings.Fields(st.Methods), MethodOTP), Used: Used{Method: MethodOTP}}, codes, nil
 }
 
 // attempt opens the step, checks its kind and counts one attempt.
