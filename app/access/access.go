@@ -20,6 +20,7 @@ type rule struct {
 	suffixes []string        // ".example.com" for *.example.com
 	any      bool            // *
 	anyone   bool            // every signed-in user
+	mfa      bool            // two factors only
 	emails   map[string]bool
 	domains  map[string]bool
 }
@@ -29,7 +30,7 @@ type rule struct {
 func New(rules []config.AccessRule) Policy {
 	var p Policy
 	for _, r := range rules {
-		c := rule{exact: map[string]bool{}, anyone: r.Anyone, emails: map[string]bool{}, domains: map[string]bool{}}
+		c := rule{exact: map[string]bool{}, anyone: r.Anyone, mfa: r.TwoFactor, emails: map[string]bool{}, domains: map[string]bool{}}
 		for _, h := range r.Hosts {
 			h = strings.ToLower(h)
 			switch {
@@ -55,6 +56,17 @@ func New(rules []config.AccessRule) Policy {
 // Empty reports whether there are no rules, so callers can skip finding
 // the host.
 func (p Policy) Empty() bool { return len(p.rules) == 0 }
+
+// RequiresTwoFactor reports whether the rule deciding host admits only
+// sessions with two factors.
+func (p Policy) RequiresTwoFactor(host string) bool {
+	for _, r := range p.rules {
+		if r.names(host) {
+			return r.mfa
+		}
+	}
+	return false
+}
 
 // Allows reports whether a signed-in user whose verified e-mail address is
 // email (nil: none, or not verified) may reach host, a forwarded host name

@@ -24,6 +24,9 @@ type AccessRule struct {
 	// Anyone admits every signed-in user, verified address or not; a rule
 	// has either it or Emails/Domains, never both.
 	Anyone bool `yaml:"anyone"`
+	// TwoFactor admits only sessions that signed in with two factors; a
+	// session with one is sent to the second step (a step-up) first.
+	TwoFactor bool `yaml:"two_factor"`
 }
 
 // hostName is a DNS name: letters, digits and dashes in dot-separated

@@ -60,6 +60,8 @@ type Config struct {
 	Theme Theme `yaml:"theme"`
 	// I18n picks the pages' languages (i18n.go).
 	I18n I18n `yaml:"i18n"`
+	// TwoFactor is the second sign-in step (two_factor.go).
+	TwoFactor TwoFactor `yaml:"two_factor"`
 
 	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
 	SecretGenerated bool `yaml:"-"`

@@ -37,10 +37,11 @@ func Defaults() Config {
 			RevocationPoll: Duration(time.Second),
 			CacheTTL:       Duration(time.Second),
 		},
-		Cookies: Cookies{Style: StyleNextAuth},
-		Log:     Log{Format: LogText, Access: true},
-		Theme:   Theme{ColorScheme: SchemeAuto},
-		I18n:    I18n{Languages: []string{}},
+		Cookies:   Cookies{Style: StyleNextAuth},
+		Log:       Log{Format: LogText, Access: true},
+		Theme:     Theme{ColorScheme: SchemeAuto},
+		I18n:      I18n{Languages: []string{}},
+		TwoFactor: TwoFactor{Mode: TwoFactorOff, RememberDevice: defaultRememberDevice},
 	}
 }
 
