@@ -104,3 +104,15 @@ func (m mails) MethodAdded(ctx context.Context, to, provider string) error {
 	}
 	return m.mailer.send(ctx, to, views.MethodAddedEmail(m.kit.MailLang(ctx), m.host(), provider, resetURL))
 }
+
+func (m mails) TwoFactorChanged(ctx context.Context, to string, event accounts.TwoFactorEvent, left int) error {
+	l := m.kit.MailLang(ctx)
+	switch event {
+	case accounts.TwoFactorTurnedOn:
+		return m.mailer.send(ctx, to, views.TwoFactorOnEmail(l, m.host()))
+	case accounts.TwoFactorTurnedOff:
+		return m.mailer.send(ctx, to, views.TwoFactorOffEmail(l, m.host()))
+	default:
+		return m.mailer.send(ctx, to, views.RecoveryCodeUsedEmail(l, m.host(), left))
+	}
+}

@@ -252,6 +252,10 @@ func (m *mailer) ResetLink(_ context.Context, to, token string) error {
 func (m *mailer) ResetUnknown(_ context.Context, to string) error   { return m.add("unknown", to, "") }
 func (m *mailer) MethodAdded(_ context.Context, to, p string) error { return m.add("added", to, p) }
 
+func (m *mailer) TwoFactorChanged(_ context.Context, to string, e accounts.TwoFactorEvent, left int) error {
+	return m.add("two-factor", to, fmt.Sprint(e, left))
+}
+
 // token is the token of the last mail.
 func (m *mailer) token(t *testing.T) string {
 	t.Helper()

@@ -31,6 +31,18 @@ func (s *Service) TellMethodAdded(ctx context.Context, u *models.User, providerI
 	}
 }
 
+// TellTwoFactor tells the user's verified address about a two-factor
+// change, as TellMethodAdded: a failure is logged and stops nothing.
+func (s *Service) TellTwoFactor(ctx context.Context, u *models.User, event TwoFactorEvent, left int) {
+	if u.Email == nil || *u.Email == "" || u.EmailVerified == nil || s.Mail == nil {
+		return
+	}
+	if err := s.Mail.TwoFactorChanged(ctx, *u.Email, event, left); err != nil {
+		cause := strings.ReplaceAll(err.Error(), *u.Email, email.Mask(*u.Email))
+		s.Log.Error("two-factor changed, but the notice e-mail failed", "user", u.ID, "err", cause)
+	}
+}
+
 // removeLinked removes the user's linked sign-in methods
 // (signin.Service.UnlinkAccounts: never the last way to sign in).
 // withPassword says the user has just set a password.

@@ -136,6 +136,11 @@ func (s *Service) CompleteReset(ctx context.Context, in ResetRequest) error {
 	}
 	s.Log.Info("password reset", "user", u.ID, "database_sessions_ended", ended)
 	s.sessionsEnded(ctx, at)
+	if err := s.forgetDevices(ctx, u.ID); err != nil {
+		// The password is changed and the sessions ended: say so, and
+		// that the browsers are still remembered.
+		return fmt.Errorf("reset: the password was changed: %w", err)
+	}
 	if in.RemoveLinked {
 		// The user has a password now: every linked method may go.
 		if err := s.removeLinked(ctx, u, true); err != nil {

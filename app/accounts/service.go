@@ -121,7 +121,20 @@ type Mailer interface {
 	// MethodAdded tells a user that a sign-in method (provider, by name)
 	// was linked to the account.
 	MethodAdded(ctx context.Context, to, provider string) error
+	// TwoFactorChanged tells a user that two-factor was turned on or off,
+	// or that a recovery code was used (left: how many remain).
+	TwoFactorChanged(ctx context.Context, to string, event TwoFactorEvent, left int) error
 }
+
+// TwoFactorEvent is what a two-factor notice tells.
+type TwoFactorEvent int
+
+// The two-factor notices.
+const (
+	TwoFactorTurnedOn TwoFactorEvent = iota
+	TwoFactorTurnedOff
+	RecoveryCodeUsed
+)
 
 // Offered is what the configuration offers, as the rules about the last
 // way to sign in need it.
@@ -154,6 +167,28 @@ type Service struct {
 	SessionsEnded func(ctx context.Context, at time.Time)
 	Now           func() time.Time
 	Log           *slog.Logger
+	// Devices forgets the browsers a user asked two-factor to remember (a
+	// password reset and signing out everywhere take them back); nil when
+	// two-factor is off.
+	Devices DeviceForgetter
+}
+
+// DeviceForgetter forgets every remembered browser of a user
+// (*twofactor.Service).
+type DeviceForgetter interface {
+	ForgetDevices(ctx context.Context, userID string) error
+}
+
+// forgetDevices forgets the user's remembered browsers; a failure is
+// logged and returned (the caller decides whether it stops anything).
+func (s *Service) forgetDevices(ctx context.Context, userID string) error {
+	if s.Devices == nil || userID == "" {
+		return nil
+	}
+	if err := s.Devices.ForgetDevices(ctx, userID); err != nil {
+		return fmt.Errorf("forget remembered browsers: %w", err)
+	}
+	return nil
 }
 
 // Refusals: the answers a person sees (none says whether an address has

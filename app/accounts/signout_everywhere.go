@@ -31,6 +31,15 @@ type Browser interface {
 // and signs nobody out (nothing claims a sign-out that did not happen):
 // the user sees it and can retry.
 func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, jwt, removeLinked bool) error {
+	if s.Devices != nil {
+		// The remembered browsers go first: a sign-out everywhere that
+		// left one able to skip the second factor would not be one.
+		if uid, err := b.SignedInUser(ctx); err == nil && uid != "" {
+			if err := s.forgetDevices(ctx, uid); err != nil {
+				return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: %w", err)
+			}
+		}
+	}
 	if removeLinked {
 		if err := s.unlinkOnSignOut(ctx, b); err != nil {
 			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: remove linked sign-in methods: %w", err)

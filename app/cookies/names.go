@@ -16,6 +16,12 @@ type Names struct {
 	// It is narrowed to the base path, so under https it takes __Secure-
 	// (__Host- requires Path=/).
 	OAuthCheck string
+	// SecondStep holds a sign-in whose first factor passed while it waits
+	// for its second (app/twofactor: sealed, five minutes, base path).
+	SecondStep string
+	// Device remembers a browser that may skip the second step for a
+	// user (sealed, two_factor.remember_device, base path).
+	Device string
 }
 
 // NewNames returns the names for prefix "next-auth" or "authjs". Under https
@@ -30,5 +36,7 @@ func NewNames(prefix string, secure bool) Names {
 		CallbackURL:  sec + prefix + ".callback-url",
 		CSRF:         host + prefix + ".csrf-token",
 		OAuthCheck:   sec + prefix + ".oauth-check",
+		SecondStep:   sec + prefix + ".second-step",
+		Device:       sec + prefix + ".two-factor-device",
 	}
 }

@@ -1,26 +1,74 @@
 package web
 
 import (
+	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // AfterSignIn answers a sign-in the core completed, whichever flow: a new
 // CSRF token (it retires OAuth states derived from the old one, which may
 // sit in IdP logs or browser history), then the callback URL, or first
-// pages.new_user for a new user, as next-auth does.
+// pages.new_user for a new user, as next-auth does. A sign-in the
+// second-factor gate held goes to the second step instead (heldForSecondStep).
 func (k *Kit) AfterSignIn(c echo.Context, rq *Request, in *signin.SignedIn) error {
+	if in.SecondStep != nil {
+		return k.heldForSecondStep(c, rq, in)
+	}
 	k.IssueCSRF(c.Response())
 	k.log.Info("signed in", "provider", in.Provider, "user", in.User.ID, "new", in.IsNew, "request_id", RequestID(c))
 	if k.onSignIn != nil {
 		k.onSignIn(in.Provider)
+	}
+	if in.Device != "" {
+		k.baseCookies().Set(c.Response(), k.names.Device, in.Device, in.DeviceExpires, 0)
+	}
+	if _, err := c.Cookie(k.names.SecondStep); err == nil { // a finished or stale second step
+		k.baseCookies().Clear(c.Response(), k.names.SecondStep)
 	}
 	to := rq.CallbackURL
 	if in.IsNew && k.newUser != "" {
 		to = k.Redirect(WithQuery(k.newUser, url.Values{"callbackUrl": {rq.CallbackURL}}))
 	}
 	return k.SendRedirect(c, rq, to)
+}
+
+// heldForSecondStep gives the browser its pending second step (a sealed
+// cookie) and sends it to the second-step page, or to the enrolment page
+// when the policy requires two-factor and the user has none. No session
+// exists yet. The next-auth client's redirect:false gets the answer of a
+// refused credentials sign-in with latchkey's own code, so signIn()
+// resolves with {error: "TwoFactorRequired", ok: false} (v4: 401; v5's
+// X-Auth-Return-Redirect: 200 with &code=two-factor, as v5 answers
+// CredentialsSignin).
+func (k *Kit) heldForSecondStep(c echo.Context, rq *Request, in *signin.SignedIn) error {
+	held := in.SecondStep
+	k.baseCookies().Set(c.Response(), k.names.SecondStep, held.Cookie, held.Expires, 0)
+	page, code := "/two-factor", signin.CodeTwoFactorRequired
+	if held.Enrol {
+		page, code = "/account/two-factor", signin.CodeTwoFactorSetupRequired
+	}
+	k.log.Info("first factor passed: second step pending", "provider", in.Provider, "user", in.User.ID, "enrol", held.Enrol, "request_id", RequestID(c))
+	q := url.Values{"callbackUrl": {rq.CallbackURL}}
+	if rq.JSONMode || rq.ReturnHeader {
+		q.Set("error", string(code))
+	}
+	if rq.ReturnHeader && !rq.JSONMode {
+		q.Set("code", config.TwoFactorProviderID)
+	}
+	return k.SendStatusRedirect(c, rq, http.StatusUnauthorized, k.WithLang(c, rq, k.base.URL(page)+"?"+q.Encode()))
+}
+
+// baseCookies writes latchkey's own cookies that only its routes read
+// (the second step, the remembered device): narrowed to the base path and
+// host-only.
+func (k *Kit) baseCookies() cookies.Writer {
+	w := k.cookies
+	w.Path, w.Domain = k.base.Path, ""
+	return w
 }
