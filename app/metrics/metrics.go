@@ -29,6 +29,7 @@ type Metrics struct {
 	duration          *prometheus.HistogramVec // route
 	signIns           *prometheus.CounterVec   // provider, outcome
 	rateLimitRefusals *prometheus.CounterVec   // tier
+	secondSteps       *prometheus.CounterVec   // outcome
 
 	signOuts, sessionsCreated, emailsSent, emailsFailed, dbErrors prometheus.Counter
 
@@ -63,7 +64,11 @@ func New() *Metrics {
 		Name: "latchkey_ratelimit_refusals_total",
 		Help: "E-mails (sign-in links, sign-up and reset mails) refused by a rate limit, by tier: ip, net (IPv6 /48), net4 (IPv4 /24), global, addr, ceiling.",
 	}, []string{"tier"})
-	m.registry.MustRegister(m.requests, m.duration, m.signIns, m.rateLimitRefusals,
+	m.secondSteps = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "latchkey_second_steps_total",
+		Help: "Two-factor codes posted (a second step, a step-up, an enrolment), by outcome: success, or the refusal's code (TwoFactorInvalid, TwoFactorExpired, TwoFactorThrottled, TwoFactorSetupRequired, ...).",
+	}, []string{"outcome"})
+	m.registry.MustRegister(m.requests, m.duration, m.signIns, m.rateLimitRefusals, m.secondSteps,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.signOuts = counter("latchkey_signouts_total", "Sign-outs (POST /signout and /signout/all) that ended a session or cookie.")
@@ -116,6 +121,14 @@ func (r *Route) Observe(status int, took time.Duration) {
 func (m *Metrics) SignIn(provider, outcome string) {
 	if m != nil {
 		m.signIns.WithLabelValues(provider, outcome).Inc()
+	}
+}
+
+// SecondStep counts a posted two-factor code's outcome: OutcomeSuccess or
+// the refusal's code.
+func (m *Metrics) SecondStep(outcome string) {
+	if m != nil {
+		m.secondSteps.WithLabelValues(outcome).Inc()
 	}
 }
 

@@ -39,14 +39,14 @@ func (s *Service) gate(ctx context.Context, b Browser, in *SignedIn) (held bool,
 // (an authenticator code or a recovery code): the session the first
 // factor earned starts, with both factors recorded, and, with remember,
 // the browser is remembered. Every refusal is one of the TwoFactor codes
-// (stepFailure) and changes nothing but the attempt counts.
+// (SecondFactorFailure) and changes nothing but the attempt counts.
 func (s *Service) SecondStep(ctx context.Context, b Browser, cookie, code string, remember bool) (*SignedIn, error) {
 	if s.SecondFactor == nil {
 		return nil, Fail(CodeTwoFactorExpired, errors.New("two-factor is off"))
 	}
 	done, err := s.SecondFactor.Finish(ctx, cookie, code)
 	if err != nil {
-		return nil, stepFailure(err)
+		return nil, SecondFactorFailure(err)
 	}
 	return s.completeStep(ctx, b, done, remember)
 }
@@ -60,7 +60,7 @@ func (s *Service) EnrolAndSignIn(ctx context.Context, b Browser, cookie, code st
 	}
 	done, codes, err := s.SecondFactor.FinishEnrolment(ctx, cookie, code)
 	if err != nil {
-		return nil, nil, stepFailure(err)
+		return nil, nil, SecondFactorFailure(err)
 	}
 	out, err := s.completeStep(ctx, b, done, false)
 	return out, codes, err
@@ -82,7 +82,7 @@ func (s *Service) StepUp(ctx context.Context, b Browser, code string, remember b
 	}
 	used, err := s.SecondFactor.CheckCode(ctx, uid, code)
 	if err != nil {
-		return nil, stepFailure(err)
+		return nil, SecondFactorFailure(err)
 	}
 	// The weaker session ends (its row, in the database strategy); the
 	// new one's cookie replaces its cookie.
@@ -114,8 +114,8 @@ func (s *Service) completeStep(ctx context.Context, b Browser, done *twofactor.C
 	return out, nil
 }
 
-// stepFailure is a second-factor refusal's code.
-func stepFailure(err error) error {
+// SecondFactorFailure is a second-factor refusal's code.
+func SecondFactorFailure(err error) error {
 	switch {
 	case errors.Is(err, twofactor.ErrInvalidCode):
 		return Fail(CodeTwoFactorInvalid, err)

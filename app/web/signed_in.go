@@ -20,6 +20,19 @@ func (k *Kit) AfterSignIn(c echo.Context, rq *Request, in *signin.SignedIn) erro
 	if in.SecondStep != nil {
 		return k.heldForSecondStep(c, rq, in)
 	}
+	k.SessionStarted(c, in)
+	to := rq.CallbackURL
+	if in.IsNew && k.newUser != "" {
+		to = k.Redirect(WithQuery(k.newUser, url.Values{"callbackUrl": {rq.CallbackURL}}))
+	}
+	return k.SendRedirect(c, rq, to)
+}
+
+// SessionStarted is what every started session's answer carries, whatever
+// it shows next: a new CSRF token, the remembered-device cookie when one
+// was asked for, the spent second-step cookie cleared; and the log line
+// and the metric.
+func (k *Kit) SessionStarted(c echo.Context, in *signin.SignedIn) {
 	k.IssueCSRF(c.Response())
 	k.log.Info("signed in", "provider", in.Provider, "user", in.User.ID, "new", in.IsNew, "request_id", RequestID(c))
 	if k.onSignIn != nil {
@@ -31,11 +44,6 @@ func (k *Kit) AfterSignIn(c echo.Context, rq *Request, in *signin.SignedIn) erro
 	if _, err := c.Cookie(k.names.SecondStep); err == nil { // a finished or stale second step
 		k.baseCookies().Clear(c.Response(), k.names.SecondStep)
 	}
-	to := rq.CallbackURL
-	if in.IsNew && k.newUser != "" {
-		to = k.Redirect(WithQuery(k.newUser, url.Values{"callbackUrl": {rq.CallbackURL}}))
-	}
-	return k.SendRedirect(c, rq, to)
 }
 
 // heldForSecondStep gives the browser its pending second step (a sealed

@@ -1,0 +1,236 @@
+package twofactorpages
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/accounts"
+	"github.com/latchkey-auth/latchkey/app/metrics"
+	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/app/twofactor"
+	"github.com/latchkey-auth/latchkey/app/web"
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// settingsMessages are the settings and setup pages' messages for their
+// ?error= and ?notice= values.
+var settingsMessages = map[string]string{
+	string(signin.CodeTwoFactorInvalid):       "TwoFactorInvalid",
+	string(signin.CodeTwoFactorThrottled):     "TwoFactorThrottled",
+	string(signin.CodeTwoFactorSetupRequired): "TwoFactorSetupRequired",
+	string(signin.CodeSessionRequired):        "TwoFactorReauth",
+	"disabled":                                "TwoFactorDisabledNotice",
+}
+
+// who is the user a settings request acts for: the signed-in one, or the
+// one whose sign-in waits for a required enrolment (pending: the step's
+// cookie). since is when the session signed in (zero for a pending one).
+type who struct {
+	user    *models.User
+	pending string
+	recent  bool
+}
+
+// whoIs finds the request's user; nil when there is none (sign in first).
+func (h *Handler) whoIs(c echo.Context) (*who, error) {
+	ctx := c.Request().Context()
+	if cookie := h.stepOf(c); cookie != "" {
+		st, err := h.rules.Step(ctx, cookie)
+		if err == nil && st.Enrol {
+			u, err := h.accounts.SignedInUser(ctx, st.UserID)
+			if err != nil {
+				return nil, err
+			}
+			return &who{user: u, pending: cookie, recent: true}, nil
+		}
+	}
+	uid, since, err := h.browser(c).SignedInSince(ctx)
+	if err != nil || uid == "" {
+		return nil, err
+	}
+	u, err := h.accounts.SignedInUser(ctx, uid)
+	if err != nil {
+		return nil, err
+	}
+	return &who{user: u, recent: h.now().Sub(since) <= h.reauth}, nil
+}
+
+// getSettings is GET {base}/account/two-factor: the settings when
+// two-factor is on; else the setup (a QR code and the secret), which asks
+// for a recent sign-in, as adding a passkey does.
+func (h *Handler) getSettings(c echo.Context, rq *web.Request) error {
+	ctx := c.Request().Context()
+	w, err := h.whoIs(c)
+	if err != nil {
+		return web.TryLater("read the signed-in user", err)
+	}
+	if w == nil {
+		return h.kit.ToSignIn(c, rq, settingsPage)
+	}
+	status, err := h.rules.StatusOf(ctx, w.user.ID)
+	if err != nil {
+		return web.TryLater("read two-factor", err)
+	}
+	msg := settingsMessages[c.QueryParam("error")]
+	if status.On && w.pending == "" {
+		return web.Render(c, http.StatusOK, views.TwoFactorSettingsPage(views.TwoFactorSettings{
+			Page: h.kit.Page(c, rq, "TitleTwoFactor"), CSRFToken: rq.CSRFToken,
+			Since: status.Since.UTC().Format(time.DateOnly), CodesLeft: status.CodesLeft,
+			RegenerateURL: h.base.URL(codesPath), DisableURL: h.base.URL(disablePath),
+			Notice: settingsMessages[c.QueryParam("notice")], Error: msg,
+		}))
+	}
+	if !w.recent {
+		return h.reauthFirst(c, rq)
+	}
+	return h.renderSetup(c, rq, w, msg)
+}
+
+// renderSetup shows the enrolment: the same secret until it is confirmed.
+func (h *Handler) renderSetup(c echo.Context, rq *web.Request, w *who, msg string) error {
+	account := w.user.ID
+	if w.user.Email != nil {
+		account = *w.user.Email
+	}
+	e, err := h.rules.Enrol(c.Request().Context(), w.user.ID, account)
+	if errors.Is(err, twofactor.ErrAlreadyOn) {
+		return h.kit.SendRedirect(c, rq, h.base.URL(settingsPage))
+	}
+	if err != nil {
+		return err
+	}
+	page := h.kit.Page(c, rq, "TitleTwoFactorSetup")
+	qr, err := qrSVG(e.URI, page.T("TwoFactorQRLabel"))
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if msg == "" && w.pending != "" {
+		msg = "TwoFactorSetupRequired"
+	} else if msg != "" {
+		status = http.StatusUnauthorized
+	}
+	return web.Render(c, status, views.TwoFactorSetupPage(views.TwoFactorSetup{
+		Page: page, CSRFToken: rq.CSRFToken, ActionURL: h.base.URL(enablePath), CallbackURL: rq.CallbackURL,
+		QR: qr, Secret: e.Secret, URI: e.URI, Required: w.pending != "", Error: msg,
+	}))
+}
+
+// reauthFirst sends a session too old to change two-factor to sign in
+// again, back to the settings page.
+func (h *Handler) reauthFirst(c echo.Context, rq *web.Request) error {
+	h.log.Info("two-factor settings need a recent sign-in", "request_id", web.RequestID(c))
+	return h.kit.ToSignIn(c, rq, settingsPage)
+}
+
+// postEnable confirms the enrolment with the app's current code, then
+// shows the recovery codes once. A pending enrolment's sign-in then has
+// its session; a signed-in user's address is told.
+func (h *Handler) postEnable(c echo.Context, rq *web.Request) error {
+	ctx := c.Request().Context()
+	w, err := h.whoIs(c)
+	if err != nil {
+		return web.TryLater("read the signed-in user", err)
+	}
+	if w == nil {
+		return h.kit.ToSignIn(c, rq, settingsPage)
+	}
+	if !w.recent {
+		return h.reauthFirst(c, rq)
+	}
+	code := rq.Form.Get("code")
+	var codes []string
+	cont := h.base.URL(settingsPage)
+	if w.pending != "" {
+		var out *signin.SignedIn
+		out, codes, err = h.core.EnrolAndSignIn(ctx, h.browser(c), w.pending, code)
+		if err == nil {
+			h.kit.SessionStarted(c, out)
+			cont = rq.CallbackURL
+		}
+	} else {
+		codes, err = h.rules.Confirm(ctx, w.user.ID, code)
+		if err != nil {
+			err = stepFailure(err)
+		}
+	}
+	if err != nil {
+		h.metrics.SecondStep(string(signin.CodeOf(err)))
+		if signin.CodeOf(err) == signin.CodeTwoFactorExpired {
+			return h.refused(c, rq, err)
+		}
+		h.log.Warn("two-factor enrolment refused", "code", string(signin.CodeOf(err)), "cause", err.Error(), "request_id", web.RequestID(c))
+		if errors.As(err, new(*signin.Error)) && signin.CodeOf(err) != signin.CodeCallback {
+			return h.kit.SendRedirect(c, rq, h.pageURL(c, rq, settingsPage, string(signin.CodeOf(err))))
+		}
+		return err
+	}
+	h.metrics.SecondStep(metrics.OutcomeSuccess)
+	h.log.Info("two-factor turned on", "user", w.user.ID, "request_id", web.RequestID(c))
+	h.accounts.TellTwoFactor(h.kit.MailContext(c, rq), w.user, accounts.TwoFactorTurnedOn, 0)
+	return h.showCodes(c, rq, codes, cont)
+}
+
+// showCodes is the page that shows a set of recovery codes, once.
+func (h *Handler) showCodes(c echo.Context, rq *web.Request, codes []string, cont string) error {
+	return web.Render(c, http.StatusOK, views.RecoveryCodesPage(views.RecoveryCodes{
+		Page: h.kit.Page(c, rq, "TitleRecoveryCodes"), Codes: codes, ContinueURL: cont,
+	}))
+}
+
+// recentUser runs a settings change for a signed-in user who signed in
+// recently (passkey.ReauthWindow); others sign in (again) first.
+func (h *Handler) recentUser(next func(c echo.Context, rq *web.Request, u *models.User) error) web.Action {
+	return func(c echo.Context, rq *web.Request) error {
+		uid, since, err := h.browser(c).SignedInSince(c.Request().Context())
+		if err != nil {
+			return web.TryLater("read the signed-in user", err)
+		}
+		if uid == "" || h.now().Sub(since) > h.reauth {
+			return h.reauthFirst(c, rq)
+		}
+		u, err := h.accounts.SignedInUser(c.Request().Context(), uid)
+		if err != nil {
+			return web.TryLater("read the signed-in user", err)
+		}
+		return next(c, rq, u)
+	}
+}
+
+// postRecoveryCodes replaces the recovery codes and shows the new set.
+func (h *Handler) postRecoveryCodes(c echo.Context, rq *web.Request, u *models.User) error {
+	codes, err := h.rules.RegenerateRecoveryCodes(c.Request().Context(), u.ID)
+	if errors.Is(err, twofactor.ErrNotOn) {
+		return h.kit.SendRedirect(c, rq, h.base.URL(settingsPage))
+	}
+	if err != nil {
+		return err
+	}
+	h.log.Info("recovery codes replaced", "user", u.ID, "request_id", web.RequestID(c))
+	return h.showCodes(c, rq, codes, h.base.URL(settingsPage))
+}
+
+// postDisable turns two-factor off with a current code or a recovery code.
+func (h *Handler) postDisable(c echo.Context, rq *web.Request, u *models.User) error {
+	err := h.rules.Disable(c.Request().Context(), u.ID, rq.Form.Get("code"))
+	if err != nil {
+		err = stepFailure(err)
+		code := signin.CodeOf(err)
+		h.metrics.SecondStep(string(code))
+		if code == signin.CodeCallback {
+			return err
+		}
+		h.log.Warn("turning two-factor off refused", "code", string(code), "request_id", web.RequestID(c))
+		return h.kit.SendRedirect(c, rq, h.pageURL(c, rq, settingsPage, string(code)))
+	}
+	h.log.Info("two-factor turned off", "user", u.ID, "request_id", web.RequestID(c))
+	h.accounts.TellTwoFactor(h.kit.MailContext(c, rq), u, accounts.TwoFactorTurnedOff, 0)
+	return h.kit.SendRedirect(c, rq, h.base.URL(settingsPage)+"?notice=disabled")
+}
+
+// stepFailure is a two-factor rule's refusal as a signin code.
+func stepFailure(err error) error { return signin.SecondFactorFailure(err) }
