@@ -196,7 +196,7 @@ func SecondStepPage(d SecondStep) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</label> <input id=\"input-code\" class=\"code\" autofocus type=\"text\" name=\"code\" autocomplete=\"one-time-code\" inputmode=\"numeric\" maxlength=\"64\" autocapitalize=\"off\" spellcheck=\"false\" required aria-describedby=\"code-hint\"><p id=\"code-hint\" class=\"hint\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</label> <input id=\"input-code\" class=\"code\" autofocus type=\"text\" name=\"code\" autocomplete=\"one-time-code\" maxlength=\"64\" autocapitalize=\"off\" spellcheck=\"false\" required aria-describedby=\"code-hint\"><p id=\"code-hint\" class=\"hint\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -38,6 +38,8 @@ func signinMessage(code signin.Code) string {
 		return "ErrorWebAuthnVerification"
 	case signin.CodeTryLater:
 		return "BusyNow"
+	case signin.CodeTwoFactorExpired:
+		return "TwoFactorExpired"
 	default:
 		return "ErrorDefault"
 	}

@@ -3,7 +3,6 @@ package twofactorpages
 import (
 	"context"
 	"fmt"
-	"html"
 	"io"
 	"strings"
 
@@ -15,9 +14,10 @@ import (
 // setup page loads nothing from elsewhere and the secret never leaves the
 // origin (no image service, no data: URL the CSP would have to allow).
 // Each dark module is one unit square of a single path; a four-module
-// quiet zone surrounds it, as scanners expect. label is the image's
-// accessible name.
-func qrSVG(text, label string) (templ.Component, error) {
+// quiet zone surrounds it, as scanners expect. The page's wrapper names
+// the image (role="img", TwoFactorQRLabel), so the SVG is hidden from
+// assistive technology.
+func qrSVG(text string) (templ.Component, error) {
 	code, err := qr.Encode(text, qr.M, qr.Auto)
 	if err != nil {
 		return nil, fmt.Errorf("encode the QR code: %w", err)
@@ -33,8 +33,8 @@ func qrSVG(text, label string) (templ.Component, error) {
 			}
 		}
 	}
-	svg := fmt.Sprintf(`<svg class="qr" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s" shape-rendering="crispEdges"><rect width="%d" height="%d" fill="#fff"/><path fill="#000" d="%s"/></svg>`,
-		size, size, size*5, size*5, html.EscapeString(label), size, size, path.String())
+	svg := fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" aria-hidden="true" shape-rendering="crispEdges"><rect width="%d" height="%d" fill="#fff"/><path fill="#000" d="%s"/></svg>`,
+		size, size, size*5, size*5, size, size, path.String())
 	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
 		_, err := io.WriteString(w, svg)
 		return err

@@ -24,6 +24,7 @@ var settingsMessages = map[string]string{
 	string(signin.CodeTwoFactorSetupRequired): "TwoFactorSetupRequired",
 	string(signin.CodeSessionRequired):        "TwoFactorReauth",
 	"disabled":                                "TwoFactorDisabledNotice",
+	"NotOn":                                   "TwoFactorNotOn",
 }
 
 // who is the user a settings request acts for: the signed-in one, or the
@@ -78,7 +79,7 @@ func (h *Handler) getSettings(c echo.Context, rq *web.Request) error {
 	msg := settingsMessages[c.QueryParam("error")]
 	if status.On && w.pending == "" {
 		return web.Render(c, http.StatusOK, views.TwoFactorSettingsPage(views.TwoFactorSettings{
-			Page: h.kit.Page(c, rq, "TitleTwoFactor"), CSRFToken: rq.CSRFToken,
+			Page: h.kit.Page(c, rq, "TitleTwoFactorSettings"), CSRFToken: rq.CSRFToken,
 			Since: status.Since.UTC().Format(time.DateOnly), CodesLeft: status.CodesLeft,
 			RegenerateURL: h.base.URL(codesPath), DisableURL: h.base.URL(disablePath),
 			Notice: settingsMessages[c.QueryParam("notice")], Error: msg,
@@ -104,7 +105,7 @@ func (h *Handler) renderSetup(c echo.Context, rq *web.Request, w *who, msg strin
 		return err
 	}
 	page := h.kit.Page(c, rq, "TitleTwoFactorSetup")
-	qr, err := qrSVG(e.URI, page.T("TwoFactorQRLabel"))
+	qr, err := qrSVG(e.URI)
 	if err != nil {
 		return err
 	}
@@ -172,13 +173,13 @@ func (h *Handler) postEnable(c echo.Context, rq *web.Request) error {
 	h.metrics.SecondStep(metrics.OutcomeSuccess)
 	h.log.Info("two-factor turned on", "user", w.user.ID, "request_id", web.RequestID(c))
 	h.accounts.TellTwoFactor(h.kit.MailContext(c, rq), w.user, accounts.TwoFactorTurnedOn, 0)
-	return h.showCodes(c, rq, codes, cont)
+	return h.showCodes(c, rq, codes, cont, "TwoFactorEnabledNotice")
 }
 
 // showCodes is the page that shows a set of recovery codes, once.
-func (h *Handler) showCodes(c echo.Context, rq *web.Request, codes []string, cont string) error {
+func (h *Handler) showCodes(c echo.Context, rq *web.Request, codes []string, cont, notice string) error {
 	return web.Render(c, http.StatusOK, views.RecoveryCodesPage(views.RecoveryCodes{
-		Page: h.kit.Page(c, rq, "TitleRecoveryCodes"), Codes: codes, ContinueURL: cont,
+		Page: h.kit.Page(c, rq, "TitleRecoveryCodes"), Codes: codes, ContinueURL: cont, Notice: notice,
 	}))
 }
 
@@ -211,7 +212,7 @@ func (h *Handler) postRecoveryCodes(c echo.Context, rq *web.Request, u *models.U
 		return err
 	}
 	h.log.Info("recovery codes replaced", "user", u.ID, "request_id", web.RequestID(c))
-	return h.showCodes(c, rq, codes, h.base.URL(settingsPage))
+	return h.showCodes(c, rq, codes, h.base.URL(settingsPage), "RecoveryCodesRegeneratedNotice")
 }
 
 // postDisable turns two-factor off with a current code or a recovery code.
