@@ -198,9 +198,11 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 }
 
 // PurgeExpired deletes expired sessions, verification tokens, pending
-// second steps and password throttle counters, and the rate-limit buckets that are full again (a
-// missing row is a full bucket, so that changes nothing). Every statement deletes rows past now and
-// none waits for a rate-limit take, so every instance may run it at once.
+// second steps, used WebAuthn challenges and password throttle counters,
+// and the rate-limit buckets that are full again (a missing row is a full
+// bucket, so that changes nothing); it returns how many rows went. Every
+// statement deletes rows past now and none waits for a rate-limit take, so
+// every instance may run it at once.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
