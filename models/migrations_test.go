@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"gorm.io/driver/sqlite"
@@ -18,7 +19,7 @@ func TestMigrationsMatchModels(t *testing.T) {
 	eachDialect(t, func(t *testing.T, c Config) {
 		s := connect(t, c)
 		m := s.db.Migrator()
-		for _, model := range []any{&User{}, &Account{}, &Session{}, &VerificationToken{}, &RateLimit{}, &SessionRevocation{}, &Password{}, &PasswordThrottle{}, &PasswordSignUp{}, &Authenticator{}, &UsedChallenge{}} {
+		for _, model := range []any{&User{}, &Account{}, &Session{}, &VerificationToken{}, &RateLimit{}, &SessionRevocation{}, &Password{}, &PasswordThrottle{}, &PasswordSignUp{}, &Authenticator{}, &UsedChallenge{}, &TwoFactor{}, &RecoveryCode{}, &SecondStep{}} {
 			stmt := &gorm.Statement{DB: s.db}
 			require.NoError(t, stmt.Parse(model))
 			require.True(t, m.HasTable(model), stmt.Schema.Table)
@@ -100,8 +101,12 @@ func TestAdoptAutoMigrateDatabase(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, old.AutoMigrate(&User{}, &Account{}, &Session{}, &VerificationToken{}))
 	require.NoError(t, old.Exec("DROP INDEX idx_verification_tokens_token_hash").Error) // as before that index existed
+	require.NoError(t, old.Exec("ALTER TABLE sessions DROP COLUMN amr").Error)          // as before step 8 added it
 	email := "kept@example.com"
-	require.NoError(t, old.Create(&User{ID: NewID(), Email: &email}).Error)
+	uid := NewID()
+	require.NoError(t, old.Create(&User{ID: uid, Email: &email}).Error)
+	require.NoError(t, old.Exec("INSERT INTO sessions (id, token_hash, user_id, expires, created_at) VALUES (?, ?, ?, ?, ?)",
+		NewID(), "old-session", uid, time.Now().Add(time.Hour).UTC(), time.Now().UTC()).Error)
 	sqlDB, _ := old.DB()
 	require.NoError(t, sqlDB.Close())
 
@@ -116,4 +121,7 @@ func TestAdoptAutoMigrateDatabase(t *testing.T) {
 	u, err := s.UserByEmail(context.Background(), email)
 	require.NoError(t, err)
 	require.Equal(t, email, *u.Email)
+	var row SessionRow
+	require.NoError(t, s.ReadSession(context.Background(), "old-session", &row), "a session from before step 8 is read")
+	require.Empty(t, row.AMR, "its sign-in methods are unknown")
 }

@@ -46,6 +46,11 @@ type Session struct {
 	// CreatedAt is the sign-in time, set by the caller (see CreateSession)
 	// and never moved by sliding expiry: the absolute lifetime counts from it.
 	CreatedAt time.Time
+	// AMR is how the sign-in was made: RFC 8176 method values (and
+	// latchkey's own where it has none), space-separated, e.g. "pwd otp
+	// mfa", so a client can tell a two-factor session. '' for sessions
+	// made before the column existed: unknown, never "one factor".
+	AMR string `gorm:"column:amr;not null;default:''"`
 }
 
 // VerificationToken is a pending e-mail sign-in. TokenHash is

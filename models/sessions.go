@@ -19,9 +19,10 @@ func NewID() string { return uuid.NewString() }
 
 // CreateSession stores a session for userID under the hash of its token.
 // signedIn becomes the row's CreatedAt: the absolute session lifetime
-// counts from it, so it is the caller's clock, not GORM's.
-func (s *Store) CreateSession(ctx context.Context, userID, tokenHash string, signedIn, expires time.Time) error {
-	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: dbTime(expires), CreatedAt: dbTime(signedIn)}
+// counts from it, so it is the caller's clock, not GORM's. amr is how the
+// user signed in (see Session.AMR); "" when unknown.
+func (s *Store) CreateSession(ctx context.Context, userID, tokenHash, amr string, signedIn, expires time.Time) error {
+	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: dbTime(expires), CreatedAt: dbTime(signedIn), AMR: amr}
 	if err := s.db.WithContext(ctx).Omit("User").Create(&row).Error; err != nil {
 		return fmt.Errorf("create session: %w", conflict(err))
 	}
@@ -58,10 +59,10 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 //     reads the names.
 func (s *Store) sessionAndUserSQL() string {
 	if s.dialect == DialectPostgres {
-		return `SELECT s.user_id, s.expires, s.created_at, u.name, u.email, u.image, u.email_verified IS NOT NULL
+		return `SELECT s.user_id, s.expires, s.created_at, s.amr, u.name, u.email, u.image, u.email_verified IS NOT NULL
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`
 	}
-	return `SELECT CAST(s.user_id AS TEXT) AS "", s.expires AS "", s.created_at AS "",
+	return `SELECT CAST(s.user_id AS TEXT) AS "", s.expires AS "", s.created_at AS "", CAST(s.amr AS TEXT) AS "",
 CAST(u.name AS TEXT) AS "", CAST(u.email AS TEXT) AS "", CAST(u.image AS TEXT) AS "",
 u.email_verified IS NOT NULL AS ""
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
@@ -76,7 +77,9 @@ type SessionRow struct {
 	// CreatedAt is the sign-in time. Only a hand edit leaves it NULL; its
 	// Time is then the zero time: the sign-in is unknown, so an absolute
 	// lifetime counts the session as over.
-	CreatedAt          sql.NullTime
+	CreatedAt sql.NullTime
+	// AMR is the session's sign-in methods (Session.AMR).
+	AMR                string
 	Name, Email, Image sql.NullString
 	// EmailVerified is the user's emailVerified IS NOT NULL: forward-auth
 	// trusts a verified address only.
@@ -92,7 +95,7 @@ type SessionRow struct {
 func (r *SessionRow) targets() []any {
 	if r.self != r {
 		r.self = r
-		r.dest = []any{&r.UserID, &r.Expires, &r.CreatedAt, &r.Name, &r.Email, &r.Image, &r.EmailVerified}
+		r.dest = []any{&r.UserID, &r.Expires, &r.CreatedAt, &r.AMR, &r.Name, &r.Email, &r.Image, &r.EmailVerified}
 	}
 	return r.dest
 }
@@ -156,7 +159,7 @@ func (s *Store) SessionAndUser(ctx context.Context, tokenHash string) (*Session,
 		return nil, err
 	}
 	return &Session{
-		TokenHash: tokenHash, UserID: r.UserID, Expires: r.Expires, CreatedAt: r.CreatedAt.Time,
+		TokenHash: tokenHash, UserID: r.UserID, Expires: r.Expires, CreatedAt: r.CreatedAt.Time, AMR: r.AMR,
 		User: User{ID: r.UserID, Name: nullable(r.Name), Email: nullable(r.Email), Image: nullable(r.Image)},
 	}, nil
 }
@@ -194,10 +197,12 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 	return nil
 }
 
-// PurgeExpired deletes expired sessions, verification tokens and password
-// throttle counters, and the rate-limit buckets that are full again (a
-// missing row is a full bucket, so that changes nothing). Every statement deletes rows past now and
-// none waits for a rate-limit take, so every instance may run it at once.
+// PurgeExpired deletes expired sessions, verification tokens, pending
+// second steps, used WebAuthn challenges and password throttle counters,
+// and the rate-limit buckets that are full again (a missing row is a full
+// bucket, so that changes nothing); it returns how many rows went. Every
+// statement deletes rows past now and none waits for a rate-limit take, so
+// every instance may run it at once.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -207,6 +212,11 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 		}
 		n += r.RowsAffected
 		r = tx.Where("expires < ?", dbTime(now)).Delete(&VerificationToken{})
+		if r.Error != nil {
+			return r.Error
+		}
+		n += r.RowsAffected
+		r = tx.Where("expires < ?", dbTime(now)).Delete(&SecondStep{})
 		if r.Error != nil {
 			return r.Error
 		}

@@ -20,7 +20,7 @@ func TestTimesRoundTrip(t *testing.T) {
 		exp := time.Date(2031, 3, 4, 5, 6, 7, 123_456_789, time.FixedZone("", -(7*3600+30*60)))
 		want := exp.Truncate(time.Microsecond)
 
-		require.NoError(t, s.CreateSession(ctx, u.ID, "h", time.Now(), exp))
+		require.NoError(t, s.CreateSession(ctx, u.ID, "h", "", time.Now(), exp))
 		row, err := s.SessionAndUser(ctx, "h")
 		require.NoError(t, err)
 		require.True(t, want.Equal(row.Expires), "session lookup: %v, want %v", row.Expires, want)

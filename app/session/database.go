@@ -18,7 +18,7 @@ import (
 
 // Store is what the database strategy needs from storage.
 type Store interface {
-	CreateSession(ctx context.Context, userID, tokenHash string, signedIn, expires time.Time) error
+	CreateSession(ctx context.Context, userID, tokenHash, amr string, signedIn, expires time.Time) error
 	ReadSession(ctx context.Context, tokenHash string, row *models.SessionRow) error
 	ExtendSession(ctx context.Context, tokenHash string, expires time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
@@ -225,7 +225,7 @@ func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Re
 	tok := random.UUID()
 	now := d.life.Now()
 	expires := d.life.capped(now, now.Add(d.life.MaxAge))
-	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), now, expires); err != nil {
+	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), "", now, expires); err != nil {
 		return err
 	}
 	d.writer.Set(w, d.name, tok, expires, 0)

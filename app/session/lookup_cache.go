@@ -52,6 +52,7 @@ type cachedRow struct {
 	userID             string
 	expires            time.Time
 	createdAt          sql.NullTime
+	amr                string
 	name, email, image sql.NullString
 	emailVerified      bool
 	read               time.Time
@@ -98,7 +99,7 @@ func (c *lookupCache) get(key [sha256.Size]byte, row *models.SessionRow) bool {
 	if !ok || e.gen != c.gen.Load() || time.Since(e.read) >= c.ttl {
 		return false
 	}
-	row.UserID, row.Expires, row.CreatedAt = e.userID, e.expires, e.createdAt
+	row.UserID, row.Expires, row.CreatedAt, row.AMR = e.userID, e.expires, e.createdAt, e.amr
 	row.Name, row.Email, row.Image, row.EmailVerified = e.name, e.email, e.image, e.emailVerified
 	return true
 }
@@ -109,7 +110,7 @@ func (c *lookupCache) put(key [sha256.Size]byte, tk ticket, row *models.SessionR
 		return
 	}
 	c.rows.Add(key, cachedRow{
-		userID: row.UserID, expires: row.Expires, createdAt: row.CreatedAt,
+		userID: row.UserID, expires: row.Expires, createdAt: row.CreatedAt, amr: row.AMR,
 		name: row.Name, email: row.Email, image: row.Image, emailVerified: row.EmailVerified,
 		read: tk.at, gen: tk.gen,
 	})

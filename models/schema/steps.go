@@ -169,4 +169,44 @@ var Steps = []Step{
 				password_hash text NOT NULL)`,
 		},
 	},
+	{
+		Version: 8,
+		Name:    "two_factors, recovery_codes, second_steps, sessions.amr",
+		// Two-factor sign-in (issue #28). two_factors: one authenticator-app
+		// secret per user (see TwoFactor); recovery_codes: its single-use
+		// codes, hashed (see RecoveryCode); second_steps: sign-ins waiting
+		// for their second factor (see SecondStep), found by token hash and
+		// purged by expires. All go with their user (ON DELETE CASCADE).
+		// sessions.amr: how the session's sign-in was made (RFC 8176
+		// values, space-separated); '' for sessions made before, whose
+		// methods are unknown.
+		SQLite: []string{
+			"CREATE TABLE `two_factors` (`user_id` text NOT NULL,`secret` text NOT NULL,`confirmed_at` datetime,`last_step` integer NOT NULL DEFAULT 0,`failures` integer NOT NULL DEFAULT 0,`blocked_until` datetime,`device_key` text NOT NULL,`created_at` datetime,`updated_at` datetime,PRIMARY KEY (`user_id`),CONSTRAINT `fk_two_factors_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE TABLE `recovery_codes` (`id` text NOT NULL,`user_id` text NOT NULL,`code_hash` text NOT NULL,`used_at` datetime,`created_at` datetime,PRIMARY KEY (`id`),CONSTRAINT `fk_recovery_codes_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE INDEX `idx_recovery_codes_user_id` ON `recovery_codes`(`user_id`)",
+			"CREATE TABLE `second_steps` (`token_hash` text NOT NULL,`user_id` text NOT NULL,`provider` text NOT NULL,`methods` text NOT NULL,`callback_url` text NOT NULL,`is_new` numeric NOT NULL DEFAULT false,`enrol` numeric NOT NULL DEFAULT false,`attempts` integer NOT NULL DEFAULT 0,`expires` datetime NOT NULL,`created_at` datetime,PRIMARY KEY (`token_hash`),CONSTRAINT `fk_second_steps_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE INDEX `idx_second_steps_user_id` ON `second_steps`(`user_id`)",
+			"CREATE INDEX `idx_second_steps_expires` ON `second_steps`(`expires`)",
+			"ALTER TABLE `sessions` ADD COLUMN `amr` text NOT NULL DEFAULT ''",
+		},
+		Postgres: []string{
+			`CREATE TABLE two_factors (user_id varchar(36) PRIMARY KEY
+				CONSTRAINT fk_two_factors_user REFERENCES users(id) ON DELETE CASCADE,
+				secret text NOT NULL, confirmed_at timestamptz, last_step bigint NOT NULL DEFAULT 0,
+				failures integer NOT NULL DEFAULT 0, blocked_until timestamptz, device_key text NOT NULL,
+				created_at timestamptz, updated_at timestamptz)`,
+			`CREATE TABLE recovery_codes (id varchar(36) PRIMARY KEY,
+				user_id varchar(36) NOT NULL CONSTRAINT fk_recovery_codes_user REFERENCES users(id) ON DELETE CASCADE,
+				code_hash varchar(64) NOT NULL, used_at timestamptz, created_at timestamptz)`,
+			`CREATE INDEX idx_recovery_codes_user_id ON recovery_codes (user_id)`,
+			`CREATE TABLE second_steps (token_hash varchar(64) PRIMARY KEY,
+				user_id varchar(36) NOT NULL CONSTRAINT fk_second_steps_user REFERENCES users(id) ON DELETE CASCADE,
+				provider text NOT NULL, methods text NOT NULL, callback_url text NOT NULL,
+				is_new boolean NOT NULL DEFAULT false, enrol boolean NOT NULL DEFAULT false,
+				attempts integer NOT NULL DEFAULT 0, expires timestamptz NOT NULL, created_at timestamptz)`,
+			`CREATE INDEX idx_second_steps_user_id ON second_steps (user_id)`,
+			`CREATE INDEX idx_second_steps_expires ON second_steps (expires)`,
+			`ALTER TABLE sessions ADD COLUMN amr text NOT NULL DEFAULT ''`,
+		},
+	},
 }

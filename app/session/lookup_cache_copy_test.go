@@ -1,0 +1,56 @@
+package session
+
+import (
+	"crypto/sha256"
+	"database/sql"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// TestLookupCacheCopiesEveryField: a cached row gives back every exported
+// field of models.SessionRow, so a column added to the lookup (as amr was)
+// cannot be served empty from the cache while the database has it. Each
+// field is set to a non-zero value by reflection: a new field fails here
+// until the cache copies it.
+func TestLookupCacheCopiesEveryField(t *testing.T) {
+	var in models.SessionRow
+	v := reflect.ValueOf(&in).Elem()
+	at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range v.NumField() {
+		f, sf := v.Field(i), v.Type().Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		switch f.Interface().(type) {
+		case string:
+			f.SetString("value of " + sf.Name)
+		case bool:
+			f.SetBool(true)
+		case time.Time:
+			f.Set(reflect.ValueOf(at))
+		case sql.NullTime:
+			f.Set(reflect.ValueOf(sql.NullTime{Time: at, Valid: true}))
+		case sql.NullString:
+			f.Set(reflect.ValueOf(sql.NullString{String: "value of " + sf.Name, Valid: true}))
+		default:
+			t.Fatalf("SessionRow.%s is a %s: give it a value here", sf.Name, sf.Type)
+		}
+	}
+	c, err := newLookupCache(time.Minute)
+	require.NoError(t, err)
+	key := sha256.Sum256([]byte("token"))
+	c.put(key, c.begin(), &in)
+	var out models.SessionRow
+	require.True(t, c.get(key, &out))
+	o := reflect.ValueOf(&out).Elem()
+	for i := range v.NumField() {
+		if sf := v.Type().Field(i); sf.IsExported() {
+			require.Equal(t, v.Field(i).Interface(), o.Field(i).Interface(), "SessionRow.%s", sf.Name)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// The two-factor store. Several instances serve one database, and a code
+// must be accepted at most once however many of them see it: every write
+// that decides something is one conditional statement whose RowsAffected
+// says whether it won, and writes of several rows are one transaction.
+
+// TwoFactorOf returns the user's two-factor row, confirmed or not;
+// ErrNotFound when the user has none.
+func (s *Store) TwoFactorOf(ctx context.Context, userID string) (*TwoFactor, error) {
+	var tf TwoFactor
+	err := s.db.WithContext(ctx).Where("user_id = ?", userID).Take(&tf).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find two-factor: %w", err)
+	}
+	return &tf, nil
+}
+
+// beginTwoFactorSQL inserts an unconfirmed row or overwrites the user's
+// unconfirmed one, in one statement (so two enrolments begun at once do
+// not fail on each other's insert); the WHERE leaves a confirmed row as it
+// is, which RowsAffected 0 tells. Both dialects read it alike (SQLite
+// 3.24+ upsert).
+const beginTwoFactorSQL = `INSERT INTO two_factors
+	(user_id, secret, confirmed_at, last_step, failures, blocked_until, device_key, created_at, updated_at)
+	VALUES (?, ?, NULL, 0, 0, NULL, ?, ?, ?)
+	ON CONFLICT (user_id) DO UPDATE SET secret = excluded.secret, last_step = 0, failures = 0,
+	blocked_until = NULL, device_key = excluded.device_key, created_at = excluded.created_at,
+	updated_at = excluded.updated_at
+	WHERE two_factors.confirmed_at IS NULL`
+
+// BeginTwoFactor stores an unconfirmed row (sealedSecret is sealed by the
+// caller; deviceKey fresh), replacing an unconfirmed one of the user: an
+// enrolment started again starts over with the new secret. ErrConflict,
+// nothing written, when the user has a confirmed one: it must be turned
+// off first.
+func (s *Store) BeginTwoFactor(ctx context.Context, userID, sealedSecret, deviceKey string, now time.Time) error {
+	at := dbTime(now)
+	r := s.db.WithContext(ctx).Exec(beginTwoFactorSQL, userID, sealedSecret, deviceKey, at, at)
+	if r.Error != nil {
+		return fmt.Errorf("begin two-factor: %w", r.Error)
+	}
+	if r.RowsAffected == 0 {
+		return fmt.Errorf("begin two-factor: %w: the user has two-factor on", ErrConflict)
+	}
+	return nil
+}
+
+// ConfirmTwoFactor puts the user's unconfirmed row in force (confirmed_at
+// now, last_step step: the code that confirmed it cannot be used again;
+// failures and backoff cleared) and replaces the user's recovery codes
+// with rows of codeHashes, in one transaction. false, nothing written,
+// when the user has no unconfirmed row (none, or confirmed meanwhile by
+// another request).
+func (s *Store) ConfirmTwoFactor(ctx context.Context, userID string, step int64, codeHashes []string, now time.Time) (bool, error) {
+	var ok bool
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		at := dbTime(now)
+		r := tx.Model(&TwoFactor{}).Where("user_id = ? AND confirmed_at IS NULL", userID).
+			Updates(map[string]any{"confirmed_at": at, "last_step": step, "failures": 0, "blocked_until": nil, "updated_at": at})
+		if r.Error != nil || r.RowsAffected == 0 {
+			return r.Error
+		}
+		ok = true
+		return replaceCodes(tx, userID, codeHashes, at)
+	})
+	if err != nil {
+		return false, fmt.Errorf("confirm two-factor: %w", err)
+	}
+	return ok, nil
+}
+
+// UseTOTPStep accepts a code of time step step on the user's confirmed
+// row: last_step becomes step, failures and backoff are cleared. false
+// when nothing matched: a replay of that step or an earlier one (by any
+// instance), or no confirmed row. One conditional UPDATE, so of two
+// requests racing with one code exactly one wins.
+func (s *Store) UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error) {
+	r := s.db.WithContext(ctx).Model(&TwoFactor{}).
+		Where("user_id = ? AND confirmed_at IS NOT NULL AND last_step < ?", userID, step).
+		Updates(map[string]any{"last_step": step, "failures": 0, "blocked_until": nil})
+	if r.Error != nil {
+		return false, fmt.Errorf("use two-factor code: %w", r.Error)
+	}
+	return r.RowsAffected == 1, nil
+}
+
+// TwoFactorFailed counts a wrong code on the user's row: failures+1 and
+// blocked_until = now + backoff(the new count), NULL when backoff is 0.
+// The increment and the block it earns are one transaction (the UPDATE
+// holds the row), so concurrent failures each count and the last block
+// written is the one the highest count earned. No row: nil, nothing.
+func (s *Store) TwoFactorFailed(ctx context.Context, userID string, now time.Time, backoff func(failures int) time.Duration) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Model(&TwoFactor{}).Where("user_id = ?", userID).
+			Updates(map[string]any{"failures": gorm.Expr("failures + 1")})
+		if r.Error != nil || r.RowsAffected == 0 {
+			return r.Error
+		}
+		var failures int
+		if err := tx.Model(&TwoFactor{}).Where("user_id = ?", userID).Select("failures").Scan(&failures).Error; err != nil {
+			return err
+		}
+		var until *time.Time
+		if d := backoff(failures); d > 0 {
+			t := dbTime(now.Add(d))
+			until = &t
+		}
+		return tx.Model(&TwoFactor{}).Where("user_id = ?", userID).UpdateColumn("blocked_until", until).Error
+	})
+	if err != nil {
+		return fmt.Errorf("count two-factor failure: %w", err)
+	}
+	return nil
+}
+
+// ForgetDevices sets a new device key, so every remembered-device cookie
+// of the user (which carries the old one) stops counting. false when the
+// user has no row.
+func (s *Store) ForgetDevices(ctx context.Context, userID, newKey string) (bool, error) {
+	r := s.db.WithContext(ctx).Model(&TwoFactor{}).Where("user_id = ?", userID).Update("device_key", newKey)
+	if r.Error != nil {
+		return false, fmt.Errorf("forget remembered devices: %w", r.Error)
+	}
+	return r.RowsAffected == 1, nil
+}
+
+// DeleteTwoFactor turns two-factor off: the user's row, recovery codes and
+// pending second steps go in one transaction, so no sign-in half done with
+// the old factor can finish. false, nothing written, when there was no row.
+func (s *Store) DeleteTwoFactor(ctx context.Context, userID string) (bool, error) {
+	var ok bool
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Where("user_id = ?", userID).Delete(&TwoFactor{})
+		if r.Error != nil || r.RowsAffected == 0 {
+			return r.Error
+		}
+		ok = true
+		if err := tx.Where("user_id = ?", userID).Delete(&RecoveryCode{}).Error; err != nil {
+			return err
+		}
+		return tx.Where("user_id = ?", userID).Delete(&SecondStep{}).Error
+	})
+	if err != nil {
+		return false, fmt.Errorf("delete two-factor: %w", err)
+	}
+	return ok, nil
+}

@@ -1,0 +1,418 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The two-factor store on both dialects. The races run on two handles of
+// one database, as two instances would be, so "exactly one winner" is the
+// database's answer, not one connection pool's.
+
+var tfNow = time.Date(2031, 5, 6, 7, 8, 9, 123456000, time.UTC)
+
+// confirmed gives u a confirmed two-factor row at step, with codes.
+func confirmed(t *testing.T, s *Store, u *User, step int64, codes ...string) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, s.BeginTwoFactor(ctx, u.ID, "sealed", "key-1", tfNow))
+	ok, err := s.ConfirmTwoFactor(ctx, u.ID, step, codes, tfNow)
+	require.NoError(t, err)
+	require.True(t, ok)
+}
+
+// raceWins runs f on n goroutines at once, alternating between a and b, and
+// counts the trues.
+func raceWins(t *testing.T, a, b *Store, n int, f func(s *Store) (bool, error)) int64 {
+	t.Helper()
+	var wins atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan error, n)
+	for i := range n {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			<-start
+			ok, err := f(s)
+			if err != nil {
+				errs <- err
+			}
+			if ok {
+				wins.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	return wins.Load()
+}
+
+func TestTwoFactorEnrolment(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := newUser(t, s, "e@example.com")
+		_, err := s.TwoFactorOf(ctx, u.ID)
+		require.ErrorIs(t, err, ErrNotFound)
+		ok, err := s.ConfirmTwoFactor(ctx, u.ID, 1, []string{"c"}, tfNow)
+		require.NoError(t, err)
+		require.False(t, ok, "nothing to confirm")
+		require.Zero(t, count(t, s, "recovery_codes"), "a refused confirmation writes no codes")
+
+		require.NoError(t, s.BeginTwoFactor(ctx, u.ID, "sealed-1", "key-1", tfNow))
+		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, func(int) time.Duration { return time.Minute }))
+		require.NoError(t, s.BeginTwoFactor(ctx, u.ID, "sealed-2", "key-2", tfNow.Add(time.Second)))
+		tf, err := s.TwoFactorOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.Equal(t, "sealed-2", tf.Secret, "a new enrolment replaces an unconfirmed one")
+		require.Equal(t, "key-2", tf.DeviceKey)
+		require.Nil(t, tf.ConfirmedAt)
+		require.Zero(t, tf.Failures)
+		require.Nil(t, tf.BlockedUntil)
+
+		// Codes left from before (a hand edit, an old enrolment) are replaced.
+		require.NoError(t, s.db.Omit("User").Create(&RecoveryCode{ID: NewID(), UserID: u.ID, CodeHash: "stale"}).Error)
+		ok, err = s.ConfirmTwoFactor(ctx, u.ID, 42, []string{"h1", "h2", "h3"}, tfNow)
+		require.NoError(t, err)
+		require.True(t, ok)
+		tf, err = s.TwoFactorOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.NotNil(t, tf.ConfirmedAt)
+		require.True(t, tf.ConfirmedAt.Equal(tfNow), "confirmed at %v", tf.ConfirmedAt)
+		require.EqualValues(t, 42, tf.LastStep)
+		codes, err := s.UnusedRecoveryCodes(ctx, u.ID)
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{"h1", "h2", "h3"}, hashes(codes))
+
+		ok, err = s.ConfirmTwoFactor(ctx, u.ID, 43, []string{"x"}, tfNow)
+		require.NoError(t, err)
+		require.False(t, ok, "a confirmed row is not confirmed again")
+		require.EqualValues(t, 3, count(t, s, "recovery_codes"))
+
+		err = s.BeginTwoFactor(ctx, u.ID, "sealed-3", "key-3", tfNow)
+		require.ErrorIs(t, err, ErrConflict, "a confirmed factor is not replaced")
+		tf, err = s.TwoFactorOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.Equal(t, "sealed-2", tf.Secret)
+		require.NotNil(t, tf.ConfirmedAt)
+
+		require.Error(t, s.BeginTwoFactor(ctx, NewID(), "s", "k", tfNow), "a user must exist")
+	})
+}
+
+func hashes(codes []RecoveryCode) []string {
+	out := make([]string, len(codes))
+	for i, c := range codes {
+		out[i] = c.CodeHash
+	}
+	return out
+}
+
+func TestUseTOTPStep(t *testing.T) {
+	eachDialect(t, func(t *testing.T, c Config) {
+		s, other := connect(t, c), connect(t, c)
+		ctx := context.Background()
+		u := newUser(t, s, "t@example.com")
+		ok, err := s.UseTOTPStep(ctx, u.ID, 1)
+		require.NoError(t, err)
+		require.False(t, ok, "no row")
+		require.NoError(t, s.BeginTwoFactor(ctx, u.ID, "sealed", "key", tfNow))
+		ok, err = s.UseTOTPStep(ctx, u.ID, 1)
+		require.NoError(t, err)
+		require.False(t, ok, "an unconfirmed row accepts no code")
+
+		ok, err = s.ConfirmTwoFactor(ctx, u.ID, 100, nil, tfNow)
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = s.UseTOTPStep(ctx, u.ID, 100)
+		require.NoError(t, err)
+		require.False(t, ok, "the confirming code is spent")
+
+		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, func(int) time.Duration { return time.Minute }))
+		ok, err = s.UseTOTPStep(ctx, u.ID, 102)
+		require.NoError(t, err)
+		require.True(t, ok)
+		tf, err := s.TwoFactorOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, 102, tf.LastStep)
+		require.Zero(t, tf.Failures, "a right code clears the failures")
+		require.Nil(t, tf.BlockedUntil)
+		for _, step := range []int64{102, 101} {
+			ok, err = s.UseTOTPStep(ctx, u.ID, step)
+			require.NoError(t, err)
+			require.False(t, ok, "step %d after 102", step)
+		}
+
+		wins := raceWins(t, s, other, 8, func(s *Store) (bool, error) { return s.UseTOTPStep(ctx, u.ID, 103) })
+		require.EqualValues(t, 1, wins, "one code, one sign-in")
+	})
+}
+
+func TestTwoFactorFailed(t *testing.T) {
+	eachDialect(t, func(t *testing.T, c Config) {
+		s, other := connect(t, c), connect(t, c)
+		ctx := context.Background()
+		u := newUser(t, s, "f@example.com")
+		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, func(int) time.Duration { panic("no row, no backoff") }))
+		confirmed(t, s, u, 1)
+
+		var seen []int
+		backoff := func(n int) time.Duration {
+			seen = append(seen, n)
+			if n < 2 {
+				return 0
+			}
+			return time.Duration(n) * time.Minute
+		}
+		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, backoff))
+		tf, err := s.TwoFactorOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.Equal(t, 1, tf.Failures)
+		require.Nil(t, tf.BlockedUntil, "no backoff yet")
+		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, backoff))
+		tf, err = s.TwoFactorOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.Equal(t, 2, tf.Failures)
+		require.NotNil(t, tf.BlockedUntil)
+		require.True(t, tf.BlockedUntil.Equal(tfNow.Add(2*time.Minute)), "blocked until %v", tf.BlockedUntil)
+		require.Equal(t, []int{1, 2}, seen)
+
+		// Failures at once on two instances each count.
+		raceWins(t, s, other, 8, func(s *Store) (bool, error) {
+			return false, s.TwoFactorFailed(ctx, u.ID, tfNow, func(n int) time.Duration { return time.Duration(n) * time.Second })
+		})
+		tf, err = s.TwoFactorOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.Equal(t, 10, tf.Failures)
+		require.True(t, tf.BlockedUntil.Equal(tfNow.Add(10*time.Second)), "the highest count's block is kept: %v", tf.BlockedUntil)
+	})
+}
+
+func TestRecoveryCodes(t *testing.T) {
+	eachDialect(t, func(t *testing.T, c Config) {
+		s, other := connect(t, c), connect(t, c)
+		ctx := context.Background()
+		u := newUser(t, s, "r@example.com")
+		ok, err := s.ReplaceRecoveryCodes(ctx, u.ID, []string{"x"}, tfNow)
+		require.NoError(t, err)
+		require.False(t, ok, "no row")
+		require.NoError(t, s.BeginTwoFactor(ctx, u.ID, "sealed", "key", tfNow))
+		ok, err = s.ReplaceRecoveryCodes(ctx, u.ID, []string{"x"}, tfNow)
+		require.NoError(t, err)
+		require.False(t, ok, "not confirmed")
+		require.Zero(t, count(t, s, "recovery_codes"))
+
+		ok, err = s.ConfirmTwoFactor(ctx, u.ID, 1, []string{"a", "b", "c"}, tfNow)
+		require.NoError(t, err)
+		require.True(t, ok)
+		codes, err := s.UnusedRecoveryCodes(ctx, u.ID)
+		require.NoError(t, err)
+		require.Len(t, codes, 3)
+		for _, c := range codes {
+			require.Len(t, c.ID, 36, "ids are NewID's")
+		}
+
+		stranger := newUser(t, s, "x@example.com")
+		ok, err = s.UseRecoveryCode(ctx, stranger.ID, codes[0].ID, tfNow)
+		require.NoError(t, err)
+		require.False(t, ok, "another user's code")
+
+		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, func(int) time.Duration { return time.Hour }))
+		ok, err = s.UseRecoveryCode(ctx, u.ID, codes[0].ID, tfNow)
+		require.NoError(t, err)
+		require.True(t, ok)
+		tf, err := s.TwoFactorOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.Zero(t, tf.Failures, "a right code clears the failures")
+		require.Nil(t, tf.BlockedUntil)
+		ok, err = s.UseRecoveryCode(ctx, u.ID, codes[0].ID, tfNow)
+		require.NoError(t, err)
+		require.False(t, ok, "a code is single-use")
+
+		wins := raceWins(t, s, other, 8, func(s *Store) (bool, error) { return s.UseRecoveryCode(ctx, u.ID, codes[1].ID, tfNow) })
+		require.EqualValues(t, 1, wins, "one code, one sign-in")
+		left, err := s.UnusedRecoveryCodes(ctx, u.ID)
+		require.NoError(t, err)
+		require.Equal(t, []string{codes[2].CodeHash}, hashes(left))
+
+		ok, err = s.ReplaceRecoveryCodes(ctx, u.ID, []string{"d", "e"}, tfNow)
+		require.NoError(t, err)
+		require.True(t, ok)
+		left, err = s.UnusedRecoveryCodes(ctx, u.ID)
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{"d", "e"}, hashes(left))
+		require.EqualValues(t, 2, count(t, s, "recovery_codes"), "used codes go too")
+	})
+}
+
+func TestSecondSteps(t *testing.T) {
+	eachDialect(t, func(t *testing.T, c Config) {
+		s, other := connect(t, c), connect(t, c)
+		ctx := context.Background()
+		u := newUser(t, s, "s@example.com")
+		_, err := s.SecondStepByHash(ctx, "none")
+		require.ErrorIs(t, err, ErrNotFound)
+
+		exp := tfNow.Add(5 * time.Minute)
+		st := &SecondStep{TokenHash: "step-1", UserID: u.ID, Provider: "credentials", Methods: "pwd",
+			CallbackURL: "https://app.example.com/", IsNew: true, Enrol: true, Expires: exp.In(time.FixedZone("X", 3600)), CreatedAt: tfNow}
+		require.NoError(t, s.CreateSecondStep(ctx, st))
+		dup := *st
+		require.ErrorIs(t, s.CreateSecondStep(ctx, &dup), ErrConflict)
+		got, err := s.SecondStepByHash(ctx, "step-1")
+		require.NoError(t, err)
+		require.Equal(t, u.ID, got.UserID)
+		require.Equal(t, "credentials", got.Provider)
+		require.Equal(t, "pwd", got.Methods)
+		require.Equal(t, "https://app.example.com/", got.CallbackURL)
+		require.True(t, got.IsNew)
+		require.True(t, got.Enrol)
+		require.Zero(t, got.Attempts)
+		require.True(t, got.Expires.Equal(exp), "expires %v", got.Expires)
+
+		for i := range 3 {
+			ok, err := s.CountSecondStepAttempt(ctx, "step-1", 3, tfNow)
+			require.NoError(t, err)
+			require.True(t, ok, "attempt %d", i+1)
+		}
+		ok, err := s.CountSecondStepAttempt(ctx, "step-1", 3, tfNow)
+		require.NoError(t, err)
+		require.False(t, ok, "no attempts left")
+		got, err = s.SecondStepByHash(ctx, "step-1")
+		require.NoError(t, err)
+		require.Equal(t, 3, got.Attempts, "a refused attempt is not counted")
+
+		require.NoError(t, s.CreateSecondStep(ctx, &SecondStep{TokenHash: "step-2", UserID: u.ID, Expires: exp}))
+		for _, at := range []time.Time{exp, exp.Add(time.Second)} {
+			ok, err = s.CountSecondStepAttempt(ctx, "step-2", 3, at)
+			require.NoError(t, err)
+			require.False(t, ok, "expired at %v", at)
+		}
+		ok, err = s.CountSecondStepAttempt(ctx, "missing", 3, tfNow)
+		require.NoError(t, err)
+		require.False(t, ok)
+
+		// Attempts racing on two instances: never more than max between them.
+		require.NoError(t, s.CreateSecondStep(ctx, &SecondStep{TokenHash: "step-3", UserID: u.ID, Expires: exp}))
+		wins := raceWins(t, s, other, 8, func(s *Store) (bool, error) { return s.CountSecondStepAttempt(ctx, "step-3", 5, tfNow) })
+		require.EqualValues(t, 5, wins)
+
+		wins = raceWins(t, s, other, 8, func(s *Store) (bool, error) { return s.ConsumeSecondStep(ctx, "step-3") })
+		require.EqualValues(t, 1, wins, "a step completes one sign-in")
+		_, err = s.SecondStepByHash(ctx, "step-3")
+		require.ErrorIs(t, err, ErrNotFound)
+	})
+}
+
+func TestPurgeExpiredSecondSteps(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := newUser(t, s, "p@example.com")
+		require.NoError(t, s.CreateSecondStep(ctx, &SecondStep{TokenHash: "old", UserID: u.ID, Expires: tfNow.Add(-time.Second)}))
+		require.NoError(t, s.CreateSecondStep(ctx, &SecondStep{TokenHash: "new", UserID: u.ID, Expires: tfNow.Add(time.Second)}))
+		n, err := s.PurgeExpired(ctx, tfNow)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		_, err = s.SecondStepByHash(ctx, "old")
+		require.ErrorIs(t, err, ErrNotFound)
+		_, err = s.SecondStepByHash(ctx, "new")
+		require.NoError(t, err)
+	})
+}
+
+func TestDeleteTwoFactorAndForgetDevices(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := newUser(t, s, "d@example.com")
+		keep := newUser(t, s, "k@example.com")
+		ok, err := s.ForgetDevices(ctx, u.ID, "key-2")
+		require.NoError(t, err)
+		require.False(t, ok, "no row")
+		ok, err = s.DeleteTwoFactor(ctx, u.ID)
+		require.NoError(t, err)
+		require.False(t, ok, "no row")
+
+		confirmed(t, s, u, 1, "a", "b")
+		confirmed(t, s, keep, 1, "c")
+		for i, id := range []string{u.ID, u.ID, keep.ID} {
+			require.NoError(t, s.CreateSecondStep(ctx, &SecondStep{TokenHash: fmt.Sprint("step-", i), UserID: id, Expires: tfNow.Add(time.Minute)}))
+		}
+
+		ok, err = s.ForgetDevices(ctx, u.ID, "key-2")
+		require.NoError(t, err)
+		require.True(t, ok)
+		tf, err := s.TwoFactorOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.Equal(t, "key-2", tf.DeviceKey)
+
+		ok, err = s.DeleteTwoFactor(ctx, u.ID)
+		require.NoError(t, err)
+		require.True(t, ok)
+		_, err = s.TwoFactorOf(ctx, u.ID)
+		require.ErrorIs(t, err, ErrNotFound)
+		codes, err := s.UnusedRecoveryCodes(ctx, u.ID)
+		require.NoError(t, err)
+		require.Empty(t, codes)
+		for _, h := range []string{"step-0", "step-1"} {
+			_, err = s.SecondStepByHash(ctx, h)
+			require.ErrorIs(t, err, ErrNotFound, "a pending sign-in of the old factor cannot finish")
+		}
+		ok, err = s.DeleteTwoFactor(ctx, u.ID)
+		require.NoError(t, err)
+		require.False(t, ok)
+
+		// The other user keeps everything.
+		_, err = s.TwoFactorOf(ctx, keep.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, count(t, s, "recovery_codes"))
+		_, err = s.SecondStepByHash(ctx, "step-2")
+		require.NoError(t, err)
+	})
+}
+
+func TestTwoFactorGoesWithUser(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := newUser(t, s, "gone@example.com")
+		confirmed(t, s, u, 1, "a", "b")
+		require.NoError(t, s.CreateSecondStep(ctx, &SecondStep{TokenHash: "h", UserID: u.ID, Expires: tfNow}))
+		_, err := s.DeleteUser(ctx, u.ID, tfNow)
+		require.NoError(t, err)
+		for _, table := range []string{"two_factors", "recovery_codes", "second_steps"} {
+			require.Zero(t, count(t, s, table), table)
+		}
+	})
+}
+
+func TestSessionAMR(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := newUser(t, s, "amr@example.com")
+		exp := time.Now().Add(time.Hour)
+		require.NoError(t, s.CreateSession(ctx, u.ID, "two", "pwd otp mfa", time.Now(), exp))
+		require.NoError(t, s.CreateSession(ctx, u.ID, "one", "", time.Now(), exp))
+		var row SessionRow
+		require.NoError(t, s.ReadSession(ctx, "two", &row))
+		require.Equal(t, "pwd otp mfa", row.AMR)
+		require.NoError(t, s.ReadSession(ctx, "one", &row))
+		require.Empty(t, row.AMR, "a reused row does not keep the last one's methods")
+		got, err := s.SessionAndUser(ctx, "two")
+		require.NoError(t, err)
+		require.Equal(t, "pwd otp mfa", got.AMR)
+		list, err := s.SessionsOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.Len(t, list, 2)
+	})
+}
