@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"time"
 
 	"golang.org/x/net/netutil"
@@ -205,6 +206,10 @@ func (w *wiring) build(idpClient *http.Client) error {
 		return err
 	}
 	accountRules, accountPages := w.buildAccountPages(emailFlow)
+	twoFactor, err := w.buildTwoFactor(accountRules)
+	if err != nil {
+		return err
+	}
 	passkeys := passkeyflow.New(passkeyflow.Deps{
 		Kit: w.kit, Parties: w.passkeys, Core: w.core, Registrants: accountRules,
 		Sessions: w.sessions, Metrics: w.metrics, Now: w.now, Log: w.log,
@@ -221,11 +226,16 @@ func (w *wiring) build(idpClient *http.Client) error {
 		return err
 	}
 	w.front.idps, w.front.passkeys, w.front.imgOrigin = oauthFlow, w.passkeys.Offered(), w.theme.imgOrigin
+	providers, flows := w.cfg.Providers, map[string]nextauth.Flow{
+		config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow, config.TypeWebAuthn: passkeys,
+	}
+	if twoFactor != nil {
+		providers = append(slices.Clip(providers), twoFactorProvider)
+		flows[config.TypeTwoFactor] = twoFactor.Flow()
+	}
 	api.h, err = nextauth.New(nextauth.Deps{
-		Kit: w.kit, Log: w.log, Core: w.core, Sessions: w.sessions, Hooks: w.hooks, Providers: w.cfg.Providers,
-		Flows: map[string]nextauth.Flow{
-			config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow, config.TypeWebAuthn: passkeys,
-		},
+		Kit: w.kit, Log: w.log, Core: w.core, Sessions: w.sessions, Hooks: w.hooks, Providers: providers,
+		Flows:          flows,
 		Credentials:    w.credentialsProvider,
 		FormPostBounce: oauthFlow.FormPostBounce,
 		Metrics:        w.metrics, Pages: w.cfg.Pages, Passkeys: w.passkeys.Offered(),
@@ -242,10 +252,13 @@ func (w *wiring) build(idpClient *http.Client) error {
 	// it uses.
 	handlers := []mounter{
 		api.h,
-		forwardauth.New(api.h, access.New(w.cfg.Access), w.front.proxies, w.policy, w.base.URL("/signin"), w.log),
+		forwardauth.New(api.h, access.New(w.cfg.Access), w.front.proxies, w.policy, w.base, w.log),
 		ops.New(w.store, w.log, w.base.Path, openAPI, w.theme.css),
 		accountPages,
 		passkeys,
+	}
+	if twoFactor != nil {
+		handlers = append(handlers, twoFactor)
 	}
 	return w.front.mount(w.kit, w.cfg.TrustedProxies, handlers...)
 }

@@ -8,14 +8,17 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/access"
+	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/proxies"
 	"github.com/latchkey-auth/latchkey/app/redirect"
 	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/app/twofactor"
 	"github.com/latchkey-auth/latchkey/app/web"
 )
 
@@ -34,7 +37,13 @@ import (
 //	401  not signed in (forward-auth: when no sign-in URL can be built)
 //	302  forward-auth only, not signed in: {base}/signin?callbackUrl=<the
 //	     original URL> (see signInRedirect)
+//	     and Remote-Amr how the session signed in (amr values, comma-separated:
+//	     pwd,otp,mfa), when known
 //	403  signed in, but the access rules do not admit the user to the host
+//	401/302  signed in with one factor where the host's rule requires two
+//	     (two_factor: true): auth-request 401 (nginx's error_page sends the
+//	     browser to sign in again, which asks for the code); forward-auth a
+//	     302 to {base}/two-factor?callbackUrl=<the URL>, the step-up
 //	503  the session store failed: neither a yes nor a sign-in
 
 // Sessions is the read half of GET /session: the request's session as
@@ -50,6 +59,7 @@ type Handler struct {
 	proxies   proxies.Trusted
 	redirects redirect.Policy
 	signInURL string // {base}/signin
+	stepUpURL string // {base}/two-factor
 	log       *slog.Logger
 	// warned: the log has said once that forwarding headers came from a
 	// peer outside trusted_proxies (the usual misconfiguration).
@@ -59,8 +69,9 @@ type Handler struct {
 // New builds the handler: rules are the compiled access rules, trusted
 // the proxies whose forwarding headers are believed, redirects the policy
 // a sign-in's callbackUrl must pass.
-func New(sessions Sessions, rules access.Policy, trusted proxies.Trusted, redirects redirect.Policy, signInURL string, log *slog.Logger) *Handler {
-	return &Handler{sessions: sessions, access: rules, proxies: trusted, redirects: redirects, signInURL: signInURL, log: log}
+func New(sessions Sessions, rules access.Policy, trusted proxies.Trusted, redirects redirect.Policy, base config.Base, log *slog.Logger) *Handler {
+	return &Handler{sessions: sessions, access: rules, proxies: trusted, redirects: redirects,
+		signInURL: base.URL("/signin"), stepUpURL: base.URL("/two-factor"), log: log}
 }
 
 // Mount registers both routes at the root of the listener, outside the
@@ -99,12 +110,7 @@ func (h *Handler) authorize(c echo.Context, sendToSignIn bool) error {
 		return c.NoContent(http.StatusServiceUnavailable)
 	}
 	if s == nil || !identityHeader(s.User.ID) {
-		if sendToSignIn {
-			if to, ok := h.signInRedirect(r); ok {
-				return c.Redirect(http.StatusFound, to)
-			}
-		}
-		return c.NoContent(http.StatusUnauthorized)
+		return h.toSignIn(c, sendToSignIn, h.signInURL)
 	}
 	// Only a verified address is an identity: anyone can type any address
 	// at a provider that does not check it (issue 26 M2).
@@ -112,11 +118,26 @@ func (h *Handler) authorize(c echo.Context, sendToSignIn bool) error {
 	if s.User.EmailVerified {
 		email = s.User.Email
 	}
-	if !h.access.Empty() && !h.access.Allows(h.forwardedOf(r).hostname, email) {
-		return c.NoContent(http.StatusForbidden)
+	var methods []string
+	if !h.access.Empty() {
+		host := h.forwardedOf(r).hostname
+		if !h.access.Allows(host, email) {
+			return c.NoContent(http.StatusForbidden)
+		}
+		if h.access.RequiresTwoFactor(host) {
+			if methods = s.Methods(); !twofactor.MultiFactor(methods) {
+				return h.toSignIn(c, sendToSignIn, h.stepUpURL)
+			}
+		}
 	}
 	hdr := c.Response().Header()
 	hdr["Remote-User"] = []string{s.User.ID}
+	if methods == nil {
+		methods = s.Methods()
+	}
+	if len(methods) > 0 {
+		hdr["Remote-Amr"] = []string{strings.Join(methods, ",")}
+	}
 	if v := email; v != nil && identityHeader(*v) {
 		hdr["Remote-Email"] = []string{*v}
 	}
@@ -152,7 +173,19 @@ func identityHeader(v string) bool {
 // pass the redirect policy as it is (the service's origin or one of
 // allowed_redirect_origins): otherwise there is no redirect (ok false),
 // never one back to a host latchkey does not know.
-func (h *Handler) signInRedirect(r *http.Request) (string, bool) {
+// toSignIn answers a browser that must sign in (again) first: 401, or for
+// forward-auth a 302 to page (the sign-in page, or the step-up) with the
+// original URL as its callbackUrl.
+func (h *Handler) toSignIn(c echo.Context, sendToSignIn bool, page string) error {
+	if sendToSignIn {
+		if to, ok := h.signInRedirect(c.Request(), page); ok {
+			return c.Redirect(http.StatusFound, to)
+		}
+	}
+	return c.NoContent(http.StatusUnauthorized)
+}
+
+func (h *Handler) signInRedirect(r *http.Request, page string) (string, bool) {
 	f := h.forwardedOf(r)
 	if f.url == "" {
 		return "", false
@@ -162,5 +195,5 @@ func (h *Handler) signInRedirect(r *http.Request) (string, bool) {
 		h.log.Debug("forward-auth: the forwarded URL is not on an allowed origin (allowed_redirect_origins); answering 401", "host", f.hostname)
 		return "", false
 	}
-	return h.signInURL + "?callbackUrl=" + url.QueryEscape(target), true
+	return page + "?callbackUrl=" + url.QueryEscape(target), true
 }

@@ -112,5 +112,8 @@ func (h *Handler) wireType(t string) string {
 	if t == config.TypeOIDC && !h.reportsOIDC {
 		return config.TypeOAuth
 	}
+	if t == config.TypeTwoFactor { // its code is posted as a password is
+		return config.TypeCredentials
+	}
 	return t
 }

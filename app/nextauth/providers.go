@@ -43,7 +43,9 @@ func (h *Handler) buildProviders(providers []config.Provider) (*providerSet, err
 		}
 		ps.list = append(ps.list, info)
 		ps.byID[p.ID] = p
-		ps.views = append(ps.views, h.viewOf(p, info))
+		if p.Type != config.TypeTwoFactor { // its page is its own, not a sign-in form
+			ps.views = append(ps.views, h.viewOf(p, info))
+		}
 		b, err := json.Marshal(info)
 		if err != nil {
 			return nil, fmt.Errorf("encode provider %s: %w", p.ID, err)

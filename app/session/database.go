@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -166,6 +167,7 @@ func (d *Database) session(row *models.SessionRow) *Session {
 		// expire later than the limit allows; report the limit.
 		Expires:  d.life.capped(signedIn, row.Expires),
 		SignedIn: signedIn,
+		amr:      row.AMR,
 	}
 	s.User.Name = keep(&s.userFields[0], row.Name)
 	s.User.Email = keep(&s.userFields[1], row.Email)
@@ -225,7 +227,7 @@ func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Re
 	tok := random.UUID()
 	now := d.life.Now()
 	expires := d.life.capped(now, now.Add(d.life.MaxAge))
-	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), "", now, expires); err != nil {
+	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), strings.Join(u.Methods, " "), now, expires); err != nil {
 		return err
 	}
 	d.writer.Set(w, d.name, tok, expires, 0)

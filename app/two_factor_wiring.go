@@ -1,0 +1,46 @@
+package app
+
+import (
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/accounts"
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/passkey"
+	"github.com/latchkey-auth/latchkey/app/twofactor"
+	"github.com/latchkey-auth/latchkey/app/twofactorpages"
+	"github.com/latchkey-auth/latchkey/app/web"
+)
+
+// buildTwoFactor builds the second factor when two_factor.mode is not off:
+// its rules (app/twofactor), given to the sign-in core (the gate before
+// every session) and to the account rules (which forget remembered
+// browsers), and its handler (app/twofactorpages), whose Flow answers the
+// `two-factor` provider's callback. nil when off: no route, no gate.
+func (w *wiring) buildTwoFactor(rules *accounts.Service) (*twofactorpages.Handler, error) {
+	tf := w.cfg.TwoFactor
+	if !tf.On() {
+		return nil, nil
+	}
+	issuer := tf.Issuer
+	if issuer == "" {
+		issuer = web.HostOf(w.base.Origin)
+	}
+	policy := twofactor.Policy{Mode: twofactor.Mode(tf.Mode), RequiredFor: tf.RequiredList(), RememberFor: time.Duration(tf.RememberDevice)}
+	secrets := w.cfg.Secrets()
+	svc, err := twofactor.New(w.store, policy, issuer, secrets, func(v string) []string { return email.HashTokens(v, secrets) }, w.now, w.log)
+	if err != nil {
+		return nil, err
+	}
+	w.core.SecondFactor, w.core.DeviceCookie = svc, w.names.Device
+	rules.Devices = svc
+	return twofactorpages.New(twofactorpages.Deps{
+		Kit: w.kit, Core: w.core, Rules: svc, Accounts: rules, Sessions: w.sessions, StepCookie: w.names.SecondStep,
+		Remember: policy.RememberFor, Reauth: passkey.ReauthWindow, Metrics: w.metrics, Log: w.log, Now: w.now,
+	}), nil
+}
+
+// twoFactorProvider is the provider GET /providers lists for the second
+// step when two-factor is on (reported as credentials: the next-auth
+// client posts its code as it posts a password).
+var twoFactorProvider = config.Provider{ID: config.TwoFactorProviderID, Type: config.TypeTwoFactor, Name: "Two-factor code"}
