@@ -46,7 +46,7 @@ func (b Browser) SignedInMethods(ctx context.Context) (string, []string, error) 
 
 // Cookie is the value of the request's cookie name, "" when absent.
 func (b Browser) Cookie(name string) string {
-	v, _ := cookies.Value(b.R, name)
+	v, _ := cookies.Read(b.R, name)
 	return v
 }
 
