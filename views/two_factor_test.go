@@ -66,13 +66,14 @@ func TestSecondStepPage(t *testing.T) {
 	for _, want := range []string{
 		`action="/api/auth/callback/two-factor"`, `name="csrfToken" value="csrf-123"`,
 		`name="callbackUrl" value="https://app.example.com/after"`, `name="lang" value="en"`,
-		`name="code"`, `autocomplete="one-time-code"`, `inputmode="numeric"`, `name="remember" value="on"`,
+		`name="code"`, `autocomplete="one-time-code"`, `name="remember" value="on"`,
 		en.T("TwoFactorHeading"), en.T("TwoFactorRequired"), en.T("TwoFactorCodeHint"),
 		en.T("TwoFactorRemember", "Days", "30"), `href="/api/auth/signin?lang=en"`,
 	} {
 		require.Contains(t, out, want)
 	}
 	require.NotContains(t, out, "pattern=", "a recovery code must not be refused by the browser")
+	require.NotContains(t, out, `inputmode="numeric"`, "a recovery code has letters: no number pad")
 	require.NotContains(t, out, `role="alert"`, "TwoFactorRequired is the lead text, not an error")
 
 	d.Error, d.StepUp, d.RememberDays = "TwoFactorInvalid", true, 0
