@@ -227,7 +227,10 @@ func TestTwoFactorPendingStepLimits(t *testing.T) {
 
 // A passkey whose authenticator verified the user is two factors: no code.
 func TestTwoFactorPasskeySkipsTheCode(t *testing.T) {
-	e := startPasskeys(t, backends()[0], twoFactorConfig(nil))
+	e := startMail(t, envOpts{clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}, config: twoFactorConfig(func(c *config.Config) {
+		c.ServiceURL = strings.Replace(c.ServiceURL, "127.0.0.1", "localhost", 1)
+		c.Providers = append(c.Providers, config.Provider{ID: "passkey", Type: config.TypeWebAuthn})
+	})})
 	owner := e.browser()
 	e.emailSignIn(owner, "ada@example.com")
 	k := e.newKey()

@@ -1,0 +1,118 @@
+package app_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/email/smtptest"
+)
+
+// Two instances on one PostgreSQL: enrol on A; a sign-in held on A is
+// finished with the code on B (the pending step and the secret live in the
+// database, sealed under the shared secret); the code's step is spent for
+// both.
+func TestTwoFactorAcrossInstances(t *testing.T) {
+	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
+	a := startPasswords(t, envOpts{postgres: true, clock: clock, config: twoFactorConfig(nil)})
+	b := startPasswords(t, envOpts{clock: clock, smtp: &smtptest.Options{}, config: twoFactorConfig(func(c *config.Config) {
+		c.DatabaseURL = a.cfg.DatabaseURL
+	})})
+	a.addPasswordUser("ada@example.com", goodPassword, true)
+	owner := a.browser()
+	a.passwordSignIn(owner, "ada@example.com", goodPassword)
+	secret, _ := a.enrol(owner)
+
+	c := a.browser() // one host, two ports: one cookie jar for both, as behind a balancer
+	a.requireHeld(c, a.passwordSignIn(c, "ada@example.com", goodPassword), "TwoFactorRequired")
+	code := b.code(secret)
+	res := b.postCode(c, code)
+	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+	for _, e := range []*env{a, b} {
+		addr, _ := e.sessionUser(c)
+		require.Equal(t, "ada@example.com", addr)
+	}
+	other := b.browser()
+	b.requireHeld(other, b.passwordSignIn(other, "ada@example.com", goodPassword), "TwoFactorRequired")
+	a.requireCodeRefused(a.postCode(other, code), http.StatusUnauthorized, "TwoFactorInvalid")
+}
+
+// A password reset forgets every remembered browser.
+func TestTwoFactorResetForgetsRememberedBrowsers(t *testing.T) {
+	e := startTwoFactor(t, backends()[0], nil)
+	e.addPasswordUser("ada@example.com", goodPassword, true)
+	c := e.browser()
+	e.passwordSignIn(c, "ada@example.com", goodPassword)
+	secret, _ := e.enrol(c)
+	e.form(c, "/signout")
+	e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", goodPassword), "TwoFactorRequired")
+	require.Equal(t, http.StatusOK, e.postCode(c, e.code(secret), "remember", "on").StatusCode)
+	e.form(c, "/signout")
+	require.Equal(t, http.StatusOK, e.passwordSignIn(c, "ada@example.com", goodPassword).StatusCode, "remembered")
+	e.form(c, "/signout")
+
+	n := e.mailCount()
+	e.form(e.browser(), "/reset", "email", "ada@example.com")
+	link, _ := e.flowLink(n+1, "/reset/confirm")
+	res := e.form(e.browser(), "/reset/confirm", "token", linkQuery(t, link).Get("token"), "password", otherPassword)
+	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+	e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", otherPassword), "TwoFactorRequired")
+}
+
+// Enrolling, new recovery codes and turning it off need a sign-in within
+// the window of adding a passkey; a new set of codes voids the old.
+func TestTwoFactorSettingsNeedARecentSignIn(t *testing.T) {
+	e := startTwoFactor(t, backends()[0], nil)
+	e.addPasswordUser("ada@example.com", goodPassword, true)
+	c := e.browser()
+	e.passwordSignIn(c, "ada@example.com", goodPassword)
+	e.clock.Add(11 * time.Minute)
+	res := e.get(c, "/account/two-factor")
+	require.Equal(t, http.StatusFound, res.StatusCode)
+	require.True(t, strings.HasPrefix(res.location(), e.base+"/signin?callbackUrl="), res.location())
+	require.Equal(t, http.StatusFound, e.form(c, "/account/two-factor/enable", "code", "123456").StatusCode)
+
+	e.passwordSignIn(c, "ada@example.com", goodPassword)
+	secret, codes := e.enrol(c)
+	res = e.form(c, "/account/two-factor/recovery-codes")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	fresh := recoveryCode.FindAllString(res.body, -1)
+	require.Len(t, fresh, 10)
+	page := e.get(c, "/account/two-factor")
+	require.Equal(t, http.StatusOK, page.StatusCode)
+	require.NotContains(t, page.body, secret, "the settings page never shows the secret again")
+
+	e.clock.Add(11 * time.Minute)
+	res = e.form(c, "/account/two-factor/recovery-codes")
+	require.Equal(t, http.StatusFound, res.StatusCode, "an old session signs in again first")
+
+	other := e.browser()
+	e.requireHeld(other, e.passwordSignIn(other, "ada@example.com", goodPassword), "TwoFactorRequired")
+	e.requireCodeRefused(e.postCode(other, codes[0]), http.StatusUnauthorized, "TwoFactorInvalid")
+	require.Equal(t, http.StatusOK, e.postCode(other, fresh[0]).StatusCode)
+}
+
+// An OAuth sign-in of a user with two-factor goes through the second-step
+// page and then on to its callbackUrl, as a browser follows it.
+func TestTwoFactorAfterOAuth(t *testing.T) {
+	e := startEnv(t, envOpts{clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}}.oidc(twoFactorConfig(nil), nil))
+	c := e.following(e.browser())
+	res := e.signIn(c, "idp", e.origin+"/home")
+	require.Equal(t, e.origin+"/home", res.location(), res.body)
+	secret, _ := e.enrol(c)
+	e.form(c, "/signout")
+
+	res = e.signIn(c, "idp", e.origin+"/app")
+	require.Equal(t, http.StatusOK, res.StatusCode, "the browser stops on the second-step page: %s", res.location())
+	require.Contains(t, res.body, `name="code"`)
+	require.Empty(t, e.session(c))
+	form := map[string][]string{"code": {e.code(secret)}, "csrfToken": {e.csrf(c)}, "callbackUrl": {e.origin + "/app"}}
+	res = e.post(noRedirects(c), "/callback/two-factor", form)
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	require.Equal(t, e.origin+"/app", res.location())
+	require.Equal(t, "fed,otp,mfa", e.amr(c))
+}
