@@ -1,7 +1,9 @@
 package app_test
 
 import (
+	"bytes"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email/smtptest"
+	"github.com/latchkey-auth/latchkey/app/metrics/metricstest"
 )
 
 // Two instances on one PostgreSQL: enrol on A; a sign-in held on A is
@@ -115,4 +118,27 @@ func TestTwoFactorAfterOAuth(t *testing.T) {
 	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
 	require.Equal(t, e.origin+"/app", res.location())
 	require.Equal(t, "fed,otp,mfa", e.amr(c))
+}
+
+// Second steps are counted by outcome: success and each refusal's code.
+func TestTwoFactorMetrics(t *testing.T) {
+	e := startTwoFactor(t, backends()[0], func(c *config.Config) { c.Metrics.Listen = "127.0.0.1:0" })
+	e.addPasswordUser("ada@example.com", goodPassword, true)
+	c := e.browser()
+	e.passwordSignIn(c, "ada@example.com", goodPassword)
+	secret, _ := e.enrol(c)
+	e.form(c, "/signout")
+	e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", goodPassword), "TwoFactorRequired")
+	e.postCode(c, "111111")
+	e.postCode(c, "222222")
+	require.Equal(t, http.StatusOK, e.postCode(c, e.code(secret)).StatusCode)
+	e.postCode(e.browser(), "333333") // no pending step, no session
+
+	rec := httptest.NewRecorder()
+	e.app.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	s := metricstest.Parse(t, bytes.NewReader(rec.Body.Bytes()))
+	require.Equal(t, 2.0, s.Value("latchkey_second_steps_total", "outcome", "success"), "the enrolment and the sign-in")
+	require.Equal(t, 2.0, s.Value("latchkey_second_steps_total", "outcome", "TwoFactorInvalid"))
+	require.Equal(t, 1.0, s.Value("latchkey_second_steps_total", "outcome", "TwoFactorExpired"))
+	require.NotContains(t, rec.Body.String(), secret)
 }
