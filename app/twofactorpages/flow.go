@@ -51,7 +51,7 @@ func (f Flow) Callback(c echo.Context, rq *web.Request, _ config.Provider) error
 	}
 	h.metrics.SecondStep(metrics.OutcomeSuccess)
 	if out.SecondFactor.Method == twofactor.MethodRecovery {
-		h.accounts.TellTwoFactor(ctx, out.User, accounts.RecoveryCodeUsed, out.SecondFactor.CodesLeft)
+		h.accounts.TellTwoFactor(h.kit.MailContext(c, rq), out.User, accounts.RecoveryCodeUsed, out.SecondFactor.CodesLeft)
 	}
 	return h.kit.AfterSignIn(c, rq, out)
 }

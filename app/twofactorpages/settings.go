@@ -160,20 +160,28 @@ func (h *Handler) postEnable(c echo.Context, rq *web.Request) error {
 		}
 	}
 	if err != nil {
-		h.metrics.SecondStep(string(signin.CodeOf(err)))
-		if signin.CodeOf(err) == signin.CodeTwoFactorExpired {
-			return h.refused(c, rq, err)
-		}
-		h.log.Warn("two-factor enrolment refused", "code", string(signin.CodeOf(err)), "cause", err.Error(), "request_id", web.RequestID(c))
-		if errors.As(err, new(*signin.Error)) && signin.CodeOf(err) != signin.CodeCallback {
-			return h.kit.SendRedirect(c, rq, h.pageURL(c, rq, settingsPage, string(signin.CodeOf(err))))
-		}
-		return err
+		return h.enableRefused(c, rq, err)
 	}
 	h.metrics.SecondStep(metrics.OutcomeSuccess)
 	h.log.Info("two-factor turned on", "user", w.user.ID, "request_id", web.RequestID(c))
 	h.accounts.TellTwoFactor(h.kit.MailContext(c, rq), w.user, accounts.TwoFactorTurnedOn, 0)
 	return h.showCodes(c, rq, codes, cont, "TwoFactorEnabledNotice")
+}
+
+// enableRefused answers a refused enrolment: a pending sign-in that is
+// gone starts over (refused); a wrong code, or one while backing off, goes
+// back to the setup page with its message (the same secret, so the app
+// keeps working); anything else is the kit's failure.
+func (h *Handler) enableRefused(c echo.Context, rq *web.Request, err error) error {
+	switch code := signin.CodeOf(err); code {
+	case signin.CodeTwoFactorExpired:
+		return h.refused(c, rq, err)
+	case signin.CodeTwoFactorInvalid, signin.CodeTwoFactorThrottled:
+		h.metrics.SecondStep(string(code))
+		h.log.Warn("two-factor enrolment refused", "code", string(code), "cause", err.Error(), "request_id", web.RequestID(c))
+		return h.kit.SendRedirect(c, rq, h.pageURL(c, rq, settingsPage, string(code)))
+	}
+	return err
 }
 
 // showCodes is the page that shows a set of recovery codes, once.
