@@ -35,6 +35,9 @@ func TestTwoFactorSignIn(t *testing.T) {
 			e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", goodPassword), "TwoFactorRequired")
 			require.Equal(t, "", e.amr(c), "forward-auth sees no session either")
 			pending, _ := e.jarCookie(c, "next-auth.second-step")
+			posing := e.browser() // the pending step passed off as a session cookie
+			e.setJarCookie(posing, "next-auth.session-token", pending)
+			require.Empty(t, e.session(posing))
 
 			page := e.get(c, "/two-factor")
 			require.Equal(t, http.StatusOK, page.StatusCode, "%s %s %s", page.location(), pending, e.logs.String())
