@@ -184,6 +184,7 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 			a.passwords()
 			a.operator(doc)
 			a.passkeys(tc.strategy, tc.style)
+			a.twoFactor()
 
 			pe := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) {
 				c.Cookies.Style = tc.style
