@@ -44,6 +44,7 @@ func adminCommands() []adminCommand {
 		{"users", "show", []string{"<email|id>"}, "", usersShow, nil},
 		{"users", "delete", []string{"<email|id>"}, "y", usersDelete, nil},
 		{"users", "create", []string{"<email>"}, "p", usersCreate, nil},
+		{"users", "two-factor", []string{"<status|reset|forget-devices>", "<email|id>"}, "", usersTwoFactor, checkTwoFactor},
 		{"sessions", "list", nil, "ju", sessionsList, nil},
 		{"sessions", "revoke", nil, "uay", sessionsRevoke, checkRevoke},
 		{"accounts", "unlink", []string{"<email|id>", "<provider>"}, "", accountsUnlink, nil},
@@ -144,6 +145,9 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 	}
 	defer r.store.Close()
 	if err := cmd.run(r); err != nil {
+		if errors.As(err, new(badInput)) {
+			return fail(2, name, err.Error())
+		}
 		return fail(1, name, err.Error())
 	}
 	return 0
@@ -234,6 +238,9 @@ func openAdminStore(ctx context.Context, cfg config.Config) (*models.Store, erro
 // oneLine keeps an error to one line, whatever a driver put in it.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// errNoUser: an <email|id> that names no user.
+var errNoUser = errors.New("no user with id or e-mail address")
+
 // findUser resolves an <email|id> argument; unknown is an error naming it.
 func (r *adminRun) findUser(ref string) (*models.User, error) {
 	if strings.TrimSpace(ref) == "" {
@@ -241,7 +248,7 @@ func (r *adminRun) findUser(ref string) (*models.User, error) {
 	}
 	u, err := r.store.FindUser(r.ctx, ref)
 	if errors.Is(err, models.ErrNotFound) {
-		return nil, fmt.Errorf("no user with id or e-mail address %q", ref)
+		return nil, fmt.Errorf("%w %q", errNoUser, ref)
 	}
 	return u, err
 }

@@ -50,6 +50,9 @@ Admin commands, on the configured database while the service runs
   latchkey users delete [--yes] <email|id>      delete a user, its accounts, sessions, links
   latchkey users create <email> [--password-stdin]
                                                 a verified user; its password from stdin
+  latchkey users two-factor status|reset|forget-devices <email|id>
+                                                a user's two-factor: show it, remove it,
+                                                or forget its remembered browsers
   latchkey sessions list [--user <email|id>] [--json]
                                                 the live database sessions
   latchkey sessions revoke --user <email|id>    end a user's sessions (jwt ones too)

@@ -8,8 +8,8 @@ import (
 
 // openAPIDocument is the embedded OpenAPI document (app/openapi/openapi.yaml)
 // as JSON naming this instance: its base URL, the root of its listener and
-// its cookie names (bindingCookie: the e-mail flow's). Rendered once, at
-// start-up.
+// its cookie names (bindingCookie: the e-mail flow's) and the optional
+// features it serves (two-factor). Rendered once, at start-up.
 func (w *wiring) openAPIDocument(bindingCookie string) ([]byte, error) {
 	doc, err := openapi.Render(openapi.Instance{
 		BaseURL: w.base.URL(""),
@@ -21,7 +21,11 @@ func (w *wiring) openAPIDocument(bindingCookie string) ([]byte, error) {
 			"oauth-check":   w.names.OAuthCheck,
 			"email-binding": bindingCookie,
 			"challenge":     w.passkeys.CookieName(),
+			"second-step":   w.names.SecondStep,
+			"device":        w.names.Device,
 		},
+		// The two-factor routes are mounted only when two_factor.mode is on.
+		Features: map[string]bool{"two-factor": w.cfg.TwoFactor.On()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openapi document: %w", err)

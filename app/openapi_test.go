@@ -37,7 +37,9 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"session-token": "__Secure-authjs.session-token", "csrf-token": "__Host-authjs.csrf-token",
 			"callback-url": "__Secure-authjs.callback-url", "oauth-check": "__Secure-authjs.oauth-check",
 			"email-binding": "__Secure-authjs.email-binding", "challenge": "__Secure-authjs.challenge",
+			"second-step": "__Secure-authjs.second-step", "device": "__Secure-authjs.two-factor-device",
 		},
+		Features: map[string]bool{"two-factor": true},
 	})
 	require.NoError(t, err)
 	doc := loadOpenAPI(t, rendered)
@@ -46,6 +48,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	require.Equal(t, "__Secure-authjs.session-token", doc.Components.SecuritySchemes["sessionCookie"].Value.Name)
 	require.Equal(t, "__Host-authjs.csrf-token", doc.Components.Parameters["CsrfCookie"].Value.Name)
 	require.Equal(t, "__Secure-authjs.email-binding", doc.Components.Parameters["EmailBindingCookie"].Value.Name)
+	require.Equal(t, "__Secure-authjs.second-step", doc.Components.Parameters["SecondStepCookie"].Value.Name)
 	srcBase, srcRoot := operations(src)
 	base, root := operations(doc)
 	require.Equal(t, srcBase, base)
@@ -181,6 +184,7 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 			a.passwords()
 			a.operator(doc)
 			a.passkeys(tc.strategy, tc.style)
+			a.twoFactor()
 
 			pe := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) {
 				c.Cookies.Style = tc.style

@@ -9,6 +9,8 @@ import (
 	_ "embed" // the document
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"gopkg.in/yaml.v3"
@@ -24,12 +26,17 @@ type Instance struct {
 	BaseURL string            // the base URL (SERVICE_URL): the servers of the paths below it
 	Origin  string            // the root of the listener: the servers of operator and forward-auth paths
 	Cookies map[string]string // cookie role (x-latchkey-cookie) → the instance's cookie name
+	// Features are the optional features this instance serves (e.g.
+	// "two-factor"): a path item marked x-latchkey-feature is in the
+	// document only when its feature is on here, as its routes are.
+	Features map[string]bool
 }
 
 // Markers in the source: the object whose url or name is the instance's.
 const (
-	serverMarker = "x-latchkey-server" // on a Server Object: "base" or "origin"
-	cookieMarker = "x-latchkey-cookie" // on a cookie Parameter or apiKey scheme: a role of Instance.Cookies
+	serverMarker  = "x-latchkey-server"  // on a Server Object: "base" or "origin"
+	cookieMarker  = "x-latchkey-cookie"  // on a cookie Parameter or apiKey scheme: a role of Instance.Cookies
+	featureMarker = "x-latchkey-feature" // on a Path Item: served only with that feature on (Instance.Features)
 )
 
 // Render is the embedded document as compact JSON, with every marked
@@ -37,19 +44,45 @@ const (
 // fails on a marker it cannot fill, so a document naming a cookie the
 // service lacks never starts.
 func Render(in Instance) ([]byte, error) {
-	d, err := compiled()
+	d, err := compiled(in.Features)
 	if err != nil {
 		return nil, err
 	}
 	return d.fill(in)
 }
 
-// compiled is Source rendered once per process with its marked values cut
-// out: parsing and rendering take milliseconds and every App (tests start
-// hundreds) needs the same JSON. Only the JSON is kept, not the parsed tree
-// (about 700 KB in some 16,000 objects), which a running service would
-// otherwise carry as live heap that every garbage collection marks.
-var compiled = sync.OnceValues(func() (*document, error) { return compile(Source) })
+// compiled is Source rendered once per process and set of features with
+// its marked values cut out: parsing and rendering take milliseconds and
+// every App (tests start hundreds) needs the same JSON. Only the JSON is
+// kept, not the parsed tree (about 700 KB in some 16,000 objects), which a
+// running service would otherwise carry as live heap that every garbage
+// collection marks.
+func compiled(features map[string]bool) (*document, error) {
+	var on []string
+	for f, ok := range features {
+		if ok {
+			on = append(on, f)
+		}
+	}
+	slices.Sort(on)
+	key := strings.Join(on, ",")
+	compiledMu.Lock()
+	defer compiledMu.Unlock()
+	if d, ok := compiledDocs[key]; ok {
+		return d, nil
+	}
+	d, err := compile(Source, features)
+	if err != nil {
+		return nil, err
+	}
+	compiledDocs[key] = d
+	return d, nil
+}
+
+var (
+	compiledMu   sync.Mutex
+	compiledDocs = map[string]*document{}
+)
 
 // document is the rendered JSON around its holes: parts[i] comes before
 // holes[i], the last part after the last hole.
@@ -64,10 +97,14 @@ type hole struct {
 	line         int // of the marked object in the source, for errors
 }
 
-// compile parses src and renders it with the marked scalars left as holes.
-func compile(src []byte) (*document, error) {
+// compile parses src and renders it with the marked scalars left as holes,
+// without the path items of features not on.
+func compile(src []byte, features map[string]bool) (*document, error) {
 	tree, err := parse(src)
 	if err != nil {
+		return nil, err
+	}
+	if err := dropFeatures(tree, features); err != nil {
 		return nil, err
 	}
 	w := newJSONWriter()
@@ -86,6 +123,27 @@ func parse(src []byte) (*yaml.Node, error) {
 		return nil, fmt.Errorf("openapi: parse: %w", err)
 	}
 	return &doc, nil
+}
+
+// dropFeatures removes from the document's paths every path item whose
+// x-latchkey-feature is not on.
+func dropFeatures(doc *yaml.Node, features map[string]bool) error {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return fmt.Errorf("openapi: expected one document")
+	}
+	paths := value(doc.Content[0], "paths")
+	if paths == nil || paths.Kind != yaml.MappingNode {
+		return nil
+	}
+	kept := paths.Content[:0:0]
+	for i := 0; i+1 < len(paths.Content); i += 2 {
+		if f := value(paths.Content[i+1], featureMarker); f != nil && !features[f.Value] {
+			continue
+		}
+		kept = append(kept, paths.Content[i], paths.Content[i+1])
+	}
+	paths.Content = kept
+	return nil
 }
 
 // fill is the document with in's values in its holes.

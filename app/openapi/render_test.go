@@ -19,7 +19,7 @@ a:
   - {name: next-auth.csrf-token, in: cookie, x-latchkey-cookie: csrf-token}
   - {name: untouched}
 `)
-	doc, err := compile(src)
+	doc, err := compile(src, nil)
 	require.NoError(t, err)
 	in := Instance{BaseURL: "https://ex.com/idp", Origin: "https://ex.com", Cookies: map[string]string{"csrf-token": "__Host-authjs.csrf-token"}}
 	out, err := doc.fill(in)
@@ -36,10 +36,31 @@ a:
 
 	_, err = doc.fill(Instance{})
 	require.ErrorContains(t, err, `line 8: no cookie for x-latchkey-cookie "csrf-token"`)
-	_, err = compile([]byte(`servers: [{url: x, x-latchkey-server: elsewhere}]`))
+	_, err = compile([]byte(`servers: [{url: x, x-latchkey-server: elsewhere}]`), nil)
 	require.ErrorContains(t, err, `unknown x-latchkey-server "elsewhere"`)
-	_, err = compile([]byte(`servers: [{x-latchkey-server: base}]`))
+	_, err = compile([]byte(`servers: [{x-latchkey-server: base}]`), nil)
 	require.ErrorContains(t, err, "marked object has no url")
 	_, err = Render(in)
 	require.ErrorContains(t, err, "no cookie for", "the embedded document names every cookie role")
+}
+
+// A path item marked x-latchkey-feature is in the document only when the
+// instance serves that feature.
+func TestRenderDropsFeaturesOff(t *testing.T) {
+	src := []byte(`
+paths:
+  /a: {get: {}}
+  /b: {x-latchkey-feature: two-factor, get: {}}
+  /c: {get: {}}
+`)
+	off, err := compile(src, nil)
+	require.NoError(t, err)
+	out, err := off.fill(Instance{})
+	require.NoError(t, err)
+	require.Equal(t, `{"paths":{"/a":{"get":{}},"/c":{"get":{}}}}`, string(out))
+	on, err := compile(src, map[string]bool{"two-factor": true})
+	require.NoError(t, err)
+	out, err = on.fill(Instance{})
+	require.NoError(t, err)
+	require.Equal(t, `{"paths":{"/a":{"get":{}},"/b":{"x-latchkey-feature":"two-factor","get":{}},"/c":{"get":{}}}}`, string(out))
 }
