@@ -33,12 +33,12 @@ import (
 //
 //	200  signed in (and allowed by the access rules); Remote-User is the
 //	     user id, Remote-Name is set when known and header-safe (see
-//	     identityHeader), Remote-Email too when the address is verified
+//	     identityHeader), Remote-Email too when the address is verified,
+//	     and Remote-Amr how the session signed in (amr values, comma-separated:
+//	     pwd,otp,mfa), when known
 //	401  not signed in (forward-auth: when no sign-in URL can be built)
 //	302  forward-auth only, not signed in: {base}/signin?callbackUrl=<the
 //	     original URL> (see signInRedirect)
-//	     and Remote-Amr how the session signed in (amr values, comma-separated:
-//	     pwd,otp,mfa), when known
 //	403  signed in, but the access rules do not admit the user to the host
 //	401/302  signed in with one factor where the host's rule requires two
 //	     (two_factor: true): auth-request 401 (nginx's error_page sends the
