@@ -399,7 +399,8 @@ async function v5Checks(t, ctx, server, variant) {
  * the session; the code, spent at A, is refused at B.
  */
 async function instancesChecks(t, ctx, server) {
-  const [A, B] = server.backends;
+  // Named by their letters in the checks (the proxy's names).
+  const [A, B] = server.backends.map((b) => ({ ...b, name: b.name.split(" ").pop() }));
   const email = "x2.two.factor@example.com";
   const home = `${server.origin}/home`;
   const jar = new CookieJar();
