@@ -122,7 +122,7 @@ export function keyOfSetupPage(html, account) {
   const printed = html.match(/<code class="secret">([^<]*)<\/code>/)?.[1];
   assert(printed, "the key is not printed for typing in");
   eq(unescapeHtml(printed).replace(/\s+/g, ""), secret, "the printed key");
-  return secret;
+  return { secret, label: decodeURIComponent(uri.pathname.slice(1)), issuer: q.get("issuer") };
 }
 
 /**
@@ -135,7 +135,8 @@ async function enrol(jar, base, account) {
   const res = await f(`${base}/account/two-factor`);
   const html = await res.text();
   assert(res.status === 200, () => `GET /account/two-factor: ${evidence(res, html)}`);
-  const auth = new Authenticator(keyOfSetupPage(html, account));
+  const key = keyOfSetupPage(html, account);
+  const auth = new Authenticator(key.secret);
   const csrfToken = hiddenField(html, "csrfToken");
   assert(csrfToken, "no csrfToken on the setup page");
   const on = await f(`${base}/account/two-factor/enable`, { method: "POST", headers: FORM, body: form({ csrfToken, code: await auth.code() }) });
@@ -143,7 +144,7 @@ async function enrol(jar, base, account) {
   assert(on.status === 200, () => `POST /account/two-factor/enable: ${evidence(on, page)}`);
   const codes = [...new Set(page.match(RECOVERY) ?? [])];
   eq(codes.length, 10, "recovery codes shown");
-  return { auth, codes };
+  return { auth, codes, label: key.label, issuer: key.issuer };
 }
 
 // ---- helpers -----------------------------------------------------------------
@@ -238,6 +239,16 @@ async function v4Checks(t, ctx, server, variant) {
     return `told by e-mail: ${show(msg.subject)}`;
   });
   if (!enrolled) return;
+  if (variant.name === "database") {
+    // Google's Key URI Format: label = issuer ":" account, and "neither issuer nor
+    // account name may themselves contain a colon"; apps split the label at the
+    // first one. SERVICE_URL here has a port, as many self-hosted ones do.
+    await t.check("the otpauth label is issuer:account with one colon (Key URI Format), its issuer the issuer parameter", async () => {
+      const { label, issuer } = enrolled;
+      eq(label.split(":").length, 2, `colons in the label ${show(label)}: parts`);
+      eq(label.split(":"), [issuer, email], "label parts");
+    });
+  }
   await t.check(v4("the settings page then says two-factor is on, 10 recovery codes unused"), async () => {
     const res = await jarFetch(user.jar)(`${base}/account/two-factor`);
     const html = await res.text();
