@@ -20,7 +20,11 @@
 //    forced colours;
 //  - the checks can fail: planted faults are found.
 // One latchkey instance (jwt sessions) has every kind of provider: OIDC (the
-// suite's IdP), e-mail, credentials with sign-up, passkeys. WebAuthn needs a
+// suite's IdP), e-mail, credentials with sign-up, passkeys, and two-factor
+// (mode optional: users without it sign in with one factor, so the other
+// pages are reached as before). The two-factor pages (setup, recovery
+// codes, settings, step-up, second step, its refusal) are reached by a user
+// of their own, who enrols with oathtool's code for the key on the page. WebAuthn needs a
 // domain name, so it is served as http://localhost:PORT. The axe contexts
 // bypass the pages' Content-Security-Policy to inject axe; the keyboard and
 // focus contexts keep it.
@@ -30,6 +34,7 @@ import { fileURLToPath } from "node:url";
 import { latchkeyBinary, latchkeyConfig, startLatchkey } from "./latchkey.mjs";
 import { launchChromium } from "./browser.test.mjs";
 import { sessionIn } from "./passkeys.test.mjs";
+import { Authenticator } from "./twofactor.test.mjs";
 import { signInLink } from "./smtp.mjs";
 import { assert, eq, show } from "./report.mjs";
 
@@ -237,14 +242,14 @@ export async function run(report, ctx) {
   });
   if (!installed) return;
   let latchkey;
-  const started = await t.check("latchkey starts with OIDC, e-mail, credentials (sign-up) and passkey providers", async () => {
+  const started = await t.check("latchkey starts with OIDC, e-mail, credentials (sign-up) and passkey providers, and two-factor (optional)", async () => {
     const config = latchkeyConfig({
       issuer: ctx.idp.issuer, clientId: ctx.clientId, clientSecret: ctx.clientSecret, smtpUrl: ctx.smtp.url, from: "Sign in <no-reply@example.com>",
-      strategy: "jwt", credentials: true, passkeys: true, emailLimits: false,
+      strategy: "jwt", credentials: true, passkeys: true, emailLimits: false, twoFactor: "optional",
     });
     latchkey = await startLatchkey({ bin: latchkeyBinary(), port: spec.port, secret: ctx.secret, config, dir: path.join(ctx.tmp, "a11y"), name: "a11y", serviceUrl: base });
     const providers = await (await fetch(`${latchkey.base}/providers`)).json();
-    eq(Object.values(providers).map((p) => p.type).sort(), ["credentials", "email", "oauth", "webauthn"].sort(), "provider types");
+    eq(Object.entries(providers).map(([id, p]) => `${id}:${p.type}`).sort(), ["credentials:credentials", "email:email", "idp:oauth", "passkey:webauthn", "two-factor:credentials"], "providers");
   });
   if (!started) return;
 
@@ -252,7 +257,10 @@ export async function run(report, ctx) {
   try {
     browser = await launchChromium();
     await checksCanFail(t, browser, { base });
-    for (const lang of LANGS) await everyPage(t, ctx, browser, { base, origin }, lang);
+    for (const lang of LANGS) {
+      await everyPage(t, ctx, browser, { base, origin }, lang);
+      await twoFactorPages(t, browser, { base, origin, latchkey }, lang);
+    }
     await keyboardEmailSignIn(t, ctx, browser, { base, origin });
     await visibleFocus(t, browser, { base });
   } finally {
@@ -439,6 +447,88 @@ async function everyPage(t, ctx, browser, { base, origin }, lang) {
   });
   await elsewhere.close();
   await context.close();
+}
+
+/**
+ * The two-factor pages in one language, reached by a user of their own
+ * (made with `latchkey users create`): signed in with the password (one
+ * factor: no two-factor yet), the setup page (the key shown), the recovery
+ * codes (after oathtool's code), the settings, the step-up form; signed
+ * out, the password leads to the second-step page (the recovery help
+ * open), then a refused code (role=alert).
+ */
+async function twoFactorPages(t, browser, { base, origin, latchkey }, lang) {
+  const L = (url) => withLang(url, lang);
+  const context = await newContext(browser, { lang, bypassCSP: true });
+  const page = await context.newPage();
+  const open = async (url, status = 200) => {
+    const res = await page.goto(L(url), { waitUntil: "networkidle" });
+    eq(res.status(), status, `status of ${url}`);
+  };
+  const step = async (name, fn) => t.check(`${name} [${lang}]: reached`, fn);
+  const user = address("tess", lang);
+  const home = `${origin}/home`;
+  const passwordSignIn = async () => {
+    await open(`${base}/signin?callbackUrl=${encodeURIComponent(home)}`);
+    await page.locator("#input-email-for-credentials-provider").fill(user);
+    await page.locator("#input-password-for-credentials-provider").fill(PASSWORD);
+    await submit(page, page.locator("form", { has: page.locator('input[type="password"]') }).locator("button"));
+  };
+  const onPage = (p) => eq(new URL(page.url()).pathname, new URL(`${base}${p}`).pathname, "page");
+  let auth;
+  try {
+    const setup = await step("two-factor setup (the key shown)", async () => {
+      const made = await latchkey.admin(["users", "create", user, "--password-stdin"], PASSWORD + "\n");
+      assert(made.code === 0, `users create: exit ${made.code}: ${made.stderr}`);
+      await passwordSignIn();
+      eq((await sessionIn(page, base))?.user?.email, user, "session user (one factor: no two-factor yet)");
+      await open(`${base}/account/two-factor`);
+      assert(await page.locator(".qr svg").isVisible(), "no QR code shown");
+      // Open "enter the key manually": the key and the URI (a long line with the address) shown too.
+      await page.locator("details.help summary").click();
+      assert(await page.locator("code.uri").isVisible(), "the otpauth URI is not shown");
+      auth = new Authenticator((await page.locator("code.secret").innerText()).replace(/\s+/g, ""));
+    });
+    if (!setup) return;
+    await audit(t, page, "two-factor setup", lang);
+    if (!(await step("recovery codes (shown once)", async () => {
+      await page.locator("#input-code").fill(await auth.code());
+      await submit(page, page.locator("#submitButton"));
+      eq(await page.locator("ul.codes li").count(), 10, "recovery codes listed");
+    }))) return;
+    await audit(t, page, "recovery codes", lang);
+    if (await step("two-factor settings (on)", async () => {
+      await open(`${base}/account/two-factor`);
+      eq(await page.locator("#input-disable-code").count(), 1, "turn-off code fields");
+    })) await audit(t, page, "two-factor settings", lang);
+    if (await step("two-factor step-up (signed in)", async () => {
+      await open(`${base}/two-factor?callbackUrl=${encodeURIComponent(home)}`);
+      eq(await page.locator("#input-code").count(), 1, "code fields");
+    })) await audit(t, page, "two-factor step-up", lang);
+    if (!(await step("two-factor second step (after the password)", async () => {
+      await open(`${base}/signout`);
+      await submit(page, page.locator("#submitButton"));
+      eq(await sessionIn(page, base), {}, "session after sign-out");
+      await passwordSignIn();
+      onPage("/two-factor");
+      await page.goto(L(page.url()), { waitUntil: "networkidle" });
+      // "Can't use your authenticator app?" opened: its help shown too.
+      await page.locator("details.help summary").click();
+      assert(await page.locator("details.help p").first().isVisible(), "the recovery help is not shown");
+    }))) return;
+    await audit(t, page, "two-factor second step", lang);
+    if (await step("two-factor second step with a wrong code (role=alert)", async () => {
+      await page.locator("#input-code").fill(auth.wrong());
+      await submit(page, page.locator("#submitButton"));
+      onPage("/two-factor");
+      assert(await page.locator("[role=alert]").first().isVisible(), `no visible role=alert message on ${page.url()}`);
+    })) await audit(t, page, "two-factor second step with a wrong code", lang);
+    await t.check(`[${lang}] two-factor pages: no request left localhost`, async () => {
+      eq(context.blocked, [], "blocked requests");
+    });
+  } finally {
+    await context.close();
+  }
 }
 
 /** The focused element, as the checks name it: #id, or tag and text. */

@@ -5,7 +5,9 @@
 #    and a CJK font (fonts-wqy-zenhei) when none is installed;
 #  - Debian's postgresql (initdb, pg_ctl, psql) for the client suite's
 #    PostgreSQL configuration, when initdb is missing (models/pgtest/install.sh,
-#    which the Go tests use too; as root it also makes sure the `postgres` user exists).
+#    which the Go tests use too; as root it also makes sure the `postgres` user exists);
+#  - Debian's oathtool for the two-factor suite's codes, when missing
+#    (app/twofactor/oathtool/install.sh, which the Go tests use too).
 # Playwright never downloads a browser here (playwright-core only).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -39,3 +41,6 @@ if [ -z "$(fc-list :lang=ja 2>/dev/null || true)" ]; then
   $SUDO apt-get install -y -qq fonts-wqy-zenhei >/dev/null
 fi
 ../../models/pgtest/install.sh
+# Debian's oathtool: the two-factor suite's authenticator codes (an RFC 6238
+# implementation that is not latchkey's).
+../../app/twofactor/oathtool/install.sh

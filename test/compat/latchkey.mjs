@@ -30,12 +30,13 @@ export function latchkeyBinary() {
 }
 
 /** config.yaml for one instance. */
-export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false, theme = null, emailLimits = true, passkeys = false }) {
+export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false, theme = null, emailLimits = true, passkeys = false, twoFactor = null }) {
   const q = (s) => JSON.stringify(String(s));
   // credentials: an e-mail + password provider after the others (credentials.mjs).
   // passkeys: a webauthn provider last (SERVICE_URL's host must be a domain name).
   const creds = (credentials ? "  - type: credentials\n" : "") + (passkeys ? "  - id: passkey\n    type: webauthn\n    name: Passkey\n" : "");
   // emailLimits false: no rate limit on sign-in e-mails (a suite that sends many).
+  // twoFactor: two_factor.mode ("optional" or "required"); null leaves the section out (off).
   const limits = emailLimits ? "" : "    rate_limit:\n      disabled: true\n";
   return `providers:
   - id: idp
@@ -55,7 +56,7 @@ ${limits}${creds}session:
 cookies:
   style: ${cookieStyle}
   domain: ${q(cookieDomain)}
-${themeYaml(theme, q)}`;
+${themeYaml(theme, q)}${twoFactor ? `two_factor:\n  mode: ${twoFactor}\n` : ""}`;
 }
 
 // themeYaml is the theme section ({color_scheme, brand_color, logo, button_text}), or "".

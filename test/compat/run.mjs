@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [passwords] [twofactor] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -28,6 +28,7 @@ const SUITES = {
   diff: () => import("./diff.test.mjs"),
   browser: () => import("./browser.test.mjs"),
   passwords: () => import("./passwords.test.mjs"),
+  twofactor: () => import("./twofactor.test.mjs"),
   rotation: () => import("./rotation.test.mjs"),
   forwardauth: () => import("./forwardauth.test.mjs"),
   caddy: () => import("./caddy.test.mjs"),
@@ -64,7 +65,7 @@ let pgStarting = null;
 try {
   const modules = {};
   for (const s of chosen) modules[s] = await SUITES[s]();
-  // A spec is one server the suites talk to: {id, kind, strategy, basePath, cookieStyle, credentials, theme (latchkey only),
+  // A spec is one server the suites talk to: {id, kind, strategy, basePath, cookieStyle, credentials, theme and twoFactor (latchkey only),
   // database ("sqlite", the default, or "postgres"), instances (latchkey processes behind
   // one round-robin proxy, default 1)}. Its port and base are the proxy's when instances > 1.
   const specs = chosen.flatMap((s) => modules[s].plan(target));
@@ -118,7 +119,7 @@ try {
             startLatchkey({
               bin, port: s.port, basePath: s.basePath ?? "/api/auth", secret, dir, name: s.id,
               instances: s.instances ?? 1, databaseUrl: await databaseUrl(s, slug),
-              config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle, credentials: s.credentials, theme: s.theme }),
+              config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle, credentials: s.credentials, theme: s.theme, twoFactor: s.twoFactor }),
             }))()
         : Promise.reject(new Error("latchkey was not built"));
     } else {
