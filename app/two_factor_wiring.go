@@ -1,6 +1,7 @@
 package app
 
 import (
+	"net/url"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/accounts"
@@ -9,7 +10,6 @@ import (
 	"github.com/latchkey-auth/latchkey/app/passkey"
 	"github.com/latchkey-auth/latchkey/app/twofactor"
 	"github.com/latchkey-auth/latchkey/app/twofactorpages"
-	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // buildTwoFactor builds the second factor when two_factor.mode is not off:
@@ -24,7 +24,10 @@ func (w *wiring) buildTwoFactor(rules *accounts.Service) (*twofactorpages.Handle
 	}
 	issuer := tf.Issuer
 	if issuer == "" {
-		issuer = web.HostOf(w.base.Origin)
+		// The host name without its port: authenticator apps split the
+		// otpauth label issuer:account at its first colon.
+		u, _ := url.Parse(w.base.Origin)
+		issuer = u.Hostname()
 	}
 	policy := twofactor.Policy{Mode: twofactor.Mode(tf.Mode), RequiredFor: tf.RequiredList(), RememberFor: time.Duration(tf.RememberDevice)}
 	secrets := w.cfg.Secrets()

@@ -25,7 +25,7 @@ type TwoFactor struct {
 	// a browser (default 30 days); 0 does not offer it.
 	RememberDevice Duration `yaml:"remember_device"`
 	// Issuer names the service in authenticator apps (default: the
-	// service URL's host).
+	// service URL's host name, without a port); no colon.
 	Issuer string `yaml:"issuer"`
 }
 
@@ -60,6 +60,9 @@ func (c *Config) validateTwoFactor(add func(string, ...any)) {
 		if name == "" || strings.Count(r, "@") > 1 || !hostName.MatchString(name) || (strings.Contains(r, "@") && strings.HasPrefix(r, "@")) {
 			add("two_factor.required_for: %q is neither an address (ada@example.com) nor a domain (example.com)", r)
 		}
+	}
+	if strings.Contains(t.Issuer, ":") {
+		add("two_factor.issuer: %q must not contain a colon (authenticator apps split the otpauth label issuer:account at the first one)", t.Issuer)
 	}
 	if t.RememberDevice < 0 {
 		add("two_factor.remember_device: must not be negative (0 turns it off)")

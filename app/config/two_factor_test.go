@@ -37,7 +37,7 @@ access:
 
 	bad := config.Defaults()
 	bad.ServiceURL, bad.Secret = "http://auth.example.com/api/auth", "0123456789abcdef0123456789abcdef"
-	bad.TwoFactor = config.TwoFactor{Mode: "sometimes", RequiredFor: []string{"not an address"}, RememberDevice: -1}
+	bad.TwoFactor = config.TwoFactor{Mode: "sometimes", RequiredFor: []string{"not an address"}, RememberDevice: -1, Issuer: "Example: Inc"}
 	bad.Access = []config.AccessRule{{Hosts: []string{"a.example.com"}, Anyone: true, TwoFactor: true}}
 	_, err = bad.Validate(catalogue)
 	p := problems(t, err)
@@ -45,6 +45,7 @@ access:
 	requireProblem(t, p, "two_factor.required_for", "only means something with mode: required")
 	requireProblem(t, p, "two_factor.required_for", "neither an address")
 	requireProblem(t, p, "two_factor.remember_device")
+	requireProblem(t, p, "two_factor.issuer", "colon")
 	requireProblem(t, p, "access[0]", "two_factor")
 
 	clash := config.Defaults()
