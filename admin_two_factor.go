@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/twofactorstore"
 )
 
 // `latchkey users two-factor status|reset|forget-devices <email|id>`: an
@@ -51,9 +52,12 @@ func usersTwoFactor(r *adminRun) error {
 	}
 }
 
+// twoFactors is the two-factor storage (its own room of the store).
+func (r *adminRun) twoFactors() *twofactorstore.Store { return twofactorstore.New(r.store) }
+
 // twoFactorRow is the user's two-factor row; nil when there is none.
-func (r *adminRun) twoFactorRow(u *models.User) (*models.TwoFactor, error) {
-	row, err := r.store.TwoFactorOf(r.ctx, u.ID)
+func (r *adminRun) twoFactorRow(u *models.User) (*twofactorstore.TwoFactor, error) {
+	row, err := r.twoFactors().TwoFactorOf(r.ctx, u.ID)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, nil
 	}
@@ -74,7 +78,7 @@ func (r *adminRun) twoFactorStatus(u *models.User) error {
 	case row.ConfirmedAt == nil:
 		line += "off (an enrolment begun " + stamp(row.CreatedAt) + ", not confirmed)"
 	default:
-		codes, err := r.store.UnusedRecoveryCodes(r.ctx, u.ID)
+		codes, err := r.twoFactors().UnusedRecoveryCodes(r.ctx, u.ID)
 		if err != nil {
 			return err
 		}
@@ -102,11 +106,11 @@ func (r *adminRun) twoFactorReset(u *models.User) error {
 	if row == nil {
 		return fmt.Errorf("user %s has no two-factor; nothing changed", label(u))
 	}
-	codes, err := r.store.UnusedRecoveryCodes(r.ctx, u.ID)
+	codes, err := r.twoFactors().UnusedRecoveryCodes(r.ctx, u.ID)
 	if err != nil {
 		return err
 	}
-	ok, err := r.store.DeleteTwoFactor(r.ctx, u.ID)
+	ok, err := r.twoFactors().DeleteTwoFactor(r.ctx, u.ID)
 	if err != nil {
 		return err
 	}
@@ -125,7 +129,7 @@ func (r *adminRun) twoFactorReset(u *models.User) error {
 // twoFactorForgetDevices gives the user a new device key: every browser
 // they asked to be remembered is asked for a code again.
 func (r *adminRun) twoFactorForgetDevices(u *models.User) error {
-	ok, err := r.store.ForgetDevices(r.ctx, u.ID, random.Base64URL(16))
+	ok, err := r.twoFactors().ForgetDevices(r.ctx, u.ID, random.Base64URL(16))
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/pgtest"
+	"github.com/latchkey-auth/latchkey/models/twofactorstore"
 )
 
 // `users two-factor status|reset|forget-devices`, on SQLite and
@@ -58,27 +59,27 @@ func testUsersTwoFactor(t *testing.T) {
 	// Ann and Bob have two-factor on, Ann with a backoff in force and a
 	// pending second step; Cy began an enrolment and never confirmed it.
 	for _, u := range []*models.User{ann, bob} {
-		require.NoError(t, store.BeginTwoFactor(ctx, u.ID, "sealed-secret", "key-"+u.ID, now))
-		ok, err := store.ConfirmTwoFactor(ctx, u.ID, now.Unix()/30, []string{"h1" + u.ID, "h2" + u.ID, "h3" + u.ID}, now)
+		require.NoError(t, twofactorstore.New(store).BeginTwoFactor(ctx, u.ID, "sealed-secret", "key-"+u.ID, now))
+		ok, err := twofactorstore.New(store).ConfirmTwoFactor(ctx, u.ID, now.Unix()/30, []string{"h1" + u.ID, "h2" + u.ID, "h3" + u.ID}, now)
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
-	codes, err := store.UnusedRecoveryCodes(ctx, ann.ID)
+	codes, err := twofactorstore.New(store).UnusedRecoveryCodes(ctx, ann.ID)
 	require.NoError(t, err)
-	ok, err := store.UseRecoveryCode(ctx, ann.ID, codes[0].ID, now)
+	ok, err := twofactorstore.New(store).UseRecoveryCode(ctx, ann.ID, codes[0].ID, now)
 	require.NoError(t, err)
 	require.True(t, ok)
 	for range 6 {
-		require.NoError(t, store.TwoFactorFailed(ctx, ann.ID, time.Now(), func(n int) time.Duration {
+		require.NoError(t, twofactorstore.New(store).TwoFactorFailed(ctx, ann.ID, time.Now(), func(n int) time.Duration {
 			if n < 5 {
 				return 0
 			}
 			return time.Hour
 		}))
 	}
-	require.NoError(t, store.CreateSecondStep(ctx, &models.SecondStep{TokenHash: strings.Repeat("a", 64), UserID: ann.ID,
+	require.NoError(t, twofactorstore.New(store).CreateSecondStep(ctx, &twofactorstore.SecondStep{TokenHash: strings.Repeat("a", 64), UserID: ann.ID,
 		Provider: "credentials", Methods: "pwd", Expires: now.Add(5 * time.Minute), CreatedAt: now}))
-	require.NoError(t, store.BeginTwoFactor(ctx, cy.ID, "sealed-secret", "key-cy", now))
+	require.NoError(t, twofactorstore.New(store).BeginTwoFactor(ctx, cy.ID, "sealed-secret", "key-cy", now))
 
 	tf := func(args ...string) (int, string, string) {
 		return runCmd(append([]string{"--config", cfgPath, "users", "two-factor"}, args...)...)
@@ -88,16 +89,16 @@ func testUsersTwoFactor(t *testing.T) {
 	snapshot := func() string {
 		var b strings.Builder
 		for _, u := range []*models.User{ann, bob, cy} {
-			row, err := store.TwoFactorOf(ctx, u.ID)
+			row, err := twofactorstore.New(store).TwoFactorOf(ctx, u.ID)
 			if err != nil {
 				fmt.Fprintf(&b, "%s: %v\n", u.ID, err)
 				continue
 			}
-			left, err := store.UnusedRecoveryCodes(ctx, u.ID)
+			left, err := twofactorstore.New(store).UnusedRecoveryCodes(ctx, u.ID)
 			require.NoError(t, err)
 			fmt.Fprintf(&b, "%s: %s %v %d %d %d\n", u.ID, row.DeviceKey, row.ConfirmedAt != nil, row.Failures, row.LastStep, len(left))
 		}
-		_, err := store.SecondStepByHash(ctx, strings.Repeat("a", 64))
+		_, err := twofactorstore.New(store).SecondStepByHash(ctx, strings.Repeat("a", 64))
 		fmt.Fprintf(&b, "step: %v\n", err)
 		return b.String()
 	}
@@ -145,7 +146,7 @@ func testUsersTwoFactor(t *testing.T) {
 	code, stdout, stderr = tf("forget-devices", "ann@example.com")
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "forgot every remembered browser of user ann@example.com ("+ann.ID+"): each asks for a code again\n", stdout)
-	row, err := store.TwoFactorOf(ctx, ann.ID)
+	row, err := twofactorstore.New(store).TwoFactorOf(ctx, ann.ID)
 	require.NoError(t, err)
 	require.NotEqual(t, "key-"+ann.ID, row.DeviceKey)
 	require.NotEmpty(t, row.DeviceKey)
@@ -155,12 +156,12 @@ func testUsersTwoFactor(t *testing.T) {
 	code, stdout, stderr = tf("reset", ann.ID)
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "removed two-factor of user ann@example.com ("+ann.ID+"): its secret, 2 unused recovery codes, its pending second steps and its remembered browsers; its sessions stay (`sessions revoke --user` ends them)\n", stdout)
-	_, err = store.TwoFactorOf(ctx, ann.ID)
+	_, err = twofactorstore.New(store).TwoFactorOf(ctx, ann.ID)
 	require.ErrorIs(t, err, models.ErrNotFound)
-	left, err := store.UnusedRecoveryCodes(ctx, ann.ID)
+	left, err := twofactorstore.New(store).UnusedRecoveryCodes(ctx, ann.ID)
 	require.NoError(t, err)
 	require.Empty(t, left)
-	_, err = store.SecondStepByHash(ctx, strings.Repeat("a", 64))
+	_, err = twofactorstore.New(store).SecondStepByHash(ctx, strings.Repeat("a", 64))
 	require.ErrorIs(t, err, models.ErrNotFound)
 	code, stdout, _ = tf("status", "ann@example.com")
 	require.Equal(t, 0, code)

@@ -88,20 +88,37 @@ func isHandler(p goPackage) bool {
 	return p.dir != "app" && p.dir != "app/web" && p.imports["github.com/labstack/echo/v4"]
 }
 
-// storageNames are the names of package models a handler may not use:
-// every function (queries, Connect) and the Store; its types (User,
-// Account, ...) and errors stay usable as values.
-func storageNames(t *testing.T, fset *token.FileSet) map[string]bool {
+// storageNames are, by import path, the names of package models and of
+// each package below it (its feature packages, models/<feature>store, and
+// the schema) that a handler may not use: every function (queries,
+// Connect, New) and the Store; their types (User, Account, SecondStep,
+// ...) and errors stay usable as values.
+func storageNames(t *testing.T, fset *token.FileSet) map[string]map[string]bool {
 	t.Helper()
-	names := map[string]bool{"Store": true}
-	for _, f := range readPackage(t, fset, "models").files {
-		for _, d := range f.Decls {
-			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.IsExported() {
-				names[fn.Name.Name] = true
+	out := map[string]map[string]bool{}
+	err := filepath.WalkDir(filepath.Join("..", "models"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel("..", path)
+		p := readPackage(t, fset, filepath.ToSlash(rel))
+		if len(p.files) == 0 {
+			return nil
+		}
+		names := map[string]bool{"Store": true}
+		for _, f := range p.files {
+			for _, d := range f.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.IsExported() {
+					names[fn.Name.Name] = true
+				}
 			}
 		}
-	}
-	return names
+		out[module+"/"+p.dir] = names
+		return nil
+	})
+	require.NoError(t, err)
+	require.Contains(t, out, module+"/models")
+	return out
 }
 
 func TestArchitectureHandlersStayInTheirRooms(t *testing.T) {
@@ -121,16 +138,20 @@ func TestArchitectureHandlersStayInTheirRooms(t *testing.T) {
 			}
 		}
 		for name, f := range p.files {
-			local := "" // the name package models is imported under in f
+			// The names the storage packages are imported under in f.
+			locals := map[string]string{} // local name → import path
 			for _, im := range f.Imports {
-				if path, _ := strconv.Unquote(im.Path.Value); path == module+"/models" {
-					local = "models"
-					if im.Name != nil {
-						local = im.Name.Name
-					}
+				path, _ := strconv.Unquote(im.Path.Value)
+				if storage[path] == nil {
+					continue
 				}
+				local := path[strings.LastIndex(path, "/")+1:]
+				if im.Name != nil {
+					local = im.Name.Name
+				}
+				locals[local] = path
 			}
-			if local == "" {
+			if len(locals) == 0 {
 				continue
 			}
 			ast.Inspect(f, func(n ast.Node) bool {
@@ -138,9 +159,9 @@ func TestArchitectureHandlersStayInTheirRooms(t *testing.T) {
 				if !ok {
 					return true
 				}
-				if id, ok := sel.X.(*ast.Ident); ok && id.Name == local && storage[sel.Sel.Name] {
-					t.Errorf("%s/%s:%d uses models.%s: a handler reaches storage only through the core's interfaces",
-						dir, name, fset.Position(sel.Pos()).Line, sel.Sel.Name)
+				if id, ok := sel.X.(*ast.Ident); ok && storage[locals[id.Name]][sel.Sel.Name] {
+					t.Errorf("%s/%s:%d uses %s.%s: a handler reaches storage only through the core's interfaces",
+						dir, name, fset.Position(sel.Pos()).Line, strings.TrimPrefix(locals[id.Name], module+"/"), sel.Sel.Name)
 				}
 				return true
 			})
@@ -154,7 +175,7 @@ func TestArchitectureKitKnowsNoFeature(t *testing.T) {
 	fset := token.NewFileSet()
 	pkgs := appPackages(t, fset)
 	for path := range pkgs["app/web"].imports {
-		if other, ok := strings.CutPrefix(path, module+"/"); ok && (other == "app" || isHandler(pkgs[other]) || other == "models") {
+		if other, ok := strings.CutPrefix(path, module+"/"); ok && (other == "app" || isHandler(pkgs[other]) || other == "models" || strings.HasPrefix(other, "models/")) {
 			t.Errorf("app/web imports %s: the kit is below every handler", other)
 		}
 	}

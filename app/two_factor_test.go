@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models/twofactorstore"
 )
 
 // A password sign-in of a user with two-factor holds the sign-in: no
@@ -284,7 +285,7 @@ func TestTwoFactorDisable(t *testing.T) {
 	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
 	require.Contains(t, res.location(), "notice=disabled")
 	require.Contains(t, e.mailAt(mails+1).Subject, "Two-factor")
-	st, err := e.app.Store().TwoFactorOf(context.Background(), e.userID("ada@example.com"))
+	st, err := twofactorstore.New(e.app.Store()).TwoFactorOf(context.Background(), e.userID("ada@example.com"))
 	require.Error(t, err, "the secret and codes are gone: %+v", st)
 
 	e.form(c, "/signout")

@@ -10,13 +10,15 @@ import (
 	"github.com/latchkey-auth/latchkey/app/passkey"
 	"github.com/latchkey-auth/latchkey/app/twofactor"
 	"github.com/latchkey-auth/latchkey/app/twofactorpages"
+	"github.com/latchkey-auth/latchkey/models/twofactorstore"
 )
 
 // buildTwoFactor builds the second factor when two_factor.mode is not off:
-// its rules (app/twofactor), given to the sign-in core (the gate before
-// every session) and to the account rules (which forget remembered
-// browsers), and its handler (app/twofactorpages), whose Flow answers the
-// `two-factor` provider's callback. nil when off: no route, no gate.
+// its rules (app/twofactor, on its storage: models/twofactorstore), given
+// to the sign-in core (the gate before every session) and to the account
+// rules (which forget remembered browsers), and its handler
+// (app/twofactorpages), whose Flow answers the `two-factor` provider's
+// callback. nil when off: no route, no gate.
 func (w *wiring) buildTwoFactor(rules *accounts.Service) (*twofactorpages.Handler, error) {
 	tf := w.cfg.TwoFactor
 	if !tf.On() {
@@ -31,7 +33,7 @@ func (w *wiring) buildTwoFactor(rules *accounts.Service) (*twofactorpages.Handle
 	}
 	policy := twofactor.Policy{Mode: twofactor.Mode(tf.Mode), RequiredFor: tf.RequiredList(), RememberFor: time.Duration(tf.RememberDevice)}
 	secrets := w.cfg.Secrets()
-	svc, err := twofactor.New(w.store, policy, issuer, secrets, func(v string) []string { return email.HashTokens(v, secrets) }, w.now, w.log)
+	svc, err := twofactor.New(twofactorstore.New(w.store), policy, issuer, secrets, func(v string) []string { return email.HashTokens(v, secrets) }, w.now, w.log)
 	if err != nil {
 		return nil, err
 	}

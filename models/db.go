@@ -21,7 +21,9 @@ const (
 	DialectPostgres = "postgres"
 )
 
-// Store wraps the database; every query latchkey makes is a method on it.
+// Store wraps the database; every query on the shared tables is a method on
+// it. A feature's own tables have their queries in models/<feature>store,
+// on this Store's handle (DB).
 type Store struct {
 	db          *gorm.DB
 	dialect     string

@@ -1,7 +1,9 @@
 // Package models is latchkey's storage: the Auth.js data model (User,
 // Account, Session, VerificationToken) and the e-mail rate limits' buckets
 // (RateLimit), in GORM over SQLite or PostgreSQL, and the store methods the
-// HTTP layer uses.
+// HTTP layer uses. A feature's own tables (two-factor: models/twofactorstore)
+// are in a sub-package built on Store; their schema steps are in
+// models/schema with every other.
 package models
 
 import "time"

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/latchkey-auth/latchkey/app/twofactor"
-	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/twofactorstore"
 )
 
 // gate asks the second-factor rules whether in may start its session now;
@@ -90,7 +90,7 @@ func (s *Service) StepUp(ctx context.Context, b Browser, code string, remember b
 		s.Log.Warn("the session a step-up replaced was not ended", "user", uid, "err", err)
 	}
 	return s.completeStep(ctx, b, &twofactor.Completed{
-		Step:    &models.SecondStep{UserID: uid, Provider: "two-factor"},
+		Step:    &twofactorstore.SecondStep{UserID: uid, Provider: "two-factor"},
 		Methods: twofactor.WithSecond(methods, used.Method), Used: used,
 	}, remember)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/twofactorstore"
 )
 
 // Used is how a code was accepted.
@@ -67,7 +68,7 @@ func (s *Service) CheckCode(ctx context.Context, userID, code string) (Used, err
 }
 
 // inForce is the user's confirmed two-factor row; ErrNotOn when none.
-func (s *Service) inForce(ctx context.Context, userID string) (*models.TwoFactor, error) {
+func (s *Service) inForce(ctx context.Context, userID string) (*twofactorstore.TwoFactor, error) {
 	row, err := s.Store.TwoFactorOf(ctx, userID)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && row.ConfirmedAt == nil) {
 		return nil, ErrNotOn

@@ -4,7 +4,8 @@
 // browsers a user asked to remember, and the operator's policy. It has no
 // HTTP in it: app/signin consults it before starting a session, and
 // app/twofactorpages reads forms and calls it. Its storage is the Store
-// interface (*models.Store); its tests use an in-memory fake.
+// interface (*twofactorstore.Store, in models/twofactorstore); its tests use
+// an in-memory fake.
 //
 // What is secret never leaves it in the clear: the TOTP secret is sealed
 // under the service secret before it is stored, recovery codes are stored

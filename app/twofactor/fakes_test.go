@@ -7,22 +7,23 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/twofactorstore"
 )
 
 // memStore is Store in memory, with the real one's atomicity (one mutex),
 // for the rules' fast tests; models tests the real one on both dialects.
 type memStore struct {
 	mu    sync.Mutex
-	rows  map[string]models.TwoFactor
-	codes map[string][]models.RecoveryCode
-	steps map[string]models.SecondStep
+	rows  map[string]twofactorstore.TwoFactor
+	codes map[string][]twofactorstore.RecoveryCode
+	steps map[string]twofactorstore.SecondStep
 }
 
 func newMemStore() *memStore {
-	return &memStore{rows: map[string]models.TwoFactor{}, codes: map[string][]models.RecoveryCode{}, steps: map[string]models.SecondStep{}}
+	return &memStore{rows: map[string]twofactorstore.TwoFactor{}, codes: map[string][]twofactorstore.RecoveryCode{}, steps: map[string]twofactorstore.SecondStep{}}
 }
 
-func (m *memStore) TwoFactorOf(_ context.Context, uid string) (*models.TwoFactor, error) {
+func (m *memStore) TwoFactorOf(_ context.Context, uid string) (*twofactorstore.TwoFactor, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.rows[uid]
@@ -38,7 +39,7 @@ func (m *memStore) BeginTwoFactor(_ context.Context, uid, sealed, key string, no
 	if r, ok := m.rows[uid]; ok && r.ConfirmedAt != nil {
 		return models.ErrConflict
 	}
-	m.rows[uid] = models.TwoFactor{UserID: uid, Secret: sealed, DeviceKey: key, CreatedAt: now, UpdatedAt: now}
+	m.rows[uid] = twofactorstore.TwoFactor{UserID: uid, Secret: sealed, DeviceKey: key, CreatedAt: now, UpdatedAt: now}
 	return nil
 }
 
@@ -53,7 +54,7 @@ func (m *memStore) ConfirmTwoFactor(_ context.Context, uid string, step int64, h
 	m.rows[uid] = r
 	m.codes[uid] = nil
 	for _, h := range hashes {
-		m.codes[uid] = append(m.codes[uid], models.RecoveryCode{ID: random.UUID(), UserID: uid, CodeHash: h, CreatedAt: now})
+		m.codes[uid] = append(m.codes[uid], twofactorstore.RecoveryCode{ID: random.UUID(), UserID: uid, CodeHash: h, CreatedAt: now})
 	}
 	return true, nil
 }
@@ -87,10 +88,10 @@ func (m *memStore) TwoFactorFailed(_ context.Context, uid string, now time.Time,
 	return nil
 }
 
-func (m *memStore) UnusedRecoveryCodes(_ context.Context, uid string) ([]models.RecoveryCode, error) {
+func (m *memStore) UnusedRecoveryCodes(_ context.Context, uid string) ([]twofactorstore.RecoveryCode, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []models.RecoveryCode
+	var out []twofactorstore.RecoveryCode
 	for _, c := range m.codes[uid] {
 		if c.UsedAt == nil {
 			out = append(out, c)
@@ -125,7 +126,7 @@ func (m *memStore) ReplaceRecoveryCodes(_ context.Context, uid string, hashes []
 	defer m.mu.Unlock()
 	m.codes[uid] = nil
 	for _, h := range hashes {
-		m.codes[uid] = append(m.codes[uid], models.RecoveryCode{ID: random.UUID(), UserID: uid, CodeHash: h, CreatedAt: now})
+		m.codes[uid] = append(m.codes[uid], twofactorstore.RecoveryCode{ID: random.UUID(), UserID: uid, CodeHash: h, CreatedAt: now})
 	}
 	return true, nil
 }
@@ -156,14 +157,14 @@ func (m *memStore) ForgetDevices(_ context.Context, uid, key string) (bool, erro
 	return true, nil
 }
 
-func (m *memStore) CreateSecondStep(_ context.Context, s *models.SecondStep) error {
+func (m *memStore) CreateSecondStep(_ context.Context, s *twofactorstore.SecondStep) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.steps[s.TokenHash] = *s
 	return nil
 }
 
-func (m *memStore) SecondStepByHash(_ context.Context, h string) (*models.SecondStep, error) {
+func (m *memStore) SecondStepByHash(_ context.Context, h string) (*twofactorstore.SecondStep, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.steps[h]

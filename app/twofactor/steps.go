@@ -13,6 +13,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/twofactorstore"
 )
 
 // Held is a pending second step as the browser keeps it: a sealed cookie
@@ -37,7 +38,7 @@ type FirstFactor struct {
 func (s *Service) hold(ctx context.Context, f FirstFactor, enrol bool) (*Held, error) {
 	token := random.Base64URL(32)
 	now := s.Now().UTC()
-	row := &models.SecondStep{
+	row := &twofactorstore.SecondStep{
 		TokenHash: stepHash(token), UserID: f.UserID, Provider: f.Provider, Methods: strings.Join(f.Methods, " "),
 		IsNew: f.IsNew, Enrol: enrol, Expires: now.Add(StepLifetime), CreatedAt: now,
 	}
@@ -59,7 +60,7 @@ func stepHash(token string) string {
 // Step is the live pending second step of a browser's cookie; ErrNoStep
 // when the cookie is absent, forged, too old, or its step is used, expired
 // or gone.
-func (s *Service) Step(ctx context.Context, cookie string) (*models.SecondStep, error) {
+func (s *Service) Step(ctx context.Context, cookie string) (*twofactorstore.SecondStep, error) {
 	if cookie == "" {
 		return nil, ErrNoStep
 	}
@@ -83,7 +84,7 @@ func (s *Service) Step(ctx context.Context, cookie string) (*models.SecondStep, 
 // Completed is a pending step finished: the sign-in it held, and the
 // session's methods.
 type Completed struct {
-	Step    *models.SecondStep
+	Step    *twofactorstore.SecondStep
 	Methods []string
 	Used    Used
 }
@@ -126,7 +127,7 @@ func (s *Service) FinishEnrolment(ctx context.Context, cookie, code string) (*Co
 }
 
 // attempt opens the step, checks its kind and counts one attempt.
-func (s *Service) attempt(ctx context.Context, cookie string, enrol bool) (*models.SecondStep, error) {
+func (s *Service) attempt(ctx context.Context, cookie string, enrol bool) (*twofactorstore.SecondStep, error) {
 	st, err := s.Step(ctx, cookie)
 	if err != nil {
 		return nil, err
@@ -147,7 +148,7 @@ func (s *Service) attempt(ctx context.Context, cookie string, enrol bool) (*mode
 	return st, nil
 }
 
-func (s *Service) consume(ctx context.Context, st *models.SecondStep) error {
+func (s *Service) consume(ctx context.Context, st *twofactorstore.SecondStep) error {
 	ok, err := s.Store.ConsumeSecondStep(ctx, st.TokenHash)
 	if err != nil {
 		return fmt.Errorf("spend the pending second step: %w", err)

@@ -4,27 +4,27 @@ import (
 	"context"
 	"time"
 
-	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/twofactorstore"
 )
 
-// Store is the storage of second factors. *models.Store implements it;
+// Store is the storage of second factors. *twofactorstore.Store implements it;
 // each write is atomic where the rules depend on it (a code step, a
 // recovery code and a pending step are each used at most once, by any
 // instance).
 type Store interface {
-	TwoFactorOf(ctx context.Context, userID string) (*models.TwoFactor, error)
+	TwoFactorOf(ctx context.Context, userID string) (*twofactorstore.TwoFactor, error)
 	BeginTwoFactor(ctx context.Context, userID, sealedSecret, deviceKey string, now time.Time) error
 	ConfirmTwoFactor(ctx context.Context, userID string, step int64, codeHashes []string, now time.Time) (bool, error)
 	UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error)
 	TwoFactorFailed(ctx context.Context, userID string, now time.Time, backoff func(failures int) time.Duration) error
-	UnusedRecoveryCodes(ctx context.Context, userID string) ([]models.RecoveryCode, error)
+	UnusedRecoveryCodes(ctx context.Context, userID string) ([]twofactorstore.RecoveryCode, error)
 	UseRecoveryCode(ctx context.Context, userID, id string, now time.Time) (bool, error)
 	ReplaceRecoveryCodes(ctx context.Context, userID string, codeHashes []string, now time.Time) (bool, error)
 	DeleteTwoFactor(ctx context.Context, userID string) (bool, error)
 	ForgetDevices(ctx context.Context, userID, newKey string) (bool, error)
 
-	CreateSecondStep(ctx context.Context, s *models.SecondStep) error
-	SecondStepByHash(ctx context.Context, tokenHash string) (*models.SecondStep, error)
+	CreateSecondStep(ctx context.Context, s *twofactorstore.SecondStep) error
+	SecondStepByHash(ctx context.Context, tokenHash string) (*twofactorstore.SecondStep, error)
 	CountSecondStepAttempt(ctx context.Context, tokenHash string, max int, now time.Time) (bool, error)
 	ConsumeSecondStep(ctx context.Context, tokenHash string) (bool, error)
 }

@@ -1,4 +1,4 @@
-package models
+package twofactorstore
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // The two-factor store. Several instances serve one database, and a code
@@ -15,12 +17,12 @@ import (
 // says whether it won, and writes of several rows are one transaction.
 
 // TwoFactorOf returns the user's two-factor row, confirmed or not;
-// ErrNotFound when the user has none.
+// models.ErrNotFound when the user has none.
 func (s *Store) TwoFactorOf(ctx context.Context, userID string) (*TwoFactor, error) {
 	var tf TwoFactor
-	err := s.db.WithContext(ctx).Where("user_id = ?", userID).Take(&tf).Error
+	err := s.db().WithContext(ctx).Where("user_id = ?", userID).Take(&tf).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
+		return nil, models.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find two-factor: %w", err)
@@ -43,17 +45,17 @@ const beginTwoFactorSQL = `INSERT INTO two_factors
 
 // BeginTwoFactor stores an unconfirmed row (sealedSecret is sealed by the
 // caller; deviceKey fresh), replacing an unconfirmed one of the user: an
-// enrolment started again starts over with the new secret. ErrConflict,
+// enrolment started again starts over with the new secret. models.ErrConflict,
 // nothing written, when the user has a confirmed one: it must be turned
 // off first.
 func (s *Store) BeginTwoFactor(ctx context.Context, userID, sealedSecret, deviceKey string, now time.Time) error {
-	at := dbTime(now)
-	r := s.db.WithContext(ctx).Exec(beginTwoFactorSQL, userID, sealedSecret, deviceKey, at, at)
+	at := models.DBTime(now)
+	r := s.db().WithContext(ctx).Exec(beginTwoFactorSQL, userID, sealedSecret, deviceKey, at, at)
 	if r.Error != nil {
 		return fmt.Errorf("begin two-factor: %w", r.Error)
 	}
 	if r.RowsAffected == 0 {
-		return fmt.Errorf("begin two-factor: %w: the user has two-factor on", ErrConflict)
+		return fmt.Errorf("begin two-factor: %w: the user has two-factor on", models.ErrConflict)
 	}
 	return nil
 }
@@ -66,8 +68,8 @@ func (s *Store) BeginTwoFactor(ctx context.Context, userID, sealedSecret, device
 // another request).
 func (s *Store) ConfirmTwoFactor(ctx context.Context, userID string, step int64, codeHashes []string, now time.Time) (bool, error) {
 	var ok bool
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		at := dbTime(now)
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		at := models.DBTime(now)
 		r := tx.Model(&TwoFactor{}).Where("user_id = ? AND confirmed_at IS NULL", userID).
 			Updates(map[string]any{"confirmed_at": at, "last_step": step, "failures": 0, "blocked_until": nil, "updated_at": at})
 		if r.Error != nil || r.RowsAffected == 0 {
@@ -88,7 +90,7 @@ func (s *Store) ConfirmTwoFactor(ctx context.Context, userID string, step int64,
 // instance), or no confirmed row. One conditional UPDATE, so of two
 // requests racing with one code exactly one wins.
 func (s *Store) UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error) {
-	r := s.db.WithContext(ctx).Model(&TwoFactor{}).
+	r := s.db().WithContext(ctx).Model(&TwoFactor{}).
 		Where("user_id = ? AND confirmed_at IS NOT NULL AND last_step < ?", userID, step).
 		Updates(map[string]any{"last_step": step, "failures": 0, "blocked_until": nil})
 	if r.Error != nil {
@@ -103,7 +105,7 @@ func (s *Store) UseTOTPStep(ctx context.Context, userID string, step int64) (boo
 // holds the row), so concurrent failures each count and the last block
 // written is the one the highest count earned. No row: nil, nothing.
 func (s *Store) TwoFactorFailed(ctx context.Context, userID string, now time.Time, backoff func(failures int) time.Duration) error {
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r := tx.Model(&TwoFactor{}).Where("user_id = ?", userID).
 			Updates(map[string]any{"failures": gorm.Expr("failures + 1")})
 		if r.Error != nil || r.RowsAffected == 0 {
@@ -115,7 +117,7 @@ func (s *Store) TwoFactorFailed(ctx context.Context, userID string, now time.Tim
 		}
 		var until *time.Time
 		if d := backoff(failures); d > 0 {
-			t := dbTime(now.Add(d))
+			t := models.DBTime(now.Add(d))
 			until = &t
 		}
 		return tx.Model(&TwoFactor{}).Where("user_id = ?", userID).UpdateColumn("blocked_until", until).Error
@@ -130,7 +132,7 @@ func (s *Store) TwoFactorFailed(ctx context.Context, userID string, now time.Tim
 // of the user (which carries the old one) stops counting. false when the
 // user has no row.
 func (s *Store) ForgetDevices(ctx context.Context, userID, newKey string) (bool, error) {
-	r := s.db.WithContext(ctx).Model(&TwoFactor{}).Where("user_id = ?", userID).Update("device_key", newKey)
+	r := s.db().WithContext(ctx).Model(&TwoFactor{}).Where("user_id = ?", userID).Update("device_key", newKey)
 	if r.Error != nil {
 		return false, fmt.Errorf("forget remembered devices: %w", r.Error)
 	}
@@ -142,7 +144,7 @@ func (s *Store) ForgetDevices(ctx context.Context, userID, newKey string) (bool,
 // the old factor can finish. false, nothing written, when there was no row.
 func (s *Store) DeleteTwoFactor(ctx context.Context, userID string) (bool, error) {
 	var ok bool
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r := tx.Where("user_id = ?", userID).Delete(&TwoFactor{})
 		if r.Error != nil || r.RowsAffected == 0 {
 			return r.Error

@@ -1,4 +1,4 @@
-package models
+package twofactorstore
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // UnusedRecoveryCodes lists the user's recovery codes not used yet, oldest
 // first.
 func (s *Store) UnusedRecoveryCodes(ctx context.Context, userID string) ([]RecoveryCode, error) {
 	var out []RecoveryCode
-	err := s.db.WithContext(ctx).Where("user_id = ? AND used_at IS NULL", userID).Order("created_at, id").Find(&out).Error
+	err := s.db().WithContext(ctx).Where("user_id = ? AND used_at IS NULL", userID).Order("created_at, id").Find(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("list recovery codes: %w", err)
 	}
@@ -26,9 +28,9 @@ func (s *Store) UnusedRecoveryCodes(ctx context.Context, userID string) ([]Recov
 // requests racing with one code win.
 func (s *Store) UseRecoveryCode(ctx context.Context, userID, id string, now time.Time) (bool, error) {
 	var ok bool
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r := tx.Model(&RecoveryCode{}).Where("id = ? AND user_id = ? AND used_at IS NULL", id, userID).
-			Update("used_at", dbTime(now))
+			Update("used_at", models.DBTime(now))
 		if r.Error != nil || r.RowsAffected == 0 {
 			return r.Error
 		}
@@ -48,8 +50,8 @@ func (s *Store) UseRecoveryCode(ctx context.Context, userID, id string, now time
 // would be a way in that nothing shows.
 func (s *Store) ReplaceRecoveryCodes(ctx context.Context, userID string, codeHashes []string, now time.Time) (bool, error) {
 	var ok bool
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		at := dbTime(now)
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		at := models.DBTime(now)
 		// Touching the row both tells that it is confirmed and holds it
 		// (a row lock; SQLite's write lock) until the commit, so a
 		// DeleteTwoFactor at the same time cannot leave codes behind it.
@@ -77,7 +79,7 @@ func replaceCodes(tx *gorm.DB, userID string, codeHashes []string, at time.Time)
 	}
 	rows := make([]RecoveryCode, len(codeHashes))
 	for i, h := range codeHashes {
-		rows[i] = RecoveryCode{ID: NewID(), UserID: userID, CodeHash: h, CreatedAt: at}
+		rows[i] = RecoveryCode{ID: models.NewID(), UserID: userID, CodeHash: h, CreatedAt: at}
 	}
 	if err := tx.Omit("User").Create(&rows).Error; err != nil {
 		return fmt.Errorf("insert recovery codes: %w", err)

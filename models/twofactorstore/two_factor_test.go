@@ -1,4 +1,4 @@
-package models
+package twofactorstore
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // The two-factor store on both dialects. The races run on two handles of
@@ -18,7 +20,7 @@ import (
 var tfNow = time.Date(2031, 5, 6, 7, 8, 9, 123456000, time.UTC)
 
 // confirmed gives u a confirmed two-factor row at step, with codes.
-func confirmed(t *testing.T, s *Store, u *User, step int64, codes ...string) {
+func confirmed(t *testing.T, s *Store, u *models.User, step int64, codes ...string) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, s.BeginTwoFactor(ctx, u.ID, "sealed", "key-1", tfNow))
@@ -65,7 +67,7 @@ func TestTwoFactorEnrolment(t *testing.T) {
 		ctx := context.Background()
 		u := newUser(t, s, "e@example.com")
 		_, err := s.TwoFactorOf(ctx, u.ID)
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, models.ErrNotFound)
 		ok, err := s.ConfirmTwoFactor(ctx, u.ID, 1, []string{"c"}, tfNow)
 		require.NoError(t, err)
 		require.False(t, ok, "nothing to confirm")
@@ -83,7 +85,7 @@ func TestTwoFactorEnrolment(t *testing.T) {
 		require.Nil(t, tf.BlockedUntil)
 
 		// Codes left from before (a hand edit, an old enrolment) are replaced.
-		require.NoError(t, s.db.Omit("User").Create(&RecoveryCode{ID: NewID(), UserID: u.ID, CodeHash: "stale"}).Error)
+		require.NoError(t, s.db().Omit("User").Create(&RecoveryCode{ID: models.NewID(), UserID: u.ID, CodeHash: "stale"}).Error)
 		ok, err = s.ConfirmTwoFactor(ctx, u.ID, 42, []string{"h1", "h2", "h3"}, tfNow)
 		require.NoError(t, err)
 		require.True(t, ok)
@@ -102,13 +104,13 @@ func TestTwoFactorEnrolment(t *testing.T) {
 		require.EqualValues(t, 3, count(t, s, "recovery_codes"))
 
 		err = s.BeginTwoFactor(ctx, u.ID, "sealed-3", "key-3", tfNow)
-		require.ErrorIs(t, err, ErrConflict, "a confirmed factor is not replaced")
+		require.ErrorIs(t, err, models.ErrConflict, "a confirmed factor is not replaced")
 		tf, err = s.TwoFactorOf(ctx, u.ID)
 		require.NoError(t, err)
 		require.Equal(t, "sealed-2", tf.Secret)
 		require.NotNil(t, tf.ConfirmedAt)
 
-		require.Error(t, s.BeginTwoFactor(ctx, NewID(), "s", "k", tfNow), "a user must exist")
+		require.Error(t, s.BeginTwoFactor(ctx, models.NewID(), "s", "k", tfNow), "a user must exist")
 	})
 }
 
@@ -121,7 +123,7 @@ func hashes(codes []RecoveryCode) []string {
 }
 
 func TestUseTOTPStep(t *testing.T) {
-	eachDialect(t, func(t *testing.T, c Config) {
+	eachDialect(t, func(t *testing.T, c models.Config) {
 		s, other := connect(t, c), connect(t, c)
 		ctx := context.Background()
 		u := newUser(t, s, "t@example.com")
@@ -161,7 +163,7 @@ func TestUseTOTPStep(t *testing.T) {
 }
 
 func TestTwoFactorFailed(t *testing.T) {
-	eachDialect(t, func(t *testing.T, c Config) {
+	eachDialect(t, func(t *testing.T, c models.Config) {
 		s, other := connect(t, c), connect(t, c)
 		ctx := context.Background()
 		u := newUser(t, s, "f@example.com")
@@ -201,7 +203,7 @@ func TestTwoFactorFailed(t *testing.T) {
 }
 
 func TestRecoveryCodes(t *testing.T) {
-	eachDialect(t, func(t *testing.T, c Config) {
+	eachDialect(t, func(t *testing.T, c models.Config) {
 		s, other := connect(t, c), connect(t, c)
 		ctx := context.Background()
 		u := newUser(t, s, "r@example.com")
@@ -258,19 +260,19 @@ func TestRecoveryCodes(t *testing.T) {
 }
 
 func TestSecondSteps(t *testing.T) {
-	eachDialect(t, func(t *testing.T, c Config) {
+	eachDialect(t, func(t *testing.T, c models.Config) {
 		s, other := connect(t, c), connect(t, c)
 		ctx := context.Background()
 		u := newUser(t, s, "s@example.com")
 		_, err := s.SecondStepByHash(ctx, "none")
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, models.ErrNotFound)
 
 		exp := tfNow.Add(5 * time.Minute)
 		st := &SecondStep{TokenHash: "step-1", UserID: u.ID, Provider: "credentials", Methods: "pwd",
 			CallbackURL: "https://app.example.com/", IsNew: true, Enrol: true, Expires: exp.In(time.FixedZone("X", 3600)), CreatedAt: tfNow}
 		require.NoError(t, s.CreateSecondStep(ctx, st))
 		dup := *st
-		require.ErrorIs(t, s.CreateSecondStep(ctx, &dup), ErrConflict)
+		require.ErrorIs(t, s.CreateSecondStep(ctx, &dup), models.ErrConflict)
 		got, err := s.SecondStepByHash(ctx, "step-1")
 		require.NoError(t, err)
 		require.Equal(t, u.ID, got.UserID)
@@ -312,7 +314,7 @@ func TestSecondSteps(t *testing.T) {
 		wins = raceWins(t, s, other, 8, func(s *Store) (bool, error) { return s.ConsumeSecondStep(ctx, "step-3") })
 		require.EqualValues(t, 1, wins, "a step completes one sign-in")
 		_, err = s.SecondStepByHash(ctx, "step-3")
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, models.ErrNotFound)
 	})
 }
 
@@ -322,11 +324,11 @@ func TestPurgeExpiredSecondSteps(t *testing.T) {
 		u := newUser(t, s, "p@example.com")
 		require.NoError(t, s.CreateSecondStep(ctx, &SecondStep{TokenHash: "old", UserID: u.ID, Expires: tfNow.Add(-time.Second)}))
 		require.NoError(t, s.CreateSecondStep(ctx, &SecondStep{TokenHash: "new", UserID: u.ID, Expires: tfNow.Add(time.Second)}))
-		n, err := s.PurgeExpired(ctx, tfNow)
+		n, err := s.store.PurgeExpired(ctx, tfNow)
 		require.NoError(t, err)
 		require.EqualValues(t, 1, n)
 		_, err = s.SecondStepByHash(ctx, "old")
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, models.ErrNotFound)
 		_, err = s.SecondStepByHash(ctx, "new")
 		require.NoError(t, err)
 	})
@@ -361,13 +363,13 @@ func TestDeleteTwoFactorAndForgetDevices(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		_, err = s.TwoFactorOf(ctx, u.ID)
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, models.ErrNotFound)
 		codes, err := s.UnusedRecoveryCodes(ctx, u.ID)
 		require.NoError(t, err)
 		require.Empty(t, codes)
 		for _, h := range []string{"step-0", "step-1"} {
 			_, err = s.SecondStepByHash(ctx, h)
-			require.ErrorIs(t, err, ErrNotFound, "a pending sign-in of the old factor cannot finish")
+			require.ErrorIs(t, err, models.ErrNotFound, "a pending sign-in of the old factor cannot finish")
 		}
 		ok, err = s.DeleteTwoFactor(ctx, u.ID)
 		require.NoError(t, err)
@@ -388,31 +390,10 @@ func TestTwoFactorGoesWithUser(t *testing.T) {
 		u := newUser(t, s, "gone@example.com")
 		confirmed(t, s, u, 1, "a", "b")
 		require.NoError(t, s.CreateSecondStep(ctx, &SecondStep{TokenHash: "h", UserID: u.ID, Expires: tfNow}))
-		_, err := s.DeleteUser(ctx, u.ID, tfNow)
+		_, err := s.store.DeleteUser(ctx, u.ID, tfNow)
 		require.NoError(t, err)
 		for _, table := range []string{"two_factors", "recovery_codes", "second_steps"} {
 			require.Zero(t, count(t, s, table), table)
 		}
-	})
-}
-
-func TestSessionAMR(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
-		ctx := context.Background()
-		u := newUser(t, s, "amr@example.com")
-		exp := time.Now().Add(time.Hour)
-		require.NoError(t, s.CreateSession(ctx, u.ID, "two", "pwd otp mfa", time.Now(), exp))
-		require.NoError(t, s.CreateSession(ctx, u.ID, "one", "", time.Now(), exp))
-		var row SessionRow
-		require.NoError(t, s.ReadSession(ctx, "two", &row))
-		require.Equal(t, "pwd otp mfa", row.AMR)
-		require.NoError(t, s.ReadSession(ctx, "one", &row))
-		require.Empty(t, row.AMR, "a reused row does not keep the last one's methods")
-		got, err := s.SessionAndUser(ctx, "two")
-		require.NoError(t, err)
-		require.Equal(t, "pwd otp mfa", got.AMR)
-		list, err := s.SessionsOf(ctx, u.ID)
-		require.NoError(t, err)
-		require.Len(t, list, 2)
 	})
 }

@@ -1,13 +1,17 @@
-package models
+package twofactorstore
 
-import "time"
+import (
+	"time"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
 
 // TwoFactor is a user's authenticator-app second factor (TOTP, RFC 6238).
 // A row without ConfirmedAt is an enrolment begun and not confirmed with a
 // code yet: it is not in force, and a new enrolment replaces it.
 type TwoFactor struct {
-	UserID string `gorm:"primaryKey;size:36"`
-	User   User   `gorm:"constraint:OnDelete:CASCADE"`
+	UserID string      `gorm:"primaryKey;size:36"`
+	User   models.User `gorm:"constraint:OnDelete:CASCADE"`
 	// Secret is the TOTP secret sealed under the service secret (AEAD,
 	// app/twofactor); never the secret itself.
 	Secret      string `gorm:"not null"`
@@ -30,11 +34,11 @@ type TwoFactor struct {
 // RecoveryCode is one single-use recovery code of a user, stored hashed
 // (CodeHash: email.HashToken under the first secret, as e-mail tokens).
 type RecoveryCode struct {
-	ID        string     `gorm:"primaryKey;size:36"`
-	UserID    string     `gorm:"index:idx_recovery_codes_user_id;not null;size:36"`
-	User      User       `gorm:"constraint:OnDelete:CASCADE"`
-	CodeHash  string     `gorm:"not null;size:64"`
-	UsedAt    *time.Time // nil: unused
+	ID        string      `gorm:"primaryKey;size:36"`
+	UserID    string      `gorm:"index:idx_recovery_codes_user_id;not null;size:36"`
+	User      models.User `gorm:"constraint:OnDelete:CASCADE"`
+	CodeHash  string      `gorm:"not null;size:64"`
+	UsedAt    *time.Time  // nil: unused
 	CreatedAt time.Time
 }
 
@@ -43,9 +47,9 @@ type RecoveryCode struct {
 // the token whose SHA-256 is TokenHash; the row makes the step single-use
 // and counts its attempts across instances.
 type SecondStep struct {
-	TokenHash string `gorm:"primaryKey;size:64"`
-	UserID    string `gorm:"index:idx_second_steps_user_id;not null;size:36"`
-	User      User   `gorm:"constraint:OnDelete:CASCADE"`
+	TokenHash string      `gorm:"primaryKey;size:64"`
+	UserID    string      `gorm:"index:idx_second_steps_user_id;not null;size:36"`
+	User      models.User `gorm:"constraint:OnDelete:CASCADE"`
 	// Provider is the first factor's provider id; Methods its amr values
 	// (space-separated, e.g. "pwd").
 	Provider string `gorm:"not null"`

@@ -1,4 +1,4 @@
-package models
+package twofactorstore
 
 import (
 	"context"
@@ -7,30 +7,32 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // CreateSecondStep stores a sign-in waiting for its second factor. Its
 // times are stored at dbTime's precision (CreatedAt is GORM's clock when
-// zero); a token hash stored already is ErrConflict.
+// zero); a token hash stored already is models.ErrConflict.
 func (s *Store) CreateSecondStep(ctx context.Context, st *SecondStep) error {
-	st.Expires = dbTime(st.Expires)
+	st.Expires = models.DBTime(st.Expires)
 	if !st.CreatedAt.IsZero() {
-		st.CreatedAt = dbTime(st.CreatedAt)
+		st.CreatedAt = models.DBTime(st.CreatedAt)
 	}
-	if err := s.db.WithContext(ctx).Omit("User").Create(st).Error; err != nil {
-		return fmt.Errorf("create second step: %w", conflict(err))
+	if err := s.db().WithContext(ctx).Omit("User").Create(st).Error; err != nil {
+		return fmt.Errorf("create second step: %w", models.Conflict(err))
 	}
 	return nil
 }
 
 // SecondStepByHash finds a pending second step by its token's hash;
-// ErrNotFound when there is none. An expired row is returned as it is
+// models.ErrNotFound when there is none. An expired row is returned as it is
 // (until purged): the caller compares Expires with its own clock.
 func (s *Store) SecondStepByHash(ctx context.Context, tokenHash string) (*SecondStep, error) {
 	var st SecondStep
-	err := s.db.WithContext(ctx).Where("token_hash = ?", tokenHash).Take(&st).Error
+	err := s.db().WithContext(ctx).Where("token_hash = ?", tokenHash).Take(&st).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
+		return nil, models.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find second step: %w", err)
@@ -44,8 +46,8 @@ func (s *Store) SecondStepByHash(ctx context.Context, tokenHash string) (*Second
 // conditional UPDATE, so requests in parallel on any instances get at
 // most max trues between them.
 func (s *Store) CountSecondStepAttempt(ctx context.Context, tokenHash string, max int, now time.Time) (bool, error) {
-	r := s.db.WithContext(ctx).Model(&SecondStep{}).
-		Where("token_hash = ? AND attempts < ? AND expires > ?", tokenHash, max, dbTime(now)).
+	r := s.db().WithContext(ctx).Model(&SecondStep{}).
+		Where("token_hash = ? AND attempts < ? AND expires > ?", tokenHash, max, models.DBTime(now)).
 		UpdateColumn("attempts", gorm.Expr("attempts + 1"))
 	if r.Error != nil {
 		return false, fmt.Errorf("count second-step attempt: %w", r.Error)
@@ -57,7 +59,7 @@ func (s *Store) CountSecondStepAttempt(ctx context.Context, tokenHash string, ma
 // request whose DELETE removed the row (true) makes the session; false
 // when it was gone, because another request used it or it was purged.
 func (s *Store) ConsumeSecondStep(ctx context.Context, tokenHash string) (bool, error) {
-	r := s.db.WithContext(ctx).Where("token_hash = ?", tokenHash).Delete(&SecondStep{})
+	r := s.db().WithContext(ctx).Where("token_hash = ?", tokenHash).Delete(&SecondStep{})
 	if r.Error != nil {
 		return false, fmt.Errorf("consume second step: %w", r.Error)
 	}
