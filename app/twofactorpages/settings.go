@@ -22,14 +22,13 @@ var settingsMessages = map[string]string{
 	string(signin.CodeTwoFactorInvalid):       "TwoFactorInvalid",
 	string(signin.CodeTwoFactorThrottled):     "TwoFactorThrottled",
 	string(signin.CodeTwoFactorSetupRequired): "TwoFactorSetupRequired",
-	string(signin.CodeSessionRequired):        "TwoFactorReauth",
-	"disabled":                                "TwoFactorDisabledNotice",
-	"NotOn":                                   "TwoFactorNotOn",
+	"disabled": "TwoFactorDisabledNotice",
 }
 
 // who is the user a settings request acts for: the signed-in one, or the
 // one whose sign-in waits for a required enrolment (pending: the step's
-// cookie). since is when the session signed in (zero for a pending one).
+// cookie). recent: the session signed in within the re-authentication
+// window (a pending enrolment is minutes old by construction).
 type who struct {
 	user    *models.User
 	pending string
