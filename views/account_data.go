@@ -1,5 +1,7 @@
 package views
 
+import "strconv"
+
 // Account is the data of the account page ({base}/account): who the user
 // is, how they sign in, their sessions, and the forms that change them.
 // A URL left "" hides the part it leads to.
@@ -81,4 +83,12 @@ func hasOtherSessions(s []SessionItem) bool {
 		}
 	}
 	return false
+}
+
+// message is the page's notice or error id with the values of the
+// placeholders those messages have: {{.Count}} (OtherSessionsEnded) and
+// {{.Word}} (DeleteConfirmation).
+func (d Account) message(id string) string {
+	kv := []string{"Count", strconv.Itoa(d.Count), "Word", d.DeleteConfirmWord}
+	return d.T(id, kv...)
 }
