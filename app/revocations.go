@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/latchkey-auth/latchkey/models/accountstore"
 )
 
 // Session revocations (`latchkey sessions revoke`, `latchkey users
@@ -27,8 +29,12 @@ func (a *App) loadRevocations(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if a.revocations.Set(rows) {
-		a.log.Debug("session revocations loaded", "rows", len(rows))
+	ended, err := accountstore.New(a.store).EndedSignIns(ctx, a.now())
+	if err != nil {
+		return err
+	}
+	if a.revocations.Set(rows, ended) {
+		a.log.Debug("session revocations loaded", "rows", len(rows), "ended_sign_ins", len(ended))
 	}
 	return nil
 }

@@ -206,7 +206,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 		return err
 	}
 	accountRules, accountPages := w.buildAccountPages(emailFlow)
-	twoFactor, err := w.buildTwoFactor(accountRules)
+	twoFactor, twoFactorRules, err := w.buildTwoFactor(accountRules)
 	if err != nil {
 		return err
 	}
@@ -226,6 +226,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 		return err
 	}
 	w.front.idps, w.front.passkeys, w.front.imgOrigin = oauthFlow, w.passkeys.Offered(), w.theme.imgOrigin
+	centre := w.buildAccountCentre(accountRules, oauthFlow, twoFactorRules)
 	providers, flows := w.cfg.Providers, map[string]nextauth.Flow{
 		config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow, config.TypeWebAuthn: passkeys,
 	}
@@ -256,6 +257,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 		ops.New(w.store, w.log, w.base.Path, openAPI, w.theme.css),
 		accountPages,
 		passkeys,
+		centre,
 	}
 	if twoFactor != nil {
 		handlers = append(handlers, twoFactor)

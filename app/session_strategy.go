@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/models/accountstore"
 )
 
 // buildSessions picks the configured strategy; JWT keys are derived here, once.
@@ -16,16 +17,21 @@ func (w *wiring) buildSessions() (session.Strategy, error) {
 	// Only the session cookie is shared with sibling hosts (cookies.domain).
 	cw := w.cookies
 	cw.Domain = w.cfg.Cookies.CookieDomain()
+	// Every session is recorded with where it started, so the account page
+	// can list and end them one by one (models/accountstore); the client's
+	// address is the one the listener's trusted proxies tell.
+	records, ip := accountstore.New(w.store), session.ClientIP(clientIP(w.cfg.TrustedProxies))
 	if w.cfg.Session.Strategy == config.StrategyJWT {
 		j, err := session.NewJWT(w.cfg.Secrets(), w.style.jwt, w.names.SessionToken, cw, life)
 		if err != nil {
 			return nil, err
 		}
-		j.WithRevocations(w.revocations)
+		j.WithRevocations(w.revocations).WithRecords(records, ip)
 		if !w.claimHooks {
 			j.WithFixedClaims()
 		}
 		return j, nil
 	}
-	return session.NewDatabase(w.store, w.names.SessionToken, cw, life).WithRevocations(w.revocations).WithLookupCache(w.cfg.Session.CacheTTL.D())
+	return session.NewDatabase(w.store, w.names.SessionToken, cw, life).WithRevocations(w.revocations).
+		WithRecords(records, ip).WithLookupCache(w.cfg.Session.CacheTTL.D())
 }

@@ -19,10 +19,10 @@ import (
 // rules (which forget remembered browsers), and its handler
 // (app/twofactorpages), whose Flow answers the `two-factor` provider's
 // callback. nil when off: no route, no gate.
-func (w *wiring) buildTwoFactor(rules *accounts.Service) (*twofactorpages.Handler, error) {
+func (w *wiring) buildTwoFactor(rules *accounts.Service) (*twofactorpages.Handler, *twofactor.Service, error) {
 	tf := w.cfg.TwoFactor
 	if !tf.On() {
-		return nil, nil
+		return nil, nil, nil
 	}
 	issuer := tf.Issuer
 	if issuer == "" {
@@ -35,14 +35,14 @@ func (w *wiring) buildTwoFactor(rules *accounts.Service) (*twofactorpages.Handle
 	secrets := w.cfg.Secrets()
 	svc, err := twofactor.New(twofactorstore.New(w.store), policy, issuer, secrets, func(v string) []string { return email.HashTokens(v, secrets) }, w.now, w.log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w.core.SecondFactor, w.core.DeviceCookie = svc, w.names.Device
 	rules.Devices = svc
 	return twofactorpages.New(twofactorpages.Deps{
 		Kit: w.kit, Core: w.core, Rules: svc, Accounts: rules, Sessions: w.sessions, StepCookie: w.names.SecondStep,
 		Remember: policy.RememberFor, Reauth: passkey.ReauthWindow, Metrics: w.metrics, Log: w.log, Now: w.now,
-	}), nil
+	}), svc, nil
 }
 
 // twoFactorProvider is the provider GET /providers lists for the second

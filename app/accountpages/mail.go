@@ -116,3 +116,23 @@ func (m mails) TwoFactorChanged(ctx context.Context, to string, event accounts.T
 		return m.mailer.send(ctx, to, views.RecoveryCodeUsedEmail(l, m.host(), left))
 	}
 }
+
+func (m mails) MethodRemoved(ctx context.Context, to, provider string) error {
+	return m.mailer.send(ctx, to, views.MethodRemovedEmail(m.kit.MailLang(ctx), m.host(), provider))
+}
+
+func (m mails) EmailChangeLink(ctx context.Context, to, token string) error {
+	return m.mailer.send(ctx, to, views.EmailChangeLinkEmail(m.kit.MailLang(ctx), m.host(), m.link(ctx, "/account/email/confirm", token)))
+}
+
+func (m mails) EmailInUse(ctx context.Context, to string) error {
+	return m.mailer.send(ctx, to, views.EmailInUseEmail(m.kit.MailLang(ctx), m.host()))
+}
+
+func (m mails) EmailChanged(ctx context.Context, to, newAddr string) error {
+	return m.mailer.send(ctx, to, views.EmailChangedEmail(m.kit.MailLang(ctx), m.host(), newAddr))
+}
+
+func (m mails) AccountDeleted(ctx context.Context, to string) error {
+	return m.mailer.send(ctx, to, views.AccountDeletedEmail(m.kit.MailLang(ctx), m.host()))
+}

@@ -206,6 +206,18 @@ func (s *store) RevokeSessions(_ context.Context, userID string, at time.Time) (
 	return 0, nil
 }
 
+func (s *store) DeleteUser(_ context.Context, userID string, at time.Time) (models.Deleted, error) {
+	if _, ok := s.users[userID]; !ok {
+		return models.Deleted{}, models.ErrNotFound
+	}
+	d := models.Deleted{Accounts: int64(len(s.accounts[userID]))}
+	delete(s.users, userID)
+	delete(s.accounts, userID)
+	delete(s.passwords, userID)
+	s.revoked[userID] = at
+	return d, nil
+}
+
 // core is the part of the sign-in core the rules call.
 type core struct {
 	st       *store
@@ -251,6 +263,16 @@ func (m *mailer) ResetLink(_ context.Context, to, token string) error {
 }
 func (m *mailer) ResetUnknown(_ context.Context, to string) error   { return m.add("unknown", to, "") }
 func (m *mailer) MethodAdded(_ context.Context, to, p string) error { return m.add("added", to, p) }
+
+func (m *mailer) MethodRemoved(_ context.Context, to, p string) error { return m.add("removed", to, p) }
+func (m *mailer) EmailChangeLink(_ context.Context, to, token string) error {
+	return m.add("email-change", to, token)
+}
+func (m *mailer) EmailInUse(_ context.Context, to string) error { return m.add("email-in-use", to, "") }
+func (m *mailer) EmailChanged(_ context.Context, to, addr string) error {
+	return m.add("email-changed", to, addr)
+}
+func (m *mailer) AccountDeleted(_ context.Context, to string) error { return m.add("deleted", to, "") }
 
 func (m *mailer) TwoFactorChanged(_ context.Context, to string, e accounts.TwoFactorEvent, left int) error {
 	return m.add("two-factor", to, fmt.Sprint(e, left))

@@ -91,6 +91,12 @@ type Revocations interface {
 	RevokeSessions(ctx context.Context, userID string, at time.Time) (int64, error)
 }
 
+// Deleter deletes a user and everything that is theirs, revoking their JWT
+// sessions, in one transaction.
+type Deleter interface {
+	DeleteUser(ctx context.Context, userID string, at time.Time) (models.Deleted, error)
+}
+
 // Store is the storage the account rules use. *models.Store implements it.
 type Store interface {
 	Users
@@ -99,6 +105,7 @@ type Store interface {
 	Passwords
 	Passkeys
 	Revocations
+	Deleter
 }
 
 // Core is what the account rules use of the sign-in core: its rules about
@@ -124,6 +131,17 @@ type Mailer interface {
 	// TwoFactorChanged tells a user that two-factor was turned on or off,
 	// or that a recovery code was used (left: how many remain).
 	TwoFactorChanged(ctx context.Context, to string, event TwoFactorEvent, left int) error
+	// MethodRemoved tells a user that a sign-in method was unlinked.
+	MethodRemoved(ctx context.Context, to, provider string) error
+	// EmailChangeLink is the link that moves the account to the address to.
+	EmailChangeLink(ctx context.Context, to, token string) error
+	// EmailInUse tells an address with an account that someone tried to
+	// move another account to it.
+	EmailInUse(ctx context.Context, to string) error
+	// EmailChanged tells the old address the new one.
+	EmailChanged(ctx context.Context, to, newAddr string) error
+	// AccountDeleted tells the address that its account is gone.
+	AccountDeleted(ctx context.Context, to string) error
 }
 
 // TwoFactorEvent is what a two-factor notice tells.
@@ -167,6 +185,13 @@ type Service struct {
 	SessionsEnded func(ctx context.Context, at time.Time)
 	Now           func() time.Time
 	Log           *slog.Logger
+	// Centre is the account page's storage (models/accountstore).
+	Centre Centre
+	// ReauthWindow is how recently a session must have signed in for the
+	// account page's guarded changes (passkey.ReauthWindow).
+	ReauthWindow time.Duration
+	// SelfDelete: users may delete their own account (account.self_delete).
+	SelfDelete bool
 	// Devices forgets the browsers a user asked two-factor to remember (a
 	// password reset and signing out everywhere take them back); nil when
 	// two-factor is off.

@@ -62,6 +62,8 @@ type Config struct {
 	I18n I18n `yaml:"i18n"`
 	// TwoFactor is the second sign-in step (two_factor.go).
 	TwoFactor TwoFactor `yaml:"two_factor"`
+	// Account is the account page (account.go).
+	Account Account `yaml:"account"`
 
 	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
 	SecretGenerated bool `yaml:"-"`

@@ -42,6 +42,7 @@ func Defaults() Config {
 		Theme:     Theme{ColorScheme: SchemeAuto},
 		I18n:      I18n{Languages: []string{}},
 		TwoFactor: TwoFactor{Mode: TwoFactorOff, RememberDevice: defaultRememberDevice},
+		Account:   Account{SelfDelete: true},
 	}
 }
 

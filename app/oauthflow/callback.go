@@ -1,6 +1,7 @@
 package oauthflow
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"net/url"
@@ -88,6 +89,9 @@ func accountFrom(provider, typ string, res *oauth.Result) *models.Account {
 		RefreshToken:      opt(res.Token.RefreshToken),
 		TokenType:         opt(res.Token.TokenType),
 		IDToken:           opt(res.IDToken),
+		// What the account page shows for the identity: the provider's
+		// address for it, else its name.
+		Label: opt(cmp.Or(res.Profile.Email, res.Profile.Name)),
 	}
 	if !res.Token.Expiry.IsZero() {
 		exp := res.Token.Expiry.Unix()

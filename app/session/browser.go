@@ -44,6 +44,21 @@ func (b Browser) SignedInMethods(ctx context.Context) (string, []string, error) 
 	return s.User.ID, s.Methods(), nil
 }
 
+// Records are the live sessions of the user (the request's marked).
+func (b Browser) Records(ctx context.Context, userID string) ([]Record, error) {
+	return b.Sessions.Records(ctx, b.R, userID)
+}
+
+// EndRecord ends the user's session id.
+func (b Browser) EndRecord(ctx context.Context, userID, id string) (bool, error) {
+	return b.Sessions.EndRecord(ctx, b.R, userID, id)
+}
+
+// EndOtherRecords ends every session of the user but the request's.
+func (b Browser) EndOtherRecords(ctx context.Context, userID string) (int64, error) {
+	return b.Sessions.EndOtherRecords(ctx, b.R, userID)
+}
+
 // Cookie is the value of the request's cookie name, "" when absent.
 func (b Browser) Cookie(name string) string {
 	v, _ := cookies.Read(b.R, name)

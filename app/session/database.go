@@ -43,6 +43,18 @@ type Database struct {
 	rows sync.Pool
 	// cache keeps valid rows for session.cache_ttl; nil: every Read queries.
 	cache *lookupCache
+	// records list and end a user's rows for the account page
+	// (records.go); clientIP tells where a session starts. nil: none.
+	records  SessionRecords
+	clientIP ClientIP
+}
+
+// WithRecords lets the account page list and end sessions one by one, and
+// records where each starts (its device and network); clientIP tells the
+// client's address as the trusted proxies do (nil: the peer's).
+func (d *Database) WithRecords(r SessionRecords, clientIP ClientIP) *Database {
+	d.records, d.clientIP = r, clientIP
+	return d
 }
 
 // NewDatabase returns the database strategy using cookie name.

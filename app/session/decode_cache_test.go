@@ -57,7 +57,7 @@ func TestDecodeCacheStillRevoked(t *testing.T) {
 	create(t, h, b, u, nil)
 	s, _ := read(t, h, b)
 	require.NotNil(t, s)
-	revoked.Set([]models.SessionRevocation{{UserID: u.ID, NotBefore: h.clock.Now().Unix() + 1}})
+	revoked.Set([]models.SessionRevocation{{UserID: u.ID, NotBefore: h.clock.Now().Unix() + 1}}, nil)
 	s, _ = read(t, h, b)
 	require.Nil(t, s, "a revocation ends a token the cache holds")
 }

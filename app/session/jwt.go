@@ -13,6 +13,8 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/jwt"
+	"github.com/latchkey-auth/latchkey/app/random"
+	"github.com/latchkey-auth/latchkey/models/accountstore"
 )
 
 // JWT keeps the session in the cookie as an encrypted JWT that next-auth
@@ -29,6 +31,32 @@ type JWT struct {
 	fixedClaims bool
 	// decoded are recently decoded tokens; nil: none kept.
 	decoded *decodeCache
+	// records keep a row per sign-in (its sid claim), so the account page
+	// can list and end JWT sessions one by one; nil: none kept.
+	records  SignInRecords
+	clientIP ClientIP
+}
+
+// SignInRecords are the JWT sessions' rows (models/accountstore): one per
+// sign-in, created with the token, seen again when it is re-issued, listed
+// and ended from the account page (records.go).
+type SignInRecords interface {
+	CreateSignIn(ctx context.Context, s *accountstore.SignIn) error
+	SeenSignIn(ctx context.Context, id string, at time.Time) error
+	SignInsOfUser(ctx context.Context, userID string, now time.Time) ([]accountstore.SignIn, error)
+	EndSignIn(ctx context.Context, userID, id string, at time.Time) (bool, error)
+	EndOtherSignIns(ctx context.Context, userID, keepID string, at time.Time) (int64, error)
+}
+
+// SIDClaim names the token's sign-in record (SignInRecords).
+const SIDClaim = "sid"
+
+// WithRecords keeps a record of every sign-in (the account page's list of
+// sessions); clientIP tells the client's address as the trusted proxies
+// do (nil: the peer's).
+func (j *JWT) WithRecords(r SignInRecords, clientIP ClientIP) *JWT {
+	j.records, j.clientIP = r, clientIP
+	return j
 }
 
 // NewJWT derives one key per secret, once: v4 uses an empty salt, v5 the
@@ -94,7 +122,7 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 		return nil, true, nil
 	}
 	userID := claimString(claims, "sub")
-	if j.revoked.Revoked(userID, signedIn) {
+	if j.revoked.Revoked(userID, signedIn) || j.revoked.Ended(claimString(claims, SIDClaim)) {
 		return nil, true, nil
 	}
 	s := &Session{
@@ -228,12 +256,15 @@ const clockTolerance = 15
 // The sign-in time is the one Read found, whatever a JWT hook did to the
 // claims in between. A session that Read did not plan (no payload) is
 // written as a fresh one.
-func (j *JWT) Refresh(_ context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
+func (j *JWT) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
 	if s.payload == "" {
 		return j.write(w, r, s.Claims, s.SignedIn, time.Time{})
 	}
 	if !s.reissue && (j.fixedClaims || j.keys[0].SameClaims(s.Claims, s.payload)) {
 		return nil
+	}
+	if s.reissue {
+		j.seen(ctx, s)
 	}
 	claims := s.Claims
 	if s.shared { // write stamps auth_time into them
@@ -242,16 +273,38 @@ func (j *JWT) Refresh(_ context.Context, w http.ResponseWriter, r *http.Request,
 	return j.write(w, r, claims, s.SignedIn, s.Expires)
 }
 
+// seen records, when the token is re-issued (at most once per
+// update_age), that its sign-in was seen now. It is the account page's
+// "last seen", not a check: a failed write loses only that.
+func (j *JWT) seen(ctx context.Context, s *Session) {
+	if sid := claimString(s.Claims, SIDClaim); j.records != nil && sid != "" {
+		_ = j.records.SeenSignIn(ctx, sid, j.life.Now())
+	}
+}
+
 // Create writes a token holding claims, signed in now, with how the user
-// signed in (AMRClaim) when that is known.
-func (j *JWT) Create(_ context.Context, w http.ResponseWriter, r *http.Request, u User, claims map[string]any) error {
+// signed in (AMRClaim) when that is known, and the id of its sign-in
+// record (SIDClaim) when records are kept.
+func (j *JWT) Create(ctx context.Context, w http.ResponseWriter, r *http.Request, u User, claims map[string]any) error {
+	if claims == nil {
+		claims = map[string]any{}
+	}
 	if len(u.Methods) > 0 {
-		if claims == nil {
-			claims = map[string]any{}
-		}
 		claims[AMRClaim] = u.Methods
 	}
-	return j.write(w, r, claims, j.life.Now(), time.Time{})
+	now := j.life.Now()
+	if j.records != nil {
+		device, network := describe(r, j.clientIP)
+		rec := &accountstore.SignIn{
+			ID: random.Base64URL(16), UserID: u.ID, Device: device, Network: network,
+			CreatedAt: now, LastSeen: now, Expires: j.life.recordEnd(now),
+		}
+		if err := j.records.CreateSignIn(ctx, rec); err != nil {
+			return fmt.Errorf("record the sign-in: %w", err)
+		}
+		claims[SIDClaim] = rec.ID
+	}
+	return j.write(w, r, claims, now, time.Time{})
 }
 
 // AMRClaim is how the token's user signed in (RFC 8176 amr values, as

@@ -136,7 +136,7 @@ func TestLookupCacheHonoursRevocations(t *testing.T) {
 		require.EqualValues(t, 1, store.reads.Load())
 
 		clk.Add(time.Second)
-		revoked.Set([]models.SessionRevocation{{UserID: u.ID, NotBefore: clk.Now().Unix()}})
+		revoked.Set([]models.SessionRevocation{{UserID: u.ID, NotBefore: clk.Now().Unix()}}, nil)
 		s, sent := read(t, h, b)
 		require.Nil(t, s, "revoked: refused although cached")
 		require.True(t, sent)

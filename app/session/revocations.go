@@ -22,6 +22,9 @@ type revocationSet struct {
 	all   int64            // every session signed in before it (Unix seconds) is revoked
 	users map[string]int64 // user id → not before (Unix seconds)
 	rows  int
+	// ended are the sign-ins (JWT sid claims) ended one by one from the
+	// account page; empty: none.
+	ended map[string]struct{}
 }
 
 // Revoked reports whether a session of userID signed in at signedIn has
@@ -42,13 +45,34 @@ func (r *Revocations) Revoked(userID string, signedIn time.Time) bool {
 	return ok && sec < nb
 }
 
-// Set replaces the copy with rows (the whole table) and reports whether
-// anything changed; an unchanged table allocates nothing.
-func (r *Revocations) Set(rows []models.SessionRevocation) bool {
-	if cur := r.set.Load(); cur != nil && cur.same(rows) {
+// Ended reports whether the sign-in sid (a JWT's sid claim) was ended on
+// its own (the account page's "end this session").
+func (r *Revocations) Ended(sid string) bool {
+	if r == nil || sid == "" {
+		return false
+	}
+	s := r.set.Load()
+	if s == nil || len(s.ended) == 0 {
+		return false
+	}
+	_, ok := s.ended[sid]
+	return ok
+}
+
+// Set replaces the copy with rows (the whole table) and the ended
+// sign-ins, and reports whether anything changed; an unchanged table
+// allocates nothing.
+func (r *Revocations) Set(rows []models.SessionRevocation, ended []string) bool {
+	if cur := r.set.Load(); cur != nil && cur.same(rows) && cur.sameEnded(ended) {
 		return false
 	}
 	next := &revocationSet{users: make(map[string]int64, len(rows)), rows: len(rows)}
+	if len(ended) > 0 {
+		next.ended = make(map[string]struct{}, len(ended))
+		for _, sid := range ended {
+			next.ended[sid] = struct{}{}
+		}
+	}
 	for _, row := range rows {
 		if row.UserID == models.AllUsers {
 			next.all = row.NotBefore
@@ -57,6 +81,19 @@ func (r *Revocations) Set(rows []models.SessionRevocation) bool {
 		next.users[row.UserID] = row.NotBefore
 	}
 	r.set.Store(next)
+	return true
+}
+
+// sameEnded reports whether ended (distinct ids) is exactly this set's.
+func (s *revocationSet) sameEnded(ended []string) bool {
+	if len(ended) != len(s.ended) {
+		return false
+	}
+	for _, sid := range ended {
+		if _, ok := s.ended[sid]; !ok {
+			return false
+		}
+	}
 	return true
 }
 

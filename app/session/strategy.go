@@ -82,6 +82,8 @@ type Strategy interface {
 	Clear(w http.ResponseWriter, r *http.Request)
 	// Name is "database" or "jwt".
 	Name() string
+	// Recorder lists and ends the user's sessions one by one (records.go).
+	Recorder
 }
 
 // Lifetime is the configured session timing and clock.
@@ -132,3 +134,21 @@ func (s *Session) Methods() []string {
 	}
 	return out
 }
+
+// recordEnd is when a session signed in at signedIn has surely ended, for
+// purging its record: its absolute end; without absolute_max_age a session
+// may roll on indefinitely, and its record is kept until it is ended or
+// its user deleted (noEnd).
+func (l Lifetime) recordEnd(signedIn time.Time) time.Time {
+	if l.AbsoluteMaxAge > 0 {
+		return signedIn.Add(l.AbsoluteMaxAge)
+	}
+	return signedIn.Add(noEnd)
+}
+
+// noEnd stands for "no end" in a timestamp column.
+const noEnd = 10 * 365 * 24 * time.Hour
+
+// live reports whether a session last seen (issued or extended) at seen
+// can still be alive at now: within max_age of it.
+func (l Lifetime) live(seen, now time.Time) bool { return seen.Add(l.MaxAge).After(now) }

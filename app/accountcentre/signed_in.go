@@ -1,0 +1,53 @@
+package accountcentre
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/latchkey-auth/latchkey/app/web"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// user is the request's signed-in user and whether the session signed in
+// recently enough for the guarded changes (accounts.Service.Recent).
+type user struct {
+	*models.User
+	recent bool
+}
+
+// userAction is an action of the signed-in user.
+type userAction func(c echo.Context, rq *web.Request, u user) error
+
+// signedIn runs next for the request's signed-in user. Without one, the
+// page and its forms send the browser to sign in (back here after), and
+// the API (the GET lists, JSON posts) answers 401 {"error":
+// "SessionRequired"}.
+func (h *Handler) signedIn(next userAction) web.Action { return h.withUser(false, next) }
+
+// signedInAPI is signedIn for the JSON lists.
+func (h *Handler) signedInAPI(next userAction) web.Action { return h.withUser(true, next) }
+
+func (h *Handler) withUser(api bool, next userAction) web.Action {
+	return func(c echo.Context, rq *web.Request) error {
+		ctx := c.Request().Context()
+		uid, since, err := h.browser(c).SignedInSince(ctx)
+		if err != nil {
+			return web.TryLater("read the signed-in user", err)
+		}
+		var u *models.User
+		if uid != "" {
+			if u, err = h.rules.SignedInUser(ctx, uid); err != nil {
+				u = nil // deleted meanwhile: as signed out
+			}
+		}
+		if u == nil {
+			if api || wantsJSON(c, rq) {
+				web.NoStore(c)
+				return c.JSON(http.StatusUnauthorized, map[string]string{"error": "SessionRequired"})
+			}
+			return h.kit.ToSignIn(c, rq, page)
+		}
+		return next(c, rq, user{User: u, recent: h.rules.Recent(since)})
+	}
+}

@@ -1,0 +1,109 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/session"
+)
+
+// The account page's rules (app/accountcentre): the user's sessions one by
+// one, unlinking an identity, changing the e-mail address, deleting the
+// account. Each refusal is one of these errors (or ErrBadAddress,
+// ErrRateLimited, ErrDeadLink above), which the handler maps to its
+// documented code; a refusal changes nothing.
+var (
+	ErrReauth          = errors.New("a recent sign-in is needed")
+	ErrLastMethod      = errors.New("the last way to sign in")
+	ErrNotFound        = errors.New("no such session of this user")
+	ErrNoSuchMethod    = errors.New("no such sign-in method of this user")
+	ErrSelfDeleteOff   = errors.New("self-deletion is off")
+	ErrDeleteConfirm   = errors.New("the typed confirmation does not match")
+	ErrAddressTaken    = errors.New("another user has the address")
+	ErrNothingToChange = errors.New("the address is the user's already")
+)
+
+// Centre is the storage of the account page's changes
+// (models/accountstore).
+type Centre interface {
+	UnlinkAccount(ctx context.Context, userID, accountID string) (bool, error)
+	CreateEmailChange(ctx context.Context, userID, newAddr, tokenHash string, expires time.Time) error
+	DeleteEmailChange(ctx context.Context, userID, tokenHash string) error
+	EmailChangeByHash(ctx context.Context, tokenHash string, now time.Time) (userID, newAddr string, err error)
+	ApplyEmailChange(ctx context.Context, tokenHash string, now time.Time) (userID, oldAddr, newAddr string, err error)
+}
+
+// SessionsBrowser is the requesting browser as the sessions list needs
+// it: its user and when it signed in, and the strategy's records of the
+// user's sessions (session.Browser).
+type SessionsBrowser interface {
+	Browser
+	SignedInSince(ctx context.Context) (string, time.Time, error)
+	Records(ctx context.Context, userID string) ([]session.Record, error)
+	EndRecord(ctx context.Context, userID, id string) (bool, error)
+	EndOtherRecords(ctx context.Context, userID string) (int64, error)
+}
+
+// ListSessions is every live session of the user, the browser's own marked.
+func (s *Service) ListSessions(ctx context.Context, b SessionsBrowser, userID string) ([]session.Record, error) {
+	return b.Records(ctx, userID)
+}
+
+// EndSession ends one of the user's sessions, on every instance (a JWT one
+// once the revocation poll has read it: the local copy is reloaded at
+// once). Another user's id, or one already ended, is ErrNotFound. Ending
+// the browser's own session signs it out here too.
+func (s *Service) EndSession(ctx context.Context, b SessionsBrowser, userID, id string) error {
+	list, err := b.Records(ctx, userID)
+	if err != nil {
+		return err
+	}
+	current := false
+	for _, r := range list {
+		if r.ID == id {
+			current = r.Current
+		}
+	}
+	ok, err := b.EndRecord(ctx, userID, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrNotFound
+	}
+	s.Log.Info("session ended from the account page", "user", userID, "own", current)
+	s.reloadRevocations(ctx)
+	if current {
+		return b.EndSession(ctx)
+	}
+	return nil
+}
+
+// EndOtherSessions ends every session of the user but the browser's.
+func (s *Service) EndOtherSessions(ctx context.Context, b SessionsBrowser, userID string) (int64, error) {
+	n, err := b.EndOtherRecords(ctx, userID)
+	if err != nil {
+		return 0, err
+	}
+	s.Log.Info("other sessions ended from the account page", "user", userID, "ended", n)
+	s.reloadRevocations(ctx)
+	return n, nil
+}
+
+// reloadRevocations has this instance read the ended sign-ins now rather
+// than at its next poll (SessionsEnded, which waits out the current second
+// for the user-wide revocations it was made for; a JWT ended by id needs
+// no wait, but the wait is at most a second).
+func (s *Service) reloadRevocations(ctx context.Context) {
+	if s.SessionsEnded != nil {
+		s.SessionsEnded(ctx, s.Now())
+	}
+}
+
+// Recent reports whether a session that signed in at since may change
+// what the account page guards (unlink, link, delete): within the window
+// of adding a passkey.
+func (s *Service) Recent(since time.Time) bool {
+	return s.ReauthWindow > 0 && s.Now().Sub(since) <= s.ReauthWindow
+}

@@ -1,0 +1,63 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// DeleteWord is what a user without an address types to delete the
+// account; a user with one types the address.
+const DeleteWord = "DELETE"
+
+// DeleteConfirmWord is what u must type to delete the account.
+func DeleteConfirmWord(u *models.User) string {
+	if u.Email != nil && *u.Email != "" {
+		return *u.Email
+	}
+	return DeleteWord
+}
+
+// DeleteAccount removes the user and everything that is theirs — linked
+// accounts, sessions, passkeys, the password, pending links, two-factor —
+// in one transaction (models.Store.DeleteUser and the foreign keys), ends
+// their JWT sessions on every instance through the revocation set, signs
+// the browser out and tells the address. It needs a recent sign-in and the
+// typed confirmation (DeleteConfirmWord, case aside), and the operator may
+// turn it off (account.self_delete). A sign-in racing the deletion finds
+// no user, or its new session's row (or sign-in record) no user to belong
+// to: nothing can sign back in.
+func (s *Service) DeleteAccount(ctx context.Context, b Browser, u *models.User, typed string, recent bool) error {
+	switch {
+	case !s.SelfDelete:
+		return ErrSelfDeleteOff
+	case !recent:
+		return ErrReauth
+	case !strings.EqualFold(strings.TrimSpace(typed), DeleteConfirmWord(u)):
+		return ErrDeleteConfirm
+	}
+	at := s.Now()
+	d, err := s.Store.DeleteUser(ctx, u.ID, at)
+	if errors.Is(err, models.ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("delete the account: %w", err)
+	}
+	s.Log.Info("account deleted by its user", "user", u.ID, "database_sessions", d.Sessions, "accounts", d.Accounts)
+	s.sessionsEnded(ctx, at)
+	if err := b.EndSession(ctx); err != nil {
+		s.Log.Warn("account deleted; the browser's cookie was not cleared", "user", u.ID, "err", err)
+	}
+	if u.Email != nil && *u.Email != "" && u.EmailVerified != nil && s.Mail != nil {
+		if err := s.Mail.AccountDeleted(ctx, *u.Email); err != nil {
+			cause := strings.ReplaceAll(err.Error(), *u.Email, email.Mask(*u.Email))
+			s.Log.Error("account deleted, but the notice e-mail failed", "user", u.ID, "err", cause)
+		}
+	}
+	return nil
+}

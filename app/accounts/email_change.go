@@ -1,0 +1,106 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// EmailChangeLinkMaxAge is how long a change link lives: like a reset
+// link, it hands over the account's address.
+const EmailChangeLinkMaxAge = ResetLinkMaxAge
+
+// purposeEmailChange prefixes the change links' tokens (see purposeReset).
+const purposeEmailChange = "email-change:"
+
+// StartEmailChange sends a link to the new address; the change happens
+// only when it is opened (ApplyEmailChange). The answer is the same
+// whether or not another user has the address, so the page tells no one
+// which addresses have accounts: that address is sent a notice instead of
+// a link. The e-mails count against the e-mail limits as every account
+// e-mail does.
+func (s *Service) StartEmailChange(ctx context.Context, u *models.User, typed, clientIP string) error {
+	if s.Mail == nil {
+		return ErrBadAddress // nothing can send the link: the page offers no form
+	}
+	addr, err := email.Normalize(typed)
+	if err != nil {
+		return ErrBadAddress
+	}
+	if u.Email != nil && strings.EqualFold(*u.Email, addr) {
+		return ErrNothingToChange
+	}
+	holder, err := s.userByEmail(ctx, addr)
+	if err != nil {
+		return err
+	}
+	if err := s.allowMail(ctx, "e-mail change", addr, clientIP, nil); err != nil {
+		return err
+	}
+	if holder != nil {
+		s.Log.Info("e-mail change to an address another user has: the address is told, nothing changes", "user", u.ID)
+		return s.Mail.EmailInUse(ctx, addr)
+	}
+	_, err = s.links(purposeEmailChange).Send(ctx,
+		func(hash string) error {
+			return s.Centre.CreateEmailChange(ctx, u.ID, addr, hash, s.Now().Add(EmailChangeLinkMaxAge))
+		},
+		func(token string) error { return s.Mail.EmailChangeLink(ctx, addr, token) },
+		func(ctx context.Context, hash string) error { return s.Centre.DeleteEmailChange(ctx, u.ID, hash) })
+	if err != nil {
+		return fmt.Errorf("e-mail change link: %w", err)
+	}
+	s.Log.Info("e-mail change link sent", "user", u.ID, "to", email.Mask(addr))
+	return nil
+}
+
+// PendingEmailChange is the new address of a live change link, spending
+// nothing: unknown, spent or expired is ErrDeadLink.
+func (s *Service) PendingEmailChange(ctx context.Context, token string) (string, error) {
+	var addr string
+	_, _, err := signin.FindLink(s.links(purposeEmailChange), token, func(hash string) (string, error) {
+		_, a, err := s.Centre.EmailChangeByHash(ctx, hash, s.Now())
+		addr = a
+		return a, err
+	})
+	if errors.Is(err, models.ErrNotFound) {
+		return "", ErrDeadLink
+	}
+	return addr, err
+}
+
+// ApplyEmailChange spends a change link and moves the user to its address,
+// verified (the link proved it), in one transaction; a link opened twice
+// is ErrDeadLink the second time, and an address another user took
+// meanwhile is ErrAddressTaken with the link left unspent. Linked
+// identities stay with the user: nothing moves between users by e-mail.
+// The old address is told.
+func (s *Service) ApplyEmailChange(ctx context.Context, token string) (string, error) {
+	var old, addr, uid string
+	_, _, err := signin.FindLink(s.links(purposeEmailChange), token, func(hash string) (string, error) {
+		var err error
+		uid, old, addr, err = s.Centre.ApplyEmailChange(ctx, hash, s.Now())
+		return addr, err
+	})
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return "", ErrDeadLink
+	case errors.Is(err, models.ErrConflict):
+		return "", ErrAddressTaken
+	case err != nil:
+		return "", fmt.Errorf("e-mail change: %w", err)
+	}
+	s.Log.Info("e-mail address changed", "user", uid, "to", email.Mask(addr))
+	if old != "" && s.Mail != nil {
+		if err := s.Mail.EmailChanged(ctx, old, addr); err != nil {
+			cause := strings.ReplaceAll(err.Error(), old, email.Mask(old))
+			s.Log.Error("e-mail address changed, but the notice to the old address failed", "user", uid, "err", cause)
+		}
+	}
+	return addr, nil
+}

@@ -1,0 +1,68 @@
+package accounts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// LinkedAccounts are the user's linked identities, oldest first.
+func (s *Service) LinkedAccounts(ctx context.Context, userID string) ([]models.Account, error) {
+	list, err := s.Store.AccountsOf(ctx, userID)
+	if err != nil {
+		return nil, fmt.Errorf("list the user's accounts: %w", err)
+	}
+	return list, nil
+}
+
+// UnlinkMethod removes one OAuth identity linked to the user, who signed
+// in recently (recent: Recent of the session), never the last way to sign
+// in: another linked identity, a password, a passkey, or e-mail sign-in
+// with a verified address must remain. The address is told, so an unlink
+// from a borrowed session does not go unnoticed. providerName names the
+// provider for the e-mail.
+func (s *Service) UnlinkMethod(ctx context.Context, u *models.User, accountID string, recent bool, providerName func(id string) string) error {
+	if !recent {
+		return ErrReauth
+	}
+	accounts, err := s.Store.AccountsOf(ctx, u.ID)
+	if err != nil {
+		return fmt.Errorf("list the user's accounts: %w", err)
+	}
+	var target *models.Account
+	for i := range accounts {
+		if accounts[i].ID == accountID {
+			target = &accounts[i]
+		}
+	}
+	if target == nil {
+		return ErrNoSuchMethod
+	}
+	if len(accounts) == 1 {
+		other, err := s.otherSignInWay(ctx, u)
+		if err != nil {
+			return err
+		}
+		if !other {
+			return ErrLastMethod
+		}
+	}
+	ok, err := s.Centre.UnlinkAccount(ctx, u.ID, accountID)
+	if err != nil {
+		return fmt.Errorf("unlink: %w", err)
+	}
+	if !ok {
+		return ErrNoSuchMethod
+	}
+	s.Log.Info("sign-in method unlinked", "user", u.ID, "provider", target.Provider)
+	if u.Email != nil && *u.Email != "" && u.EmailVerified != nil && s.Mail != nil {
+		if err := s.Mail.MethodRemoved(ctx, *u.Email, providerName(target.Provider)); err != nil {
+			cause := strings.ReplaceAll(err.Error(), *u.Email, email.Mask(*u.Email))
+			s.Log.Error("sign-in method unlinked, but the notice e-mail failed", "user", u.ID, "err", cause)
+		}
+	}
+	return nil
+}
