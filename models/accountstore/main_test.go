@@ -43,8 +43,9 @@ func count(t *testing.T, s *Store, table string) int64 {
 }
 
 // race runs f on n goroutines at once, alternating between a and b (two
-// handles on one database, as two instances), and returns their errors.
-func race(a, b *Store, n int, f func(s *Store) error) []error {
+// handles on one database, as two instances), and returns their errors
+// (f's i: which goroutine).
+func race(a, b *Store, n int, f func(s *Store, i int) error) []error {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -55,7 +56,7 @@ func race(a, b *Store, n int, f func(s *Store) error) []error {
 		}
 		wg.Go(func() {
 			<-start
-			errs[i] = f(s)
+			errs[i] = f(s, i)
 		})
 	}
 	close(start)

@@ -102,7 +102,7 @@ func TestEndSignIn(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, ended, "a refusal ends nothing")
 
-		errs := race(s, other, 8, func(s *Store) error {
+		errs := race(s, other, 8, func(s *Store, _ int) error {
 			ok, err := s.EndSignIn(ctx, u.ID, "mine", acNow)
 			if err == nil && !ok {
 				return errNotMine
