@@ -588,7 +588,7 @@ func (e *env) addDBSession(u *models.User, expires time.Time) string {
 		signedIn = e.clock.Now()
 	}
 	tok := models.NewID()
-	require.NoError(e.t, e.app.Store().CreateSession(context.Background(), u.ID, session.HashToken(tok), "", signedIn, expires))
+	require.NoError(e.t, e.app.Store().CreateSession(context.Background(), models.NewSession{UserID: u.ID, TokenHash: session.HashToken(tok), SignedIn: signedIn, Expires: expires}))
 	return tok
 }
 

@@ -34,7 +34,7 @@ func TestServePurgesExpiredRows(t *testing.T) {
 	email := "p@example.com"
 	u := &models.User{ID: models.NewID(), Email: &email}
 	require.NoError(t, st.CreateUser(ctx, u))
-	require.NoError(t, st.CreateSession(ctx, u.ID, "live", "", now, now.Add(time.Hour)))
+	require.NoError(t, st.CreateSession(ctx, models.NewSession{UserID: u.ID, TokenHash: "live", SignedIn: now, Expires: now.Add(time.Hour)}))
 	require.NoError(t, st.CreateVerificationToken(ctx, email, "live-token", now.Add(time.Hour)))
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -45,7 +45,7 @@ func TestServePurgesExpiredRows(t *testing.T) {
 	defer func() { stop(); require.NoError(t, <-done) }()
 
 	// Rows that expire while the server runs are removed by a later tick.
-	require.NoError(t, st.CreateSession(ctx, u.ID, "old", "", now.Add(-time.Hour), now.Add(-time.Second)))
+	require.NoError(t, st.CreateSession(ctx, models.NewSession{UserID: u.ID, TokenHash: "old", SignedIn: now.Add(-time.Hour), Expires: now.Add(-time.Second)}))
 	require.NoError(t, st.CreateVerificationToken(ctx, email, "old-token", now.Add(-time.Second)))
 	require.Eventually(t, func() bool {
 		c, err := st.Count(ctx)

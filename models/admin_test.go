@@ -37,9 +37,9 @@ func TestRevokeSessions(t *testing.T) {
 		now := time.Now()
 		ann, bob := newUser(t, s, "ann@example.com"), newUser(t, s, "bob@example.com")
 		for i := range 3 {
-			require.NoError(t, s.CreateSession(ctx, ann.ID, fmt.Sprint("a", i), "", now, now.Add(time.Hour)))
+			require.NoError(t, s.CreateSession(ctx, NewSession{UserID: ann.ID, TokenHash: fmt.Sprint("a", i), SignedIn: now, Expires: now.Add(time.Hour)}))
 		}
-		require.NoError(t, s.CreateSession(ctx, bob.ID, "b", "", now, now.Add(time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: bob.ID, TokenHash: "b", SignedIn: now, Expires: now.Add(time.Hour)}))
 		require.Empty(t, revocationsOf(t, s))
 
 		at := time.Unix(now.Unix()+10, 0)
@@ -83,9 +83,9 @@ func TestDeleteUser(t *testing.T) {
 		}
 		require.NoError(t, s.LinkAccount(ctx, &Account{UserID: bob.ID, Type: "oauth", Provider: "idp", ProviderAccountID: "bob"}))
 		for i := range 3 {
-			require.NoError(t, s.CreateSession(ctx, ann.ID, fmt.Sprint("a", i), "", now, now.Add(time.Hour)))
+			require.NoError(t, s.CreateSession(ctx, NewSession{UserID: ann.ID, TokenHash: fmt.Sprint("a", i), SignedIn: now, Expires: now.Add(time.Hour)}))
 		}
-		require.NoError(t, s.CreateSession(ctx, bob.ID, "b", "", now, now.Add(time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: bob.ID, TokenHash: "b", SignedIn: now, Expires: now.Add(time.Hour)}))
 		require.NoError(t, s.CreateVerificationToken(ctx, "ann@example.com", "t1", now.Add(time.Hour)))
 		require.NoError(t, s.CreateVerificationToken(ctx, "bob@example.com", "t2", now.Add(time.Hour)))
 		pending, err := s.PendingSignIns(ctx, "ANN@example.com", now)
@@ -134,10 +134,10 @@ func TestUserOverviewsAndSessionListings(t *testing.T) {
 		now := time.Now()
 		ann, bob := newUser(t, s, "ann@example.com"), newUser(t, s, "")
 		require.NoError(t, s.LinkAccount(ctx, &Account{UserID: bob.ID, Type: "oauth", Provider: "idp", ProviderAccountID: "bob"}))
-		require.NoError(t, s.CreateSession(ctx, ann.ID, "a1", "", now.Add(-time.Minute), now.Add(time.Hour)))
-		require.NoError(t, s.CreateSession(ctx, ann.ID, "a2", "", now, now.Add(time.Hour)))
-		require.NoError(t, s.CreateSession(ctx, ann.ID, "old", "", now.Add(-2*time.Hour), now.Add(-time.Hour)))
-		require.NoError(t, s.CreateSession(ctx, bob.ID, "b", "", now, now.Add(time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: ann.ID, TokenHash: "a1", SignedIn: now.Add(-time.Minute), Expires: now.Add(time.Hour)}))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: ann.ID, TokenHash: "a2", SignedIn: now, Expires: now.Add(time.Hour)}))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: ann.ID, TokenHash: "old", SignedIn: now.Add(-2 * time.Hour), Expires: now.Add(-time.Hour)}))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: bob.ID, TokenHash: "b", SignedIn: now, Expires: now.Add(time.Hour)}))
 
 		users, err := s.UserOverviews(ctx, now)
 		require.NoError(t, err)

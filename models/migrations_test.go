@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -103,7 +104,11 @@ func TestAdoptAutoMigrateDatabase(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, old.AutoMigrate(&User{}, &Account{}, &Session{}, &VerificationToken{}))
 	require.NoError(t, old.Exec("DROP INDEX idx_verification_tokens_token_hash").Error) // as before that index existed
-	require.NoError(t, old.Exec("ALTER TABLE sessions DROP COLUMN amr").Error)          // as before step 8 added it
+	// As before steps 8 and 9 added them:
+	for _, col := range []string{"sessions.amr", "sessions.device", "sessions.network", "sessions.last_seen", "accounts.label"} {
+		table, column, _ := strings.Cut(col, ".")
+		require.NoError(t, old.Exec("ALTER TABLE "+table+" DROP COLUMN "+column).Error, col)
+	}
 	email := "kept@example.com"
 	uid := NewID()
 	require.NoError(t, old.Create(&User{ID: uid, Email: &email}).Error)
@@ -126,4 +131,9 @@ func TestAdoptAutoMigrateDatabase(t *testing.T) {
 	var row SessionRow
 	require.NoError(t, s.ReadSession(context.Background(), "old-session", &row), "a session from before step 8 is read")
 	require.Empty(t, row.AMR, "its sign-in methods are unknown")
+	list, err := s.SessionsOf(context.Background(), uid)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.Empty(t, list[0].Device, "a session from before step 9 has no device")
+	require.Nil(t, list[0].LastSeen)
 }

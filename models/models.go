@@ -34,7 +34,10 @@ type Account struct {
 	Scope             *string
 	IDToken           *string `gorm:"type:text"`
 	SessionState      *string
-	CreatedAt         time.Time
+	// Label is the provider-side e-mail or login the account page shows
+	// for this identity; nil when the provider gave none.
+	Label     *string `gorm:"column:label"`
+	CreatedAt time.Time
 }
 
 // Session is a database session. Only the SHA-256 of the cookie's token is
@@ -53,6 +56,11 @@ type Session struct {
 	// mfa", so a client can tell a two-factor session. '' for sessions
 	// made before the column existed: unknown, never "one factor".
 	AMR string `gorm:"column:amr;not null;default:''"`
+	// Device and Network are the account page's "Firefox 128 on Linux",
+	// "203.0.113.0/24"; LastSeen moves with each extension. Not read by GET /session.
+	Device   string `gorm:"not null;default:''"`
+	Network  string `gorm:"not null;default:''"`
+	LastSeen *time.Time
 }
 
 // VerificationToken is a pending e-mail sign-in. TokenHash is

@@ -68,8 +68,8 @@ func TestPasswordResetAndChange(t *testing.T) {
 		ctx, now := context.Background(), time.Now()
 		u := newUser(t, s, "r@example.com")
 		other := newUser(t, s, "o@example.com")
-		require.NoError(t, s.CreateSession(ctx, u.ID, "s-1", "", now.Add(-time.Minute), now.Add(time.Hour)))
-		require.NoError(t, s.CreateSession(ctx, other.ID, "s-2", "", now.Add(-time.Minute), now.Add(time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "s-1", SignedIn: now.Add(-time.Minute), Expires: now.Add(time.Hour)}))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: other.ID, TokenHash: "s-2", SignedIn: now.Add(-time.Minute), Expires: now.Add(time.Hour)}))
 		require.NoError(t, s.CreatePasswordReset(ctx, u.ID, "r-1", now.Add(time.Minute)))
 		require.NoError(t, s.CreatePasswordReset(ctx, u.ID, "r-2", now.Add(time.Minute)))
 

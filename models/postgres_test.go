@@ -31,7 +31,7 @@ func TestPoolSurvivesEndedConnections(t *testing.T) {
 		ctx := context.Background()
 		u := newUser(t, s, "kim@example.com")
 		now := time.Now()
-		require.NoError(t, s.CreateSession(ctx, u.ID, "hash", "", now, now.Add(time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "hash", SignedIn: now, Expires: now.Add(time.Hour)}))
 
 		for round := range 3 {
 			// Every connection used just now, and more than once: pgx pings a

@@ -17,12 +17,19 @@ var ErrNotFound = errors.New("not found")
 // NewID returns a random UUID v4 string for primary keys.
 func NewID() string { return uuid.NewString() }
 
-// CreateSession stores a session for userID under the hash of its token.
-// signedIn becomes the row's CreatedAt: the absolute session lifetime
-// counts from it, so it is the caller's clock, not GORM's. amr is how the
-// user signed in (see Session.AMR); "" when unknown.
-func (s *Store) CreateSession(ctx context.Context, userID, tokenHash, amr string, signedIn, expires time.Time) error {
-	row := Session{ID: NewID(), TokenHash: tokenHash, UserID: userID, Expires: dbTime(expires), CreatedAt: dbTime(signedIn), AMR: amr}
+// NewSession is a session for CreateSession. SignedIn becomes its CreatedAt
+// (the absolute lifetime counts from it, so it is the caller's clock) and
+// first LastSeen; AMR, Device and Network are as in Session.
+type NewSession struct {
+	UserID, TokenHash, AMR, Device, Network string
+	SignedIn, Expires                       time.Time
+}
+
+// CreateSession stores a session for n.UserID under the hash of its token.
+func (s *Store) CreateSession(ctx context.Context, n NewSession) error {
+	seen := dbTime(n.SignedIn)
+	row := Session{ID: NewID(), TokenHash: n.TokenHash, UserID: n.UserID, Expires: dbTime(n.Expires), CreatedAt: seen,
+		AMR: n.AMR, Device: n.Device, Network: n.Network, LastSeen: &seen}
 	if err := s.db.WithContext(ctx).Omit("User").Create(&row).Error; err != nil {
 		return fmt.Errorf("create session: %w", conflict(err))
 	}
@@ -172,9 +179,11 @@ func nullable(s sql.NullString) *string {
 }
 
 // ExtendSession moves the expiry of the session stored under tokenHash
-// (sliding sessions).
-func (s *Store) ExtendSession(ctx context.Context, tokenHash string, expires time.Time) error {
-	err := s.db.WithContext(ctx).Model(&Session{}).Where("token_hash = ?", tokenHash).Update("expires", dbTime(expires)).Error
+// (sliding sessions) and its LastSeen to seen: extensions are rare (once
+// per update_age), so "last seen" costs no write of its own.
+func (s *Store) ExtendSession(ctx context.Context, tokenHash string, expires, seen time.Time) error {
+	err := s.db.WithContext(ctx).Model(&Session{}).Where("token_hash = ?", tokenHash).
+		Updates(map[string]any{"expires": dbTime(expires), "last_seen": dbTime(seen)}).Error
 	if err != nil {
 		return fmt.Errorf("extend session: %w", err)
 	}
@@ -198,9 +207,9 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 }
 
 // PurgeExpired deletes expired sessions, verification tokens, pending
-// second steps, used WebAuthn challenges and password throttle counters,
-// and the rate-limit buckets that are full again (a missing row is a full
-// bucket, so that changes nothing); it returns how many rows went. Every
+// second steps, jwt sign-ins, used WebAuthn challenges, password throttle
+// counters and the rate-limit buckets that are full again (a missing row is
+// a full bucket, so that changes nothing); it returns how many went. Every
 // statement deletes rows past now and none waits for a rate-limit take, so
 // every instance may run it at once.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
@@ -216,13 +225,14 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 			return r.Error
 		}
 		n += r.RowsAffected
-		// By table name: second_steps' model and queries are
-		// models/twofactorstore's, but its rows expire in this one pass.
-		r = tx.Exec("DELETE FROM second_steps WHERE expires < ?", dbTime(now))
-		if r.Error != nil {
-			return r.Error
+		// By table name: these are the feature stores' tables
+		// (twofactorstore, accountstore), but their rows expire in this pass.
+		for _, table := range []string{"second_steps", "sign_ins"} {
+			if r = tx.Exec("DELETE FROM "+table+" WHERE expires < ?", dbTime(now)); r.Error != nil {
+				return r.Error
+			}
+			n += r.RowsAffected
 		}
-		n += r.RowsAffected
 		r = tx.Where("expires < ?", now.Unix()).Delete(&UsedChallenge{})
 		if r.Error != nil {
 			return r.Error

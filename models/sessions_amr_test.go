@@ -15,8 +15,8 @@ func TestSessionAMR(t *testing.T) {
 		ctx := context.Background()
 		u := newUser(t, s, "amr@example.com")
 		exp := time.Now().Add(time.Hour)
-		require.NoError(t, s.CreateSession(ctx, u.ID, "two", "pwd otp mfa", time.Now(), exp))
-		require.NoError(t, s.CreateSession(ctx, u.ID, "one", "", time.Now(), exp))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "two", AMR: "pwd otp mfa", SignedIn: time.Now(), Expires: exp}))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "one", SignedIn: time.Now(), Expires: exp}))
 		var row SessionRow
 		require.NoError(t, s.ReadSession(ctx, "two", &row))
 		require.Equal(t, "pwd otp mfa", row.AMR)

@@ -213,10 +213,10 @@ func TestUniqueSessionTokenHash(t *testing.T) {
 		ctx := context.Background()
 		u := newUser(t, s, "s@example.com")
 		exp := time.Now().Add(time.Hour)
-		require.NoError(t, s.CreateSession(ctx, u.ID, "hash-1", "", time.Now(), exp))
-		err := s.CreateSession(ctx, u.ID, "hash-1", "", time.Now(), exp)
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "hash-1", SignedIn: time.Now(), Expires: exp}))
+		err := s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "hash-1", SignedIn: time.Now(), Expires: exp})
 		requireUnique(t, err)
-		require.NoError(t, s.CreateSession(ctx, u.ID, "hash-2", "", time.Now(), exp), "a user may hold several sessions")
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "hash-2", SignedIn: time.Now(), Expires: exp}), "a user may hold several sessions")
 		require.EqualValues(t, 2, count(t, s, "sessions"))
 	})
 }
@@ -236,12 +236,12 @@ func TestUniqueVerificationIdentifierToken(t *testing.T) {
 func TestForeignKeys(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		err := s.CreateSession(ctx, NewID(), "orphan", "", time.Now(), time.Now().Add(time.Hour))
+		err := s.CreateSession(ctx, NewSession{UserID: NewID(), TokenHash: "orphan", SignedIn: time.Now(), Expires: time.Now().Add(time.Hour)})
 		require.Error(t, err, "a session needs an existing user")
 		require.ErrorIs(t, err, gorm.ErrForeignKeyViolated)
 
 		u := newUser(t, s, "gone@example.com")
-		require.NoError(t, s.CreateSession(ctx, u.ID, "h", "", time.Now(), time.Now().Add(time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "h", SignedIn: time.Now(), Expires: time.Now().Add(time.Hour)}))
 		require.NoError(t, s.LinkAccount(ctx, &Account{UserID: u.ID, Type: "oauth", Provider: "github", ProviderAccountID: "9"}))
 		require.NoError(t, s.db.Delete(&User{}, "id = ?", u.ID).Error)
 		require.Zero(t, count(t, s, "sessions"), "sessions go with their user")
@@ -255,7 +255,7 @@ func TestSessionMethods(t *testing.T) {
 		u := newUser(t, s, "m@example.com")
 		exp := time.Date(2031, 3, 4, 5, 6, 7, 890_000_000, time.FixedZone("CET", 3600))
 		signedIn := time.Date(2031, 2, 1, 9, 8, 7, 654_000_000, time.FixedZone("PST", -8*3600))
-		require.NoError(t, s.CreateSession(ctx, u.ID, "h1", "", signedIn, exp))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "h1", SignedIn: signedIn, Expires: exp}))
 
 		row, err := s.SessionAndUser(ctx, "h1")
 		require.NoError(t, err)
@@ -274,7 +274,7 @@ func TestSessionMethods(t *testing.T) {
 		require.ErrorIs(t, err, ErrNotFound)
 
 		later := exp.Add(48 * time.Hour)
-		require.NoError(t, s.ExtendSession(ctx, "h1", later))
+		require.NoError(t, s.ExtendSession(ctx, "h1", later, time.Now()))
 		row, err = s.SessionAndUser(ctx, "h1")
 		require.NoError(t, err)
 		require.True(t, later.Equal(row.Expires))
@@ -292,10 +292,10 @@ func TestSessionMethods(t *testing.T) {
 		require.True(t, errors.Is(err, ErrNotFound))
 
 		for i := range 3 {
-			require.NoError(t, s.CreateSession(ctx, u.ID, fmt.Sprint("u", i), "", time.Now(), exp))
+			require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: fmt.Sprint("u", i), SignedIn: time.Now(), Expires: exp}))
 		}
 		other := newUser(t, s, "o@example.com")
-		require.NoError(t, s.CreateSession(ctx, other.ID, "o", "", time.Now(), exp))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: other.ID, TokenHash: "o", SignedIn: time.Now(), Expires: exp}))
 		require.NoError(t, s.DeleteUserSessions(ctx, u.ID))
 		require.EqualValues(t, 1, count(t, s, "sessions"))
 	})
@@ -312,8 +312,8 @@ func TestReadSessionReusesRow(t *testing.T) {
 		bare := &User{ID: NewID()}
 		require.NoError(t, s.db.Create(full).Error)
 		require.NoError(t, s.db.Create(bare).Error)
-		require.NoError(t, s.CreateSession(ctx, full.ID, "full", "", time.Now(), exp))
-		require.NoError(t, s.CreateSession(ctx, bare.ID, "bare", "", time.Now(), exp))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: full.ID, TokenHash: "full", SignedIn: time.Now(), Expires: exp}))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: bare.ID, TokenHash: "bare", SignedIn: time.Now(), Expires: exp}))
 		require.NoError(t, s.db.Exec("UPDATE sessions SET created_at = NULL WHERE token_hash = ?", "bare").Error)
 
 		var row SessionRow
@@ -350,7 +350,7 @@ func TestReadSessionAllocations(t *testing.T) {
 	ctx := context.Background()
 	u := &User{ID: NewID(), Name: ptr("Name"), Email: ptr("a@example.com"), Image: ptr("https://img.example.com/a.png")}
 	require.NoError(t, s.db.Create(u).Error)
-	require.NoError(t, s.CreateSession(ctx, u.ID, "h", "", time.Now(), time.Now().Add(time.Hour)))
+	require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "h", SignedIn: time.Now(), Expires: time.Now().Add(time.Hour)}))
 	var row SessionRow
 	allocs := testing.AllocsPerRun(200, func() {
 		if err := s.ReadSession(ctx, "h", &row); err != nil {
@@ -365,8 +365,8 @@ func TestPurgeExpired(t *testing.T) {
 		ctx := context.Background()
 		now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 		u := newUser(t, s, "p@example.com")
-		require.NoError(t, s.CreateSession(ctx, u.ID, "old", "", time.Now(), now.Add(-time.Second)))
-		require.NoError(t, s.CreateSession(ctx, u.ID, "new", "", time.Now(), now.Add(time.Second)))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "old", SignedIn: time.Now(), Expires: now.Add(-time.Second)}))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "new", SignedIn: time.Now(), Expires: now.Add(time.Second)}))
 		require.NoError(t, s.db.Create(&VerificationToken{Identifier: "x", TokenHash: "old", Expires: now.Add(-time.Minute)}).Error)
 		require.NoError(t, s.db.Create(&VerificationToken{Identifier: "x", TokenHash: "new", Expires: now.Add(time.Minute)}).Error)
 		n, err := s.PurgeExpired(ctx, now)
@@ -408,7 +408,7 @@ func TestConcurrentWriters(t *testing.T) {
 				u := users[i]
 				hash := fmt.Sprintf("hash-%d", i)
 				exp := time.Now().Add(time.Hour)
-				if err := s.CreateSession(ctx, u.ID, hash, "", time.Now(), exp); err != nil {
+				if err := s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: hash, SignedIn: time.Now(), Expires: exp}); err != nil {
 					errs <- fmt.Errorf("create %d: %w", i, err)
 					return
 				}
@@ -417,7 +417,7 @@ func TestConcurrentWriters(t *testing.T) {
 					errs <- fmt.Errorf("read %d: %w", i, err)
 					return
 				}
-				if err := s.ExtendSession(ctx, row.TokenHash, exp.Add(time.Hour)); err != nil {
+				if err := s.ExtendSession(ctx, row.TokenHash, exp.Add(time.Hour), time.Now()); err != nil {
 					errs <- fmt.Errorf("extend %d: %w", i, err)
 				}
 				if i%5 == 0 {

@@ -20,7 +20,7 @@ func TestTimesRoundTrip(t *testing.T) {
 		exp := time.Date(2031, 3, 4, 5, 6, 7, 123_456_789, time.FixedZone("", -(7*3600+30*60)))
 		want := exp.Truncate(time.Microsecond)
 
-		require.NoError(t, s.CreateSession(ctx, u.ID, "h", "", time.Now(), exp))
+		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "h", SignedIn: time.Now(), Expires: exp}))
 		row, err := s.SessionAndUser(ctx, "h")
 		require.NoError(t, err)
 		require.True(t, want.Equal(row.Expires), "session lookup: %v, want %v", row.Expires, want)
@@ -29,7 +29,7 @@ func TestTimesRoundTrip(t *testing.T) {
 		require.True(t, want.Equal(rows[0].Expires), "GORM read: %v, want %v", rows[0].Expires, want)
 
 		later := exp.Add(36*time.Hour + 987*time.Nanosecond)
-		require.NoError(t, s.ExtendSession(ctx, "h", later))
+		require.NoError(t, s.ExtendSession(ctx, "h", later, time.Now()))
 		row, err = s.SessionAndUser(ctx, "h")
 		require.NoError(t, err)
 		require.True(t, later.Truncate(time.Microsecond).Equal(row.Expires), "extended: %v", row.Expires)

@@ -473,9 +473,9 @@ func (c *countingStore) ReadSession(ctx context.Context, tokenHash string, row *
 	return c.Store.ReadSession(ctx, tokenHash, row)
 }
 
-func (c *countingStore) ExtendSession(ctx context.Context, tokenHash string, expires time.Time) error {
+func (c *countingStore) ExtendSession(ctx context.Context, tokenHash string, expires, seen time.Time) error {
 	c.extends.Add(1)
-	return c.Store.ExtendSession(ctx, tokenHash, expires)
+	return c.Store.ExtendSession(ctx, tokenHash, expires, seen)
 }
 
 // dialects are the databases the database strategy is tested on.

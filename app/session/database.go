@@ -19,9 +19,9 @@ import (
 
 // Store is what the database strategy needs from storage.
 type Store interface {
-	CreateSession(ctx context.Context, userID, tokenHash, amr string, signedIn, expires time.Time) error
+	CreateSession(ctx context.Context, n models.NewSession) error
 	ReadSession(ctx context.Context, tokenHash string, row *models.SessionRow) error
-	ExtendSession(ctx context.Context, tokenHash string, expires time.Time) error
+	ExtendSession(ctx context.Context, tokenHash string, expires, seen time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
 	DeleteUserSessions(ctx context.Context, userID string) error
 }
@@ -215,7 +215,8 @@ func keep(field *string, v sql.NullString) *string {
 // extends nothing sends no Set-Cookie (database-cookie-set-per-update-age
 // in docs/compatibility.md).
 func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Request, s *Session) error {
-	newExpiry, due := d.extension(s, d.life.Now())
+	now := d.life.Now()
+	newExpiry, due := d.extension(s, now)
 	if !due {
 		return nil
 	}
@@ -225,7 +226,7 @@ func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.R
 	// matters (a like expiry; no row). The kept copy, with the old
 	// expiry, is dropped, or every hit would extend again.
 	sum := tokenSum(tok)
-	err := d.store.ExtendSession(ctx, hexSum(sum), newExpiry)
+	err := d.store.ExtendSession(ctx, hexSum(sum), newExpiry, now)
 	d.cache.forget(sum)
 	if err != nil {
 		return err
@@ -239,7 +240,9 @@ func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Re
 	tok := random.UUID()
 	now := d.life.Now()
 	expires := d.life.capped(now, now.Add(d.life.MaxAge))
-	if err := d.store.CreateSession(ctx, u.ID, HashToken(tok), strings.Join(u.Methods, " "), now, expires); err != nil {
+	err := d.store.CreateSession(ctx, models.NewSession{UserID: u.ID, TokenHash: HashToken(tok),
+		AMR: strings.Join(u.Methods, " "), SignedIn: now, Expires: expires})
+	if err != nil {
 		return err
 	}
 	d.writer.Set(w, d.name, tok, expires, 0)

@@ -209,4 +209,42 @@ var Steps = []Step{
 			`ALTER TABLE sessions ADD COLUMN amr text NOT NULL DEFAULT ''`,
 		},
 	},
+	{
+		Version: 9,
+		Name:    "sessions.device, network, last_seen; accounts.label; sign_ins",
+		// The account page (issue #29). sessions.device and network: a
+		// readable summary of the user agent and a coarse network hint
+		// ('' for sessions made before); last_seen: when the session was
+		// last extended (NULL before). GET /session's lookup reads none of
+		// them. accounts.label: the provider-side e-mail or login shown for
+		// a linked identity (NULL: unknown). sign_ins: one row per jwt
+		// sign-in (its token's sid), so each can be listed and ended; every
+		// instance polls the ended, unexpired ids (the partial index keeps
+		// that poll to the few ended rows), and the purge deletes rows past
+		// expires (the sign-in's absolute end). All go with their user (ON
+		// DELETE CASCADE).
+		SQLite: []string{
+			"ALTER TABLE `sessions` ADD COLUMN `device` text NOT NULL DEFAULT ''",
+			"ALTER TABLE `sessions` ADD COLUMN `network` text NOT NULL DEFAULT ''",
+			"ALTER TABLE `sessions` ADD COLUMN `last_seen` datetime",
+			"ALTER TABLE `accounts` ADD COLUMN `label` text",
+			"CREATE TABLE `sign_ins` (`id` text NOT NULL,`user_id` text NOT NULL,`device` text NOT NULL DEFAULT '',`network` text NOT NULL DEFAULT '',`created_at` datetime NOT NULL,`last_seen` datetime NOT NULL,`expires` datetime NOT NULL,`ended_at` datetime,PRIMARY KEY (`id`),CONSTRAINT `fk_sign_ins_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
+			"CREATE INDEX `idx_sign_ins_user_id` ON `sign_ins`(`user_id`)",
+			"CREATE INDEX `idx_sign_ins_expires` ON `sign_ins`(`expires`)",
+			"CREATE INDEX `idx_sign_ins_ended_at` ON `sign_ins`(`ended_at`) WHERE `ended_at` IS NOT NULL",
+		},
+		Postgres: []string{
+			`ALTER TABLE sessions ADD COLUMN device text NOT NULL DEFAULT ''`,
+			`ALTER TABLE sessions ADD COLUMN network text NOT NULL DEFAULT ''`,
+			`ALTER TABLE sessions ADD COLUMN last_seen timestamptz`,
+			`ALTER TABLE accounts ADD COLUMN label text`,
+			`CREATE TABLE sign_ins (id text PRIMARY KEY,
+				user_id varchar(36) NOT NULL CONSTRAINT fk_sign_ins_user REFERENCES users(id) ON DELETE CASCADE,
+				device text NOT NULL DEFAULT '', network text NOT NULL DEFAULT '', created_at timestamptz NOT NULL,
+				last_seen timestamptz NOT NULL, expires timestamptz NOT NULL, ended_at timestamptz)`,
+			`CREATE INDEX idx_sign_ins_user_id ON sign_ins (user_id)`,
+			`CREATE INDEX idx_sign_ins_expires ON sign_ins (expires)`,
+			`CREATE INDEX idx_sign_ins_ended_at ON sign_ins (ended_at) WHERE ended_at IS NOT NULL`,
+		},
+	},
 }

@@ -66,7 +66,7 @@ func TestPurgeOnEveryInstanceAtOnce(t *testing.T) {
 	require.NoError(t, st.CreateUser(ctx, u))
 	now := time.Now()
 	live := "live-session-token"
-	require.NoError(t, st.CreateSession(ctx, u.ID, session.HashToken(live), "", now, now.Add(time.Hour)))
+	require.NoError(t, st.CreateSession(ctx, models.NewSession{UserID: u.ID, TokenHash: session.HashToken(live), SignedIn: now, Expires: now.Add(time.Hour)}))
 	require.NoError(t, st.CreateVerificationToken(ctx, addr, "live-link", now.Add(time.Hour)))
 
 	db := sqlDB(t, dbURL)

@@ -1,0 +1,72 @@
+package accountstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// SessionRecord is a database session as the account page lists it. The
+// caller marks the current one by TokenHash (the hash of its own cookie).
+type SessionRecord struct {
+	ID, TokenHash, Device, Network string
+	// CreatedAt is the sign-in time (zero only after a hand edit).
+	CreatedAt time.Time
+	// LastSeen is the last extension (nil for sessions made before
+	// schema step 9).
+	LastSeen *time.Time
+	Expires  time.Time
+}
+
+// SessionsOfUser returns the user's sessions that have not expired at now,
+// newest sign-in first. The absolute lifetime is the caller's to apply: the
+// store does not know it.
+func (s *Store) SessionsOfUser(ctx context.Context, userID string, now time.Time) ([]SessionRecord, error) {
+	var rows []models.Session
+	err := s.db().WithContext(ctx).Select("id", "token_hash", "device", "network", "created_at", "last_seen", "expires").
+		Where("user_id = ? AND expires > ?", userID, models.DBTime(now)).Order("created_at DESC, id").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list sessions of user: %w", err)
+	}
+	out := make([]SessionRecord, len(rows))
+	for i, r := range rows {
+		out[i] = SessionRecord{ID: r.ID, TokenHash: r.TokenHash, Device: r.Device, Network: r.Network,
+			CreatedAt: r.CreatedAt, LastSeen: r.LastSeen, Expires: r.Expires}
+	}
+	return out, nil
+}
+
+// DeleteUserSession ends the session with id if it is userID's: false when
+// there is no such session of this user (another user's id changes
+// nothing). The owner check is in the DELETE itself, so no id read from a
+// form can reach another user's row.
+func (s *Store) DeleteUserSession(ctx context.Context, userID, id string) (bool, error) {
+	r := s.db().WithContext(ctx).Where("id = ? AND user_id = ?", id, userID).Delete(&models.Session{})
+	if r.Error != nil {
+		return false, fmt.Errorf("delete session of user: %w", r.Error)
+	}
+	return r.RowsAffected == 1, nil
+}
+
+// DeleteOtherSessions ends every session of the user but the one stored
+// under keepTokenHash (the caller's own) and returns how many went.
+func (s *Store) DeleteOtherSessions(ctx context.Context, userID, keepTokenHash string) (int64, error) {
+	r := s.db().WithContext(ctx).Where("user_id = ? AND token_hash <> ?", userID, keepTokenHash).Delete(&models.Session{})
+	if r.Error != nil {
+		return 0, fmt.Errorf("delete other sessions: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}
+
+// UnlinkAccount removes the linked identity accountID if it is userID's:
+// false when it is not (another user's id changes nothing). Whether it is
+// the user's last way to sign in is the caller's rule.
+func (s *Store) UnlinkAccount(ctx context.Context, userID, accountID string) (bool, error) {
+	r := s.db().WithContext(ctx).Where("id = ? AND user_id = ?", accountID, userID).Delete(&models.Account{})
+	if r.Error != nil {
+		return false, fmt.Errorf("unlink account: %w", r.Error)
+	}
+	return r.RowsAffected == 1, nil
+}

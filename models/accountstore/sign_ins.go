@@ -1,0 +1,121 @@
+package accountstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// SignIn is one jwt-strategy sign-in: the server-side record of a token
+// (ID is its sid claim), so the account page can list it and end it. A
+// jwt is not stored, so ending one cannot delete it: EndedAt marks it, and
+// every instance polls the ended ids (EndedSignIns) into its revocation
+// set until Expires, the sign-in's absolute end, after which the token is
+// refused anyway and the purge deletes the row.
+type SignIn struct {
+	ID        string `gorm:"primaryKey"`
+	UserID    string `gorm:"index:idx_sign_ins_user_id;not null;size:36"`
+	Device    string `gorm:"not null;default:''"`
+	Network   string `gorm:"not null;default:''"`
+	CreatedAt time.Time
+	// LastSeen moves when the token is re-issued (at most once per
+	// update_age), never on a plain read.
+	LastSeen time.Time  `gorm:"not null"`
+	Expires  time.Time  `gorm:"index:idx_sign_ins_expires;not null"`
+	EndedAt  *time.Time `gorm:"index:idx_sign_ins_ended_at,where:ended_at IS NOT NULL"`
+}
+
+// CreateSignIn stores a sign-in's record when its token is minted. An
+// empty ID gets a new one (set in si); a zero LastSeen is CreatedAt; times
+// are stored at models.DBTime's precision. An ID stored already is
+// models.ErrConflict.
+func (s *Store) CreateSignIn(ctx context.Context, si *SignIn) error {
+	if si.ID == "" {
+		si.ID = models.NewID()
+	}
+	if si.CreatedAt.IsZero() {
+		si.CreatedAt = time.Now()
+	}
+	si.CreatedAt = models.DBTime(si.CreatedAt)
+	if si.LastSeen.IsZero() {
+		si.LastSeen = si.CreatedAt
+	}
+	si.LastSeen, si.Expires = models.DBTime(si.LastSeen), models.DBTime(si.Expires)
+	if si.EndedAt != nil {
+		at := models.DBTime(*si.EndedAt)
+		si.EndedAt = &at
+	}
+	if err := s.db().WithContext(ctx).Create(si).Error; err != nil {
+		return fmt.Errorf("create sign-in: %w", models.Conflict(err))
+	}
+	return nil
+}
+
+// SeenSignIn records a re-issue of the sign-in's token at at. It only moves
+// LastSeen forward (instances' clocks differ a little) and leaves ended
+// sign-ins alone; a missing record is not an error (purged, or its user
+// deleted: the token is refused elsewhere).
+func (s *Store) SeenSignIn(ctx context.Context, id string, at time.Time) error {
+	at = models.DBTime(at)
+	err := s.db().WithContext(ctx).Model(&SignIn{}).Where("id = ? AND ended_at IS NULL AND last_seen < ?", id, at).
+		Update("last_seen", at).Error
+	if err != nil {
+		return fmt.Errorf("sign-in seen: %w", err)
+	}
+	return nil
+}
+
+// SignInsOfUser returns the user's live sign-ins at now (not ended, not
+// expired), newest first.
+func (s *Store) SignInsOfUser(ctx context.Context, userID string, now time.Time) ([]SignIn, error) {
+	var out []SignIn
+	err := s.db().WithContext(ctx).Where("user_id = ? AND ended_at IS NULL AND expires > ?", userID, models.DBTime(now)).
+		Order("created_at DESC, id").Find(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("list sign-ins of user: %w", err)
+	}
+	return out, nil
+}
+
+// EndSignIn ends the sign-in id at at if it is a live one of userID's:
+// false when it is not (another user's, ended already, expired), and then
+// nothing changed. One conditional UPDATE: of two requests ending it at
+// once, one gets true.
+func (s *Store) EndSignIn(ctx context.Context, userID, id string, at time.Time) (bool, error) {
+	at = models.DBTime(at)
+	r := s.db().WithContext(ctx).Model(&SignIn{}).
+		Where("id = ? AND user_id = ? AND ended_at IS NULL AND expires > ?", id, userID, at).Update("ended_at", at)
+	if r.Error != nil {
+		return false, fmt.Errorf("end sign-in: %w", r.Error)
+	}
+	return r.RowsAffected == 1, nil
+}
+
+// EndOtherSignIns ends every live sign-in of the user but keepID (the
+// caller's own) at at and returns how many it ended.
+func (s *Store) EndOtherSignIns(ctx context.Context, userID, keepID string, at time.Time) (int64, error) {
+	at = models.DBTime(at)
+	r := s.db().WithContext(ctx).Model(&SignIn{}).
+		Where("user_id = ? AND id <> ? AND ended_at IS NULL AND expires > ?", userID, keepID, at).Update("ended_at", at)
+	if r.Error != nil {
+		return 0, fmt.Errorf("end other sign-ins: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}
+
+// EndedSignIns is every instance's poll: the ids of sign-ins ended and not
+// expired at now, whose tokens must be refused. Expired ones are left out:
+// their tokens are refused by their own absolute end, so the set stays as
+// small as the ended sign-ins of the last absolute_max_age (the partial
+// index idx_sign_ins_ended_at holds only those rows).
+func (s *Store) EndedSignIns(ctx context.Context, now time.Time) ([]string, error) {
+	var ids []string
+	err := s.db().WithContext(ctx).Model(&SignIn{}).Where("ended_at IS NOT NULL AND expires > ?", models.DBTime(now)).
+		Pluck("id", &ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("list ended sign-ins: %w", err)
+	}
+	return ids, nil
+}
