@@ -236,12 +236,16 @@ func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.R
 }
 
 // Create stores a new session, signed in now, and sets its cookie.
-func (d *Database) Create(ctx context.Context, w http.ResponseWriter, _ *http.Request, u User, _ map[string]any) error {
+func (d *Database) Create(ctx context.Context, w http.ResponseWriter, r *http.Request, u User, _ map[string]any) error {
 	tok := random.UUID()
 	now := d.life.Now()
 	expires := d.life.capped(now, now.Add(d.life.MaxAge))
+	device, network := "", ""
+	if d.records != nil {
+		device, network = describe(r, d.clientIP)
+	}
 	err := d.store.CreateSession(ctx, models.NewSession{UserID: u.ID, TokenHash: HashToken(tok),
-		AMR: strings.Join(u.Methods, " "), SignedIn: now, Expires: expires})
+		AMR: strings.Join(u.Methods, " "), Device: device, Network: network, SignedIn: now, Expires: expires})
 	if err != nil {
 		return err
 	}

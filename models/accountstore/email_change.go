@@ -40,6 +40,18 @@ func (s *Store) CreateEmailChange(ctx context.Context, userID, newAddr, tokenHas
 	return nil
 }
 
+// DeleteEmailChange removes a change link of userID's that was never
+// delivered (the mail failed), so it leaves nothing behind.
+func (s *Store) DeleteEmailChange(ctx context.Context, userID, tokenHash string) error {
+	err := s.db().WithContext(ctx).
+		Where("token_hash = ? AND identifier LIKE ?", tokenHash, emailChangePrefix+userID+":%").
+		Delete(&models.VerificationToken{}).Error
+	if err != nil {
+		return fmt.Errorf("delete e-mail change: %w", err)
+	}
+	return nil
+}
+
 func emailChangeID(userID, addr string) string {
 	return emailChangePrefix + userID + ":" + strings.ToLower(addr)
 }
