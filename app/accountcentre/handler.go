@@ -95,7 +95,7 @@ func (h *Handler) Mount(m web.Mux) {
 	m.Page(page, h.signedIn(h.getPage))
 	m.Page(listSessions, h.signedInAPI(h.getSessions))
 	m.Page(listAccounts, h.signedInAPI(h.getAccounts))
-	retry := h.kit.RetryPage(page)
+	retry := h.csrfRefused
 	m.Post(revokeSession, h.signedIn(h.postRevokeSession), retry)
 	m.Post(revokeOthers, h.signedIn(h.postRevokeOthers), retry)
 	m.Post(unlinkAccount, h.signedIn(h.postUnlink), retry)
@@ -104,6 +104,17 @@ func (h *Handler) Mount(m web.Mux) {
 	m.Post(deleteUser, h.signedIn(h.postDelete), retry)
 	m.Page(emailChangePage, h.getEmailChange)
 	m.Post(emailChangePage, h.postEmailChange, h.emailChangeRetry)
+}
+
+// csrfRefused answers a POST whose csrfToken does not match: the API gets
+// 403 {"error": "MissingCSRF"} (Auth.js v5's name for it), the page's
+// forms go back to the page with ?csrf=true, as next-auth's pages do.
+func (h *Handler) csrfRefused(c echo.Context, rq *web.Request) error {
+	if wantsJSON(c, rq) {
+		web.NoStore(c)
+		return c.JSON(http.StatusForbidden, map[string]string{"error": "MissingCSRF"})
+	}
+	return h.kit.RetryPage(page)(c, rq)
 }
 
 // browser is the request as the rules see it.

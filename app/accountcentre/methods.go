@@ -69,8 +69,8 @@ func (h *Handler) postLink(c echo.Context, rq *web.Request, u user) error {
 	id := rq.Form.Get("provider")
 	for _, p := range h.offers.Linkable {
 		if p.ID == id {
-			if rq.CallbackURL == "" || rq.CallbackURL == h.kit.Origin() {
-				rq.CallbackURL = h.base.URL(page)
+			if rq.Form.Get("callbackUrl") == "" { // back to the page, not to the last sign-in's target
+				h.kit.SetCallbackURL(c, rq, h.base.URL(page))
 			}
 			return h.linker.SignIn(c, rq, p)
 		}

@@ -174,7 +174,6 @@ func (s *Service) redeem(ctx context.Context, b Browser, provider string, link *
 	case err != nil:
 		return nil, Fail(CodeCallback, err)
 	}
-	s.endOtherUsersSession(ctx, b, user.ID)
 	out := &SignedIn{User: user, Provider: provider, IsNew: isNew, LinkHash: link.TokenHash, Methods: []string{twofactor.MethodEmail}}
 	if err := s.startSession(ctx, b, out); err != nil {
 		return nil, s.restore(ctx, link, err)
@@ -205,16 +204,17 @@ func (s *Service) restore(ctx context.Context, link *PendingLink, failure error)
 	return failure
 }
 
-// endOtherUsersSession deletes the browser's database session when it
-// belongs to someone else, so the replaced session does not live on in the
-// table (a JWT session is simply overwritten by the new cookie). It never
+// endPreviousSession deletes the browser's database session, whoever's it
+// is, when a new one replaces it, so the replaced session does not live on
+// in the table (nor on the account page's list): no browser holds it any
+// more. A JWT session is simply overwritten by the new cookie. It never
 // stops the sign-in: the new session replaces the cookie either way.
-func (s *Service) endOtherUsersSession(ctx context.Context, b Browser, userID string) {
+func (s *Service) endPreviousSession(ctx context.Context, b Browser) {
 	if s.JWTSessions {
 		return
 	}
 	cur, err := b.SignedInUser(ctx)
-	if err != nil || cur == "" || cur == userID {
+	if err != nil || cur == "" {
 		return
 	}
 	if err := b.EndSession(ctx); err != nil {

@@ -113,7 +113,6 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 	if rehash {
 		s.rehash(ctx, p, user.ID, hash, in.Password)
 	}
-	s.endOtherUsersSession(ctx, b, user.ID)
 	out := &SignedIn{User: user, Provider: p.ID, Methods: []string{twofactor.MethodPassword}}
 	if err := s.startSession(ctx, b, out); err != nil {
 		return nil, err

@@ -84,11 +84,6 @@ func (s *Service) StepUp(ctx context.Context, b Browser, code string, remember b
 	if err != nil {
 		return nil, SecondFactorFailure(err)
 	}
-	// The weaker session ends (its row, in the database strategy); the
-	// new one's cookie replaces its cookie.
-	if err := b.EndSession(ctx); err != nil {
-		s.Log.Warn("the session a step-up replaced was not ended", "user", uid, "err", err)
-	}
 	return s.completeStep(ctx, b, &twofactor.Completed{
 		Step:    &twofactorstore.SecondStep{UserID: uid, Provider: "two-factor"},
 		Methods: twofactor.WithSecond(methods, used.Method), Used: used,
@@ -102,7 +97,6 @@ func (s *Service) completeStep(ctx context.Context, b Browser, done *twofactor.C
 		return nil, Failf(CodeTwoFactorExpired, "the pending sign-in's user: %w", err)
 	}
 	out := &SignedIn{User: u, Provider: done.Step.Provider, IsNew: done.Step.IsNew, Methods: done.Methods, SecondFactor: done.Used, stepped: true}
-	s.endOtherUsersSession(ctx, b, u.ID)
 	if err := s.startSession(ctx, b, out); err != nil {
 		return nil, err
 	}

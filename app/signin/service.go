@@ -105,6 +105,7 @@ func (s *Service) startSession(ctx context.Context, b Browser, in *SignedIn) err
 			return Fail(CodeAccessDenied, errors.New("the JWT hook returned no token"))
 		}
 	}
+	s.endPreviousSession(ctx, b)
 	if err := b.StartSession(ctx, su, claims); err != nil {
 		return Failf(CodeCallback, "start session: %w", err)
 	}

@@ -158,3 +158,12 @@ func (k *Kit) parseBody(w http.ResponseWriter, r *http.Request, rq *Request) err
 	}
 	return nil
 }
+
+// SetCallbackURL makes target (through the redirect policy) the request's
+// callback URL and the browser's callback-url cookie, which the OAuth
+// callback goes to: an action that starts a sign-in for its own page
+// (linking an identity from the account page) comes back to it.
+func (k *Kit) SetCallbackURL(c echo.Context, rq *Request, target string) {
+	rq.CallbackURL = k.Redirect(target)
+	k.cookies.Set(c.Response(), k.names.CallbackURL, rq.CallbackURL, timeZero, 0)
+}
