@@ -45,7 +45,7 @@ func TestAccountPageAcrossInstances(t *testing.T) {
 				require.Equal(t, "ann@example.com", ann.email(in), "the session that ended the other stays on %s", in.name)
 			}
 
-			time.Sleep(time.Second) // past the second the account's sign-ins began in
+			time.Sleep(time.Second)            // past the second the account's sign-ins began in
 			copied := c.sessionCookieCopy(ann) // the deletion clears ann's own cookie, not a copy
 			r = ann.post(a.url("/delete-user"), url.Values{"csrfToken": {ann.csrf(a)}, "confirm": {"ann@example.com"}, "json": {"true"}})
 			require.Equal(t, http.StatusOK, r.StatusCode, r.body)
