@@ -185,6 +185,7 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 			a.operator(doc)
 			a.passkeys(tc.strategy, tc.style)
 			a.twoFactor()
+			a.account()
 
 			pe := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) {
 				c.Cookies.Style = tc.style

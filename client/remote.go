@@ -49,6 +49,7 @@ type RemoteOptions struct {
 // is re-issued only when the browser itself calls GET /session, as the
 // next-auth client does.
 type Remote struct {
+	base     string // latchkey's base URL, no trailing slash
 	endpoint string
 	names    []string
 	timeout  time.Duration
@@ -73,8 +74,10 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 	if err != nil || !isHTTP(u) || u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("client: RemoteOptions.URL must be latchkey's absolute http(s) base URL, e.g. http://latchkey:3000/api/auth")
 	}
+	base := strings.TrimSuffix(u.String(), "/")
 	rm := &Remote{
-		endpoint: strings.TrimSuffix(u.String(), "/") + "/session",
+		base:     base,
+		endpoint: base + "/session",
 		names:    o.CookieNames,
 		timeout:  o.Timeout,
 		client:   o.HTTPClient,
