@@ -29,7 +29,7 @@ func (h *Handler) getEmailChange(c echo.Context, rq *web.Request) error {
 	addr, err := h.rules.PendingEmailChange(c.Request().Context(), token)
 	msg, status := "", http.StatusOK
 	if errors.Is(err, accounts.ErrDeadLink) {
-		msg, status = "EmailChangeDeadLink", http.StatusGone
+		msg, status, token = "EmailChangeDeadLink", http.StatusGone, "" // no button for a dead link
 	} else if err != nil {
 		return err
 	}
