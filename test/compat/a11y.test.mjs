@@ -19,6 +19,8 @@
 //    outline (3:1 against the card) or a box-shadow, in light, dark and
 //    forced colours;
 //  - the checks can fail: planted faults are found.
+// The password user also reaches the account page ({base}/account: plain,
+// with a notice, with an error) and the e-mail change link's page.
 // One latchkey instance (jwt sessions) has every kind of provider: OIDC (the
 // suite's IdP), e-mail, credentials with sign-up, passkeys, and two-factor
 // (mode optional: users without it sign in with one factor, so the other
@@ -395,6 +397,33 @@ async function everyPage(t, ctx, browser, { base, origin }, lang) {
       await page.goto(L(page.url()), { waitUntil: "networkidle" });
       eq(await page.locator(".passkey-item").count(), 1, "listed passkeys");
     })) await audit(t, page, "passkeys (one added)", lang);
+    // The account page (issue #29): plain, with a notice, with an error; the
+    // e-mail change link's page (a link mailed to a new address, opened).
+    if (await step("account", async () => {
+      await open(`${base}/account`);
+      eq(await page.locator("section[aria-labelledby=sessions-heading] .tag.current").count(), 1, "sessions marked current");
+      eq(await page.locator("#input-new-email").count(), 1, "new e-mail fields");
+    })) await audit(t, page, "account", lang);
+    if (await step("account with a notice (role=status)", async () => {
+      await open(`${base}/account?notice=OtherSessionsEnded&count=2`);
+      assert(await page.locator("[role=status]").isVisible(), `no visible role=status notice on ${page.url()}`);
+    })) await audit(t, page, "account with a notice", lang);
+    if (await step("account with an error (role=alert)", async () => {
+      await open(`${base}/account?error=LastSignInMethod`, 400); // the page with a refusal answers 400
+      await alertShown();
+    })) await audit(t, page, "account with an error", lang);
+    if (await step("account/email/confirm (the e-mail change link's page)", async () => {
+      await open(`${base}/account`);
+      const to = address("kim", lang);
+      const since = Date.now();
+      await page.locator("#input-new-email").fill(to);
+      await submit(page, page.locator("form", { has: page.locator("#input-new-email") }).locator("button"));
+      const found = linkTo(await ctx.smtp.waitForMail(to, { since }), "/account/email/confirm");
+      assert(found, "no /account/email/confirm link in the e-mail");
+      await open(found);
+      eq(await page.locator("#submitButton").count(), 1, "the page's button");
+      assert(await page.getByText(to).isVisible(), "the page does not show the new address");
+    })) await audit(t, page, "account/email/confirm", lang);
     if (await step("signout (signed in)", () => open(`${base}/signout`))) await audit(t, page, "signout (signed in)", lang);
     await step("signing out", async () => {
       await submit(page, page.locator("#submitButton"));

@@ -30,7 +30,7 @@ export function latchkeyBinary() {
 }
 
 /** config.yaml for one instance. */
-export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false, theme = null, emailLimits = true, passkeys = false, twoFactor = null }) {
+export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false, theme = null, emailLimits = true, passkeys = false, twoFactor = null, secondIdp = false, emailProvider = true }) {
   const q = (s) => JSON.stringify(String(s));
   // credentials: an e-mail + password provider after the others (credentials.mjs).
   // passkeys: a webauthn provider last (SERVICE_URL's host must be a domain name).
@@ -38,6 +38,12 @@ export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, 
   // emailLimits false: no rate limit on sign-in e-mails (a suite that sends many).
   // twoFactor: two_factor.mode ("optional" or "required"); null leaves the section out (off).
   const limits = emailLimits ? "" : "    rate_limit:\n      disabled: true\n";
+  // secondIdp: another OIDC provider ("idp2", "Second SSO") on the same IdP and client
+  // (its redirect URI is registered when the spec says secondIdp); emailProvider false: no e-mail provider.
+  const idp2 = secondIdp
+    ? `  - id: idp2\n    type: oidc\n    name: ${q("Second SSO")}\n    issuer: ${q(issuer)}\n    client_id: ${q(clientId)}\n    client_secret: ${q(clientSecret)}\n`
+    : "";
+  const mail = emailProvider ? `  - id: email\n    type: email\n    server: ${q(smtpUrl)}\n    from: ${q(from)}\n${limits}` : "";
   return `providers:
   - id: idp
     type: oidc
@@ -45,11 +51,7 @@ export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, 
     issuer: ${q(issuer)}
     client_id: ${q(clientId)}
     client_secret: ${q(clientSecret)}
-  - id: email
-    type: email
-    server: ${q(smtpUrl)}
-    from: ${q(from)}
-${limits}${creds}session:
+${idp2}${mail}${creds}session:
   strategy: ${strategy}
   max_age: ${maxAge}
   update_age: ${updateAge}

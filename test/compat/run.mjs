@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [passwords] [twofactor] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [passwords] [twofactor] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y] [account]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -35,6 +35,7 @@ const SUITES = {
   nextjs: () => import("./nextjs.test.mjs"),
   passkeys: () => import("./passkeys.test.mjs"),
   a11y: () => import("./a11y.test.mjs"),
+  account: () => import("./account.test.mjs"),
 };
 
 const started = Date.now();
@@ -65,7 +66,7 @@ let pgStarting = null;
 try {
   const modules = {};
   for (const s of chosen) modules[s] = await SUITES[s]();
-  // A spec is one server the suites talk to: {id, kind, strategy, basePath, cookieStyle, credentials, theme and twoFactor (latchkey only),
+  // A spec is one server the suites talk to: {id, kind, strategy, basePath, cookieStyle, credentials, theme, twoFactor, secondIdp (a second OIDC provider "idp2" on the same IdP) and emailProvider (false: none) (latchkey only),
   // database ("sqlite", the default, or "postgres"), instances (latchkey processes behind
   // one round-robin proxy, default 1)}. Its port and base are the proxy's when instances > 1.
   const specs = chosen.flatMap((s) => modules[s].plan(target));
@@ -90,7 +91,7 @@ try {
   });
   idp = await startIdp({
     port: idpPort,
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: specs.map((s) => `${s.base}/callback/idp`) }],
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: specs.flatMap((s) => [`${s.base}/callback/idp`, ...(s.secondIdp ? [`${s.base}/callback/idp2`] : [])]) }],
   });
   smtp = await startSmtp({ port: smtpPort });
 
@@ -119,7 +120,7 @@ try {
             startLatchkey({
               bin, port: s.port, basePath: s.basePath ?? "/api/auth", secret, dir, name: s.id,
               instances: s.instances ?? 1, databaseUrl: await databaseUrl(s, slug),
-              config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle, credentials: s.credentials, theme: s.theme, twoFactor: s.twoFactor }),
+              config: latchkeyConfig({ issuer: idp.issuer, clientId, clientSecret, smtpUrl: smtp.url, from: FROM, strategy: s.strategy, cookieStyle: s.cookieStyle, credentials: s.credentials, theme: s.theme, twoFactor: s.twoFactor, secondIdp: s.secondIdp, emailProvider: s.emailProvider, emailLimits: s.emailLimits }),
             }))()
         : Promise.reject(new Error("latchkey was not built"));
     } else {
