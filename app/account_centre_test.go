@@ -288,3 +288,49 @@ func (e *env) mailTo(n int) string {
 	require.Len(e.t, m.To, 1)
 	return m.To[0]
 }
+
+// Deleting an account while sign-ins race it: afterwards no browser holds
+// a session of the deleted user, whichever sign-ins won — a database
+// session's row or a JWT's sign-in record cannot outlive the user, and a
+// token minted before the deletion is revoked.
+func TestAccountDeleteRacesSignIns(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startPasswords(t, b.opts(envOpts{}))
+			u := e.addPasswordUser("ada@example.com", goodPassword, true)
+			owner := e.browser()
+			e.passwordSignIn(owner, "ada@example.com", goodPassword)
+			// A clock between two seconds, as a real one is: the revocation
+			// covers the second the deletion happens in (auth_time has whole
+			// seconds).
+			e.clock.Add(1500 * time.Millisecond)
+			racers, tokens := make([]*http.Client, 6), make([]string, 6)
+			for i := range racers {
+				racers[i] = e.browser()
+				tokens[i] = e.csrf(racers[i])
+			}
+			done := make(chan struct{})
+			for i, c := range racers {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					form := url.Values{"email": {"ada@example.com"}, "password": {goodPassword}, "json": {"true"}, "csrfToken": {tokens[i]}}
+					req, _ := http.NewRequest(http.MethodPost, e.url("/callback/credentials"), strings.NewReader(form.Encode()))
+					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+					if res, err := c.Do(req); err == nil {
+						res.Body.Close()
+					}
+				}()
+			}
+			res := e.apiPost(owner, "/delete-user", "confirm", "ada@example.com")
+			for range racers {
+				<-done
+			}
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			_, err := e.app.Store().UserByID(t.Context(), u.ID)
+			require.Error(t, err, "the user is gone")
+			for i, c := range racers {
+				require.Empty(t, e.session(c), "racer %d holds no session of the deleted user", i)
+			}
+		})
+	}
+}
