@@ -22,6 +22,7 @@ func (w *wiring) buildAccountCentre(rules *accounts.Service, linker accountcentr
 	rules.Centre = accountstore.New(w.store)
 	rules.ReauthWindow = passkey.ReauthWindow
 	rules.SelfDelete = w.cfg.Account.SelfDelete
+	rules.RevocationsChanged = w.revocationsChanged
 	offers := accountcentre.Offers{Names: map[string]string{}, Mail: rules.Mail != nil, SelfDelete: w.cfg.Account.SelfDelete}
 	for _, p := range w.cfg.Providers {
 		offers.Names[p.ID] = catalogue.DisplayName(p)

@@ -92,12 +92,10 @@ func (s *Service) EndOtherSessions(ctx context.Context, b SessionsBrowser, userI
 }
 
 // reloadRevocations has this instance read the ended sign-ins now rather
-// than at its next poll (SessionsEnded, which waits out the current second
-// for the user-wide revocations it was made for; a JWT ended by id needs
-// no wait, but the wait is at most a second).
+// than at its next poll.
 func (s *Service) reloadRevocations(ctx context.Context) {
-	if s.SessionsEnded != nil {
-		s.SessionsEnded(ctx, s.Now())
+	if s.RevocationsChanged != nil {
+		s.RevocationsChanged(ctx)
 	}
 }
 

@@ -183,8 +183,11 @@ type Service struct {
 	// SessionsEnded runs after a user's sessions were revoked at at: the
 	// HTTP layer reloads its revocations and waits out that second.
 	SessionsEnded func(ctx context.Context, at time.Time)
-	Now           func() time.Time
-	Log           *slog.Logger
+	// RevocationsChanged has this instance read the ended sign-ins at once
+	// (a JWT ended by id); nil: the poll will.
+	RevocationsChanged func(ctx context.Context)
+	Now                func() time.Time
+	Log                *slog.Logger
 	// Centre is the account page's storage (models/accountstore).
 	Centre Centre
 	// ReauthWindow is how recently a session must have signed in for the
