@@ -1,10 +1,12 @@
 package accountcentre
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -37,8 +39,12 @@ func (h *Handler) withUser(api bool, next userAction) web.Action {
 		}
 		var u *models.User
 		if uid != "" {
-			if u, err = h.rules.SignedInUser(ctx, uid); err != nil {
-				u = nil // deleted meanwhile: as signed out
+			u, err = h.rules.SignedInUser(ctx, uid)
+			switch {
+			case errors.Is(err, accounts.ErrSignedOut): // deleted while the session lives on
+				u = nil
+			case err != nil:
+				return web.TryLater("read the signed-in user", err)
 			}
 		}
 		if u == nil {

@@ -100,8 +100,8 @@ func New(d Deps) *Handler {
 // the NextAuth handler dispatches to.
 func (h *Handler) Mount(m web.Mux) {
 	m.Page(stepPage, h.getStep)
-	m.Page(settingsPage, h.getSettings)
-	m.Post(enablePath, h.postEnable, h.kit.RetryPage(settingsPage))
+	m.Page(settingsPage, h.withWho(h.getSettings))
+	m.Post(enablePath, h.withWho(h.postEnable), h.kit.RetryPage(settingsPage))
 	m.Post(codesPath, h.recentUser(h.postRecoveryCodes), h.kit.RetryPage(settingsPage))
 	m.Post(disablePath, h.recentUser(h.postDisable), h.kit.RetryPage(settingsPage))
 }

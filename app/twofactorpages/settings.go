@@ -53,24 +53,35 @@ func (h *Handler) whoIs(c echo.Context) (*who, error) {
 		return nil, err
 	}
 	u, err := h.accounts.SignedInUser(ctx, uid)
+	if errors.Is(err, accounts.ErrSignedOut) { // deleted while the session lives on
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &who{user: u, recent: h.now().Sub(since) <= h.reauth}, nil
 }
 
+// withWho runs next for the request's user (whoIs); a browser with none
+// signs in first, back to the settings page.
+func (h *Handler) withWho(next func(c echo.Context, rq *web.Request, w *who) error) web.Action {
+	return func(c echo.Context, rq *web.Request) error {
+		w, err := h.whoIs(c)
+		if err != nil {
+			return web.TryLater("read the signed-in user", err)
+		}
+		if w == nil {
+			return h.kit.ToSignIn(c, rq, settingsPage)
+		}
+		return next(c, rq, w)
+	}
+}
+
 // getSettings is GET {base}/account/two-factor: the settings when
 // two-factor is on; else the setup (a QR code and the secret), which asks
 // for a recent sign-in, as adding a passkey does.
-func (h *Handler) getSettings(c echo.Context, rq *web.Request) error {
+func (h *Handler) getSettings(c echo.Context, rq *web.Request, w *who) error {
 	ctx := c.Request().Context()
-	w, err := h.whoIs(c)
-	if err != nil {
-		return web.TryLater("read the signed-in user", err)
-	}
-	if w == nil {
-		return h.kit.ToSignIn(c, rq, settingsPage)
-	}
 	status, err := h.rules.StatusOf(ctx, w.user.ID)
 	if err != nil {
 		return web.TryLater("read two-factor", err)
@@ -130,20 +141,14 @@ func (h *Handler) reauthFirst(c echo.Context, rq *web.Request) error {
 // postEnable confirms the enrolment with the app's current code, then
 // shows the recovery codes once. A pending enrolment's sign-in then has
 // its session; a signed-in user's address is told.
-func (h *Handler) postEnable(c echo.Context, rq *web.Request) error {
+func (h *Handler) postEnable(c echo.Context, rq *web.Request, w *who) error {
 	ctx := c.Request().Context()
-	w, err := h.whoIs(c)
-	if err != nil {
-		return web.TryLater("read the signed-in user", err)
-	}
-	if w == nil {
-		return h.kit.ToSignIn(c, rq, settingsPage)
-	}
 	if !w.recent {
 		return h.reauthFirst(c, rq)
 	}
 	code := rq.Form.Get("code")
 	var codes []string
+	var err error
 	cont := h.base.URL(settingsPage)
 	if w.pending != "" {
 		var out *signin.SignedIn
