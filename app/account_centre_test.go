@@ -237,8 +237,13 @@ func TestAccountDelete(t *testing.T) {
 			e.apiError(e.apiPost(c, "/delete-user", "confirm", "ada@example.com"), http.StatusForbidden, "SessionRequired")
 			e.passwordSignIn(c, "ada@example.com", goodPassword)
 			e.clock.Add(time.Second)
+			// Pending links of every kind: a reset, an e-mail change.
+			require.Equal(t, http.StatusOK, e.form(e.browser(), "/reset", "email", "ada@example.com").StatusCode)
+			require.Equal(t, http.StatusOK, e.apiPost(c, "/change-email", "email", "ada.new@example.com").StatusCode)
+			require.EqualValues(t, 2, e.counts().VerificationTokens)
 			res := e.apiPost(c, "/delete-user", "confirm", "ADA@example.com")
 			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			require.Zero(t, e.counts().VerificationTokens, "no pending link of the user outlives it")
 			require.Empty(t, e.session(c))
 			require.Empty(t, e.session(other), "every session of the user ends")
 			_, err := e.app.Store().UserByID(t.Context(), u.ID)

@@ -124,14 +124,12 @@ func (s *Store) RevokedAt(ctx context.Context, userID string) (time.Time, error)
 }
 
 // Deleted is what DeleteUser removed.
-type Deleted struct {
-	Accounts, Sessions, Tokens int64
-}
+type Deleted struct{ Accounts, Sessions, Tokens int64 }
 
 // DeleteUser removes a user with its linked accounts, database sessions and
-// pending e-mail sign-in links, and revokes its JWT sessions (a "not
-// before" of at), all in one transaction: a failure removes nothing. A user
-// that is already gone is ErrNotFound.
+// pending links (sign-in, reset, e-mail change), and revokes its JWT
+// sessions (a "not before" of at), all in one transaction (the rest goes
+// by foreign key): a failure removes nothing. A gone user is ErrNotFound.
 func (s *Store) DeleteUser(ctx context.Context, userID string, at time.Time) (Deleted, error) {
 	var d Deleted
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -151,13 +149,16 @@ func (s *Store) DeleteUser(ctx context.Context, userID string, at time.Time) (De
 			return fmt.Errorf("delete accounts: %w", r.Error)
 		}
 		d.Accounts = r.RowsAffected
+		addr := "" // its pending links: sign-in (by address), reset, e-mail change (models/accountstore)
 		if u.Email != nil {
-			r = tx.Where("identifier = ?", strings.ToLower(*u.Email)).Delete(&VerificationToken{})
-			if r.Error != nil {
-				return fmt.Errorf("delete verification tokens: %w", r.Error)
-			}
-			d.Tokens = r.RowsAffected
+			addr = strings.ToLower(*u.Email)
 		}
+		r = tx.Where("identifier = ? OR identifier = ? OR identifier LIKE ?", addr, resetPrefix+userID,
+			"email-change:"+userID+":%").Delete(&VerificationToken{})
+		if r.Error != nil {
+			return fmt.Errorf("delete verification tokens: %w", r.Error)
+		}
+		d.Tokens = r.RowsAffected
 		if err := tx.Where("id = ?", userID).Delete(&User{}).Error; err != nil {
 			return fmt.Errorf("delete user: %w", err)
 		}
