@@ -305,10 +305,10 @@ func TestAccountDeleteRacesSignIns(t *testing.T) {
 			u := e.addPasswordUser("ada@example.com", goodPassword, true)
 			owner := e.browser()
 			e.passwordSignIn(owner, "ada@example.com", goodPassword)
-			// A clock between two seconds, as a real one is: the revocation
-			// covers the second the deletion happens in (auth_time has whole
-			// seconds).
-			e.clock.Add(1500 * time.Millisecond)
+			// A clock on a whole second, the hard case: a racing token's
+			// auth_time is the deletion's own second (auth_time has whole
+			// seconds), which the revocation must still cover.
+			e.clock.Add(time.Second)
 			racers, tokens := make([]*http.Client, 6), make([]string, 6)
 			for i := range racers {
 				racers[i] = e.browser()

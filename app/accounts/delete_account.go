@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/models"
@@ -40,7 +41,11 @@ func (s *Service) DeleteAccount(ctx context.Context, b Browser, u *models.User, 
 	case !strings.EqualFold(strings.TrimSpace(typed), DeleteConfirmWord(u)):
 		return ErrDeleteConfirm
 	}
-	at := s.Now()
+	// The revocation reaches a second past now: a JWT sign-in racing the
+	// deletion, whose record the deletion's cascade removes, is refused
+	// even when it is minted in the next second (no one can sign in as a
+	// deleted user later: its rows are gone).
+	at := s.Now().Add(time.Second)
 	d, err := s.Store.DeleteUser(ctx, u.ID, at)
 	if errors.Is(err, models.ErrNotFound) {
 		return ErrNotFound
