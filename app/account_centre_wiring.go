@@ -22,7 +22,13 @@ func (w *wiring) buildAccountCentre(rules *accounts.Service, linker accountcentr
 	rules.Centre = accountstore.New(w.store)
 	rules.ReauthWindow = passkey.ReauthWindow
 	rules.SelfDelete = w.cfg.Account.SelfDelete
-	rules.RevocationsChanged = w.revocationsChanged
+	// A JWT ended by id is refused here at once (and on the other
+	// instances within the poll), with no second to wait out.
+	rules.RevocationsChanged = func(ctx context.Context) {
+		if err := w.loadRevocations(ctx); err != nil {
+			w.log.Warn("session revocations not reloaded; the poll will", "err", err)
+		}
+	}
 	offers := accountcentre.Offers{Names: map[string]string{}, Mail: rules.Mail != nil, SelfDelete: w.cfg.Account.SelfDelete}
 	for _, p := range w.cfg.Providers {
 		offers.Names[p.ID] = catalogue.DisplayName(p)

@@ -89,15 +89,6 @@ func (a *App) purgeRevocations(ctx context.Context) error {
 // otherwise be ended too. It first reloads this instance's copy of the
 // revocations, so they apply here at once; other instances follow within
 // session.revocation_poll.
-// revocationsChanged reads the revocations now rather than at the next
-// poll: a JWT sign-in ended by id is refused here at once (and on the
-// other instances within the poll), with no second to wait out.
-func (a *App) revocationsChanged(ctx context.Context) {
-	if err := a.loadRevocations(ctx); err != nil {
-		a.log.Warn("session revocations not reloaded; the poll will", "err", err)
-	}
-}
-
 func (a *App) sessionsEnded(ctx context.Context, at time.Time) {
 	if err := a.loadRevocations(ctx); err != nil {
 		a.log.Warn("session revocations not reloaded; the poll will", "err", err)
