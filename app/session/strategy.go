@@ -122,17 +122,19 @@ func (s *Session) Methods() []string {
 	if s.Claims == nil {
 		return strings.Fields(s.amr)
 	}
-	list, _ := s.Claims[AMRClaim].([]any)
-	out := make([]string, 0, len(list))
-	for _, v := range list {
-		if m, ok := v.(string); ok {
-			out = append(out, m)
+	switch list := s.Claims[AMRClaim].(type) {
+	case []string: // claims Create stamped in this process, not yet decoded
+		return list
+	case []any: // a decoded token
+		out := make([]string, 0, len(list))
+		for _, v := range list {
+			if m, ok := v.(string); ok {
+				out = append(out, m)
+			}
 		}
+		return out
 	}
-	if direct, ok := s.Claims[AMRClaim].([]string); ok { // set by Create in this process
-		out = append(out, direct...)
-	}
-	return out
+	return nil
 }
 
 // recordEnd is when a session signed in at signedIn has surely ended, for
