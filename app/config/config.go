@@ -64,6 +64,8 @@ type Config struct {
 	TwoFactor TwoFactor `yaml:"two_factor"`
 	// Account is the account page (account.go).
 	Account Account `yaml:"account"`
+	// OpenID is the OpenID Provider (openid.go).
+	OpenID OpenID `yaml:"oidc"`
 
 	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
 	SecretGenerated bool `yaml:"-"`

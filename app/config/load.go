@@ -43,6 +43,7 @@ func Defaults() Config {
 		I18n:      I18n{Languages: []string{}},
 		TwoFactor: TwoFactor{Mode: TwoFactorOff, RememberDevice: defaultRememberDevice},
 		Account:   Account{SelfDelete: true},
+		OpenID:    defaultOpenID(),
 	}
 }
 

@@ -107,6 +107,9 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	c.validateTheme(add)
 	c.validateI18n(add)
 	c.validateTwoFactor(add)
+	if c.OpenID.Enabled {
+		c.validateOpenID(add)
+	}
 	for _, o := range c.AllowedRedirectOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
 			add("allowed_redirect_origins: %q is not an origin like https://app.example.com", o)

@@ -1,0 +1,108 @@
+package openid
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// ScopeGroups asks for the groups claim.
+const ScopeGroups = "groups"
+
+// SetUserinfoFromScopes is deprecated in the library;
+// SetUserinfoFromRequest fills ID tokens.
+func (s *Service) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {
+	return nil
+}
+
+// SetUserinfoFromRequest fills an ID token's claims from the scopes.
+func (s *Service) SetUserinfoFromRequest(ctx context.Context, info *oidc.UserInfo, req op.IDTokenRequest, scopes []string) error {
+	return s.fillUserinfo(ctx, info, req.GetSubject(), scopes)
+}
+
+// SetUserinfoFromToken answers /userinfo for an active access token.
+func (s *Service) SetUserinfoFromToken(ctx context.Context, info *oidc.UserInfo, tokenID, subject, _ string) error {
+	row, err := s.activeToken(ctx, tokenID, subject)
+	if err != nil {
+		return err
+	}
+	return s.fillUserinfo(ctx, info, row.UserID, strings.Fields(row.Scopes))
+}
+
+// SetIntrospectionFromToken answers RFC 7662 introspection for an active
+// access token issued to the asking client (a resource server uses its
+// client's credentials); anything else is inactive.
+func (s *Service) SetIntrospectionFromToken(ctx context.Context, resp *oidc.IntrospectionResponse, tokenID, subject, clientID string) error {
+	row, err := s.activeToken(ctx, tokenID, subject)
+	if err != nil {
+		return err
+	}
+	if row.ClientID != clientID {
+		return errors.New("token of another client")
+	}
+	scopes := strings.Fields(row.Scopes)
+	info := new(oidc.UserInfo)
+	if err := s.fillUserinfo(ctx, info, row.UserID, scopes); err != nil {
+		return err
+	}
+	resp.SetUserInfo(info)
+	resp.Scope = scopes
+	resp.ClientID = row.ClientID
+	resp.TokenType = oidc.BearerToken
+	resp.Expiration = oidc.FromTime(row.Expires)
+	resp.IssuedAt = oidc.FromTime(row.CreatedAt)
+	resp.AuthTime = oidc.FromTime(row.AuthTime)
+	resp.Subject = row.UserID
+	resp.Audience = strings.Fields(row.Audience)
+	resp.AuthenticationMethodsReferences = strings.Fields(row.AMR)
+	resp.JWTID = row.ID
+	return nil
+}
+
+// fillUserinfo sets the claims the scopes grant: sub always; profile:
+// name, picture; email: email, email_verified; groups: groups.
+func (s *Service) fillUserinfo(ctx context.Context, info *oidc.UserInfo, userID string, scopes []string) error {
+	u, err := s.store.UserByID(ctx, userID)
+	if errors.Is(err, models.ErrNotFound) {
+		return errors.New("user no longer exists")
+	}
+	if err != nil {
+		return fmt.Errorf("read user: %w", err)
+	}
+	info.Subject = u.ID
+	if slices.Contains(scopes, oidc.ScopeProfile) {
+		info.Name, info.Picture = deref(u.Name), deref(u.Image)
+	}
+	var verified *string
+	if u.EmailVerified != nil {
+		verified = u.Email
+	}
+	if slices.Contains(scopes, oidc.ScopeEmail) && u.Email != nil {
+		info.Email, info.EmailVerified = *u.Email, oidc.Bool(verified != nil)
+	}
+	if slices.Contains(scopes, ScopeGroups) && s.groups != nil {
+		groups, err := s.groups.Of(ctx, u.ID, verified)
+		if err != nil {
+			return fmt.Errorf("read groups: %w", err)
+		}
+		if groups == nil {
+			groups = []string{}
+		}
+		info.AppendClaims("groups", groups)
+	}
+	return nil
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

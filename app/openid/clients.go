@@ -1,0 +1,136 @@
+package openid
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models/openidstore"
+)
+
+// Client is one application that signs its users in through latchkey,
+// from config.yaml or added by an admin. It implements op.Client.
+type Client struct {
+	ID, Name               string
+	Public, FirstParty     bool
+	Refresh                bool // refresh tokens without offline_access
+	Redirects, PostLogouts []string
+	Scopes                 []string // allowed
+	// secret is the configured secret (config only); secretHash the
+	// SHA-256 of the secret (admin-added clients, or secret_hash).
+	secret     string
+	secretHash []byte
+	set        *Settings
+}
+
+func configClient(c config.OpenIDClient, set Settings) *Client {
+	cl := &Client{
+		ID: c.ID, Name: c.Name, Public: c.Public, FirstParty: c.FirstParty, Refresh: c.RefreshTokens,
+		Redirects: c.RedirectURIs, PostLogouts: c.PostLogoutRedirectURIs, Scopes: c.Scopes, secret: c.Secret, set: &set,
+	}
+	if h, ok := strings.CutPrefix(c.SecretHash, "sha256:"); ok {
+		cl.secretHash, _ = hex.DecodeString(h) // validated by config
+	}
+	if len(cl.Scopes) == 0 {
+		cl.Scopes = config.OpenIDScopes
+	}
+	return cl
+}
+
+func storedClient(c *openidstore.Client, set *Settings) *Client {
+	cl := &Client{
+		ID: c.ID, Name: c.Name, Public: c.Public, FirstParty: c.FirstParty, Refresh: c.RefreshTokens,
+		Redirects: strings.Fields(c.RedirectURIs), PostLogouts: strings.Fields(c.PostLogoutRedirectURIs),
+		Scopes: strings.Fields(c.Scopes), set: set,
+	}
+	cl.secretHash, _ = hex.DecodeString(c.SecretHash)
+	if len(cl.Scopes) == 0 {
+		cl.Scopes = config.OpenIDScopes
+	}
+	return cl
+}
+
+// DisplayName is the name the consent page shows: the name, or the id.
+func (c *Client) DisplayName() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return c.ID
+}
+
+// checkSecret compares in constant time; a public client has none to check.
+func (c *Client) checkSecret(secret string) bool {
+	if c.Public || secret == "" {
+		return false
+	}
+	if c.secret != "" {
+		a, b := sha256.Sum256([]byte(secret)), sha256.Sum256([]byte(c.secret))
+		return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+	}
+	sum := sha256.Sum256([]byte(secret))
+	return len(c.secretHash) == sha256.Size && subtle.ConstantTimeCompare(sum[:], c.secretHash) == 1
+}
+
+// errUnknownClient is a plain error (not oidc.ErrServerError): the library
+// answers invalid_client / invalid_request, never a 500.
+var errUnknownClient = errors.New("openid: unknown client")
+
+// client finds a client: config.yaml's first, then the stored ones.
+func (s *Service) client(ctx context.Context, id string) (*Client, error) {
+	if c, ok := s.static[id]; ok {
+		return c, nil
+	}
+	row, err := s.store.Client(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errUnknownClient
+	}
+	if err != nil {
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	return storedClient(row, &s.set), nil
+}
+
+// The op.Client interface.
+
+func (c *Client) GetID() string                       { return c.ID }
+func (c *Client) RedirectURIs() []string              { return c.Redirects }
+func (c *Client) PostLogoutRedirectURIs() []string    { return c.PostLogouts }
+func (c *Client) ApplicationType() op.ApplicationType { return op.ApplicationTypeWeb }
+func (c *Client) AuthMethod() oidc.AuthMethod {
+	if c.Public {
+		return oidc.AuthMethodNone
+	}
+	return oidc.AuthMethodBasic // client_secret_post is accepted too (op.Config.AuthMethodPost)
+}
+func (c *Client) ResponseTypes() []oidc.ResponseType {
+	return []oidc.ResponseType{oidc.ResponseTypeCode}
+}
+func (c *Client) GrantTypes() []oidc.GrantType {
+	return []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
+}
+func (c *Client) LoginURL(id string) string            { return c.set.LoginURL(id) }
+func (c *Client) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeBearer }
+func (c *Client) IDTokenLifetime() time.Duration       { return c.set.IDTTL }
+func (c *Client) ClockSkew() time.Duration             { return 0 }
+func (c *Client) IDTokenUserinfoClaimsAssertion() bool { return true }
+func (c *Client) IsScopeAllowed(scope string) bool     { return slices.Contains(c.Scopes, scope) }
+
+// DevMode lets http redirect URIs through the library's check: config and
+// `clients add` accept http only for loopback hosts, and matching stays exact.
+func (c *Client) DevMode() bool { return true }
+
+func (c *Client) RestrictAdditionalIdTokenScopes() func([]string) []string {
+	return func(s []string) []string { return s }
+}
+func (c *Client) RestrictAdditionalAccessTokenScopes() func([]string) []string {
+	return func(s []string) []string { return s }
+}

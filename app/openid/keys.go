@@ -1,0 +1,242 @@
+package openid
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/gorilla/securecookie"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/latchkey-auth/latchkey/models/openidstore"
+)
+
+// Algorithms are the algorithms latchkey keeps a key of, always both: the
+// key set offers each, and signing_algorithm picks the one that signs.
+var Algorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256}
+
+// keyReload is how long an instance trusts the key list it read: a
+// rotation by an admin (another process) reaches it within this.
+const keyReload = 10 * time.Second
+
+// keyRing is the signing keys: read from the store, parsed once per key,
+// reloaded every keyReload.
+type keyRing struct {
+	store  Store
+	codecs []securecookie.Codec
+	alg    jose.SignatureAlgorithm
+	now    func() time.Time
+
+	mu     sync.Mutex
+	read   time.Time
+	keys   []*parsedKey
+	parsed map[string]*parsedKey
+}
+
+type parsedKey struct {
+	id         string
+	alg        jose.SignatureAlgorithm
+	public     jose.JSONWebKey
+	private    crypto.Signer
+	activeFrom time.Time
+}
+
+func newKeyRing(store Store, codecs []securecookie.Codec, alg string, now func() time.Time) *keyRing {
+	return &keyRing{store: store, codecs: codecs, alg: jose.SignatureAlgorithm(alg), now: now, parsed: map[string]*parsedKey{}}
+}
+
+// current returns the published keys, reloading when due; with none at
+// all (the first start with the provider on) it makes the first pair.
+func (k *keyRing) current(ctx context.Context) ([]*parsedKey, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	now := k.now()
+	if k.keys != nil && now.Sub(k.read) < keyReload {
+		return k.keys, nil
+	}
+	rows, err := k.store.SigningKeys(ctx, now)
+	if err != nil {
+		return nil, fmt.Errorf("read signing keys: %w", err)
+	}
+	if len(rows) == 0 {
+		fresh, err := k.generate(now)
+		if err != nil {
+			return nil, err
+		}
+		if err := k.store.RotateKeys(ctx, fresh, now); err != nil {
+			return nil, fmt.Errorf("store first signing keys: %w", err)
+		}
+		rows = fresh
+	}
+	keys := make([]*parsedKey, 0, len(rows))
+	for i := range rows {
+		p, err := k.parse(&rows[i])
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, p)
+	}
+	k.keys, k.read = keys, now
+	return keys, nil
+}
+
+// signing is the newest key of the configured algorithm that is active.
+func (k *keyRing) signing(ctx context.Context) (*parsedKey, error) {
+	keys, err := k.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := k.now()
+	var best *parsedKey
+	for _, p := range keys {
+		if p.alg == k.alg && !p.activeFrom.After(now) && (best == nil || !p.activeFrom.Before(best.activeFrom)) {
+			best = p
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("no active %s signing key", k.alg)
+	}
+	return best, nil
+}
+
+// forget drops the cached list, so the next read sees a rotation at once.
+func (k *keyRing) forget() {
+	k.mu.Lock()
+	k.keys = nil
+	k.mu.Unlock()
+}
+
+func (k *keyRing) parse(row *openidstore.SigningKey) (*parsedKey, error) {
+	if p, ok := k.parsed[row.ID]; ok {
+		return p, nil
+	}
+	var der []byte
+	if err := securecookie.DecodeMulti("key", row.PrivateKey, &der, k.codecs...); err != nil {
+		return nil, fmt.Errorf("open signing key %s (is the secret that sealed it among AUTH_SECRET*?): %w", row.ID, err)
+	}
+	priv, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("parse signing key %s: %w", row.ID, err)
+	}
+	signer, ok := priv.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("signing key %s: not a signer", row.ID)
+	}
+	var pub jose.JSONWebKey
+	if err := json.Unmarshal([]byte(row.PublicJWK), &pub); err != nil {
+		return nil, fmt.Errorf("signing key %s: public key: %w", row.ID, err)
+	}
+	p := &parsedKey{id: row.ID, alg: jose.SignatureAlgorithm(row.Algorithm), public: pub, private: signer, activeFrom: row.ActiveFrom}
+	k.parsed[row.ID] = p
+	return p, nil
+}
+
+// generate makes one key of each algorithm, active from activeFrom.
+func (k *keyRing) generate(activeFrom time.Time) ([]openidstore.SigningKey, error) {
+	out := make([]openidstore.SigningKey, 0, len(Algorithms))
+	for _, alg := range Algorithms {
+		var priv crypto.Signer
+		var err error
+		if alg == jose.RS256 {
+			priv, err = rsa.GenerateKey(rand.Reader, 2048)
+		} else {
+			priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("generate %s key: %w", alg, err)
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(priv)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s key: %w", alg, err)
+		}
+		sealed, err := securecookie.EncodeMulti("key", der, k.codecs[0])
+		if err != nil {
+			return nil, fmt.Errorf("seal %s key: %w", alg, err)
+		}
+		id := base64.RawURLEncoding.EncodeToString(securecookie.GenerateRandomKey(12))
+		pub, err := json.Marshal(jose.JSONWebKey{Key: priv.Public(), KeyID: id, Algorithm: string(alg), Use: "sig"})
+		if err != nil {
+			return nil, fmt.Errorf("encode %s public key: %w", alg, err)
+		}
+		out = append(out, openidstore.SigningKey{
+			ID: id, Algorithm: string(alg), PublicJWK: string(pub), PrivateKey: sealed,
+			CreatedAt: k.now(), ActiveFrom: activeFrom,
+		})
+	}
+	return out, nil
+}
+
+// Rotate makes a new key of each algorithm, published now and signing
+// after lead; the keys it replaces stay published until the ID tokens
+// they signed have expired (their last signing moment plus idTTL, and a
+// minute of clock skew). It returns the new keys' ids.
+func (s *Service) Rotate(ctx context.Context, lead time.Duration) ([]string, error) {
+	if lead < 0 {
+		return nil, errors.New("rotate keys: negative lead")
+	}
+	activeFrom := s.now().Add(lead)
+	fresh, err := s.keys.generate(activeFrom)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.RotateKeys(ctx, fresh, activeFrom.Add(s.set.IDTTL+time.Minute)); err != nil {
+		return nil, fmt.Errorf("rotate keys: %w", err)
+	}
+	s.keys.forget()
+	ids := make([]string, len(fresh))
+	for i, f := range fresh {
+		ids[i] = f.ID
+	}
+	return ids, nil
+}
+
+// KeyInfo describes a published key, for `latchkey oidc keys`.
+type KeyInfo struct {
+	ID, Algorithm       string
+	Created, ActiveFrom time.Time
+	PublishedUntil      *time.Time
+}
+
+// Keys lists the published keys.
+func (s *Service) Keys(ctx context.Context) ([]KeyInfo, error) {
+	rows, err := s.store.SigningKeys(ctx, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("read signing keys: %w", err)
+	}
+	out := make([]KeyInfo, len(rows))
+	for i, r := range rows {
+		out[i] = KeyInfo{ID: r.ID, Algorithm: r.Algorithm, Created: r.CreatedAt, ActiveFrom: r.ActiveFrom, PublishedUntil: r.PublishedUntil}
+	}
+	return out, nil
+}
+
+// signingKey and publicKey adapt parsedKey to the library (op.SigningKey,
+// op.Key).
+type signingKey struct{ p *parsedKey }
+
+func (s signingKey) SignatureAlgorithm() jose.SignatureAlgorithm { return s.p.alg }
+func (s signingKey) Key() any                                    { return s.p.private }
+func (s signingKey) ID() string                                  { return s.p.id }
+
+type publicKey struct{ p *parsedKey }
+
+func (k publicKey) ID() string                         { return k.p.id }
+func (k publicKey) Algorithm() jose.SignatureAlgorithm { return k.p.alg }
+func (k publicKey) Use() string                        { return "sig" }
+func (k publicKey) Key() any                           { return k.p.public.Key }
+
+var (
+	_ op.SigningKey = signingKey{}
+	_ op.Key        = publicKey{}
+)

@@ -1,0 +1,167 @@
+package openid
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+)
+
+// Pending is an authorization request waiting for latchkey's pages: the
+// user to sign in (again), and perhaps to consent.
+type Pending struct {
+	ID         string
+	Client     *Client
+	ClientHost string // host of the redirect URI
+	Scopes     []string
+	Prompt     []string
+	MaxAge     *int64
+	LoginHint  string
+	UILocales  string
+	Created    time.Time
+	Done       bool
+}
+
+// Who is the browser's latchkey session, as the request needs it.
+type Who struct {
+	UserID    string
+	SignedIn  time.Time
+	Methods   []string // amr
+	SessionID string
+}
+
+// Step is what a pending request needs next.
+type Step int
+
+const (
+	// StepDone: the request is complete; the library answers the client.
+	StepDone Step = iota
+	// StepSignIn: the user must sign in (again), then come back.
+	StepSignIn
+	// StepConsent: the user must allow the client.
+	StepConsent
+)
+
+// ErrPendingGone: the request is unknown, expired or complete already.
+var ErrPendingGone = errors.New("openid: authorization request unknown or expired")
+
+// Pending reads a request for the pages.
+func (s *Service) Pending(ctx context.Context, id string) (*Pending, error) {
+	row, err := s.store.AuthRequest(ctx, id, s.now())
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrPendingGone
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read auth request: %w", err)
+	}
+	c, err := s.client(ctx, row.ClientID)
+	if errors.Is(err, errUnknownClient) {
+		return nil, ErrPendingGone // removed since
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := &Pending{
+		ID: row.ID, Client: c, Scopes: strings.Fields(row.Scopes), Prompt: strings.Fields(row.Prompt),
+		MaxAge: row.MaxAge, LoginHint: row.LoginHint, UILocales: row.UILocales, Created: row.CreatedAt, Done: row.DoneAt != nil,
+	}
+	if u, err := url.Parse(row.RedirectURI); err == nil {
+		p.ClientHost = u.Host
+	}
+	return p, nil
+}
+
+// Next decides what the request needs, given the browser's session (nil:
+// none). prompt=none never shows a page: it answers login_required or
+// consent_required (as *oidc.Error) instead. A sign-in is fresh enough for
+// max_age (prompt=login is max_age 0) when it is younger than max_age or
+// happened after the request began, which is how a forced sign-in ends.
+func (s *Service) Next(ctx context.Context, p *Pending, who *Who) (Step, error) {
+	none := slices.Contains(p.Prompt, oidc.PromptNone)
+	if who == nil {
+		if none {
+			return 0, oidc.ErrLoginRequired()
+		}
+		return StepSignIn, nil
+	}
+	if p.MaxAge != nil {
+		age := s.now().Sub(who.SignedIn)
+		fresh := who.SignedIn.Unix() >= p.Created.Unix()
+		if age > time.Duration(*p.MaxAge)*time.Second && !fresh {
+			if none {
+				return 0, oidc.ErrLoginRequired()
+			}
+			return StepSignIn, nil
+		}
+	}
+	if !p.Client.FirstParty {
+		granted, err := s.consented(ctx, who.UserID, p)
+		if err != nil {
+			return 0, err
+		}
+		if !granted || slices.Contains(p.Prompt, oidc.PromptConsent) {
+			if none {
+				return 0, errConsentRequired()
+			}
+			return StepConsent, nil
+		}
+	}
+	return StepDone, s.complete(ctx, p, who)
+}
+
+func (s *Service) consented(ctx context.Context, userID string, p *Pending) (bool, error) {
+	c, err := s.store.Consent(ctx, userID, p.Client.ID)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read consent: %w", err)
+	}
+	have := strings.Fields(c.Scopes)
+	for _, sc := range p.Scopes {
+		if !slices.Contains(have, sc) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Consent records the user's answer on the consent page: allowed, the
+// consent is kept (for these scopes) and the request completes; denied,
+// the caller answers the client access_denied.
+func (s *Service) Consent(ctx context.Context, p *Pending, who *Who, allow bool) error {
+	if !allow {
+		return oidc.ErrAccessDenied().WithDescription("the user denied the request")
+	}
+	if err := s.store.SaveConsent(ctx, who.UserID, p.Client.ID, strings.Join(p.Scopes, " "), s.now()); err != nil {
+		return fmt.Errorf("store consent: %w", err)
+	}
+	return s.complete(ctx, p, who)
+}
+
+// AskedLogin notes that the request sent the browser to sign in.
+func (s *Service) AskedLogin(ctx context.Context, p *Pending) error {
+	return s.store.AskedLogin(ctx, p.ID, s.now())
+}
+
+func (s *Service) complete(ctx context.Context, p *Pending, who *Who) error {
+	ok, err := s.store.CompleteAuthRequest(ctx, p.ID, who.UserID, who.SignedIn, strings.Join(who.Methods, " "), who.SessionID, s.now())
+	if err != nil {
+		return fmt.Errorf("complete auth request: %w", err)
+	}
+	if !ok {
+		return ErrPendingGone
+	}
+	return nil
+}
+
+// errConsentRequired is OpenID Connect Core §3.1.2.6's consent_required,
+// which the library has no constructor for.
+func errConsentRequired() *oidc.Error {
+	return &oidc.Error{ErrorType: "consent_required", Description: "the user has not allowed this application"}
+}

@@ -1,0 +1,164 @@
+package openid
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models/openidstore"
+)
+
+// NewClient is what `latchkey clients add` asks for.
+type NewClient struct {
+	ID, Name               string
+	Public, FirstParty     bool
+	RefreshTokens          bool
+	RedirectURIs           []string
+	PostLogoutRedirectURIs []string
+	Scopes                 []string
+}
+
+// ErrConfigClient: a client of config.yaml is changed there, not by a
+// command.
+var ErrConfigClient = errors.New("this client is defined in config.yaml; change it there")
+
+// AddClient stores a client and returns its secret ("" for a public
+// client), shown once: only its SHA-256 is kept.
+func (s *Service) AddClient(ctx context.Context, n NewClient) (string, error) {
+	cfg := config.Config{OpenID: config.OpenID{SigningAlgorithm: "RS256", AccessTokenLifetime: config.Duration(s.set.AccessTTL),
+		IDTokenLifetime: config.Duration(s.set.IDTTL), RefreshTokenLifetime: config.Duration(s.set.RefreshTTL)}}
+	secret := ""
+	if !n.Public {
+		secret = NewClientSecret()
+	}
+	cfg.OpenID.Clients = []config.OpenIDClient{{ID: n.ID, Name: n.Name, Secret: secret, Public: n.Public,
+		RedirectURIs: n.RedirectURIs, PostLogoutRedirectURIs: n.PostLogoutRedirectURIs, Scopes: n.Scopes}}
+	if p := cfg.OpenIDProblems(); len(p) > 0 {
+		return "", fmt.Errorf("add client: %s", strings.Join(p, "; "))
+	}
+	if _, ok := s.static[n.ID]; ok {
+		return "", fmt.Errorf("add client %q: %w", n.ID, ErrConfigClient)
+	}
+	now := s.now()
+	row := &openidstore.Client{
+		ID: n.ID, Name: n.Name, Public: n.Public, FirstParty: n.FirstParty, RefreshTokens: n.RefreshTokens,
+		RedirectURIs: strings.Join(n.RedirectURIs, " "), PostLogoutRedirectURIs: strings.Join(n.PostLogoutRedirectURIs, " "),
+		Scopes: strings.Join(n.Scopes, " "), CreatedAt: now, UpdatedAt: now,
+	}
+	if secret != "" {
+		row.SecretHash = hashToken(secret)
+	}
+	if err := s.store.AddClient(ctx, row); err != nil {
+		return "", fmt.Errorf("add client: %w", err)
+	}
+	return secret, nil
+}
+
+// RotateSecret gives a stored confidential client a new secret (shown
+// once); the old one stops working at once.
+func (s *Service) RotateSecret(ctx context.Context, id string) (string, error) {
+	if _, ok := s.static[id]; ok {
+		return "", fmt.Errorf("rotate secret of %q: %w", id, ErrConfigClient)
+	}
+	c, err := s.store.Client(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("rotate secret of %q: %w", id, err)
+	}
+	if c.Public {
+		return "", fmt.Errorf("rotate secret of %q: a public client has no secret", id)
+	}
+	secret := NewClientSecret()
+	ok, err := s.store.SetClientSecret(ctx, id, hashToken(secret), s.now())
+	if err != nil || !ok {
+		return "", fmt.Errorf("rotate secret of %q: %w", id, errors.Join(err, ErrNotFound))
+	}
+	return secret, nil
+}
+
+// RemoveClient deletes a stored client with its consents and tokens.
+func (s *Service) RemoveClient(ctx context.Context, id string) error {
+	if _, ok := s.static[id]; ok {
+		return fmt.Errorf("remove %q: %w", id, ErrConfigClient)
+	}
+	ok, err := s.store.RemoveClient(ctx, id)
+	if err != nil {
+		return fmt.Errorf("remove client %q: %w", id, err)
+	}
+	if !ok {
+		return fmt.Errorf("remove client %q: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// ClientInfo is a client as `latchkey clients list` shows it.
+type ClientInfo struct {
+	*Client
+	FromConfig bool
+}
+
+// Clients lists config.yaml's clients, then the stored ones.
+func (s *Service) Clients(ctx context.Context) ([]ClientInfo, error) {
+	var out []ClientInfo
+	for _, c := range s.set.Clients {
+		out = append(out, ClientInfo{Client: s.static[c.ID], FromConfig: true})
+	}
+	rows, err := s.store.Clients(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list clients: %w", err)
+	}
+	for i := range rows {
+		if _, ok := s.static[rows[i].ID]; !ok {
+			out = append(out, ClientInfo{Client: storedClient(&rows[i], &s.set)})
+		}
+	}
+	return out, nil
+}
+
+// Consented lists the applications the user allowed, for the account page.
+func (s *Service) Consented(ctx context.Context, userID string) ([]App, error) {
+	rows, err := s.store.Consents(ctx, userID)
+	if err != nil {
+		return nil, fmt.Errorf("list consents: %w", err)
+	}
+	out := make([]App, 0, len(rows))
+	for _, r := range rows {
+		name := r.ClientID
+		if c, err := s.client(ctx, r.ClientID); err == nil {
+			name = c.DisplayName()
+		}
+		out = append(out, App{ClientID: r.ClientID, Name: name, Scopes: strings.Fields(r.Scopes), Since: r.CreatedAt})
+	}
+	return out, nil
+}
+
+// RevokeApp forgets the user's consent to the client and revokes its
+// tokens; false when there was none.
+func (s *Service) RevokeApp(ctx context.Context, userID, clientID string) (bool, error) {
+	ok, err := s.store.DeleteConsent(ctx, userID, clientID, s.now())
+	if err != nil {
+		return false, fmt.Errorf("revoke app: %w", err)
+	}
+	return ok, nil
+}
+
+// NewClientSecret is 256 random bits, base64url.
+func NewClientSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// HashSecret is a client secret's secret_hash for config.yaml.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Purge deletes expired requests and tokens and keys no longer published.
+func (s *Service) Purge(ctx context.Context) (int64, error) { return s.store.Purge(ctx, s.now()) }
