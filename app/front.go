@@ -42,6 +42,9 @@ type front struct {
 	accessLog bool             // log.access
 	access    *logs.Access     // where access lines go
 	unmatched *routeTag        // requests no route took
+	// protocol are the Protocol routes' paths (a trailing / is a prefix):
+	// OPTIONS reaches them.
+	protocol []string
 }
 
 // newFront prepares the envelope; mount gives it its routes.

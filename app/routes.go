@@ -69,6 +69,13 @@ func (m mux) RootAny(path string, h echo.HandlerFunc) {
 	m.checked[path] = true // nothing posted is read: no CSRF rule applies
 }
 
+func (m mux) Protocol(path string, h http.Handler) {
+	full := m.f.basePath + path
+	m.g.Any(path, m.route(full, echo.WrapHandler(h)))
+	m.checked[full] = true // the handler authenticates its callers
+	m.f.protocol = append(m.f.protocol, strings.TrimSuffix(full, "*"))
+}
+
 // mount builds the route table: every feature handler mounts its routes
 // on it (web.Mux). Every POST route states its answer to a csrfToken that
 // does not match the cookie (next-auth's differ per route); a POST route
@@ -144,11 +151,22 @@ func (f *front) serve(w http.ResponseWriter, r *http.Request) {
 // route hands a request to echo, or answers OPTIONS under the base path
 // with handleError's 400 (a rare request: a context of its own is fine).
 func (f *front) route(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodOptions && f.underBase(r.URL.Path) {
+	if r.Method == http.MethodOptions && f.underBase(r.URL.Path) && !f.isProtocol(r.URL.Path) {
 		f.handleError(echo.ErrMethodNotAllowed, f.echo.NewContext(r, w))
 		return
 	}
 	f.echo.ServeHTTP(w, r)
+}
+
+// isProtocol reports whether path is a Protocol route's (a prefix for
+// one ending in *).
+func (f *front) isProtocol(path string) bool {
+	for _, p := range f.protocol {
+		if path == p || strings.HasSuffix(p, "/") && strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // underBase reports whether path is the base path or below it.

@@ -165,3 +165,19 @@ func (s *Service) complete(ctx context.Context, p *Pending, who *Who) error {
 func errConsentRequired() *oidc.Error {
 	return &oidc.Error{ErrorType: "consent_required", Description: "the user has not allowed this application"}
 }
+
+// AccountName is how the consent page names the signed-in user: the
+// e-mail address, else the name, else the id.
+func (s *Service) AccountName(ctx context.Context, userID string) (string, error) {
+	u, err := s.store.UserByID(ctx, userID)
+	if err != nil {
+		return "", fmt.Errorf("read user: %w", err)
+	}
+	switch {
+	case u.Email != nil:
+		return *u.Email, nil
+	case u.Name != nil:
+		return *u.Name, nil
+	}
+	return u.ID, nil
+}

@@ -1,6 +1,10 @@
 package web
 
-import "github.com/labstack/echo/v4"
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
 
 // Mux is the route table a feature handler mounts its routes on (its
 // Mount method). The app implements it (app/routes.go): there every route
@@ -29,4 +33,9 @@ type Mux interface {
 	// Nothing posted to it is read, so no CSRF rule applies; its answers
 	// have no body, so they carry no Content-Security-Policy.
 	RootAny(path string, h echo.HandlerFunc)
+	// Protocol mounts every method at path under the base path for a
+	// protocol handler that authenticates its callers itself (the OpenID
+	// Provider's endpoints: client credentials, PKCE, bearer tokens), so
+	// no CSRF rule applies; OPTIONS reaches it too (CORS preflight).
+	Protocol(path string, h http.Handler)
 }

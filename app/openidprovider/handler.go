@@ -1,0 +1,151 @@
+// Package openidprovider is the handler of latchkey's OpenID Provider
+// (docs/openid-provider.md): it mounts zitadel/oidc's OP (discovery, keys,
+// authorize, token, userinfo, introspection, revocation, end-session)
+// under the base path, and latchkey's own pages the protocol hands the
+// browser to — where an authorization request waits through sign-in and
+// consent, and where an application's logout ends the session. The rules
+// are in app/openid.
+package openidprovider
+
+import (
+	"crypto/hkdf"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/zitadel/oidc/v3/pkg/op"
+	"golang.org/x/text/language"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/openid"
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/app/web"
+)
+
+// The routes below the base path. The OP library's own live under /oidc/
+// (Endpoints), discovery where OpenID Connect Discovery puts it: the
+// issuer (the base URL) + /.well-known/openid-configuration.
+const (
+	discovery    = "/.well-known/openid-configuration"
+	protocol     = "/oidc/*"
+	continuePage = "/oidc/continue"
+	consentPath  = "/oidc/consent"
+	logoutPage   = "/oidc/logout"
+	callbackPath = "/oidc/authorize/callback"
+)
+
+// Endpoints are the OP's endpoints, relative to the issuer.
+var endpoints = map[string]string{
+	"authorization": "oidc/authorize", "token": "oidc/token", "userinfo": "oidc/userinfo",
+	"introspection": "oidc/introspect", "revocation": "oidc/revoke", "end_session": "oidc/end_session", "jwks": "oidc/jwks",
+}
+
+// Handler owns the provider's routes.
+type Handler struct {
+	kit      *web.Kit
+	base     config.Base
+	rules    *openid.Service
+	provider *op.Provider
+	sessions session.Strategy
+	log      *slog.Logger
+}
+
+// Deps are what New builds the handler from.
+type Deps struct {
+	Kit      *web.Kit
+	Base     config.Base
+	Rules    *openid.Service
+	Sessions session.Strategy
+	// Secrets seal the opaque access tokens (the first seals; every one
+	// opens, so AUTH_SECRET rotation keeps live tokens working).
+	Secrets []string
+	// Languages are the pages' languages, for discovery's ui_locales_supported.
+	Languages []string
+	Log       *slog.Logger
+}
+
+// New builds the OP on the rules.
+func New(d Deps) (*Handler, error) {
+	crypto, err := tokenCrypto(d.Secrets)
+	if err != nil {
+		return nil, err
+	}
+	var locales []language.Tag
+	for _, l := range d.Languages {
+		if t, err := language.Parse(l); err == nil {
+			locales = append(locales, t)
+		}
+	}
+	cfg := &op.Config{
+		CodeMethodS256: true, AuthMethodPost: true, GrantTypeRefreshToken: true,
+		SupportedUILocales: locales, SupportedScopes: config.OpenIDScopes,
+		SupportedClaims: []string{"sub", "aud", "exp", "iat", "iss", "auth_time", "nonce", "acr", "amr", "at_hash", "c_hash", "azp",
+			"name", "picture", "email", "email_verified", "groups"},
+		DefaultLogoutRedirectURI: d.Base.URL("/signin"),
+	}
+	opts := []op.Option{
+		op.WithCustomEndpoints(op.NewEndpoint(endpoints["authorization"]), op.NewEndpoint(endpoints["token"]),
+			op.NewEndpoint(endpoints["userinfo"]), op.NewEndpoint(endpoints["revocation"]),
+			op.NewEndpoint(endpoints["end_session"]), op.NewEndpoint(endpoints["jwks"])),
+		op.WithCustomIntrospectionEndpoint(op.NewEndpoint(endpoints["introspection"])),
+		op.WithCrypto(crypto),
+		op.WithLogger(d.Log),
+	}
+	if !d.Base.Secure {
+		opts = append(opts, op.WithAllowInsecure()) // http://localhost in development
+	}
+	provider, err := op.NewProvider(cfg, d.Rules, op.StaticIssuer(Issuer(d.Base)), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("openid provider: %w", err)
+	}
+	return &Handler{kit: d.Kit, base: d.Base, rules: d.Rules, provider: provider, sessions: d.Sessions, log: d.Log}, nil
+}
+
+// Issuer is the OP's issuer: the base URL (SERVICE_URL), so discovery
+// follows a custom base path.
+func Issuer(b config.Base) string { return b.URL("") }
+
+// LoginURL and LogoutURL are the pages the rules send the browser to.
+func LoginURL(b config.Base) func(string) string {
+	return func(id string) string { return web.WithQuery(b.URL(continuePage), map[string][]string{"id": {id}}) }
+}
+
+func LogoutURL(b config.Base) func(string) string {
+	return func(v string) string { return web.WithQuery(b.URL(logoutPage), map[string][]string{"logout": {v}}) }
+}
+
+// Mount implements the app's mounter.
+func (h *Handler) Mount(m web.Mux) {
+	lib := http.StripPrefix(h.base.Path, h.provider)
+	m.Protocol(discovery, lib)
+	m.Protocol(protocol, lib)
+	m.Page(continuePage, h.getContinue)
+	m.Post(consentPath, h.postConsent, h.consentMismatch)
+	m.Page(logoutPage, h.getLogout)
+	m.Post(logoutPage, h.postLogout, h.kit.RetryPage(logoutPage))
+}
+
+// tokenCrypto seals access tokens with AES-256-GCM under a key derived
+// from each secret: the first seals, all open.
+func tokenCrypto(secrets []string) (op.Crypto, error) {
+	if len(secrets) == 0 {
+		return nil, fmt.Errorf("openid provider: no secret")
+	}
+	var first op.Encrypter
+	decrypters := make([]op.Decrypter, 0, len(secrets))
+	for i, s := range secrets {
+		raw, err := hkdf.Key(sha256.New, []byte(s), nil, "latchkey OpenID access token key", 32)
+		if err != nil {
+			return nil, fmt.Errorf("openid provider: token key: %w", err)
+		}
+		var key [32]byte
+		copy(key[:], raw)
+		c := op.NewAES256GCMCrypto(key, fmt.Sprint(i))
+		if i == 0 {
+			first = c
+		}
+		decrypters = append(decrypters, c)
+	}
+	return op.NewCompositeCrypto(first, decrypters), nil
+}

@@ -1,0 +1,163 @@
+package openidprovider
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/openid"
+	"github.com/latchkey-auth/latchkey/app/web"
+	"github.com/latchkey-auth/latchkey/views"
+)
+
+// gone is the page of an authorization request that is unknown, expired or
+// complete (a bookmarked or replayed link): nothing happens.
+func gone(cause error) error {
+	return web.Notice(http.StatusBadRequest, views.PasswordNotice{Heading: "DeadLinkHeading", Lines: []string{"DeadLink"}}, "authorization request", cause)
+}
+
+// who is the browser's session as the rules need it; nil: none.
+func (h *Handler) who(c echo.Context) (*openid.Who, error) {
+	s, _, err := h.sessions.Read(c.Request().Context(), c.Request())
+	if err != nil || s == nil {
+		return nil, err
+	}
+	return &openid.Who{UserID: s.User.ID, SignedIn: s.SignedIn, Methods: s.Methods()}, nil
+}
+
+// getContinue is where an authorization request hands the browser over
+// (the clients' LoginURL) and where it comes back after signing in: the
+// rules say what is next — sign in (again), consent, or done, when the
+// library's callback issues the code to the client.
+func (h *Handler) getContinue(c echo.Context, rq *web.Request) error {
+	ctx := c.Request().Context()
+	p, err := h.rules.Pending(ctx, c.QueryParam("id"))
+	if errors.Is(err, openid.ErrPendingGone) {
+		return gone(err)
+	}
+	if err != nil {
+		return web.TryLater("read authorization request", err)
+	}
+	if p.Done {
+		return gone(openid.ErrPendingGone)
+	}
+	who, err := h.who(c)
+	if err != nil {
+		return web.TryLater("read session", err)
+	}
+	step, err := h.rules.Next(ctx, p, who)
+	if err != nil {
+		return h.failed(c, rq, p.ID, err)
+	}
+	switch step {
+	case openid.StepSignIn:
+		if err := h.rules.AskedLogin(ctx, p); err != nil {
+			return web.TryLater("note sign-in asked", err)
+		}
+		return h.kit.SendRedirect(c, rq, h.signInURL(c, rq, p))
+	case openid.StepConsent:
+		return h.renderConsent(c, rq, p, who)
+	}
+	return h.toLibrary(c, rq, p.ID)
+}
+
+// toLibrary sends the browser to the library's callback, which issues the
+// code to the client's redirect URI.
+func (h *Handler) toLibrary(c echo.Context, rq *web.Request, id string) error {
+	return h.kit.SendRedirect(c, rq, web.WithQuery(h.base.URL(callbackPath), url.Values{"id": {id}}))
+}
+
+// failed answers a request the rules refused: an OAuth error (prompt=none's
+// login_required, a denied consent) goes back to the client's redirect
+// URI, as the protocol says; anything else is a page.
+func (h *Handler) failed(c echo.Context, rq *web.Request, id string, err error) error {
+	var oe *oidc.Error
+	switch {
+	case errors.Is(err, openid.ErrPendingGone):
+		return gone(err)
+	case errors.As(err, &oe):
+		ar, lerr := h.rules.AuthRequestByID(c.Request().Context(), id)
+		if lerr != nil {
+			return gone(lerr)
+		}
+		op.AuthRequestError(c.Response(), c.Request(), ar, oe, h.provider)
+		return nil
+	}
+	return web.TryLater("continue authorization request", err)
+}
+
+// signInURL is latchkey's sign-in page, back to this request afterwards.
+func (h *Handler) signInURL(c echo.Context, rq *web.Request, p *openid.Pending) string {
+	back := web.WithQuery(h.base.URL(continuePage), url.Values{"id": {p.ID}})
+	q := url.Values{"callbackUrl": {back}}
+	if p.LoginHint != "" {
+		q.Set("email", p.LoginHint) // the sign-in page's e-mail fields start with it
+	}
+	return h.kit.WithLang(c, rq, web.WithQuery(h.base.URL("/signin"), q))
+}
+
+// scopeMessages name what each scope shows on the consent page.
+var scopeMessages = map[string]string{
+	"openid": "ScopeOpenID", "profile": "ScopeProfile", "email": "ScopeEmail", "groups": "ScopeGroups", "offline_access": "ScopeOfflineAccess",
+}
+
+func (h *Handler) renderConsent(c echo.Context, rq *web.Request, p *openid.Pending, who *openid.Who) error {
+	var lines []string
+	for _, s := range config.OpenIDScopes {
+		if slices.Contains(p.Scopes, s) {
+			lines = append(lines, scopeMessages[s])
+		}
+	}
+	account, err := h.accountName(c.Request().Context(), who.UserID)
+	if err != nil {
+		return web.TryLater("read user", err)
+	}
+	return web.Render(c, http.StatusOK, views.OpenIDConsentPage(views.OpenIDConsent{
+		Page: h.kit.Page(c, rq, "TitleOpenIDConsent"), CSRFToken: rq.CSRFToken, ActionURL: h.base.URL(consentPath),
+		RequestID: p.ID, ClientName: p.Client.DisplayName(), ClientHost: p.ClientHost, Scopes: lines,
+		Account: account, SwitchURL: h.signInURL(c, rq, p),
+	}))
+}
+
+func (h *Handler) accountName(ctx context.Context, userID string) (string, error) {
+	return h.rules.AccountName(ctx, userID)
+}
+
+// postConsent records the decision of the consent page.
+func (h *Handler) postConsent(c echo.Context, rq *web.Request) error {
+	ctx := c.Request().Context()
+	p, err := h.rules.Pending(ctx, rq.Form.Get("id"))
+	if errors.Is(err, openid.ErrPendingGone) {
+		return gone(err)
+	}
+	if err != nil {
+		return web.TryLater("read authorization request", err)
+	}
+	if p.Done {
+		return gone(openid.ErrPendingGone)
+	}
+	who, err := h.who(c)
+	if err != nil {
+		return web.TryLater("read session", err)
+	}
+	if who == nil {
+		return h.kit.SendRedirect(c, rq, h.signInURL(c, rq, p))
+	}
+	if err := h.rules.Consent(ctx, p, who, rq.Form.Get("decision") == "allow"); err != nil {
+		return h.failed(c, rq, p.ID, err)
+	}
+	return h.toLibrary(c, rq, p.ID)
+}
+
+// consentMismatch: a consent posted without a matching csrfToken goes
+// back to the request, which shows the page again.
+func (h *Handler) consentMismatch(c echo.Context, rq *web.Request) error {
+	return h.kit.SendRedirect(c, rq, web.WithQuery(h.base.URL(continuePage), url.Values{"id": {rq.Form.Get("id")}}))
+}
