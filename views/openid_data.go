@@ -31,3 +31,12 @@ type OpenIDLogout struct {
 	ClientName string // "" when the application is not known
 	// The form posts decision=signout or decision=stay.
 }
+
+// scopeIDs are the message ids of the scopes the pages translate; any
+// other scope (one an operator added) is shown as it is.
+var scopeIDs = map[string]bool{
+	"ScopeOpenID": true, "ScopeProfile": true, "ScopeEmail": true, "ScopeGroups": true, "ScopeOfflineAccess": true,
+}
+
+// isScopeID: scope is a message id the catalogues have, not a raw scope.
+func isScopeID(scope string) bool { return scopeIDs[scope] }
