@@ -128,3 +128,10 @@ func TestAccountPageApps(t *testing.T) {
 		}
 	}
 }
+
+func TestScopeLines(t *testing.T) {
+	require.Equal(t, allScopes, views.ScopeLines([]string{"offline_access", "groups", "email", "profile", "openid"}), "the pages' order")
+	require.Equal(t, []string{"ScopeOpenID", "ScopeEmail", "x", "read:calendar"},
+		views.ScopeLines([]string{"x", "email", "read:calendar", "openid", "x", "", "email"}), "others as they are, after, in their order, once")
+	require.Empty(t, views.ScopeLines(nil))
+}
