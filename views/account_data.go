@@ -29,6 +29,13 @@ type Account struct {
 	RevokeURL       string // POST {base}/revoke-session (id)
 	RevokeOthersURL string // POST {base}/revoke-other-sessions
 
+	// Apps are the applications the user let sign them in (the OpenID
+	// Provider's consents), each with a "Revoke access" form (POST
+	// RevokeAppURL, clientId). RevokeAppURL is POST {base}/revoke-app; ""
+	// hides the part (the OpenID Provider is off).
+	Apps         []AppItem
+	RevokeAppURL string
+
 	// ChangeEmailURL is POST {base}/change-email (email); "" when no e-mail
 	// provider (nothing could send the link).
 	ChangeEmailURL string
@@ -64,6 +71,14 @@ type SessionItem struct {
 	Started  string // formatted date and time
 	LastSeen string // formatted; "" unknown
 	Current  bool   // the session of this request: no End form
+}
+
+// AppItem is one application the user consented to.
+type AppItem struct {
+	ClientID string
+	Name     string   // the application's name (its id when it has none)
+	Scopes   []string // message ids (ScopeOpenID, ...); a scope without one as it is
+	Since    string   // formatted date
 }
 
 // EmailChangeConfirm is the page the e-mail change link opens: the new

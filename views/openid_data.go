@@ -31,3 +31,48 @@ type OpenIDLogout struct {
 	ClientName string // "" when the application is not known
 	// The form posts decision=signout or decision=stay.
 }
+
+// isScopeID: a line of ScopeLines is a message id the catalogues have,
+// not a scope shown as it is.
+func isScopeID(line string) bool {
+	for _, o := range scopeOrder {
+		if o.id == line {
+			return true
+		}
+	}
+	return false
+}
+
+// scopeOrder are the scopes the pages name, in the order they list them,
+// with their message ids.
+var scopeOrder = []struct{ scope, id string }{
+	{"openid", "ScopeOpenID"}, {"profile", "ScopeProfile"}, {"email", "ScopeEmail"}, {"groups", "ScopeGroups"},
+	{"offline_access", "ScopeOfflineAccess"},
+}
+
+// ScopeLines are the lines a page lists for granted or asked-for scopes
+// (OpenIDConsent.Scopes, AppItem.Scopes): the message ids of the scopes
+// the pages name, in their order, then any other scope as it is, each
+// once.
+func ScopeLines(scopes []string) []string {
+	has := make(map[string]bool, len(scopes))
+	for _, s := range scopes {
+		has[s] = true
+	}
+	var out []string
+	named := map[string]bool{}
+	for _, o := range scopeOrder {
+		named[o.scope] = true
+		if has[o.scope] {
+			out = append(out, o.id)
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range scopes {
+		if s != "" && !named[s] && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,8 +1,9 @@
 // Package accountcentre is the handler of the account page
 // ({base}/account) and its JSON API, for teams that build their own:
 // the user's sessions (list, end one, end the others), linked sign-in
-// methods (list, link another, unlink one), the e-mail address (a change
-// link to the new one) and deleting the account. The rules are in
+// methods (list, link another, unlink one), the applications the user let
+// sign them in (list, revoke one: the OpenID Provider's consents), the
+// e-mail address (a change link to the new one) and deleting the account. The rules are in
 // app/accounts; the sessions' records in each strategy (app/session).
 package accountcentre
 
@@ -34,6 +35,8 @@ const (
 	linkAccount     = "/link-account"
 	changeEmail     = "/change-email"
 	deleteUser      = "/delete-user"
+	listApps        = "/list-apps"
+	revokeApp       = "/revoke-app"
 	emailChangePage = "/account/email/confirm"
 )
 
@@ -68,6 +71,7 @@ type Handler struct {
 	linker    Linker
 	offers    Offers
 	twoFactor TwoFactorState
+	apps      Apps
 	log       *slog.Logger
 	now       func() time.Time
 }
@@ -80,6 +84,7 @@ type Deps struct {
 	Linker    Linker
 	Offers    Offers
 	TwoFactor TwoFactorState
+	Apps      Apps // nil: the OpenID Provider is off
 	Log       *slog.Logger
 	Now       func() time.Time
 }
@@ -87,7 +92,7 @@ type Deps struct {
 // New builds the handler.
 func New(d Deps) *Handler {
 	return &Handler{kit: d.Kit, base: d.Kit.Base(), rules: d.Rules, sessions: d.Sessions, linker: d.Linker, offers: d.Offers,
-		twoFactor: d.TwoFactor, log: d.Log, now: d.Now}
+		twoFactor: d.TwoFactor, apps: d.Apps, log: d.Log, now: d.Now}
 }
 
 // Mount registers the routes.
@@ -102,6 +107,10 @@ func (h *Handler) Mount(m web.Mux) {
 	m.Post(linkAccount, h.signedIn(h.postLink), retry)
 	m.Post(changeEmail, h.signedIn(h.postChangeEmail), retry)
 	m.Post(deleteUser, h.signedIn(h.postDelete), retry)
+	if h.apps != nil {
+		m.Page(listApps, h.signedInAPI(h.getApps))
+		m.Post(revokeApp, h.signedIn(h.postRevokeApp), retry)
+	}
 	m.Page(emailChangePage, h.getEmailChange)
 	m.Post(emailChangePage, h.postEmailChange, h.emailChangeRetry)
 }

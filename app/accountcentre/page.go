@@ -15,10 +15,12 @@ import (
 // notices are the page's ?notice= values a change sends it back with.
 var notices = map[string]bool{
 	"SessionEnded": true, "OtherSessionsEnded": true, "MethodUnlinked": true, "EmailChangeSent": true, "EmailChanged": true,
+	"AppRevokedNotice": true,
 }
 
 // getPage is GET {base}/account: who the user is, the sign-in methods,
-// the sessions, the e-mail change and deleting the account.
+// the sessions, the applications, the e-mail change and deleting the
+// account.
 func (h *Handler) getPage(c echo.Context, rq *web.Request, u user) error {
 	ctx := c.Request().Context()
 	d := views.Account{
@@ -76,6 +78,12 @@ func (h *Handler) getPage(c echo.Context, rq *web.Request, u user) error {
 	}
 	if h.twoFactor != nil {
 		if d.TwoFactorOn, err = h.twoFactor(ctx, u.ID); err != nil {
+			return err
+		}
+	}
+	if h.apps != nil {
+		d.RevokeAppURL = h.base.URL(revokeApp)
+		if d.Apps, err = h.appItems(ctx, u.ID); err != nil {
 			return err
 		}
 	}

@@ -34,6 +34,7 @@ var refusals = []struct {
 	{accounts.ErrRateLimited, refusal{"RateLimited", http.StatusTooManyRequests, "RateLimited"}},
 	{accounts.ErrDeadLink, refusal{"Verification", http.StatusGone, "EmailChangeDeadLink"}},
 	{accounts.ErrAddressTaken, refusal{"EmailTaken", http.StatusConflict, "EmailTaken"}},
+	{errAppNotFound, refusal{"NotFound", http.StatusNotFound, "AppNotFound"}},
 }
 
 // refusalOf is err's refusal; false for a failure (the database, the mail
