@@ -52,7 +52,7 @@ func (s *Store) SaveConsent(ctx context.Context, userID, clientID, scopes string
 		}
 		if merged := union(had, scopes); merged != had {
 			return tx.Model(&Consent{}).Where("user_id = ? AND client_id = ?", userID, clientID).
-				Update("scopes", merged).Error
+				UpdateColumn("scopes", merged).Error // updated_at: now, set above
 		}
 		return nil
 	})
