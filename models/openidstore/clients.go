@@ -1,0 +1,86 @@
+package openidstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// Client returns the stored client id; models.ErrNotFound.
+func (s *Store) Client(ctx context.Context, id string) (*Client, error) {
+	var c Client
+	err := s.db().WithContext(ctx).Where("id = ?", id).Take(&c).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find client: %w", err)
+	}
+	return &c, nil
+}
+
+// Clients lists the stored clients, oldest first.
+func (s *Store) Clients(ctx context.Context) ([]Client, error) {
+	var out []Client
+	if err := s.db().WithContext(ctx).Order("created_at, id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list clients: %w", err)
+	}
+	return out, nil
+}
+
+// AddClient stores a new client (CreatedAt and UpdatedAt are GORM's clock
+// when zero). An id used already is models.ErrConflict, with an error that
+// names the id.
+func (s *Store) AddClient(ctx context.Context, c *Client) error {
+	c.CreatedAt = dbTimeOrZero(c.CreatedAt)
+	c.UpdatedAt = dbTimeOrZero(c.UpdatedAt)
+	err := s.db().WithContext(ctx).Create(c).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return fmt.Errorf("add client: client id %q %w", c.ID, models.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("add client %q: %w", c.ID, err)
+	}
+	return nil
+}
+
+// SetClientSecret replaces the client's secret hash (updated_at now);
+// false when there is no such client.
+func (s *Store) SetClientSecret(ctx context.Context, id, secretHash string, now time.Time) (bool, error) {
+	r := s.db().WithContext(ctx).Model(&Client{}).Where("id = ?", id).
+		Updates(map[string]any{"secret_hash": secretHash, "updated_at": models.DBTime(now)})
+	if r.Error != nil {
+		return false, fmt.Errorf("set client secret: %w", r.Error)
+	}
+	return r.RowsAffected == 1, nil
+}
+
+// RemoveClient deletes the stored client and, in the same transaction, its
+// consents, its tokens and its auth requests; false, nothing deleted, when
+// there is no such client (a client of config.yaml is not stored, and its
+// grants are not this call's to delete).
+func (s *Store) RemoveClient(ctx context.Context, id string) (bool, error) {
+	var ok bool
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Where("id = ?", id).Delete(&Client{})
+		if r.Error != nil || r.RowsAffected == 0 {
+			return r.Error
+		}
+		ok = true
+		for _, model := range []any{&Consent{}, &Token{}, &AuthRequest{}} {
+			if err := tx.Where("client_id = ?", id).Delete(model).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("remove client: %w", err)
+	}
+	return ok, nil
+}
