@@ -18,7 +18,7 @@ import (
 // self-deletion switch. linker starts an OAuth sign-in (the OAuth flow),
 // which links an identity to a signed-in user; tf is the two-factor rules
 // (nil when off).
-func (w *wiring) buildAccountCentre(rules *accounts.Service, linker accountcentre.Linker, tf *twofactor.Service) *accountcentre.Handler {
+func (w *wiring) buildAccountCentre(rules *accounts.Service, linker accountcentre.Linker, tf *twofactor.Service, apps accountcentre.Apps) *accountcentre.Handler {
 	rules.Centre = accountstore.New(w.store)
 	rules.ReauthWindow = passkey.ReauthWindow
 	rules.SelfDelete = w.cfg.Account.SelfDelete
@@ -51,6 +51,6 @@ func (w *wiring) buildAccountCentre(rules *accounts.Service, linker accountcentr
 		}
 	}
 	return accountcentre.New(accountcentre.Deps{
-		Kit: w.kit, Rules: rules, Sessions: w.sessions, Linker: linker, Offers: offers, TwoFactor: state, Log: w.log, Now: w.now,
+		Kit: w.kit, Rules: rules, Sessions: w.sessions, Linker: linker, Offers: offers, TwoFactor: state, Apps: apps, Log: w.log, Now: w.now,
 	})
 }

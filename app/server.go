@@ -55,6 +55,9 @@ type App struct {
 	metrics     *metrics.Metrics // nil: metrics are off
 	front       *front           // every answer, around the feature handlers' routes
 	server      *http.Server
+	// purgeExtra are the feature stores' purges (the OpenID Provider's),
+	// run with the store's in purgeLoop.
+	purgeExtra []func(context.Context) (int64, error)
 }
 
 // wiring is what New derives from the config to build the feature
@@ -226,7 +229,11 @@ func (w *wiring) build(idpClient *http.Client) error {
 		return err
 	}
 	w.front.idps, w.front.passkeys, w.front.imgOrigin = oauthFlow, w.passkeys.Offered(), w.theme.imgOrigin
-	centre := w.buildAccountCentre(accountRules, oauthFlow, twoFactorRules)
+	openIDProvider, openIDRules, err := w.buildOpenID(nil)
+	if err != nil {
+		return err
+	}
+	centre := w.buildAccountCentre(accountRules, oauthFlow, twoFactorRules, appsOf(openIDRules))
 	providers, flows := w.cfg.Providers, map[string]nextauth.Flow{
 		config.TypeOAuth: oauthFlow, config.TypeEmail: emailFlow, config.TypeWebAuthn: passkeys,
 	}
@@ -261,6 +268,9 @@ func (w *wiring) build(idpClient *http.Client) error {
 	}
 	if twoFactor != nil {
 		handlers = append(handlers, twoFactor)
+	}
+	if openIDProvider != nil {
+		handlers = append(handlers, openIDProvider)
 	}
 	return w.front.mount(w.kit, w.cfg.TrustedProxies, handlers...)
 }
@@ -334,6 +344,11 @@ func (a *App) purgeLoop(ctx context.Context) {
 		}
 		if err := a.purgeRevocations(ctx); err != nil {
 			a.log.Warn("purge expired rows", "err", err)
+		}
+		for _, purge := range a.purgeExtra {
+			if _, err := purge(ctx); err != nil {
+				a.log.Warn("purge expired rows", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():

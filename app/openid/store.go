@@ -2,16 +2,15 @@ package openid
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
 
-// ErrNotFound is what a Store answers for a row that does not exist (or has
+// ErrNotFound (models.ErrNotFound) is what a Store answers for a row that does not exist (or has
 // expired, for rows with an expiry).
-var ErrNotFound = errors.New("openid: not found")
+var ErrNotFound = models.ErrNotFound
 
 // Store is the OpenID Provider's storage (models/openidstore implements it
 // on both dialects). Every method is one statement or one transaction;

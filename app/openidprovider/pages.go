@@ -5,13 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 
 	"github.com/labstack/echo/v4"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
-	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/openid"
 	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
@@ -103,18 +101,8 @@ func (h *Handler) signInURL(c echo.Context, rq *web.Request, p *openid.Pending) 
 	return h.kit.WithLang(c, rq, web.WithQuery(h.base.URL("/signin"), q))
 }
 
-// scopeMessages name what each scope shows on the consent page.
-var scopeMessages = map[string]string{
-	"openid": "ScopeOpenID", "profile": "ScopeProfile", "email": "ScopeEmail", "groups": "ScopeGroups", "offline_access": "ScopeOfflineAccess",
-}
-
 func (h *Handler) renderConsent(c echo.Context, rq *web.Request, p *openid.Pending, who *openid.Who) error {
-	var lines []string
-	for _, s := range config.OpenIDScopes {
-		if slices.Contains(p.Scopes, s) {
-			lines = append(lines, scopeMessages[s])
-		}
-	}
+	lines := views.ScopeLines(p.Scopes)
 	account, err := h.accountName(c.Request().Context(), who.UserID)
 	if err != nil {
 		return web.TryLater("read user", err)
