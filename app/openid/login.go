@@ -32,7 +32,6 @@ type Who struct {
 	UserID    string
 	SignedIn  time.Time
 	Methods   []string // amr
-	SessionID string
 }
 
 // Step is what a pending request needs next.
@@ -150,7 +149,7 @@ func (s *Service) AskedLogin(ctx context.Context, p *Pending) error {
 }
 
 func (s *Service) complete(ctx context.Context, p *Pending, who *Who) error {
-	ok, err := s.store.CompleteAuthRequest(ctx, p.ID, who.UserID, who.SignedIn, strings.Join(who.Methods, " "), who.SessionID, s.now())
+	ok, err := s.store.CompleteAuthRequest(ctx, p.ID, who.UserID, who.SignedIn, strings.Join(who.Methods, " "), s.now())
 	if err != nil {
 		return fmt.Errorf("complete auth request: %w", err)
 	}
