@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/session"
 )
 
 // BenchmarkAuthRequest measures GET /authz/auth-request, which a proxy
@@ -16,8 +17,10 @@ func BenchmarkAuthRequest(b *testing.B) {
 	for _, strategy := range strategies() {
 		b.Run(strategy, func(b *testing.B) {
 			e := startEnv(b, envOpts{strategy: strategy})
-			u := e.addUser("Bench", "bench@example.com", "")
-			tok := jwtCookie(b, map[string]any{"name": "Bench", "email": "bench@example.com", "sub": u.ID, "auth_time": time.Now().Unix()}, time.Now())
+			// Verified: Remote-Email names a verified address only (issue 26 M2).
+			u := e.addVerifiedUser("Bench", "bench@example.com")
+			tok := jwtCookie(b, map[string]any{"name": "Bench", "email": "bench@example.com", session.VerifiedEmailClaim: "bench@example.com",
+				"sub": u.ID, "auth_time": time.Now().Unix()}, time.Now())
 			if strategy == config.StrategyDatabase {
 				tok = e.addDBSession(u, time.Now().Add(30*24*time.Hour))
 			}
