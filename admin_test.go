@@ -37,7 +37,7 @@ func TestAdminCommandLine(t *testing.T) {
 		code, stdout, stderr = runCmd(args...)
 		if args[1] == "--config" {
 			require.Equal(t, 2, code)
-			require.Equal(t, `latchkey: users: unknown command "--config" (one of: users list, users show, users delete, users create, users two-factor)`+"\n", stderr)
+			require.Equal(t, `latchkey: users: unknown command "--config" (one of: users list, users show, users delete, users create, users two-factor, users groups)`+"\n", stderr)
 			continue
 		}
 		require.Equal(t, 0, code, stderr)

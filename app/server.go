@@ -173,11 +173,11 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	return a, nil
 }
 
-// groupsCacheTTL is how long an instance keeps a user's stored groups
+// GroupsCacheTTL is how long an instance keeps a user's stored groups
 // (forward-auth asks on every request a proxy passes on): a membership
 // added or removed by `latchkey users groups` (a process of its own) or
 // on another instance reaches this one within it (docs/forward-auth.md).
-const groupsCacheTTL = 5 * time.Second
+const GroupsCacheTTL = 5 * time.Second
 
 // build derives everything requests need from the config, once.
 func (w *wiring) build(idpClient *http.Client) error {
@@ -260,7 +260,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 	if err != nil {
 		return err
 	}
-	w.groups = groups.New(groupstore.New(w.store), w.cfg.Groups.Rules, groupsCacheTTL)
+	w.groups = groups.New(groupstore.New(w.store), w.cfg.Groups.Rules, GroupsCacheTTL)
 	// The feature handlers of their own packages, each given exactly what
 	// it uses.
 	handlers := []mounter{
