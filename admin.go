@@ -32,9 +32,9 @@ type adminCommand struct {
 	group, verb string
 	// args name its positional arguments; those in brackets ("[<group>]")
 	// may be left out, from the last one (check says which a use needs).
-	args []string
-	flags       string   // which of the flags it takes: "j" --json, "y" --yes, "u" --user, "a" --all, "p" --password-stdin
-	run         func(*adminRun) error
+	args  []string
+	flags string // which of the flags it takes: "j" --json, "y" --yes, "u" --user, "a" --all, "p" --password-stdin
+	run   func(*adminRun) error
 	// check, when set, rejects a bad combination of flags before the
 	// database is opened.
 	check func(*adminRun) error
