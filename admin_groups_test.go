@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/groupstore"
-	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
 // `users groups add|remove <email|id> <group>` and `users groups list
@@ -22,29 +19,10 @@ import (
 // its members; bad input is one line and exit 2, nothing to do exit 1, and
 // no refusal changes anything.
 func TestUsersGroups(t *testing.T) {
-	for _, dialect := range []string{"sqlite", "postgres"} {
-		t.Run(dialect, func(t *testing.T) {
-			clearEnv(t)
-			t.Chdir(t.TempDir())
-			if dialect == "sqlite" {
-				t.Setenv("DATABASE_URL", filepath.Join(t.TempDir(), "latchkey.db"))
-			} else {
-				t.Setenv("DATABASE_URL", pgtest.NewDatabase(t, postgresURL))
-			}
-			testUsersGroups(t)
-		})
-	}
+	eachAdminDatabase(t, "groups:\n  rules:\n    - domains: [example.com]\n      groups: [staff, everyone]\n", testUsersGroups)
 }
 
-func testUsersGroups(t *testing.T) {
-	cfgPath := writeFile(t, "groups:\n  rules:\n    - domains: [example.com]\n      groups: [staff, everyone]\n")
-	code, _, stderr := runCmd("migrate")
-	require.Equal(t, 0, code, stderr)
-	cfg, _, err := loadConfig(cfgPath)
-	require.NoError(t, err)
-	store, err := models.Connect(app.StoreConfig(cfg))
-	require.NoError(t, err)
-	defer store.Close()
+func testUsersGroups(t *testing.T, cfgPath string, store *models.Store) {
 	ctx := context.Background()
 	now := time.Now()
 	ann, bob := "ann@example.com", "bob@example.com"
