@@ -168,10 +168,8 @@ func (h *Handler) authorize(c echo.Context, sendToSignIn bool) error {
 		// list too long for a proxy's buffer is left out, as a long name.
 		if v := strings.Join(groups, ","); len(v) <= maxGroupsHeader {
 			hdr["Remote-Groups"] = []string{v}
-		} else {
-			if h.warnedGroups.CompareAndSwap(false, true) {
-				h.log.Warn("forward-auth: a user's groups are too many for a header (over 2048 bytes); Remote-Groups is left out for such users", "user", s.User.ID, "groups", len(groups))
-			}
+		} else if h.warnedGroups.CompareAndSwap(false, true) {
+			h.log.Warn("forward-auth: a user's groups are too many for a header (over 2048 bytes); Remote-Groups is left out for such users", "user", s.User.ID, "groups", len(groups))
 		}
 	}
 	if v := email; v != nil && identityHeader(*v) {
