@@ -1,9 +1,13 @@
 package app_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models/groupstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,4 +51,33 @@ func TestOpenIDCodeFlow(t *testing.T) {
 			require.Equal(t, http.StatusFound, res.StatusCode)
 		})
 	}
+}
+
+// TestOpenIDGroupsClaim: the groups scope gives the groups claim — the
+// groups an admin gave (users groups add) and a config rule's for the
+// verified domain — in the ID token and at userinfo; a first-party client
+// skips the consent page.
+func TestOpenIDGroupsClaim(t *testing.T) {
+	e := startOP(t, backends()[0], func(c *config.Config) {
+		c.Groups.Rules = []config.GroupRule{{Domains: []string{"example.com"}, Groups: []string{"staff"}}}
+	})
+	c := e.signedIn("ada@example.com")
+	u, err := e.app.Store().UserByEmail(context.Background(), "ada@example.com")
+	require.NoError(t, err)
+	_, err = groupstore.New(e.app.Store()).Add(context.Background(), u.ID, "admins", time.Now())
+	require.NoError(t, err)
+
+	r := e.relyingParty("tool", rpSecret, "openid", "groups")
+	res, a := r.authorize(c)
+	tok, id, err := r.exchange(r.codeFrom(res, a), a)
+	require.NoError(t, err)
+	var claims struct {
+		Groups []string `json:"groups"`
+	}
+	require.NoError(t, id.Claims(&claims))
+	require.Equal(t, []string{"admins", "staff"}, claims.Groups)
+	info, err := r.provider.UserInfo(r.ctx(), r.oauth.TokenSource(r.ctx(), tok))
+	require.NoError(t, err)
+	require.NoError(t, info.Claims(&claims))
+	require.Equal(t, []string{"admins", "staff"}, claims.Groups)
 }

@@ -240,7 +240,8 @@ func (w *wiring) build(idpClient *http.Client) error {
 		return err
 	}
 	w.front.idps, w.front.passkeys, w.front.imgOrigin = oauthFlow, w.passkeys.Offered(), w.theme.imgOrigin
-	openIDProvider, openIDRules, err := w.buildOpenID(nil)
+	w.groups = groups.New(groupstore.New(w.store), w.cfg.Groups.Rules, GroupsCacheTTL)
+	openIDProvider, openIDRules, err := w.buildOpenID(w.groups)
 	if err != nil {
 		return err
 	}
@@ -267,7 +268,6 @@ func (w *wiring) build(idpClient *http.Client) error {
 	if err != nil {
 		return err
 	}
-	w.groups = groups.New(groupstore.New(w.store), w.cfg.Groups.Rules, GroupsCacheTTL)
 	// The feature handlers of their own packages, each given exactly what
 	// it uses.
 	handlers := []mounter{
