@@ -35,6 +35,8 @@ type front struct {
 	idps           identityProviders // the OAuth and OIDC providers (app/oauthflow)
 	passkeys       bool              // passkeys are offered: the pages run latchkey's script
 	imgOrigin      string            // the theme's logo's origin when elsewhere
+	// clientURIs are the OpenID Provider's clients' URIs (nil: it is off).
+	clientURIs func() []string
 
 	exchanges sync.Pool        // *exchange, one per response in flight (serve)
 	proxies   proxies.Trusted  // trusted_proxies: whose X-Request-Id is taken

@@ -148,7 +148,10 @@ type identityProviders interface {
 //   - the allowed redirect origins (sign-out, the e-mail confirm page and
 //     any failure can redirect to a callbackUrl there);
 //   - the origins of custom pages given as absolute URLs (errors, verify
-//     request, new user).
+//     request, new user);
+//   - with the OpenID Provider on, its clients' redirect and post-logout
+//     URIs (a consent, a sign-in for a waiting request or a logout ends
+//     there); re-read, so the policy is never final.
 //
 // A chain of redirects through origins none of these names (an IdP whose
 // authorization endpoint bounces the browser on to another of its domains
@@ -172,6 +175,12 @@ func (f *front) formActionOrigins() (origins []string, final bool) {
 	pg := f.pages
 	for _, u := range []string{pg.SignIn, pg.SignOut, pg.Error, pg.VerifyRequest, pg.NewUser} {
 		add(u) // relative paths are 'self' and add nothing
+	}
+	if f.clientURIs != nil {
+		for _, u := range f.clientURIs() {
+			add(u)
+		}
+		final = false // an admin may add a client at any time
 	}
 	return origins, final
 }

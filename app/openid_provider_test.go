@@ -2,12 +2,15 @@ package app_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/openid"
 	"github.com/latchkey-auth/latchkey/models/groupstore"
+	"github.com/latchkey-auth/latchkey/models/openidstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -80,4 +83,28 @@ func TestOpenIDGroupsClaim(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, info.Claims(&claims))
 	require.Equal(t, []string{"admins", "staff"}, claims.Groups)
+}
+
+// TestOpenIDFormActionNamesClients: the pages' Content-Security-Policy
+// lets a form's redirects end on a client's redirect and post-logout URIs
+// (Chromium checks form-action on every hop after a POST: the consent,
+// the sign-in of a waiting request, the logout page), config.yaml's and
+// those an admin adds while latchkey runs.
+func TestOpenIDFormActionNamesClients(t *testing.T) {
+	e := startOP(t, backends()[0], func(c *config.Config) {
+		c.OpenID.Clients[0].RedirectURIs = []string{"https://app.example.org/cb"}
+		c.OpenID.Clients[0].PostLogoutRedirectURIs = []string{"https://app.example.org/bye"}
+	})
+	formAction := func() []string {
+		return cspDirectives(t, e.get(e.client, "/signin").Header.Get("Content-Security-Policy"))["form-action"]
+	}
+	require.Contains(t, formAction(), "https://app.example.org")
+	require.NotContains(t, formAction(), "https://later.example.net")
+
+	rules, err := openid.New(openidstore.New(e.app.Store()), nil, openid.Settings{Algorithm: "RS256", IDTTL: time.Hour}, []string{testSecret}, time.Now, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	_, err = rules.AddClient(context.Background(), openid.NewClient{ID: "later", RedirectURIs: []string{"https://later.example.net/cb"}})
+	require.NoError(t, err)
+	e.clock.Add(11 * time.Second) // the stored clients are re-read every 10 s
+	require.Contains(t, formAction(), "https://later.example.net")
 }

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+
 	"github.com/latchkey-auth/latchkey/app/accountcentre"
 	"github.com/latchkey-auth/latchkey/app/openid"
 	"github.com/latchkey-auth/latchkey/app/openidprovider"
@@ -33,6 +35,7 @@ func (w *wiring) buildOpenID(groups openid.Groups) (*openidprovider.Handler, *op
 		return nil, nil, err
 	}
 	w.purgeExtra = append(w.purgeExtra, rules.Purge)
+	w.front.clientURIs = func() []string { return rules.ClientURIs(context.Background()) }
 	return h, rules, nil
 }
 

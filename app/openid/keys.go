@@ -50,6 +50,7 @@ type parsedKey struct {
 	public     jose.JSONWebKey
 	private    crypto.Signer
 	activeFrom time.Time
+	created    time.Time
 }
 
 func newKeyRing(store Store, codecs []securecookie.Codec, alg string, now func() time.Time) *keyRing {
@@ -70,7 +71,7 @@ func (k *keyRing) current(ctx context.Context) ([]*parsedKey, error) {
 		return nil, fmt.Errorf("read signing keys: %w", err)
 	}
 	if len(rows) == 0 {
-		fresh, err := k.generate(now)
+		fresh, err := k.generate(now, now)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +92,10 @@ func (k *keyRing) current(ctx context.Context) ([]*parsedKey, error) {
 	return keys, nil
 }
 
-// signing is the newest key of the configured algorithm that is active.
+// signing is, among the active keys of the configured algorithm, the one
+// made last: a key still waiting for its turn when a later rotation (say
+// --now) made a newer one never signs, since its publication ends with
+// the keys that newer one replaced.
 func (k *keyRing) signing(ctx context.Context) (*parsedKey, error) {
 	keys, err := k.current(ctx)
 	if err != nil {
@@ -100,7 +104,7 @@ func (k *keyRing) signing(ctx context.Context) (*parsedKey, error) {
 	now := k.now()
 	var best *parsedKey
 	for _, p := range keys {
-		if p.alg == k.alg && !p.activeFrom.After(now) && (best == nil || !p.activeFrom.Before(best.activeFrom)) {
+		if p.alg == k.alg && !p.activeFrom.After(now) && (best == nil || newer(p, best)) {
 			best = p
 		}
 	}
@@ -108,6 +112,13 @@ func (k *keyRing) signing(ctx context.Context) (*parsedKey, error) {
 		return nil, fmt.Errorf("no active %s signing key", k.alg)
 	}
 	return best, nil
+}
+
+func newer(a, b *parsedKey) bool {
+	if !a.created.Equal(b.created) {
+		return a.created.After(b.created)
+	}
+	return a.activeFrom.After(b.activeFrom) || a.activeFrom.Equal(b.activeFrom) && a.id > b.id
 }
 
 // forget drops the cached list, so the next read sees a rotation at once.
@@ -137,13 +148,14 @@ func (k *keyRing) parse(row *openidstore.SigningKey) (*parsedKey, error) {
 	if err := json.Unmarshal([]byte(row.PublicJWK), &pub); err != nil {
 		return nil, fmt.Errorf("signing key %s: public key: %w", row.ID, err)
 	}
-	p := &parsedKey{id: row.ID, alg: jose.SignatureAlgorithm(row.Algorithm), public: pub, private: signer, activeFrom: row.ActiveFrom}
+	p := &parsedKey{id: row.ID, alg: jose.SignatureAlgorithm(row.Algorithm), public: pub, private: signer, activeFrom: row.ActiveFrom, created: row.CreatedAt}
 	k.parsed[row.ID] = p
 	return p, nil
 }
 
-// generate makes one key of each algorithm, active from activeFrom.
-func (k *keyRing) generate(activeFrom time.Time) ([]openidstore.SigningKey, error) {
+// generate makes one key of each algorithm, made at created and active
+// from activeFrom.
+func (k *keyRing) generate(created, activeFrom time.Time) ([]openidstore.SigningKey, error) {
 	out := make([]openidstore.SigningKey, 0, len(Algorithms))
 	for _, alg := range Algorithms {
 		var priv crypto.Signer
@@ -171,7 +183,7 @@ func (k *keyRing) generate(activeFrom time.Time) ([]openidstore.SigningKey, erro
 		}
 		out = append(out, openidstore.SigningKey{
 			ID: id, Algorithm: string(alg), PublicJWK: string(pub), PrivateKey: sealed,
-			CreatedAt: k.now(), ActiveFrom: activeFrom,
+			CreatedAt: created, ActiveFrom: activeFrom,
 		})
 	}
 	return out, nil
@@ -185,8 +197,23 @@ func (s *Service) Rotate(ctx context.Context, lead time.Duration) ([]string, err
 	if lead < 0 {
 		return nil, errors.New("rotate keys: negative lead")
 	}
+	existing, err := s.store.SigningKeys(ctx, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("rotate keys: %w", err)
+	}
+	if len(existing) == 0 {
+		lead = 0 // nothing signs meanwhile: the first keys sign at once
+	}
+	// Made strictly after every key there is (the signing key is the one
+	// made last), even by a clock that has not moved.
+	created := s.now()
+	for _, e := range existing {
+		if !created.After(e.CreatedAt) {
+			created = e.CreatedAt.Add(time.Millisecond)
+		}
+	}
 	activeFrom := s.now().Add(lead)
-	fresh, err := s.keys.generate(activeFrom)
+	fresh, err := s.keys.generate(created, activeFrom)
 	if err != nil {
 		return nil, err
 	}

@@ -31,8 +31,7 @@ var ErrConfigClient = errors.New("this client is defined in config.yaml; change 
 // AddClient stores a client and returns its secret ("" for a public
 // client), shown once: only its SHA-256 is kept.
 func (s *Service) AddClient(ctx context.Context, n NewClient) (string, error) {
-	cfg := config.Config{OpenID: config.OpenID{SigningAlgorithm: "RS256", AccessTokenLifetime: config.Duration(s.set.AccessTTL),
-		IDTokenLifetime: config.Duration(s.set.IDTTL), RefreshTokenLifetime: config.Duration(s.set.RefreshTTL)}}
+	cfg := config.Defaults() // the client's own checks; the provider's settings are config.yaml's
 	secret := ""
 	if !n.Public {
 		secret = NewClientSecret()

@@ -49,6 +49,7 @@ type Service struct {
 	set    Settings
 	keys   *keyRing
 	logout logoutSealer
+	uris   clientURIs
 	static map[string]*Client
 	now    func() time.Time
 	log    *slog.Logger

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 	"golang.org/x/text/language"
 
@@ -118,7 +119,7 @@ func LogoutURL(b config.Base) func(string) string {
 // Mount implements the app's mounter.
 func (h *Handler) Mount(m web.Mux) {
 	lib := http.StripPrefix(h.base.Path, h.provider)
-	m.Protocol(discovery, lib)
+	m.Protocol(discovery, http.HandlerFunc(h.discovery))
 	m.Protocol(protocol, lib)
 	m.Page(continuePage, h.getContinue)
 	m.Post(consentPath, h.postConsent, h.consentMismatch)
@@ -148,4 +149,17 @@ func tokenCrypto(secrets []string) (op.Crypto, error) {
 		decrypters = append(decrypters, c)
 	}
 	return op.NewCompositeCrypto(first, decrypters), nil
+}
+
+// discovery is the library's discovery document with what latchkey
+// supports in place of the library's defaults: the code flow only (no
+// implicit or hybrid response types, no implicit grant), and the acr
+// values it sets.
+func (h *Handler) discovery(w http.ResponseWriter, r *http.Request) {
+	d := op.CreateDiscoveryConfig(op.ContextWithIssuer(r.Context(), Issuer(h.base)), h.provider, h.rules)
+	d.ResponseTypesSupported = []string{string(oidc.ResponseTypeCode)}
+	d.GrantTypesSupported = []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
+	d.ACRValuesSupported = []string{"sfa", "mfa"}
+	w.Header().Set("Access-Control-Allow-Origin", "*") // read by browser apps (public clients)
+	op.Discover(w, d)
 }
