@@ -208,8 +208,9 @@ func TestAdminClientsHashSecret(t *testing.T) {
 	require.Equal(t, "sha256:"+hex.EncodeToString(sum[:])+"\n", stdout)
 	// The hash is one config.yaml accepts.
 	p := writeFile(t, "oidc:\n  enabled: true\n  clients:\n    - id: a\n      secret_hash: "+strings.TrimSpace(stdout)+"\n      redirect_uris: [https://a.example.com/cb]\n")
-	code, _, stderr = runCmd("--config", p, "check-config")
+	code, stdout, stderr = runCmd("--config", p, "check-config")
 	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "OpenID Provider: issuer http://localhost:3000/api/auth (discovery http://localhost:3000/api/auth/.well-known/openid-configuration), 1 client in config.yaml, ID tokens signed RS256\n")
 
 	for _, c := range []struct{ stdin, want string }{
 		{"", "no secret on standard input (its first line is the secret)"},
