@@ -39,7 +39,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"email-binding": "__Secure-authjs.email-binding", "challenge": "__Secure-authjs.challenge",
 			"second-step": "__Secure-authjs.second-step", "device": "__Secure-authjs.two-factor-device",
 		},
-		Features: map[string]bool{"two-factor": true},
+		Features: map[string]bool{"two-factor": true, "openid": true},
 	})
 	require.NoError(t, err)
 	doc := loadOpenAPI(t, rendered)
