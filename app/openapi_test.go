@@ -185,6 +185,7 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 			a.operator(doc)
 			a.passkeys(tc.strategy, tc.style)
 			a.twoFactor()
+			a.openID()
 			a.account()
 
 			pe := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) {
