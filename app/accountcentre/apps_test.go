@@ -162,6 +162,7 @@ func (r *routes) Post(p string, _, _ web.Action, _ ...echo.MiddlewareFunc) {
 func (r *routes) PostWithoutCSRF(p string, _ echo.HandlerFunc) { *r = append(*r, "POST "+p) }
 func (r *routes) RootGet(p string, _ echo.HandlerFunc)         { *r = append(*r, "GET "+p) }
 func (r *routes) RootAny(p string, _ echo.HandlerFunc)         { *r = append(*r, "ANY "+p) }
+func (r *routes) Protocol(p string, _ http.Handler)            { *r = append(*r, "ANY "+p) }
 
 func TestAppsRoutesOnlyWithTheProvider(t *testing.T) {
 	h, _ := newAppsHandler(t)
