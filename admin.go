@@ -32,8 +32,12 @@ type adminCommand struct {
 	group, verb string
 	// args name its positional arguments; those in brackets ("[<group>]")
 	// may be left out, from the last one (check says which a use needs).
-	args  []string
-	flags string // which of the flags it takes: "j" --json, "y" --yes, "u" --user, "a" --all, "p" --password-stdin
+	args []string
+	// flags says which of the flags it takes: "j" --json, "y" --yes, "u"
+	// --user, "a" --all, "p" --password-stdin, "c" a client's settings
+	// (clients add), "n" --now; "0" marks a command that needs neither the
+	// configuration nor the database.
+	flags string
 	run   func(*adminRun) error
 	// check, when set, rejects a bad combination of flags before the
 	// database is opened.
@@ -52,6 +56,13 @@ func adminCommands() []adminCommand {
 		{"sessions", "revoke", nil, "uay", sessionsRevoke, checkRevoke},
 		{"accounts", "unlink", []string{"<email|id>", "<provider>"}, "", accountsUnlink, nil},
 		{"accounts", "unlink-all", []string{"<email|id>"}, "y", accountsUnlinkAll, nil},
+		{"clients", "add", []string{"<id>"}, "c", clientsAdd, checkClientsAdd},
+		{"clients", "list", nil, "j", clientsList, nil},
+		{"clients", "remove", []string{"<id>"}, "", clientsRemove, nil},
+		{"clients", "rotate-secret", []string{"<id>"}, "", clientsRotateSecret, nil},
+		{"clients", "hash-secret", nil, "0", clientsHashSecret, nil},
+		{"oidc", "rotate-keys", nil, "n", oidcRotateKeys, nil},
+		{"oidc", "keys", nil, "j", oidcKeys, nil},
 	}
 }
 
@@ -75,9 +86,12 @@ type adminRun struct {
 	inFD  int // standard input's descriptor, for reading a password without echo
 	// passwordStdin is --password-stdin (users create).
 	passwordStdin bool
-	out           io.Writer
-	errw          io.Writer
-	now           time.Time
+	// client is clients add's flags; now is oidc rotate-keys --now.
+	client    clientFlags
+	rotateNow bool
+	out       io.Writer
+	errw      io.Writer
+	now       time.Time
 }
 
 // runAdmin runs `latchkey [--config FILE] GROUP VERB ...` (args start at
@@ -130,6 +144,9 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 			return fail(2, name, err.Error()+"; usage: latchkey "+commandUsage(cmd, fs))
 		}
 	}
+	if strings.Contains(cmd.flags, "0") { // no configuration, no database
+		return r.finish(name, cmd.run(r), fail)
+	}
 
 	cfg, _, err := loadConfig(configPath)
 	if err != nil {
@@ -147,13 +164,19 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 		return fail(1, name, err.Error())
 	}
 	defer r.store.Close()
-	if err := cmd.run(r); err != nil {
-		if errors.As(err, new(badInput)) {
-			return fail(2, name, err.Error())
-		}
-		return fail(1, name, err.Error())
+	return r.finish(name, cmd.run(r), fail)
+}
+
+// finish is a command's exit code: 0, or its error in one line (2 for
+// bad input, 1 for anything else).
+func (r *adminRun) finish(name string, err error, fail func(int, string, string) int) int {
+	if err == nil {
+		return 0
 	}
-	return 0
+	if errors.As(err, new(badInput)) {
+		return fail(2, name, err.Error())
+	}
+	return fail(1, name, err.Error())
 }
 
 // flags are the command's flags, bound to r's fields (and --config to
@@ -177,6 +200,12 @@ func (r *adminRun) flags(cmd *adminCommand, configPath *string) *flag.FlagSet {
 	if strings.Contains(cmd.flags, "p") {
 		fs.BoolVar(&r.passwordStdin, "password-stdin", false, "read the user's password from standard input")
 	}
+	if strings.Contains(cmd.flags, "c") {
+		r.client.bind(fs)
+	}
+	if strings.Contains(cmd.flags, "n") {
+		fs.BoolVar(&r.rotateNow, "now", false, "sign with the new keys at once")
+	}
 	return fs
 }
 
@@ -199,7 +228,17 @@ func commandUsage(cmd *adminCommand, fs *flag.FlagSet) string {
 		case "config":
 		case "user":
 			parts = append(parts, "[--user <email|id>]")
+		case "name":
+			parts = append(parts, "--name <name>")
 		default:
+			if v, ok := f.Value.(*repeated); ok {
+				arg := "[--" + f.Name + " " + v.meta + "]..."
+				if v.required {
+					arg = "--" + f.Name + " " + v.meta + " [--" + f.Name + " " + v.meta + "]..."
+				}
+				parts = append(parts, arg)
+				break
+			}
 			parts = append(parts, "[--"+f.Name+"]")
 		}
 	})

@@ -24,6 +24,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
+	"github.com/latchkey-auth/latchkey/app/openidprovider"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -62,6 +63,15 @@ Admin commands, on the configured database while the service runs
   latchkey sessions revoke --all [--yes]        end every session
   latchkey accounts unlink <email|id> <provider>
                                                 remove a user's link to an OAuth provider
+  latchkey clients add <id> --name <name> --redirect-uri <uri> [--redirect-uri <uri>]...
+           [--post-logout-uri <uri>]... [--public] [--first-party] [--refresh-tokens]
+           [--scope <scope>]...                 an OpenID Provider client; prints its secret once
+  latchkey clients list [--json]                config.yaml's and stored clients (no secrets)
+  latchkey clients remove <id>                  delete a stored client, its consents and tokens
+  latchkey clients rotate-secret <id>           a new secret for a stored client, printed once
+  latchkey clients hash-secret                  a secret from stdin as config.yaml's secret_hash
+  latchkey oidc rotate-keys [--now]             new signing keys, signing after key_publish_lead
+  latchkey oidc keys [--json]                   the published signing keys
 Deleting and revoking everything ask for confirmation on a terminal; without
 one they need --yes.
 
@@ -192,6 +202,9 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 	if len(cfg.Access) > 0 {
 		fmt.Fprintln(stdout, accessSummary(cfg.Access))
 	}
+	if cfg.OpenID.Enabled {
+		fmt.Fprintln(stdout, openIDSummary(cfg))
+	}
 	if cfg.IsPostgres() {
 		line, err := postgresSummary(cfg)
 		if err != nil {
@@ -223,6 +236,19 @@ func languagesSummary(c *i18n.Catalog) string {
 // rule names is refused, and e-mail rules admit verified addresses only.
 func accessSummary(rules []config.AccessRule) string {
 	return fmt.Sprintf("access: %d rules; a host no rule names is refused (403; name it with anyone: true to open it); emails/domains admit verified addresses only", len(rules))
+}
+
+// openIDSummary is check-config's line about the OpenID Provider: its
+// issuer (where discovery is), its config.yaml clients and the signing
+// algorithm. Clients added by `latchkey clients add` live in the database
+// and are not counted (`latchkey clients list` shows them).
+func openIDSummary(cfg config.Config) string {
+	issuer := cfg.ServiceURL
+	if b, err := config.ParseBase(cfg.ServiceURL); err == nil {
+		issuer = openidprovider.Issuer(b)
+	}
+	return fmt.Sprintf("OpenID Provider: issuer %s (discovery %s/.well-known/openid-configuration), %s in config.yaml, ID tokens signed %s",
+		issuer, issuer, plural(int64(len(cfg.OpenID.Clients)), "client"), cfg.OpenID.SigningAlgorithm)
 }
 
 // printProblems writes every configuration problem, one "error:" line each.

@@ -9,7 +9,7 @@ import (
 // openAPIDocument is the embedded OpenAPI document (app/openapi/openapi.yaml)
 // as JSON naming this instance: its base URL, the root of its listener and
 // its cookie names (bindingCookie: the e-mail flow's) and the optional
-// features it serves (two-factor). Rendered once, at start-up.
+// features it serves (two-factor, openid). Rendered once, at start-up.
 func (w *wiring) openAPIDocument(bindingCookie string) ([]byte, error) {
 	doc, err := openapi.Render(openapi.Instance{
 		BaseURL: w.base.URL(""),
@@ -24,8 +24,9 @@ func (w *wiring) openAPIDocument(bindingCookie string) ([]byte, error) {
 			"second-step":   w.names.SecondStep,
 			"device":        w.names.Device,
 		},
-		// The two-factor routes are mounted only when two_factor.mode is on.
-		Features: map[string]bool{"two-factor": w.cfg.TwoFactor.On()},
+		// The two-factor routes are mounted only when two_factor.mode is on,
+		// the OpenID Provider's (and the account's apps) with oidc.enabled.
+		Features: map[string]bool{"two-factor": w.cfg.TwoFactor.On(), "openid": w.cfg.OpenID.Enabled},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openapi document: %w", err)

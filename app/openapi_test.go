@@ -39,7 +39,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"email-binding": "__Secure-authjs.email-binding", "challenge": "__Secure-authjs.challenge",
 			"second-step": "__Secure-authjs.second-step", "device": "__Secure-authjs.two-factor-device",
 		},
-		Features: map[string]bool{"two-factor": true},
+		Features: map[string]bool{"two-factor": true, "openid": true},
 	})
 	require.NoError(t, err)
 	doc := loadOpenAPI(t, rendered)
@@ -185,6 +185,7 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 			a.operator(doc)
 			a.passkeys(tc.strategy, tc.style)
 			a.twoFactor()
+			a.openID()
 			a.account()
 
 			pe := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) {
