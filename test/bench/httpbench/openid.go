@@ -183,7 +183,7 @@ func openIDTargets(p *proc, dir, key, label, alg string, l load) ([]*target, err
 	bearer := "Authorization: Bearer " + held.Access
 	return []*target{
 		{
-			Key: key + "-token", Name: "`POST /oidc/token` refresh_token grant (rotation, a new ID token signed "+alg+"), " + label,
+			Key: key + "-token", Name: "`POST /oidc/token` refresh_token grant (rotation, a new ID token signed " + alg + "), " + label,
 			URL: p.Origin + basePath + "/oidc/token", Proc: p, Headers: []string{auth},
 			Script: script, ScriptArgs: []string{supply, strconv.Itoa(l.Threads)},
 			prepare: func() error { return rp.writeRefreshTokens(supply, perThread*l.Threads) },
