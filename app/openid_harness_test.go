@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/url"
-	"strings"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 

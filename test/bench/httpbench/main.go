@@ -6,12 +6,14 @@
 // absolute figures do not.
 //
 // It builds both binaries, starts latchkey in the jwt and database (SQLite;
-// PostgreSQL too with BENCH_POSTGRES=1) strategies, signs a browser in on
-// each through the real e-mail flow (links go to the log without an SMTP
-// server), checks one answer per target, then loads them and prints a
-// Markdown table: median req/s and p99, their ratios to the bare handler's
-// in the same rounds, the goals (informational) and latchkey's
-// resident memory after the load. With BENCH_SOAK=10m it then keeps one
+// PostgreSQL too with BENCH_POSTGRES=1) strategies and with the OpenID
+// Provider on, signs a browser in on each through the real e-mail flow
+// (links go to the log without an SMTP server), gets tokens from the
+// provider through the code flow, checks one answer per target, then loads
+// them (the provider's token endpoint, userinfo and introspection among
+// them) and prints a Markdown table: median req/s and p99, their ratios to
+// the bare handler's in the same rounds, the goals (informational)
+// and latchkey's resident memory after the load. With BENCH_SOAK=10m it then keeps one
 // target under load that long, sampling the resident memory.
 //
 // It exits 1 only when the harness fails: a build, a start, a sign-in, an
@@ -42,6 +44,7 @@ type options struct {
 	Soak, SoakEvery  time.Duration
 	SoakTarget       string
 	LatchkeyBin      string
+	OIDCAlg          string
 }
 
 func parseOptions(args []string) (options, error) {
@@ -65,10 +68,12 @@ func parseOptions(args []string) (options, error) {
 	def("soak", "BENCH_SOAK")
 	fs.DurationVar(&o.SoakEvery, "soak-every", 30*time.Second, "RSS sample interval of the soak")
 	def("soak-every", "BENCH_SOAK_EVERY")
-	fs.StringVar(&o.SoakTarget, "soak-target", "database", "target of the soak: jwt, database, database-query, database-pg, database-pg-query, nocookie, csrf")
+	fs.StringVar(&o.SoakTarget, "soak-target", "database", "target of the soak: jwt, database, database-query, database-pg, database-pg-query, nocookie, csrf, oidc-token, oidc-userinfo, oidc-introspect (oidc-pg-…)")
 	def("soak-target", "BENCH_SOAK_TARGET")
 	fs.StringVar(&o.LatchkeyBin, "latchkey", "", "latchkey binary to measure instead of building this checkout")
 	def("latchkey", "BENCH_LATCHKEY_BIN")
+	fs.StringVar(&o.OIDCAlg, "oidc-alg", "RS256", "the OpenID Provider's oidc.signing_algorithm: RS256 or ES256")
+	def("oidc-alg", "BENCH_OIDC_ALG")
 	for name, variable := range env {
 		if v := os.Getenv(variable); v != "" {
 			if err := fs.Set(name, v); err != nil {
@@ -82,6 +87,9 @@ func parseOptions(args []string) (options, error) {
 	}
 	if o.Duration < time.Second || o.Load.Threads < 1 || o.Load.Conns < o.Load.Threads || o.Rounds < 0 || o.SoakEvery <= 0 {
 		return o, errors.New("need duration >= 1s, threads >= 1, connections >= threads, rounds >= 0, soak-every > 0")
+	}
+	if o.OIDCAlg != "RS256" && o.OIDCAlg != "ES256" {
+		return o, errors.New("oidc-alg must be RS256 or ES256")
 	}
 	if o.Rounds == 0 && o.Soak == 0 {
 		return o, errors.New("nothing to do: rounds 0 and no soak")
@@ -158,7 +166,12 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	var pg, pgQuery *proc
+	// The OpenID Provider's endpoints, on an instance of their own.
+	openID, err := start(startOpenID(latchkeyBin, dir, "openid", "", o.OIDCAlg))
+	if err != nil {
+		return err
+	}
+	var pg, pgQuery, openIDPG *proc
 	if o.Postgres {
 		logf("starting a throwaway PostgreSQL cluster")
 		dbURL, stopPG, err := startPostgres()
@@ -167,7 +180,7 @@ func run(ctx context.Context, o options) error {
 		}
 		defer stopPG() // after the instance on it has stopped (defers run last first)
 		defer func() {
-			for _, p := range []*proc{pg, pgQuery} {
+			for _, p := range []*proc{pg, pgQuery, openIDPG} {
 				if p != nil {
 					p.stop()
 				}
@@ -179,6 +192,9 @@ func run(ctx context.Context, o options) error {
 		if pgQuery, err = startLatchkey(latchkeyBin, dir, "database-pg-query", "database", dbURL, "cache_ttl: 0s"); err != nil {
 			return err
 		}
+		if openIDPG, err = startOpenID(latchkeyBin, dir, "openid-pg", dbURL, o.OIDCAlg); err != nil {
+			return err
+		}
 	}
 
 	logf("signing in through the e-mail flow")
@@ -186,13 +202,27 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	logf("getting tokens from the OpenID Provider (code flow, a browser signed in)")
+	for _, op := range []struct {
+		p          *proc
+		key, label string
+	}{{openID, "oidc", "SQLite"}, {openIDPG, "oidc-pg", "PostgreSQL"}} {
+		if op.p == nil {
+			continue
+		}
+		ts, err := openIDTargets(op.p, dir, op.key, op.label, o.OIDCAlg, o.Load)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, ts...)
+	}
 	for _, t := range targets {
 		if err := t.verify(); err != nil {
 			return fmt.Errorf("%w\nlog of %s (the end):\n%s", err, t.Proc.Name, tail(t.Proc.logs.String(), 20))
 		}
 	}
 	marks := map[*proc]int{}
-	for _, p := range []*proc{jwt, db, dbQuery, pg, pgQuery} {
+	for _, p := range []*proc{jwt, db, dbQuery, pg, pgQuery, openID, openIDPG} {
 		if p != nil {
 			marks[p] = p.logs.mark()
 		}

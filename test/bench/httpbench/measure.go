@@ -42,6 +42,9 @@ func measure(ctx context.Context, o options, targets []*target) (*results, error
 	res := &results{Pairs: map[string][]pair{}, RSS: map[string]int64{}, Peak: map[string]int64{},
 		SocketErr: map[string][]string{}, LoadStart: loadavg(), Start: time.Now()}
 	one := func(t *target, d time.Duration) (wrkResult, error) {
+		if err := t.ready(); err != nil {
+			return wrkResult{}, err
+		}
 		cpu := t.Proc.cpu()
 		r, err := runWrk(ctx, o.Load, t, d)
 		if err != nil {

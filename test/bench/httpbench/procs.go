@@ -100,6 +100,12 @@ func startBareBeside(bin, dir string) (*proc, error) {
 // data folder under dir, e-mail sign-in with links written to the log and
 // no rate limits; dbURL "" means SQLite in the data folder.
 func startLatchkey(bin, dir, name, strategy, dbURL string, sessionYAML ...string) (*proc, error) {
+	return startLatchkeyWith(bin, dir, name, strategy, dbURL, "", sessionYAML...)
+}
+
+// startLatchkeyWith is startLatchkey with topYAML added to the config at
+// its top level (e.g. an oidc: section).
+func startLatchkeyWith(bin, dir, name, strategy, dbURL, topYAML string, sessionYAML ...string) (*proc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -107,6 +113,19 @@ func startLatchkey(bin, dir, name, strategy, dbURL string, sessionYAML ...string
 	home, confPath, err := writeConfig(dir, name, strategy, sessionYAML...)
 	if err != nil {
 		return nil, err
+	}
+	if topYAML != "" {
+		f, err := os.OpenFile(confPath, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		_, err = f.WriteString(topYAML)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	origin := "http://127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "--config", confPath)

@@ -36,6 +36,11 @@ func printReport(w io.Writer, o options, targets []*target, res *results) {
 			fmt.Fprintf(w, "| %s | %s | %s | 100%% | 1.00× | | | %s | 100%% | %s |\n", t.Name, thousands(s.RPS), ms(s.P99), us(s.CPU), mem)
 			continue
 		}
+		if t.Goal == 0 { // no goal in the issue: the figures only
+			fmt.Fprintf(w, "| %s | %s | %s | %.0f%% | %.2f× | (none) | | %s | %.0f%% | %s |\n",
+				t.Name, thousands(s.RPS), ms(s.P99), 100*s.RPSRatio, s.P99Ratio, us(s.CPU), 100*s.CPURatio, mem)
+			continue
+		}
 		fmt.Fprintf(w, "| %s | %s | %s | %.0f%% | %.2f× | ≥ %.0f%%, p99 ≤ %.1f× | %s | %s | %.0f%% | %s |\n",
 			t.Name, thousands(s.RPS), ms(s.P99), 100*s.RPSRatio, s.P99Ratio, 100*t.Goal, p99Goal, verdict(t, s), us(s.CPU), 100*s.CPURatio, mem)
 	}

@@ -28,6 +28,19 @@ type target struct {
 	check func(body []byte) error // judges one answer's body (status 200 is checked first)
 	// header, when set, judges the answer's headers too.
 	header func(http.Header) error
+
+	// Headers are sent beside Cookie, e.g. "Authorization: Bearer …".
+	Headers []string
+	// Script is a wrk Lua script (a file) for what -H cannot say: a POST,
+	// its body, a new request each time; ScriptArgs follow wrk's "--".
+	Script     string
+	ScriptArgs []string
+	// prepare, when set, runs before each wrk run (e.g. fresh refresh
+	// tokens for the script to rotate).
+	prepare func() error
+	// request, when set, is the request verify sends (one like wrk's);
+	// otherwise a GET of URL with Cookie and Headers.
+	request func() (*http.Request, error)
 }
 
 // p99Goal is the issue's latency goal: p99 at most 1.5 times the bare handler's.
@@ -35,12 +48,13 @@ const p99Goal = 1.5
 
 // verify sends one request as wrk will and checks the answer.
 func (t *target) verify() error {
-	req, err := http.NewRequest(http.MethodGet, t.URL, nil)
-	if err != nil {
-		return err
+	newRequest := t.request
+	if newRequest == nil {
+		newRequest = t.get
 	}
-	if t.Cookie != "" {
-		req.Header.Set("Cookie", t.Cookie)
+	req, err := newRequest()
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.Name, err)
 	}
 	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
@@ -49,17 +63,45 @@ func (t *target) verify() error {
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: GET %s answered %d: %s", t.Name, t.URL, res.StatusCode, body)
+		return fmt.Errorf("%s: %s %s answered %d: %s", t.Name, req.Method, t.URL, res.StatusCode, body)
 	}
 	if err := t.check(body); err != nil {
-		return fmt.Errorf("%s: GET %s: %w", t.Name, t.URL, err)
+		return fmt.Errorf("%s: %s %s: %w", t.Name, req.Method, t.URL, err)
 	}
 	if t.header != nil {
 		if err := t.header(res.Header); err != nil {
-			return fmt.Errorf("%s: GET %s: %w", t.Name, t.URL, err)
+			return fmt.Errorf("%s: %s %s: %w", t.Name, req.Method, t.URL, err)
 		}
 	}
 	return nil
+}
+
+// ready runs prepare, if any: before each wrk run, and before the server's
+// CPU time is read for it.
+func (t *target) ready() error {
+	if t.prepare == nil {
+		return nil
+	}
+	if err := t.prepare(); err != nil {
+		return fmt.Errorf("%s: prepare: %w", t.Name, err)
+	}
+	return nil
+}
+
+// get is the GET of URL that wrk sends without a script: Cookie and Headers.
+func (t *target) get() (*http.Request, error) {
+	req, err := http.NewRequest(http.MethodGet, t.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	if t.Cookie != "" {
+		req.Header.Set("Cookie", t.Cookie)
+	}
+	for _, h := range t.Headers {
+		name, value, _ := strings.Cut(h, ":")
+		req.Header.Set(name, strings.TrimSpace(value))
+	}
+	return req, nil
 }
 
 // headerShape is an answer's header names, each with its number of values
@@ -207,17 +249,26 @@ var linkRE = regexp.MustCompile(`https?://[^\s"]+/callback/email\?[^\s"]+`)
 // dance, the e-mail form, the link (written to p's log, as there is no SMTP
 // server), opened in the same browser. It returns the browser's cookies.
 func signIn(p *proc, addr string) (string, error) {
+	c, err := signInClient(p, addr)
+	if err != nil {
+		return "", err
+	}
+	return c.cookieHeader(), nil
+}
+
+// signInClient is signIn's browser itself, its cookie jar signed in.
+func signInClient(p *proc, addr string) (*client, error) {
 	c := newClient(p)
 	token, err := c.csrf()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	mark := len(p.logs.String())
 	form := url.Values{"csrfToken": {token}, "email": {addr}, "callbackUrl": {p.Origin + "/"}}
 	req, _ := http.NewRequest(http.MethodPost, p.Origin+basePath+"/signin/email", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if _, _, err := c.do(req, http.StatusFound); err != nil {
-		return "", fmt.Errorf("request the link: %w", err)
+		return nil, fmt.Errorf("request the link: %w", err)
 	}
 	var link string
 	for deadline := time.Now().Add(10 * time.Second); link == "" && time.Now().Before(deadline); {
@@ -232,17 +283,17 @@ func signIn(p *proc, addr string) (string, error) {
 		}
 	}
 	if link == "" {
-		return "", fmt.Errorf("no sign-in link for %s in the log of %s:\n%s", addr, p.Name, p.logs)
+		return nil, fmt.Errorf("no sign-in link for %s in the log of %s:\n%s", addr, p.Name, p.logs)
 	}
 	req, _ = http.NewRequest(http.MethodGet, link, nil)
 	res, _, err := c.do(req, http.StatusFound)
 	if err != nil {
-		return "", fmt.Errorf("open the link: %w", err)
+		return nil, fmt.Errorf("open the link: %w", err)
 	}
 	if loc := res.Header.Get("Location"); loc != p.Origin+"/" {
-		return "", fmt.Errorf("the link redirected to %q, not the callbackUrl (sign-in failed)", loc)
+		return nil, fmt.Errorf("the link redirected to %q, not the callbackUrl (sign-in failed)", loc)
 	}
-	return c.cookieHeader(), nil
+	return c, nil
 }
 
 // csrfHolder is a client that has been to GET /csrf once: its cookies and token.

@@ -38,6 +38,9 @@ func soak(ctx context.Context, o options, targets []*target) error {
 		logf("soak %-6s %8s  RSS %s  peak %s  fds %d (sockets %d)", phase, at.Round(time.Second), mib(s.RSS), mib(s.HWM), s.FDs, s.Sockets)
 		return s
 	}
+	if err := t.ready(); err != nil {
+		return err
+	}
 	samples := []sample{take(0, "before")}
 	type outcome struct {
 		r   wrkResult

@@ -38,10 +38,21 @@ func wrkArgs(l load, t *target, d time.Duration) []string {
 	if t.Cookie != "" {
 		args = append(args, "-H", "Cookie: "+t.Cookie)
 	}
-	return append(args, t.URL)
+	for _, h := range t.Headers {
+		args = append(args, "-H", h)
+	}
+	if t.Script != "" {
+		args = append(args, "-s", t.Script)
+	}
+	args = append(args, t.URL)
+	if len(t.ScriptArgs) > 0 {
+		args = append(append(args, "--"), t.ScriptArgs...)
+	}
+	return args
 }
 
-// runWrk runs wrk against t for d and parses its report.
+// runWrk runs wrk against t for d and parses its report; the caller has
+// run t.ready first.
 func runWrk(ctx context.Context, l load, t *target, d time.Duration) (wrkResult, error) {
 	cmd := exec.CommandContext(ctx, "wrk", wrkArgs(l, t, d)...)
 	out, err := cmd.CombinedOutput()
