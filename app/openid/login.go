@@ -23,7 +23,9 @@ type Pending struct {
 	MaxAge     *int64
 	LoginHint  string
 	UILocales  string
-	Created    time.Time
+	// LoginAsked: when this request last sent the browser to sign in (nil:
+	// never).
+	LoginAsked *time.Time
 	Done       bool
 }
 
@@ -32,7 +34,6 @@ type Who struct {
 	UserID    string
 	SignedIn  time.Time
 	Methods   []string // amr
-	SessionID string
 }
 
 // Step is what a pending request needs next.
@@ -68,7 +69,7 @@ func (s *Service) Pending(ctx context.Context, id string) (*Pending, error) {
 	}
 	p := &Pending{
 		ID: row.ID, Client: c, Scopes: strings.Fields(row.Scopes), Prompt: strings.Fields(row.Prompt),
-		MaxAge: row.MaxAge, LoginHint: row.LoginHint, UILocales: row.UILocales, Created: row.CreatedAt, Done: row.DoneAt != nil,
+		MaxAge: row.MaxAge, LoginHint: row.LoginHint, UILocales: row.UILocales, LoginAsked: row.LoginAskedAt, Done: row.DoneAt != nil,
 	}
 	if u, err := url.Parse(row.RedirectURI); err == nil {
 		p.ClientHost = u.Host
@@ -80,7 +81,8 @@ func (s *Service) Pending(ctx context.Context, id string) (*Pending, error) {
 // none). prompt=none never shows a page: it answers login_required or
 // consent_required (as *oidc.Error) instead. A sign-in is fresh enough for
 // max_age (prompt=login is max_age 0) when it is younger than max_age or
-// happened after the request began, which is how a forced sign-in ends.
+// happened after this request sent the browser to sign in (in whole
+// seconds, a JWT's auth_time precision), which is how a forced sign-in ends.
 func (s *Service) Next(ctx context.Context, p *Pending, who *Who) (Step, error) {
 	none := slices.Contains(p.Prompt, oidc.PromptNone)
 	if who == nil {
@@ -91,7 +93,7 @@ func (s *Service) Next(ctx context.Context, p *Pending, who *Who) (Step, error) 
 	}
 	if p.MaxAge != nil {
 		age := s.now().Sub(who.SignedIn)
-		fresh := who.SignedIn.Unix() >= p.Created.Unix()
+		fresh := p.LoginAsked != nil && who.SignedIn.Unix() >= p.LoginAsked.Unix()
 		if age > time.Duration(*p.MaxAge)*time.Second && !fresh {
 			if none {
 				return 0, oidc.ErrLoginRequired()
@@ -150,7 +152,7 @@ func (s *Service) AskedLogin(ctx context.Context, p *Pending) error {
 }
 
 func (s *Service) complete(ctx context.Context, p *Pending, who *Who) error {
-	ok, err := s.store.CompleteAuthRequest(ctx, p.ID, who.UserID, who.SignedIn, strings.Join(who.Methods, " "), who.SessionID, s.now())
+	ok, err := s.store.CompleteAuthRequest(ctx, p.ID, who.UserID, who.SignedIn, strings.Join(who.Methods, " "), s.now())
 	if err != nil {
 		return fmt.Errorf("complete auth request: %w", err)
 	}

@@ -28,7 +28,7 @@ type Store interface {
 	AskedLogin(ctx context.Context, id string, at time.Time) error
 	// CompleteAuthRequest records who completed the request and how they
 	// signed in; false when it is unknown, expired or already completed.
-	CompleteAuthRequest(ctx context.Context, id, userID string, authTime time.Time, amr, sessionID string, now time.Time) (bool, error)
+	CompleteAuthRequest(ctx context.Context, id, userID string, authTime time.Time, amr string, now time.Time) (bool, error)
 	// SaveCode stores the hash of the code handed out for a completed
 	// request; false when the request already has one (a code is issued once).
 	SaveCode(ctx context.Context, id, codeHash string) (bool, error)

@@ -22,7 +22,7 @@ const (
 
 // grant is what a token continues: the user, client, scopes and sign-in.
 type grant struct {
-	family, userID, clientID, sessionID string
+	family, userID, clientID string
 	scopes, audience, amr               []string
 	authTime                            time.Time
 }
@@ -31,12 +31,12 @@ func grantOf(req op.TokenRequest) (*grant, error) {
 	switch r := req.(type) {
 	case authRequest:
 		return &grant{
-			family: r.row.ID, userID: r.GetSubject(), clientID: r.row.ClientID, sessionID: r.row.SessionID,
+			family: r.row.ID, userID: r.GetSubject(), clientID: r.row.ClientID,
 			scopes: r.GetScopes(), audience: r.GetAudience(), amr: r.GetAMR(), authTime: r.GetAuthTime(),
 		}, nil
 	case *refreshRequest:
 		return &grant{
-			family: r.row.FamilyID, userID: r.row.UserID, clientID: r.row.ClientID, sessionID: r.row.SessionID,
+			family: r.row.FamilyID, userID: r.row.UserID, clientID: r.row.ClientID,
 			scopes: r.scopes, audience: r.GetAudience(), amr: r.GetAMR(), authTime: r.row.AuthTime,
 		}, nil
 	}
@@ -48,7 +48,7 @@ func (s *Service) token(g *grant, kind string, ttl time.Duration) *openidstore.T
 	return &openidstore.Token{
 		ID: randomID(), Kind: kind, FamilyID: g.family, UserID: g.userID, ClientID: g.clientID,
 		Scopes: strings.Join(g.scopes, " "), Audience: strings.Join(g.audience, " "), AuthTime: g.authTime,
-		AMR: strings.Join(g.amr, " "), SessionID: g.sessionID, Expires: now.Add(ttl), CreatedAt: now,
+		AMR: strings.Join(g.amr, " "), Expires: now.Add(ttl), CreatedAt: now,
 	}
 }
 

@@ -66,12 +66,12 @@ func (s *Store) AskedLogin(ctx context.Context, id string, at time.Time) error {
 // signed in (done_at now). false, nothing written, when the request is
 // unknown, expired at now or completed already: one conditional UPDATE, so
 // of two completions racing one wins.
-func (s *Store) CompleteAuthRequest(ctx context.Context, id, userID string, authTime time.Time, amr, sessionID string, now time.Time) (bool, error) {
+func (s *Store) CompleteAuthRequest(ctx context.Context, id, userID string, authTime time.Time, amr string, now time.Time) (bool, error) {
 	at := models.DBTime(now)
 	r := s.db().WithContext(ctx).Model(&AuthRequest{}).
 		Where("id = ? AND expires > ? AND done_at IS NULL", id, at).
 		Updates(map[string]any{"user_id": userID, "auth_time": models.DBTime(authTime), "amr": amr,
-			"session_id": sessionID, "done_at": at})
+			"done_at": at})
 	if r.Error != nil {
 		return false, fmt.Errorf("complete auth request: %w", r.Error)
 	}

@@ -69,16 +69,16 @@ func TestAuthRequests(t *testing.T) {
 		require.ErrorIs(t, err, models.ErrNotFound)
 
 		authTime := now.Add(-time.Minute)
-		ok, err = s.CompleteAuthRequest(ctx, "r1", "user-1", authTime, "pwd otp", "sess-1", exp)
+		ok, err = s.CompleteAuthRequest(ctx, "r1", "user-1", authTime, "pwd otp", exp)
 		require.NoError(t, err)
 		require.False(t, ok, "expired")
-		ok, err = s.CompleteAuthRequest(ctx, "missing", "user-1", authTime, "pwd", "sess-1", now)
+		ok, err = s.CompleteAuthRequest(ctx, "missing", "user-1", authTime, "pwd", now)
 		require.NoError(t, err)
 		require.False(t, ok, "unknown")
-		ok, err = s.CompleteAuthRequest(ctx, "r1", "user-1", authTime, "pwd otp", "sess-1", now)
+		ok, err = s.CompleteAuthRequest(ctx, "r1", "user-1", authTime, "pwd otp", now)
 		require.NoError(t, err)
 		require.True(t, ok)
-		ok, err = s.CompleteAuthRequest(ctx, "r1", "user-2", now, "pwd", "sess-2", now)
+		ok, err = s.CompleteAuthRequest(ctx, "r1", "user-2", now, "pwd", now)
 		require.NoError(t, err)
 		require.False(t, ok, "completed already")
 		got, err = s.AuthRequest(ctx, "r1", now)
@@ -86,7 +86,6 @@ func TestAuthRequests(t *testing.T) {
 		require.Equal(t, "user-1", *got.UserID, "the first completion stays")
 		require.True(t, got.AuthTime.Equal(models.DBTime(authTime)))
 		require.Equal(t, "pwd otp", got.AMR)
-		require.Equal(t, "sess-1", got.SessionID)
 		require.True(t, got.DoneAt.Equal(models.DBTime(now)))
 
 		ok, err = s.SaveCode(ctx, "r1", "hash-1")
@@ -105,7 +104,7 @@ func TestAuthRequests(t *testing.T) {
 
 		// A code hash is unique.
 		newRequest(t, s, "r2", exp)
-		ok, err = s.CompleteAuthRequest(ctx, "r2", "user-1", now, "pwd", "sess-1", now)
+		ok, err = s.CompleteAuthRequest(ctx, "r2", "user-1", now, "pwd", now)
 		require.NoError(t, err)
 		require.True(t, ok)
 		_, err = s.SaveCode(ctx, "r2", "hash-1")
@@ -132,7 +131,7 @@ func TestAuthRequestClaimRaces(t *testing.T) {
 		ctx := context.Background()
 		newRequest(t, s, "r", now.Add(time.Minute))
 		wins := raceWins(t, s, other, 8, func(i int, s *Store) (bool, error) {
-			return s.CompleteAuthRequest(ctx, "r", fmt.Sprint("user-", i), now, "pwd", "sess", now)
+			return s.CompleteAuthRequest(ctx, "r", fmt.Sprint("user-", i), now, "pwd", now)
 		})
 		require.EqualValues(t, 1, wins, "one completion")
 		wins = raceWins(t, s, other, 8, func(i int, s *Store) (bool, error) {

@@ -51,9 +51,6 @@ type AuthRequest struct {
 	UserID   *string `gorm:"size:36"`
 	AuthTime *time.Time
 	AMR      string `gorm:"column:amr;not null"` // space-separated amr values
-	// SessionID names the latchkey sign-in (the database session's id or
-	// the jwt's sid), so RP-initiated logout can tell it.
-	SessionID string `gorm:"not null"`
 	DoneAt    *time.Time
 	// LoginAskedAt: prompt=login or max_age sent the browser to sign in
 	// again at this time; a sign-in after it is fresh.
@@ -86,7 +83,6 @@ type Token struct {
 	Audience  string      `gorm:"not null"` // space-separated
 	AuthTime  time.Time   `gorm:"not null"`
 	AMR       string      `gorm:"column:amr;not null"`
-	SessionID string      `gorm:"not null"`
 	Expires   time.Time   `gorm:"index:idx_oidc_tokens_expires;not null"`
 	UsedAt    *time.Time  // refresh: rotated (a second use is a reuse)
 	RevokedAt *time.Time

@@ -16,10 +16,10 @@ import (
 func pair(id, family, userID, clientID string, exp time.Time) (access, refresh *Token) {
 	hash := "h-" + id
 	access = &Token{ID: "a-" + id, Kind: KindAccess, FamilyID: family, UserID: userID, ClientID: clientID,
-		Scopes: "openid offline_access", Audience: clientID, AuthTime: now, AMR: "pwd", SessionID: "sess", Expires: exp}
+		Scopes: "openid offline_access", Audience: clientID, AuthTime: now, AMR: "pwd", Expires: exp}
 	refresh = &Token{ID: "r-" + id, Kind: KindRefresh, TokenHash: &hash, FamilyID: family, UserID: userID,
 		ClientID: clientID, Scopes: "openid offline_access", Audience: clientID, AuthTime: now, AMR: "pwd",
-		SessionID: "sess", Expires: exp}
+		Expires: exp}
 	return access, refresh
 }
 
