@@ -30,9 +30,11 @@ import (
 // adminCommand is one `latchkey GROUP VERB` subcommand.
 type adminCommand struct {
 	group, verb string
-	args        []string // names of its positional arguments, all required
-	flags       string   // which of the flags it takes: "j" --json, "y" --yes, "u" --user, "a" --all, "p" --password-stdin
-	run         func(*adminRun) error
+	// args name its positional arguments; those in brackets ("[<group>]")
+	// may be left out, from the last one (check says which a use needs).
+	args  []string
+	flags string // which of the flags it takes: "j" --json, "y" --yes, "u" --user, "a" --all, "p" --password-stdin
+	run   func(*adminRun) error
 	// check, when set, rejects a bad combination of flags before the
 	// database is opened.
 	check func(*adminRun) error
@@ -45,6 +47,7 @@ func adminCommands() []adminCommand {
 		{"users", "delete", []string{"<email|id>"}, "y", usersDelete, nil},
 		{"users", "create", []string{"<email>"}, "p", usersCreate, nil},
 		{"users", "two-factor", []string{"<status|reset|forget-devices>", "<email|id>"}, "", usersTwoFactor, checkTwoFactor},
+		{"users", "groups", []string{"<add|remove|list>", "[<email|id>]", "[<group>]"}, "", usersGroups, checkGroups},
 		{"sessions", "list", nil, "ju", sessionsList, nil},
 		{"sessions", "revoke", nil, "uay", sessionsRevoke, checkRevoke},
 		{"accounts", "unlink", []string{"<email|id>", "<provider>"}, "", accountsUnlink, nil},
@@ -114,10 +117,10 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 	if err != nil {
 		return fail(2, name, err.Error()+"; usage: latchkey "+commandUsage(cmd, fs))
 	}
-	if len(pos) != len(cmd.args) {
+	if required := requiredArgs(cmd); len(pos) < required || len(pos) > len(cmd.args) {
 		what := "too many arguments"
-		if len(pos) < len(cmd.args) {
-			what = "missing " + strings.Join(cmd.args[len(pos):], " ")
+		if len(pos) < required {
+			what = "missing " + strings.Join(cmd.args[len(pos):required], " ")
 		}
 		return fail(2, name, what+"; usage: latchkey "+commandUsage(cmd, fs))
 	}
@@ -175,6 +178,17 @@ func (r *adminRun) flags(cmd *adminCommand, configPath *string) *flag.FlagSet {
 		fs.BoolVar(&r.passwordStdin, "password-stdin", false, "read the user's password from standard input")
 	}
 	return fs
+}
+
+// requiredArgs is how many of cmd's positional arguments must be given:
+// those before the first in brackets.
+func requiredArgs(cmd *adminCommand) int {
+	for i, a := range cmd.args {
+		if strings.HasPrefix(a, "[") {
+			return i
+		}
+	}
+	return len(cmd.args)
 }
 
 // commandUsage is one command's synopsis, e.g. "users delete [--yes] <email|id>".

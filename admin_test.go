@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
 // The admin commands' command line, in process on a SQLite file: flags
@@ -37,7 +39,7 @@ func TestAdminCommandLine(t *testing.T) {
 		code, stdout, stderr = runCmd(args...)
 		if args[1] == "--config" {
 			require.Equal(t, 2, code)
-			require.Equal(t, `latchkey: users: unknown command "--config" (one of: users list, users show, users delete, users create, users two-factor)`+"\n", stderr)
+			require.Equal(t, `latchkey: users: unknown command "--config" (one of: users list, users show, users delete, users create, users two-factor, users groups)`+"\n", stderr)
 			continue
 		}
 		require.Equal(t, 0, code, stderr)
@@ -102,4 +104,31 @@ func TestAccountsUnlinkAll(t *testing.T) {
 	code, _, stderr = runCmd("accounts", "unlink-all", ann, "--yes")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "has no linked accounts; nothing changed")
+}
+
+// eachAdminDatabase runs f on SQLite and on PostgreSQL: DATABASE_URL names
+// a fresh database, migrated by `latchkey migrate`; cfgPath is a config
+// file of cfgYAML and store a connection to the database, for setting up
+// rows and checking what a command changed.
+func eachAdminDatabase(t *testing.T, cfgYAML string, f func(t *testing.T, cfgPath string, store *models.Store)) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			clearEnv(t)
+			t.Chdir(t.TempDir())
+			if dialect == "sqlite" {
+				t.Setenv("DATABASE_URL", filepath.Join(t.TempDir(), "latchkey.db"))
+			} else {
+				t.Setenv("DATABASE_URL", pgtest.NewDatabase(t, postgresURL))
+			}
+			cfgPath := writeFile(t, cfgYAML)
+			code, _, stderr := runCmd("migrate")
+			require.Equal(t, 0, code, stderr)
+			cfg, _, err := loadConfig(cfgPath)
+			require.NoError(t, err)
+			store, err := models.Connect(app.StoreConfig(cfg))
+			require.NoError(t, err)
+			defer store.Close()
+			f(t, cfgPath, store)
+		})
+	}
 }

@@ -3,16 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/models"
-	"github.com/latchkey-auth/latchkey/models/pgtest"
 	"github.com/latchkey-auth/latchkey/models/twofactorstore"
 )
 
@@ -23,29 +20,10 @@ import (
 // line and exit 2, a user without two-factor exit 1, and no refusal
 // changes anything.
 func TestUsersTwoFactor(t *testing.T) {
-	for _, dialect := range []string{"sqlite", "postgres"} {
-		t.Run(dialect, func(t *testing.T) {
-			clearEnv(t)
-			t.Chdir(t.TempDir())
-			if dialect == "sqlite" {
-				t.Setenv("DATABASE_URL", filepath.Join(t.TempDir(), "latchkey.db"))
-			} else {
-				t.Setenv("DATABASE_URL", pgtest.NewDatabase(t, postgresURL))
-			}
-			testUsersTwoFactor(t)
-		})
-	}
+	eachAdminDatabase(t, "two_factor:\n  mode: optional\n", testUsersTwoFactor)
 }
 
-func testUsersTwoFactor(t *testing.T) {
-	cfgPath := writeFile(t, "two_factor:\n  mode: optional\n")
-	code, _, stderr := runCmd("migrate")
-	require.Equal(t, 0, code, stderr)
-	cfg, _, err := loadConfig(cfgPath)
-	require.NoError(t, err)
-	store, err := models.Connect(app.StoreConfig(cfg))
-	require.NoError(t, err)
-	defer store.Close()
+func testUsersTwoFactor(t *testing.T, cfgPath string, store *models.Store) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 

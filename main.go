@@ -53,6 +53,9 @@ Admin commands, on the configured database while the service runs
   latchkey users two-factor status|reset|forget-devices <email|id>
                                                 a user's two-factor: show it, remove it,
                                                 or forget its remembered browsers
+  latchkey users groups add|remove <email|id> <group>
+                                                put a user in a group, or take it out
+  latchkey users groups list [<email|id>]       a user's groups, or every group's members
   latchkey sessions list [--user <email|id>] [--json]
                                                 the live database sessions
   latchkey sessions revoke --user <email|id>    end a user's sessions (jwt ones too)

@@ -513,6 +513,11 @@ func TestCheckConfigAccessSummary(t *testing.T) {
 	code, stdout, stderr = runCmd("--config", writeFile(t, providers), "check-config")
 	require.Equal(t, 0, code, stderr)
 	require.NotContains(t, stdout, "does not verify e-mail", "no rules, no warning")
+	groupRules := "groups:\n  rules:\n    - domains: [example.com]\n      groups: [staff]\n"
+	code, stdout, stderr = runCmd("--config", writeFile(t, providers+groupRules), "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, `warning: access: provider "gitea" does not verify e-mail addresses`, "groups rules go by verified domain too")
+	require.Contains(t, stdout, "groups rules give them no groups")
 
 	code, stdout, stderr = runCmd("--config", writeFile(t, "port: 3000\n"), "check-config")
 	require.Equal(t, 0, code, stderr)

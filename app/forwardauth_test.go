@@ -55,7 +55,7 @@ func requireAuthzAnswer(t *testing.T, res resp, status int) {
 	require.Equal(t, "no-referrer", res.Header.Get("Referrer-Policy"))
 	require.NotEmpty(t, res.Header.Get("X-Request-Id"))
 	if status != http.StatusOK {
-		for _, h := range []string{"Remote-User", "Remote-Email", "Remote-Name"} {
+		for _, h := range []string{"Remote-User", "Remote-Email", "Remote-Name", "Remote-Groups"} {
 			require.Empty(t, res.Header.Values(h), h)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/emailflow"
 	"github.com/latchkey-auth/latchkey/app/forwardauth"
+	"github.com/latchkey-auth/latchkey/app/groups"
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
@@ -37,6 +38,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/groupstore"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -83,6 +85,9 @@ type wiring struct {
 	core     *signin.Service
 	sessions session.Strategy
 	passkeys *passkey.Parties
+	// groups answers users' groups (forward-auth's Remote-Groups and
+	// access rules; the OpenID Provider's groups claim).
+	groups *groups.Service
 }
 
 // Options are the dependencies New does not build from the config itself.
@@ -171,6 +176,12 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	return a, nil
 }
 
+// GroupsCacheTTL is how long an instance keeps a user's stored groups
+// (forward-auth asks on every request a proxy passes on): a membership
+// added or removed by `latchkey users groups` (a process of its own) or
+// on another instance reaches this one within it (docs/forward-auth.md).
+const GroupsCacheTTL = 5 * time.Second
+
 // build derives everything requests need from the config, once.
 func (w *wiring) build(idpClient *http.Client) error {
 	var err error
@@ -256,11 +267,12 @@ func (w *wiring) build(idpClient *http.Client) error {
 	if err != nil {
 		return err
 	}
+	w.groups = groups.New(groupstore.New(w.store), w.cfg.Groups.Rules, GroupsCacheTTL)
 	// The feature handlers of their own packages, each given exactly what
 	// it uses.
 	handlers := []mounter{
 		api.h,
-		forwardauth.New(api.h, access.New(w.cfg.Access), w.front.proxies, w.policy, w.base, w.log),
+		forwardauth.New(api.h, w.groups, access.New(w.cfg.Access), w.front.proxies, w.policy, w.base, w.log),
 		ops.New(w.store, w.log, w.base.Path, openAPI, w.theme.css),
 		accountPages,
 		passkeys,

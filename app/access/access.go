@@ -23,14 +23,15 @@ type rule struct {
 	mfa      bool            // two factors only
 	emails   map[string]bool
 	domains  map[string]bool
+	groups   map[string]bool // case-sensitive names
 }
 
-// New compiles validated rules: names, addresses and domains compare
-// case-insensitively.
+// New compiles validated rules: host names, addresses and domains compare
+// case-insensitively, group names exactly.
 func New(rules []config.AccessRule) Policy {
 	var p Policy
 	for _, r := range rules {
-		c := rule{exact: map[string]bool{}, anyone: r.Anyone, mfa: r.TwoFactor, emails: map[string]bool{}, domains: map[string]bool{}}
+		c := rule{exact: map[string]bool{}, anyone: r.Anyone, mfa: r.TwoFactor, emails: map[string]bool{}, domains: map[string]bool{}, groups: map[string]bool{}}
 		for _, h := range r.Hosts {
 			h = strings.ToLower(h)
 			switch {
@@ -47,6 +48,9 @@ func New(rules []config.AccessRule) Policy {
 		}
 		for _, d := range r.Domains {
 			c.domains[strings.ToLower(strings.TrimPrefix(d, "@"))] = true
+		}
+		for _, g := range r.Groups {
+			c.groups[g] = true
 		}
 		p.rules = append(p.rules, c)
 	}
@@ -69,13 +73,15 @@ func (p Policy) RequiresTwoFactor(host string) bool {
 }
 
 // Allows reports whether a signed-in user whose verified e-mail address is
-// email (nil: none, or not verified) may reach host, a forwarded host name
+// email (nil: none, or not verified) and whose groups are groups
+// (app/groups: for an unverified address, those an admin added only) may
+// reach host, a forwarded host name
 // (lower-case, no port); "" means the host could not be told, which only a
 // policy without rules allows. The first rule naming host decides; a host
 // no rule names is refused: the forwarded name may be one the client chose
 // (a Host header a catch-all server block passes on), and an unforeseen
 // name must not be the way around the rules.
-func (p Policy) Allows(host string, email *string) bool {
+func (p Policy) Allows(host string, email *string, groups []string) bool {
 	if len(p.rules) == 0 {
 		return true
 	}
@@ -86,7 +92,7 @@ func (p Policy) Allows(host string, email *string) bool {
 		if !r.names(host) {
 			continue
 		}
-		return r.anyone || (email != nil && r.admits(*email))
+		return r.anyone || (email != nil && r.admits(*email)) || r.hasMember(groups)
 	}
 	return false
 }
@@ -97,6 +103,15 @@ func (r rule) names(host string) bool {
 	}
 	for _, s := range r.suffixes {
 		if strings.HasSuffix(host, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r rule) hasMember(groups []string) bool {
+	for _, g := range groups {
+		if r.groups[g] {
 			return true
 		}
 	}

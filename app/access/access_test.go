@@ -39,13 +39,46 @@ func TestPolicy(t *testing.T) {
 		{"a.open.example.com", str("x@else.net"), true},
 		{"", str("alice@example.com"), false}, // host unknown: fail closed
 	} {
-		require.Equal(t, tc.want, p.Allows(tc.host, tc.email), "%s %v", tc.host, tc.email)
+		require.Equal(t, tc.want, p.Allows(tc.host, tc.email, nil), "%s %v", tc.host, tc.email)
 	}
-	require.True(t, access.Policy{}.Allows("", nil), "no rules: any signed-in user, host known or not")
+	require.True(t, access.Policy{}.Allows("", nil, nil), "no rules: any signed-in user, host known or not")
 	require.True(t, access.Policy{}.Empty())
 
 	all := access.New([]config.AccessRule{{Hosts: []string{"public.example.com"}, Domains: []string{"example.net"}}, {Hosts: []string{"*"}, Emails: []string{"root@example.com"}}})
-	require.True(t, all.Allows("public.example.com", str("x@example.net")))
-	require.False(t, all.Allows("anything.example.com", str("x@example.net")))
-	require.True(t, all.Allows("anything.example.com", str("root@example.com")))
+	require.True(t, all.Allows("public.example.com", str("x@example.net"), nil))
+	require.False(t, all.Allows("anything.example.com", str("x@example.net"), nil))
+	require.True(t, all.Allows("anything.example.com", str("root@example.com"), nil))
+}
+
+// A rule with groups admits a member of any of them, address or not, in
+// addition to its addresses and domains; names compare exactly, and the
+// first rule naming the host still decides.
+func TestPolicyGroups(t *testing.T) {
+	str := func(s string) *string { return &s }
+	p := access.New([]config.AccessRule{
+		{Hosts: []string{"ops.example.com"}, Groups: []string{"ops", "admins"}},
+		{Hosts: []string{"wiki.example.com"}, Domains: []string{"example.com"}, Groups: []string{"contractors"}},
+		{Hosts: []string{"*"}, Groups: []string{"admins"}},
+	})
+	for _, tc := range []struct {
+		host   string
+		email  *string
+		groups []string
+		want   bool
+	}{
+		{"ops.example.com", nil, []string{"ops"}, true},
+		{"ops.example.com", str("x@else.net"), []string{"a", "admins"}, true},
+		{"ops.example.com", str("x@example.com"), nil, false},
+		{"ops.example.com", nil, []string{"Ops", "OPS"}, false}, // case-sensitive
+		{"ops.example.com", nil, []string{"contractors"}, false},
+		{"wiki.example.com", str("x@example.com"), nil, true},
+		{"wiki.example.com", nil, []string{"contractors"}, true},
+		{"wiki.example.com", str("x@else.net"), []string{"ops"}, false},
+		{"wiki.example.com", nil, []string{"admins"}, false}, // the first rule naming the host decides
+		{"other.example.com", nil, []string{"admins"}, true},
+		{"other.example.com", nil, []string{"ops"}, false},
+		{"", nil, []string{"admins"}, false}, // host unknown: fail closed
+	} {
+		require.Equal(t, tc.want, p.Allows(tc.host, tc.email, tc.groups), "%s %v %v", tc.host, tc.email, tc.groups)
+	}
 }

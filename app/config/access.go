@@ -11,7 +11,8 @@ import (
 
 // AccessRule says who passes forward-auth for some protected hosts: a
 // signed-in user whose verified e-mail is one of Emails or ends in @ one of
-// Domains, or, with Anyone, every signed-in user. Hosts are names as the
+// Domains, or who is in one of Groups (app/groups: added by an admin, or
+// given by a groups rule), or, with Anyone, every signed-in user. Hosts are names as the
 // proxy forwards them (the port is ignored): app.example.com, *.example.com
 // (any name below it, not itself) or * (every host no earlier rule names).
 // The first rule naming a host decides; once there are rules, a host no
@@ -21,8 +22,11 @@ type AccessRule struct {
 	Hosts   []string `yaml:"hosts"`
 	Emails  []string `yaml:"emails"`
 	Domains []string `yaml:"domains"`
+	// Groups admits the members of any of these groups (case-sensitive
+	// names).
+	Groups []string `yaml:"groups"`
 	// Anyone admits every signed-in user, verified address or not; a rule
-	// has either it or Emails/Domains, never both.
+	// has either it or Emails/Domains/Groups, never both.
 	Anyone bool `yaml:"anyone"`
 	// TwoFactor admits only sessions that signed in with two factors; a
 	// session with one is sent to the second step (a step-up) first.
@@ -67,7 +71,7 @@ func (c *Config) validateCookieDomain(add func(string, ...any)) {
 }
 
 // validateAccess checks every access rule: hosts, and either anyone or at
-// least one e-mail or domain (a rule admitting nobody is more likely a
+// least one e-mail, domain or group (a rule admitting nobody is more likely a
 // typo than a wish; one with both would leave a reader unsure which wins).
 func (c *Config) validateAccess(add func(string, ...any)) {
 	for i, r := range c.Access {
@@ -79,11 +83,16 @@ func (c *Config) validateAccess(add func(string, ...any)) {
 				add("access[%d]: host %q must be a host name (no scheme or port), *.example.com or *", i, h)
 			}
 		}
-		switch listed := len(r.Emails) > 0 || len(r.Domains) > 0; {
+		switch listed := len(r.Emails) > 0 || len(r.Domains) > 0 || len(r.Groups) > 0; {
 		case r.Anyone && listed:
-			add("access[%d]: give either anyone: true or emails/domains, not both", i)
+			add("access[%d]: give either anyone: true or emails/domains/groups, not both", i)
 		case !r.Anyone && !listed:
-			add("access[%d]: give emails or domains, or anyone: true; a rule without any would admit nobody", i)
+			add("access[%d]: give emails, domains or groups, or anyone: true; a rule without any would admit nobody", i)
+		}
+		for _, g := range r.Groups {
+			if !ValidGroupName(g) {
+				add("access[%d]: group %q must be %s", i, g, GroupNameRule)
+			}
 		}
 		for _, e := range r.Emails {
 			local, domain, ok := strings.Cut(e, "@")

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,21 +55,30 @@ func TestAccessRules(t *testing.T) {
 		{Hosts: []string{"app.example.com"}},
 		{Hosts: []string{"app.example.com"}, Emails: []string{"nobody", "a b@example.com"}, Domains: []string{"*.example.com"}},
 		{Hosts: []string{"open.example.com"}, Anyone: true, Domains: []string{"example.com"}},
+		{Hosts: []string{"staff.example.com"}, Groups: []string{"staff", "no spaces", ""}},
+		{Hosts: []string{"open.example.com"}, Anyone: true, Groups: []string{"staff"}},
 	}
 	_, err = cfg.Validate(catalogue)
 	p := problems(t, err)
 	requireProblem(t, p, "access[0]: host \"https://app.example.com\"")
 	requireProblem(t, p, "access[1]: host \"app.example.com:8443\"")
 	requireProblem(t, p, "access[2]: hosts is empty")
-	requireProblem(t, p, "access[3]: give emails or domains")
+	requireProblem(t, p, "access[3]: give emails, domains or groups")
 	requireProblem(t, p, "access[4]: \"nobody\" is not an e-mail address")
 	requireProblem(t, p, "access[4]: \"a b@example.com\" is not an e-mail address")
 	requireProblem(t, p, "access[4]: domain \"*.example.com\"")
-	requireProblem(t, p, "access[5]: give either anyone: true or emails/domains, not both")
+	requireProblem(t, p, "access[5]: give either anyone: true or emails/domains/groups, not both")
+	requireProblem(t, p, "access[6]: group \"no spaces\" must be 1 to 64 letters")
+	requireProblem(t, p, "access[6]: group \"\" must be")
+	require.NotContains(t, strings.Join(p, "\n"), `access[6]: group "staff"`)
+	requireProblem(t, p, "access[7]: give either anyone: true or emails/domains/groups, not both")
 
 	cfg.Access = []config.AccessRule{{Hosts: []string{"open.example.com"}, Anyone: true}}
 	_, err = cfg.Validate(catalogue)
 	require.NoError(t, err, "anyone: true alone is a rule")
+	cfg.Access = []config.AccessRule{{Hosts: []string{"staff.example.com"}, Groups: []string{"staff", "ops:on-call_2.x"}}}
+	_, err = cfg.Validate(catalogue)
+	require.NoError(t, err, "groups alone are a rule")
 }
 
 // The file's keys: cookies.domain and access load from YAML.
@@ -83,11 +93,19 @@ access:
     domains: [example.org]
   - hosts: [wiki.example.com]
     anyone: true
+  - hosts: [ops.example.com]
+    groups: [ops]
+groups:
+  rules:
+    - domains: [example.com, "@example.org"]
+      groups: [staff, everyone]
 `), env())
 	require.NoError(t, err)
 	require.Equal(t, "example.com", cfg.Cookies.Domain)
 	require.Equal(t, []config.AccessRule{
 		{Hosts: []string{"app.example.com"}, Emails: []string{"alice@example.com"}, Domains: []string{"example.org"}},
 		{Hosts: []string{"wiki.example.com"}, Anyone: true},
+		{Hosts: []string{"ops.example.com"}, Groups: []string{"ops"}},
 	}, cfg.Access)
+	require.Equal(t, []config.GroupRule{{Domains: []string{"example.com", "@example.org"}, Groups: []string{"staff", "everyone"}}}, cfg.Groups.Rules)
 }

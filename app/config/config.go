@@ -56,6 +56,8 @@ type Config struct {
 	// Access narrows who passes forward-auth per protected host
 	// (app/forwardauth); empty: every signed-in user.
 	Access []AccessRule `yaml:"access"`
+	// Groups gives users groups by verified e-mail domain (groups.go).
+	Groups Groups `yaml:"groups"`
 	// Theme brands the built-in pages and the sign-in e-mail (theme.go).
 	Theme Theme `yaml:"theme"`
 	// I18n picks the pages' languages (i18n.go).

@@ -101,6 +101,7 @@ func TestShippedConfigIsDefaults(t *testing.T) {
 	want.AllowedRedirectOrigins = []string{}
 	want.TrustedProxies = []string{}
 	want.Access = []config.AccessRule{}
+	want.Groups.Rules = []config.GroupRule{}
 	want.Callbacks.AllowedEmailDomains = []string{}
 	require.Equal(t, want, cfg)
 	warnings, err := cfg.Validate(catalogue)

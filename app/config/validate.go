@@ -104,6 +104,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	}
 	c.validateCookieDomain(add)
 	c.validateAccess(add)
+	c.validateGroups(add)
 	c.validateTheme(add)
 	c.validateI18n(add)
 	c.validateTwoFactor(add)

@@ -34,8 +34,9 @@ import (
 //	200  signed in (and allowed by the access rules); Remote-User is the
 //	     user id, Remote-Name is set when known and header-safe (see
 //	     identityHeader), Remote-Email too when the address is verified,
-//	     and Remote-Amr how the session signed in (amr values, comma-separated:
-//	     pwd,otp,mfa), when known
+//	     Remote-Amr how the session signed in (amr values, comma-separated:
+//	     pwd,otp,mfa), when known, and Remote-Groups the user's groups
+//	     (comma-separated, sorted, as Authelia sends them), when it has any
 //	401  not signed in (forward-auth: when no sign-in URL can be built)
 //	302  forward-auth only, not signed in: {base}/signin?callbackUrl=<the
 //	     original URL> (see signInRedirect)
@@ -44,7 +45,8 @@ import (
 //	     (two_factor: true): auth-request 401 (nginx's error_page sends the
 //	     browser to sign in again, which asks for the code); forward-auth a
 //	     302 to {base}/two-factor?callbackUrl=<the URL>, the step-up
-//	503  the session store failed: neither a yes nor a sign-in
+//	503  the session store (or the groups' lookup) failed: neither a yes
+//	     nor a sign-in
 
 // Sessions is the read half of GET /session: the request's session as
 // the strategy reads it, through the JWT hook, writing nothing (nil: none).
@@ -52,9 +54,18 @@ type Sessions interface {
 	SignedIn(ctx context.Context, r *http.Request) (*session.Session, error)
 }
 
+// Groups answers a user's groups (app/groups.Service): the ones an admin
+// added and, for a verified address (nil: none, or unverified), those the
+// config's rules give its domain; sorted, unique. It is asked on every
+// request, so it should answer from memory most of the time.
+type Groups interface {
+	Of(ctx context.Context, userID string, verifiedEmail *string) ([]string, error)
+}
+
 // Handler owns GET (any method) /authz/auth-request and /authz/forward-auth.
 type Handler struct {
 	sessions  Sessions
+	groups    Groups
 	access    access.Policy
 	proxies   proxies.Trusted
 	redirects redirect.Policy
@@ -64,13 +75,16 @@ type Handler struct {
 	// warned: the log has said once that forwarding headers came from a
 	// peer outside trusted_proxies (the usual misconfiguration).
 	warned atomic.Bool
+	// warnedGroups: the log has said once that a user's groups did not
+	// fit in Remote-Groups.
+	warnedGroups atomic.Bool
 }
 
-// New builds the handler: rules are the compiled access rules, trusted
-// the proxies whose forwarding headers are believed, redirects the policy
-// a sign-in's callbackUrl must pass.
-func New(sessions Sessions, rules access.Policy, trusted proxies.Trusted, redirects redirect.Policy, base config.Base, log *slog.Logger) *Handler {
-	return &Handler{sessions: sessions, access: rules, proxies: trusted, redirects: redirects,
+// New builds the handler: groups answers users' groups, rules are the
+// compiled access rules, trusted the proxies whose forwarding headers are
+// believed, redirects the policy a sign-in's callbackUrl must pass.
+func New(sessions Sessions, groups Groups, rules access.Policy, trusted proxies.Trusted, redirects redirect.Policy, base config.Base, log *slog.Logger) *Handler {
+	return &Handler{sessions: sessions, groups: groups, access: rules, proxies: trusted, redirects: redirects,
 		signInURL: base.URL("/signin"), stepUpURL: base.URL("/two-factor"), log: log}
 }
 
@@ -86,6 +100,10 @@ func (h *Handler) Mount(m web.Mux) {
 // auth answer's headers in a small buffer (nginx: 4 KiB), and a longer
 // value would turn every request of that user into a 502.
 const maxIdentityHeader = 1024
+
+// maxGroupsHeader bounds Remote-Groups, for the same reason: about 30
+// names of the longest kind, far more of the usual.
+const maxGroupsHeader = 2048
 
 // authRequest is GET /authz/auth-request, for nginx's auth_request: 200 or 401.
 func (h *Handler) authRequest(c echo.Context) error { return h.authorize(c, false) }
@@ -118,10 +136,17 @@ func (h *Handler) authorize(c echo.Context, sendToSignIn bool) error {
 	if s.User.EmailVerified {
 		email = s.User.Email
 	}
+	groups, err := h.groups.Of(ctx, s.User.ID, email)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("forward-auth: groups lookup failed", "err", err)
+		}
+		return c.NoContent(http.StatusServiceUnavailable)
+	}
 	var methods []string
 	if !h.access.Empty() {
 		host := h.forwardedOf(r).hostname
-		if !h.access.Allows(host, email) {
+		if !h.access.Allows(host, email, groups) {
 			return c.NoContent(http.StatusForbidden)
 		}
 		if h.access.RequiresTwoFactor(host) {
@@ -137,6 +162,15 @@ func (h *Handler) authorize(c echo.Context, sendToSignIn bool) error {
 	}
 	if len(methods) > 0 {
 		hdr["Remote-Amr"] = []string{strings.Join(methods, ",")}
+	}
+	if len(groups) > 0 {
+		// Names are header-safe and comma-free (config.ValidGroupName); a
+		// list too long for a proxy's buffer is left out, as a long name.
+		if v := strings.Join(groups, ","); len(v) <= maxGroupsHeader {
+			hdr["Remote-Groups"] = []string{v}
+		} else if h.warnedGroups.CompareAndSwap(false, true) {
+			h.log.Warn("forward-auth: a user's groups are too many for a header (over 2048 bytes); Remote-Groups is left out for such users", "user", s.User.ID, "groups", len(groups))
+		}
 	}
 	if v := email; v != nil && identityHeader(*v) {
 		hdr["Remote-Email"] = []string{*v}
