@@ -109,6 +109,8 @@ async function startOne({ bin, port, basePath = "/api/auth", secret, config, dir
       const child = execFile(bin, ["--config", configFile, ...args], { env, cwd: dir, timeout: 20000 }, (err, stdout, stderr) =>
         resolve({ code: err ? (err.code ?? 1) : 0, stdout, stderr }),
       );
+      // A command that reads no input may exit before it is written: EPIPE then is no failure.
+      child.stdin.on("error", () => {});
       child.stdin.end(input);
     });
   return { name, base, origin, port, dir, log, proc, admin, logTail: (n) => logTail(log, n), stop: () => stopChild(proc) };

@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [passwords] [twofactor] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y] [account]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [passwords] [twofactor] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y] [account] [openid]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -36,6 +36,7 @@ const SUITES = {
   passkeys: () => import("./passkeys.test.mjs"),
   a11y: () => import("./a11y.test.mjs"),
   account: () => import("./account.test.mjs"),
+  openid: () => import("./openid.test.mjs"),
 };
 
 const started = Date.now();
