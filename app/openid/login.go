@@ -31,9 +31,9 @@ type Pending struct {
 
 // Who is the browser's latchkey session, as the request needs it.
 type Who struct {
-	UserID    string
-	SignedIn  time.Time
-	Methods   []string // amr
+	UserID   string
+	SignedIn time.Time
+	Methods  []string // amr
 }
 
 // Step is what a pending request needs next.

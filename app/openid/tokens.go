@@ -23,8 +23,8 @@ const (
 // grant is what a token continues: the user, client, scopes and sign-in.
 type grant struct {
 	family, userID, clientID string
-	scopes, audience, amr               []string
-	authTime                            time.Time
+	scopes, audience, amr    []string
+	authTime                 time.Time
 }
 
 func grantOf(req op.TokenRequest) (*grant, error) {

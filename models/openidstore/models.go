@@ -51,7 +51,7 @@ type AuthRequest struct {
 	UserID   *string `gorm:"size:36"`
 	AuthTime *time.Time
 	AMR      string `gorm:"column:amr;not null"` // space-separated amr values
-	DoneAt    *time.Time
+	DoneAt   *time.Time
 	// LoginAskedAt: prompt=login or max_age sent the browser to sign in
 	// again at this time; a sign-in after it is fresh.
 	LoginAskedAt *time.Time
