@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/latchkey-auth/latchkey/models/groupstore"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
 )
 
 // TestOpenIDCodeFlow: a signed-in user allows an application on the
@@ -107,4 +109,37 @@ func TestOpenIDFormActionNamesClients(t *testing.T) {
 	require.NoError(t, err)
 	e.clock.Add(11 * time.Second) // the stored clients are re-read every 10 s
 	require.Contains(t, formAction(), "https://later.example.net")
+}
+
+// TestOpenIDAccountApps: the account page lists the applications the user
+// allowed, and revoking one ends its tokens and asks for consent again.
+func TestOpenIDAccountApps(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startOP(t, b, nil)
+			c := e.signedIn("ada@example.com")
+			r := e.relyingParty("app", rpSecret, "openid", "email", "offline_access")
+			page, a := r.authorize(c)
+			tok, _, err := r.exchange(r.codeFrom(e.consent(c, page, "allow"), a), a)
+			require.NoError(t, err)
+
+			list := e.get(c, "/list-apps")
+			require.Equal(t, http.StatusOK, list.StatusCode, list.body)
+			require.Contains(t, list.body, `"clientId":"app"`)
+			require.Contains(t, list.body, `"name":"Example App"`)
+			require.Contains(t, e.get(c, "/account").body, "Example App")
+
+			res := e.post(c, "/revoke-app", url.Values{"csrfToken": {e.csrf(c)}, "clientId": {"app"}, "json": {"true"}})
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			require.NotContains(t, e.get(c, "/list-apps").body, `"clientId":"app"`)
+			_, err = r.provider.UserInfo(r.ctx(), oauth2.StaticTokenSource(tok))
+			require.Error(t, err, "the access token ended with the consent")
+			_, err = r.oauth.TokenSource(r.ctx(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+			require.Error(t, err, "the refresh token too")
+
+			page, _ = r.authorize(c)
+			require.Equal(t, http.StatusOK, page.StatusCode, "consent is asked again")
+			require.Contains(t, page.body, `name="decision"`)
+		})
+	}
 }
