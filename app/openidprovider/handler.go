@@ -118,7 +118,7 @@ func LogoutURL(b config.Base) func(string) string {
 // Mount implements the app's mounter.
 func (h *Handler) Mount(m web.Mux) {
 	lib := http.StripPrefix(h.base.Path, bearerErrors(h.provider, "/"+endpoints["userinfo"]))
-	m.Protocol(discovery, lib)
+	m.Protocol(discovery, honestDiscovery(lib))
 	m.Protocol(protocol, lib)
 	m.Page(continuePage, h.getContinue)
 	m.Post(consentPath, h.postConsent, h.consentMismatch)
