@@ -50,14 +50,49 @@ func opClients() []config.OpenIDClient {
 func startOP(t testing.TB, b backend, mutate func(*config.Config)) *env {
 	t.Helper()
 	o := b.opts(envOpts{ownURL: true, smtp: &smtptest.Options{}, clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}, logs: true})
-	o.config = func(c *config.Config) {
+	o.config = opConfig(mutate)
+	return startEnv(t, o)
+}
+
+// opConfig turns the provider on with opClients, then applies mutate.
+func opConfig(mutate func(*config.Config)) func(*config.Config) {
+	return func(c *config.Config) {
 		c.OpenID.Enabled = true
 		c.OpenID.Clients = opClients()
 		if mutate != nil {
 			mutate(c)
 		}
 	}
-	return startEnv(t, o)
+}
+
+// routedTo is a copy of c (same jar) whose requests for host (host:port)
+// go to the server at target (a URL) instead, the Host header unchanged:
+// a load balancer in front of several instances.
+func routedTo(c *http.Client, host, target string) *http.Client {
+	u, err := url.Parse(target)
+	if err != nil {
+		panic(err)
+	}
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	cp := *c
+	cp.Transport = hostRoute{from: host, to: u.Host, next: next}
+	return &cp
+}
+
+type hostRoute struct {
+	from, to string
+	next     http.RoundTripper
+}
+
+func (h hostRoute) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host == h.from {
+		req = req.Clone(req.Context())
+		req.URL.Host = h.to
+	}
+	return h.next.RoundTrip(req)
 }
 
 // rp is one relying party of the provider.

@@ -29,10 +29,14 @@ const ada = "ada@example.com"
 // offline are the scopes of an RP that wants refresh tokens.
 var offline = []string{oidc.ScopeOpenID, "profile", "email", oidc.ScopeOfflineAccess}
 
-// eachOP runs f on a provider of every backend.
+// eachOP runs f on a provider of every backend, the backends side by
+// side (each app is on its own database, clock and mail catcher).
 func eachOP(t *testing.T, mutate func(*config.Config), f func(t *testing.T, e *env)) {
 	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) { f(t, startOP(t, b, mutate)) })
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, startOP(t, b, mutate))
+		})
 	}
 }
 
