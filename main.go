@@ -142,11 +142,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 // newLogger writes at LOG_LEVEL (info by default) in format: text, or
 // JSON lines for "json" (config log.format, LOG_FORMAT).
 func newLogger(w io.Writer, format string) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: logLevel()}
+	opts := &slog.HandlerOptions{Level: logLevel(), ReplaceAttr: dropClientState}
 	if format == config.LogJSON {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// dropClientState leaves the state a relying party sent (a value it
+// checks, so not for the logs) out of the OpenID Provider library's
+// error lines (zitadel/oidc logs an oidc.Error as the group oidc_error).
+func dropClientState(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) > 0 && groups[0] == "oidc_error" && (a.Key == "state" || a.Key == "session_state") {
+		return slog.Attr{}
+	}
+	return a
 }
 
 // logLevel is LOG_LEVEL's level, info when unset or unknown.
@@ -346,6 +356,9 @@ func serve(path string, stderr io.Writer) int {
 	out := logs.NewOutput(stderr, 100*time.Millisecond)
 	defer out.Close()
 	log := newLogger(out, format)
+	// The OpenID Provider's library (zitadel/oidc) logs through slog's
+	// default logger: make that ours, so its lines come out as ours do.
+	slog.SetDefault(log)
 	for _, w := range warnings {
 		log.Warn(w)
 	}

@@ -118,7 +118,7 @@ func LogoutURL(b config.Base) func(string) string {
 
 // Mount implements the app's mounter.
 func (h *Handler) Mount(m web.Mux) {
-	lib := http.StripPrefix(h.base.Path, h.provider)
+	lib := http.StripPrefix(h.base.Path, bearerErrors(h.provider, "/"+endpoints["userinfo"]))
 	m.Protocol(discovery, http.HandlerFunc(h.discovery))
 	m.Protocol(protocol, lib)
 	m.Page(continuePage, h.getContinue)
@@ -152,14 +152,17 @@ func tokenCrypto(secrets []string) (op.Crypto, error) {
 }
 
 // discovery is the library's discovery document with what latchkey
-// supports in place of the library's defaults: the code flow only (no
-// implicit or hybrid response types, no implicit grant), and the acr
-// values it sets.
+// supports in place of the library's defaults, which list the implicit
+// response types and grant and a device authorization endpoint whatever
+// the provider supports (a relying party that believed them would pick a
+// flow latchkey refuses): the code flow with refresh tokens only, and the
+// acr values it sets.
 func (h *Handler) discovery(w http.ResponseWriter, r *http.Request) {
 	d := op.CreateDiscoveryConfig(op.ContextWithIssuer(r.Context(), Issuer(h.base)), h.provider, h.rules)
 	d.ResponseTypesSupported = []string{string(oidc.ResponseTypeCode)}
 	d.GrantTypesSupported = []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
 	d.ACRValuesSupported = []string{"sfa", "mfa"}
+	d.DeviceAuthorizationEndpoint = ""
 	w.Header().Set("Access-Control-Allow-Origin", "*") // read by browser apps (public clients)
 	op.Discover(w, d)
 }
