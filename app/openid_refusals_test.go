@@ -506,3 +506,31 @@ func TestOpenIDSigningES256(t *testing.T) {
 		require.Contains(t, r.discovered("id_token_signing_alg_values_supported"), "ES256")
 	})
 }
+
+// TestOpenIDHintForAnotherUser: an id_token_hint naming another user than
+// the browser's is not answered for the browser's user (OpenID Connect
+// Core §3.1.2.1): prompt=none gets login_required, otherwise the sign-in
+// page, after which the hinted user's sign-in completes the request.
+func TestOpenIDHintForAnotherUser(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startOP(t, b, nil)
+			r := e.relyingParty("tool", rpSecret)
+			ada := e.signedIn("ada@example.com")
+			adaTok, adaID := r.signInFlow(ada)
+			bob := e.signedIn("bob@example.com")
+			before, _ := e.oidcTokens()
+
+			res, a := r.authorize(bob, "prompt", "none", "id_token_hint", rawIDToken(t, adaTok))
+			require.Equal(t, "login_required", r.errorFrom(res, a))
+			after, _ := e.oidcTokens()
+			require.Equal(t, before, after, "nothing issued")
+
+			page, a := r.authorize(bob, "id_token_hint", rawIDToken(t, adaTok))
+			res = e.signInFrom(bob, page, "ada@example.com")
+			_, id, err := r.exchange(r.codeFrom(res, a), a)
+			require.NoError(t, err)
+			require.Equal(t, adaID.Subject, id.Subject)
+		})
+	}
+}

@@ -22,7 +22,9 @@ type Pending struct {
 	Prompt     []string
 	MaxAge     *int64
 	LoginHint  string
-	UILocales  string
+	// HintSubject: the user the client's id_token_hint names ("": none).
+	HintSubject string
+	UILocales   string
 	// LoginAsked: when this request last sent the browser to sign in (nil:
 	// never).
 	LoginAsked *time.Time
@@ -69,7 +71,7 @@ func (s *Service) Pending(ctx context.Context, id string) (*Pending, error) {
 	}
 	p := &Pending{
 		ID: row.ID, Client: c, Scopes: strings.Fields(row.Scopes), Prompt: strings.Fields(row.Prompt),
-		MaxAge: row.MaxAge, LoginHint: row.LoginHint, UILocales: row.UILocales, LoginAsked: row.LoginAskedAt, Done: row.DoneAt != nil,
+		MaxAge: row.MaxAge, LoginHint: row.LoginHint, HintSubject: row.HintSubject, UILocales: row.UILocales, LoginAsked: row.LoginAskedAt, Done: row.DoneAt != nil,
 	}
 	if u, err := url.Parse(row.RedirectURI); err == nil {
 		p.ClientHost = u.Host
@@ -85,7 +87,9 @@ func (s *Service) Pending(ctx context.Context, id string) (*Pending, error) {
 // seconds, a JWT's auth_time precision), which is how a forced sign-in ends.
 func (s *Service) Next(ctx context.Context, p *Pending, who *Who) (Step, error) {
 	none := slices.Contains(p.Prompt, oidc.PromptNone)
-	if who == nil {
+	// No session, or one of another user than the id_token_hint names
+	// (OpenID Connect Core §3.1.2.1): the right user must sign in.
+	if who == nil || p.HintSubject != "" && who.UserID != p.HintSubject {
 		if none {
 			return 0, oidc.ErrLoginRequired()
 		}

@@ -25,7 +25,8 @@ var _ op.Storage = (*Service)(nil)
 // library's checks: openid must be asked for, scopes are narrowed to what
 // the client may have, a public client must send a PKCE S256 challenge,
 // and a client with refresh_tokens on asks offline_access implicitly.
-func (s *Service) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
+// hintSubject is the verified id_token_hint's subject ("" without one).
+func (s *Service) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, hintSubject string) (op.AuthRequest, error) {
 	c, err := s.client(ctx, req.ClientID)
 	if err != nil {
 		return nil, err
@@ -53,7 +54,7 @@ func (s *Service) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 		ID: randomID(), ClientID: c.ID, RedirectURI: req.RedirectURI, Scopes: strings.Join(scopes, " "),
 		State: req.State, Nonce: req.Nonce, ResponseType: string(req.ResponseType), ResponseMode: string(req.ResponseMode),
 		CodeChallenge: req.CodeChallenge, CodeChallengeMethod: string(req.CodeChallengeMethod),
-		Prompt: strings.Join(req.Prompt, " "), LoginHint: req.LoginHint, UILocales: req.UILocales.String(),
+		Prompt: strings.Join(req.Prompt, " "), LoginHint: req.LoginHint, HintSubject: hintSubject, UILocales: req.UILocales.String(),
 		CreatedAt: now, Expires: now.Add(s.set.RequestTTL),
 	}
 	if req.MaxAge != nil {

@@ -46,7 +46,10 @@ type AuthRequest struct {
 	Prompt              string `gorm:"not null"` // space-separated
 	MaxAge              *int64 // seconds; nil: none asked
 	LoginHint           string `gorm:"not null"`
-	UILocales           string `gorm:"column:ui_locales;not null"`
+	// HintSubject is the subject of the request's id_token_hint ("":
+	// none): the user the client expects to be signed in.
+	HintSubject string `gorm:"not null"`
+	UILocales   string `gorm:"column:ui_locales;not null"`
 	// Set when the user completes the request (signed in, consented).
 	UserID   *string `gorm:"size:36"`
 	AuthTime *time.Time

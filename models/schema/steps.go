@@ -256,7 +256,7 @@ var Steps = []Step{
 		// completed and expire within minutes, so they keep no key to it.
 		SQLite: []string{
 			"CREATE TABLE `oidc_clients` (`id` text NOT NULL,`name` text NOT NULL,`secret_hash` text NOT NULL,`public` numeric NOT NULL,`redirect_uris` text NOT NULL,`post_logout_redirect_uris` text NOT NULL,`scopes` text NOT NULL,`first_party` numeric NOT NULL,`refresh_tokens` numeric NOT NULL,`created_at` datetime,`updated_at` datetime,PRIMARY KEY (`id`))",
-			"CREATE TABLE `oidc_auth_requests` (`id` text NOT NULL,`client_id` text NOT NULL,`redirect_uri` text NOT NULL,`scopes` text NOT NULL,`state` text NOT NULL,`nonce` text NOT NULL,`response_type` text NOT NULL,`response_mode` text NOT NULL,`code_challenge` text NOT NULL,`code_challenge_method` text NOT NULL,`prompt` text NOT NULL,`max_age` integer,`login_hint` text NOT NULL,`ui_locales` text NOT NULL,`user_id` text,`auth_time` datetime,`amr` text NOT NULL,`done_at` datetime,`login_asked_at` datetime,`code_hash` text,`exchanged_at` datetime,`created_at` datetime,`expires` datetime NOT NULL,PRIMARY KEY (`id`))",
+			"CREATE TABLE `oidc_auth_requests` (`id` text NOT NULL,`client_id` text NOT NULL,`redirect_uri` text NOT NULL,`scopes` text NOT NULL,`state` text NOT NULL,`nonce` text NOT NULL,`response_type` text NOT NULL,`response_mode` text NOT NULL,`code_challenge` text NOT NULL,`code_challenge_method` text NOT NULL,`prompt` text NOT NULL,`max_age` integer,`login_hint` text NOT NULL,`hint_subject` text NOT NULL,`ui_locales` text NOT NULL,`user_id` text,`auth_time` datetime,`amr` text NOT NULL,`done_at` datetime,`login_asked_at` datetime,`code_hash` text,`exchanged_at` datetime,`created_at` datetime,`expires` datetime NOT NULL,PRIMARY KEY (`id`))",
 			"CREATE UNIQUE INDEX `idx_oidc_auth_requests_code_hash` ON `oidc_auth_requests`(`code_hash`)",
 			"CREATE INDEX `idx_oidc_auth_requests_expires` ON `oidc_auth_requests`(`expires`)",
 			"CREATE TABLE `oidc_tokens` (`id` text NOT NULL,`kind` text NOT NULL,`token_hash` text,`family_id` text NOT NULL,`user_id` text NOT NULL,`client_id` text NOT NULL,`scopes` text NOT NULL,`audience` text NOT NULL,`auth_time` datetime NOT NULL,`amr` text NOT NULL,`expires` datetime NOT NULL,`used_at` datetime,`revoked_at` datetime,`created_at` datetime,PRIMARY KEY (`id`),CONSTRAINT `fk_oidc_tokens_user` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE CASCADE)",
@@ -276,7 +276,8 @@ var Steps = []Step{
 			`CREATE TABLE oidc_auth_requests (id text PRIMARY KEY, client_id text NOT NULL, redirect_uri text NOT NULL,
 				scopes text NOT NULL, state text NOT NULL, nonce text NOT NULL, response_type text NOT NULL,
 				response_mode text NOT NULL, code_challenge text NOT NULL, code_challenge_method text NOT NULL,
-				prompt text NOT NULL, max_age bigint, login_hint text NOT NULL, ui_locales text NOT NULL,
+				prompt text NOT NULL, max_age bigint, login_hint text NOT NULL, hint_subject text NOT NULL,
+				ui_locales text NOT NULL,
 				user_id varchar(36), auth_time timestamptz, amr text NOT NULL,
 				done_at timestamptz, login_asked_at timestamptz, code_hash varchar(64), exchanged_at timestamptz,
 				created_at timestamptz, expires timestamptz NOT NULL)`,
