@@ -21,6 +21,25 @@ func gone(cause error) error {
 	return web.Notice(http.StatusBadRequest, views.PasswordNotice{Heading: "DeadLinkHeading", Lines: []string{"DeadLink"}}, "authorization request", cause)
 }
 
+// waiting reads the authorization request id (one still waiting: else the
+// gone page) and the browser's session (nil: none).
+func (h *Handler) waiting(c echo.Context, id string) (*openid.Pending, *openid.Who, error) {
+	p, err := h.rules.Pending(c.Request().Context(), id)
+	switch {
+	case errors.Is(err, openid.ErrPendingGone):
+		return nil, nil, gone(err)
+	case err != nil:
+		return nil, nil, web.TryLater("read authorization request", err)
+	case p.Done:
+		return nil, nil, gone(openid.ErrPendingGone)
+	}
+	who, err := h.who(c)
+	if err != nil {
+		return nil, nil, web.TryLater("read session", err)
+	}
+	return p, who, nil
+}
+
 // who is the browser's session as the rules need it; nil: none.
 func (h *Handler) who(c echo.Context) (*openid.Who, error) {
 	s, _, err := h.sessions.Read(c.Request().Context(), c.Request())
@@ -36,19 +55,9 @@ func (h *Handler) who(c echo.Context) (*openid.Who, error) {
 // library's callback issues the code to the client.
 func (h *Handler) getContinue(c echo.Context, rq *web.Request) error {
 	ctx := c.Request().Context()
-	p, err := h.rules.Pending(ctx, c.QueryParam("id"))
-	if errors.Is(err, openid.ErrPendingGone) {
-		return gone(err)
-	}
+	p, who, err := h.waiting(c, c.QueryParam("id"))
 	if err != nil {
-		return web.TryLater("read authorization request", err)
-	}
-	if p.Done {
-		return gone(openid.ErrPendingGone)
-	}
-	who, err := h.who(c)
-	if err != nil {
-		return web.TryLater("read session", err)
+		return err
 	}
 	step, err := h.rules.Next(ctx, p, who)
 	if err != nil {
@@ -121,19 +130,9 @@ func (h *Handler) accountName(ctx context.Context, userID string) (string, error
 // postConsent records the decision of the consent page.
 func (h *Handler) postConsent(c echo.Context, rq *web.Request) error {
 	ctx := c.Request().Context()
-	p, err := h.rules.Pending(ctx, rq.Form.Get("id"))
-	if errors.Is(err, openid.ErrPendingGone) {
-		return gone(err)
-	}
+	p, who, err := h.waiting(c, rq.Form.Get("id"))
 	if err != nil {
-		return web.TryLater("read authorization request", err)
-	}
-	if p.Done {
-		return gone(openid.ErrPendingGone)
-	}
-	who, err := h.who(c)
-	if err != nil {
-		return web.TryLater("read session", err)
+		return err
 	}
 	if who == nil {
 		return h.kit.SendRedirect(c, rq, h.signInURL(c, rq, p))

@@ -321,7 +321,7 @@ func TestAdminBadInput(t *testing.T) {
 		code int
 		what string
 	}{
-		{[]string{"users"}, 2, "users: missing command (one of: users list, users show, users delete, users create, users two-factor)"},
+		{[]string{"users"}, 2, "users: missing command (one of: users list, users show, users delete, users create, users two-factor, users groups)"},
 		{[]string{"users", "purge"}, 2, `users: unknown command "purge"`},
 		{[]string{"users", "list", "--bogus"}, 2, "users list: flag provided but not defined: -bogus"},
 		{[]string{"users", "show"}, 2, "users show: missing <email|id>"},
