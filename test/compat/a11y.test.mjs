@@ -26,11 +26,18 @@
 // (mode optional: users without it sign in with one factor, so the other
 // pages are reached as before). The two-factor pages (setup, recovery
 // codes, settings, step-up, second step, its refusal) are reached by a user
-// of their own, who enrols with oathtool's code for the key on the page. WebAuthn needs a
+// of their own, who enrols with oathtool's code for the key on the page.
+// The OpenID Provider is on too, with one client (not first-party, so the
+// consent page shows): its consent page and its logout confirm page are
+// reached by a user of their own per language (a fresh one, as a consent
+// is remembered), signed in with a password; the client's redirect URIs are
+// answered by a small HTTP server on 127.0.0.1. WebAuthn needs a
 // domain name, so it is served as http://localhost:PORT. The axe contexts
 // bypass the pages' Content-Security-Policy to inject axe; the keyboard and
 // focus contexts keep it.
+import crypto from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { latchkeyBinary, latchkeyConfig, startLatchkey } from "./latchkey.mjs";
@@ -39,6 +46,7 @@ import { sessionIn } from "./passkeys.test.mjs";
 import { Authenticator } from "./twofactor.test.mjs";
 import { signInLink } from "./smtp.mjs";
 import { assert, eq, show } from "./report.mjs";
+import { freePorts } from "./util.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const AXE_FILE = path.join(here, "node_modules/axe-core/axe.min.js");
@@ -73,17 +81,27 @@ function linkTo(msg, page) {
   return (msg.text.match(/https?:\/\/[^\s<>"']+/g) || []).find((u) => new URL(u).pathname.endsWith(page));
 }
 
-/** A context that blocks every host but localhost and 127.0.0.1 (the IdP). */
+/**
+ * A context that blocks every host but localhost and 127.0.0.1 (the IdP).
+ * context.blocked lists the requests to other hosts: those blocked, and the
+ * hops of a redirect there, which a route never sees (Playwright routes
+ * only a redirect chain's first URL), so cannot stop, but which are counted.
+ */
 async function newContext(browser, { lang = "en", bypassCSP = false, noConditionalUI = false } = {}) {
   const context = await browser.newContext({ viewport: DESKTOP, deviceScaleFactor: 1, locale: lang, bypassCSP });
   context.blocked = [];
+  const local = (u) => u.protocol === "data:" || u.protocol === "blob:" || u.hostname === "localhost" || u.hostname === "127.0.0.1";
   await context.route("**/*", (route) => {
     const u = new URL(route.request().url());
-    if (u.hostname !== "localhost" && u.hostname !== "127.0.0.1") {
+    if (!local(u)) {
       context.blocked.push(u.href);
       return route.abort("blockedbyclient");
     }
     return route.continue();
+  });
+  context.on("request", (req) => {
+    const u = new URL(req.url());
+    if (req.redirectedFrom() && !local(u)) context.blocked.push(`${u.href} (a redirect from ${req.redirectedFrom().url()})`);
   });
   // Without autofill for passkeys the sign-in page shows its "Sign in with
   // a passkey" button, which must be checked too.
@@ -244,10 +262,35 @@ export async function run(report, ctx) {
   });
   if (!installed) return;
   let latchkey;
-  const started = await t.check("latchkey starts with OIDC, e-mail, credentials (sign-up) and passkey providers, and two-factor (optional)", async () => {
+  // The OpenID Provider's client: its redirect URIs on a loopback server that notes the URLs it gets.
+  const [rpPort] = await freePorts(1);
+  const seen = [];
+  const rpServer = http.createServer((req, res) => {
+    if (req.url !== "/favicon.ico") seen.push(req.url);
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end('<!doctype html><html lang="en"><title>client</title><p>client</p></html>');
+  });
+  await new Promise((resolve) => rpServer.listen(rpPort, "127.0.0.1", resolve));
+  rpServer.unref(); // also when the suite stops early
+  const client = {
+    seen,
+    id: "a11y-rp",
+    name: "Accessible App",
+    secret: crypto.randomBytes(32).toString("base64url"),
+    origin: `http://127.0.0.1:${rpPort}`,
+    redirect: `http://127.0.0.1:${rpPort}/callback`,
+    postLogout: `http://127.0.0.1:${rpPort}/signed-out`,
+  };
+  const started = await t.check("latchkey starts with OIDC, e-mail, credentials (sign-up) and passkey providers, two-factor (optional) and the OpenID Provider (one client)", async () => {
     const config = latchkeyConfig({
       issuer: ctx.idp.issuer, clientId: ctx.clientId, clientSecret: ctx.clientSecret, smtpUrl: ctx.smtp.url, from: "Sign in <no-reply@example.com>",
       strategy: "jwt", credentials: true, passkeys: true, emailLimits: false, twoFactor: "optional",
+      oidc: {
+        clients: [{
+          id: client.id, name: client.name, secret: client.secret, redirect_uris: [client.redirect], post_logout_redirect_uris: [client.postLogout],
+          scopes: ["openid", "profile", "email", "groups", "offline_access"],
+        }],
+      },
     });
     latchkey = await startLatchkey({ bin: latchkeyBinary(), port: spec.port, secret: ctx.secret, config, dir: path.join(ctx.tmp, "a11y"), name: "a11y", serviceUrl: base });
     const providers = await (await fetch(`${latchkey.base}/providers`)).json();
@@ -262,12 +305,15 @@ export async function run(report, ctx) {
     for (const lang of LANGS) {
       await everyPage(t, ctx, browser, { base, origin }, lang);
       await twoFactorPages(t, browser, { base, origin, latchkey }, lang);
+      await openidPages(t, browser, { base, origin, latchkey, client }, lang);
     }
     await keyboardEmailSignIn(t, ctx, browser, { base, origin });
     await visibleFocus(t, browser, { base });
   } finally {
     await browser?.close();
     await latchkey?.stop();
+    rpServer.closeAllConnections();
+    await new Promise((resolve) => rpServer.close(resolve));
   }
 }
 
@@ -554,6 +600,80 @@ async function twoFactorPages(t, browser, { base, origin, latchkey }, lang) {
     })) await audit(t, page, "two-factor second step with a wrong code", lang);
     await t.check(`[${lang}] two-factor pages: no request left localhost`, async () => {
       eq(context.blocked, [], "blocked requests");
+    });
+  } finally {
+    await context.close();
+  }
+}
+
+/**
+ * The OpenID Provider's pages in one language, reached by a user of their
+ * own (made with `latchkey users create`, signed in with the password): the
+ * consent page (an authorization request of a client that is not
+ * first-party; "allow" ends at the client's redirect URI with a code and the
+ * state), then the logout confirm page (end_session without id_token_hint;
+ * "sign out" ends the session and goes to the post-logout URI). The client's
+ * URIs are answered by a loopback server of the suite's (a route would not
+ * do: Playwright routes only the first URL of a redirect chain).
+ */
+async function openidPages(t, browser, { base, origin, latchkey, client }, lang) {
+  const L = (url) => withLang(url, lang);
+  const context = await newContext(browser, { lang, bypassCSP: true });
+  const page = await context.newPage();
+  const step = async (name, fn) => t.check(`${name} [${lang}]: reached`, fn);
+  const user = address("olive", lang);
+  const b64url = (buf) => Buffer.from(buf).toString("base64url");
+  let expectedState;
+  try {
+    const consent = await step("OpenID consent (an authorization request of a client that is not first-party)", async () => {
+      const made = await latchkey.admin(["users", "create", user, "--password-stdin"], PASSWORD + "\n");
+      assert(made.code === 0, `users create: exit ${made.code}: ${made.stderr}`);
+      await page.goto(L(`${base}/signin?callbackUrl=${encodeURIComponent(`${origin}/home`)}`), { waitUntil: "networkidle" });
+      await page.locator("#input-email-for-credentials-provider").fill(user);
+      await page.locator("#input-password-for-credentials-provider").fill(PASSWORD);
+      await submit(page, page.locator("form", { has: page.locator('input[type="password"]') }).locator("button"));
+      eq((await sessionIn(page, base))?.user?.email, user, "session user");
+      const verifier = b64url(crypto.randomBytes(32));
+      const state = (expectedState = b64url(crypto.randomBytes(16)));
+      const q = new URLSearchParams({
+        client_id: client.id, redirect_uri: client.redirect, response_type: "code", scope: "openid profile email groups offline_access",
+        state, code_challenge: b64url(crypto.createHash("sha256").update(verifier).digest()), code_challenge_method: "S256",
+      });
+      const res = await page.goto(L(`${base}/oidc/authorize?${q}`), { waitUntil: "networkidle" });
+      eq(res.status(), 200, `status of ${page.url()}`);
+      eq(new URL(page.url()).pathname, new URL(`${base}/oidc/continue`).pathname, "page");
+      eq(await page.locator('button[name="decision"]').evaluateAll((els) => els.map((b) => b.value)), ["allow", "deny"], "the decision buttons");
+      assert(await page.getByText(client.name).first().isVisible(), `the consent page does not name the client (${client.name})`);
+    });
+    if (!consent) return;
+    await audit(t, page, "OpenID consent", lang);
+    await t.check(`OpenID consent [${lang}]: allow ends at the client's redirect URI with a code and the state`, async () => {
+      await Promise.all([page.waitForURL((u) => u.href.startsWith(client.redirect), { timeout: 15000 }), page.locator('button[name="decision"][value="allow"]').click()]);
+      const back = new URL(page.url());
+      eq(back.origin + back.pathname, client.redirect, "landed on");
+      eq(back.searchParams.get("error"), null, "error");
+      assert(back.searchParams.get("code"), `no code in ${back.href}`);
+      eq(back.searchParams.get("state"), expectedState, "state");
+    });
+    const state = b64url(crypto.randomBytes(16));
+    if (!(await step("OpenID logout confirm (end_session without id_token_hint)", async () => {
+      const q = new URLSearchParams({ client_id: client.id, post_logout_redirect_uri: client.postLogout, state });
+      const res = await page.goto(L(`${base}/oidc/end_session?${q}`), { waitUntil: "networkidle" });
+      eq(res.status(), 200, `status of ${page.url()}`);
+      eq(new URL(page.url()).pathname, new URL(`${base}/oidc/logout`).pathname, "page");
+      eq(await page.locator('button[name="decision"]').evaluateAll((els) => els.map((b) => b.value)), ["signout", "stay"], "the decision buttons");
+    }))) return;
+    await audit(t, page, "OpenID logout confirm", lang);
+    await t.check(`OpenID logout confirm [${lang}]: sign out ends the session and goes to the post-logout URI`, async () => {
+      await Promise.all([page.waitForURL((u) => u.href.startsWith(client.postLogout), { timeout: 15000 }), page.locator('button[name="decision"][value="signout"]').click()]);
+      const back = new URL(page.url());
+      eq(back.origin + back.pathname, client.postLogout, "landed on");
+      eq(back.searchParams.get("state"), state, "state");
+      eq(await sessionIn(page, base), {}, "session after sign-out");
+    });
+    await t.check(`[${lang}] OpenID pages: no request left localhost (the client's URIs answered in the browser)`, async () => {
+      eq(context.blocked, [], "blocked requests");
+      eq(client.seen.splice(0).map((u) => new URL(u, client.origin).pathname), ["/callback", "/signed-out"], "requests the client got");
     });
   } finally {
     await context.close();

@@ -30,7 +30,7 @@ export function latchkeyBinary() {
 }
 
 /** config.yaml for one instance. */
-export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false, theme = null, emailLimits = true, passkeys = false, twoFactor = null, secondIdp = false, emailProvider = true }) {
+export function latchkeyConfig({ issuer, clientId, clientSecret, smtpUrl, from, strategy = "database", cookieStyle = "next-auth", maxAge = "720h", updateAge = "24h", cookieDomain = "", credentials = false, theme = null, emailLimits = true, passkeys = false, twoFactor = null, secondIdp = false, emailProvider = true, oidc = null }) {
   const q = (s) => JSON.stringify(String(s));
   // credentials: an e-mail + password provider after the others (credentials.mjs).
   // passkeys: a webauthn provider last (SERVICE_URL's host must be a domain name).
@@ -58,7 +58,21 @@ ${idp2}${mail}${creds}session:
 cookies:
   style: ${cookieStyle}
   domain: ${q(cookieDomain)}
-${themeYaml(theme, q)}${twoFactor ? `two_factor:\n  mode: ${twoFactor}\n` : ""}`;
+${themeYaml(theme, q)}${twoFactor ? `two_factor:\n  mode: ${twoFactor}\n` : ""}${oidcYaml(oidc)}`;
+}
+
+// oidcYaml is the oidc: section (the OpenID Provider on), or "" for oidc null.
+// oidc: {clients: [{id, name, secret, public, redirect_uris,
+// post_logout_redirect_uris, scopes, first_party, ...}], and any other key of
+// the section (signing_algorithm, ...)}; keys are config.yaml's
+// (app/config/openid.go), values written as JSON (which YAML reads).
+function oidcYaml(oidc) {
+  if (!oidc) return "";
+  const { clients = [], ...rest } = oidc;
+  const j = JSON.stringify;
+  const settings = Object.entries({ enabled: true, ...rest }).map(([k, v]) => `  ${k}: ${j(v)}\n`).join("");
+  const list = clients.map((c) => Object.entries(c).map(([k, v], i) => `${i ? "      " : "    - "}${k}: ${j(v)}\n`).join("")).join("");
+  return `oidc:\n${settings}  clients:\n${list}`;
 }
 
 // themeYaml is the theme section ({color_scheme, brand_color, logo, button_text}), or "".
