@@ -8,12 +8,14 @@ import (
 	"github.com/latchkey-auth/latchkey/app/metrics"
 )
 
-// version is the release's version, set by the release build
-// (packaging/release.sh: -ldflags "-X main.version=v1.2.3"). Empty, as in
-// `go build` and `go run .`, means the module's version from the build
-// information, or "devel". It is the only package variable main has: the
-// linker can set nothing else.
-var version string
+// Set by the release build (packaging/release.sh: -ldflags "-X
+// main.version=v1.2.3 -X main.commit=... -X main.commitTime=..."); empty,
+// as in `go build` and `go run .`, means what Go stamped in the build
+// information: the module's version (or "devel"), the VCS revision and
+// time. The release sets the commit too because Go stamps none in a linked
+// git worktree (it looks for a .git folder). These are main's only package
+// variables: the linker can set nothing else.
+var version, commit, commitTime string
 
 // buildInfo is what `latchkey version` prints: which source this binary was
 // built from, and with what.
@@ -33,44 +35,47 @@ type buildInfo struct {
 // currentBuild reads this binary's build information.
 func currentBuild() buildInfo {
 	bi, _ := debug.ReadBuildInfo()
-	return readBuild(version, bi)
+	return readBuild(buildInfo{Version: version, Commit: commit, Date: commitTime}, bi)
 }
 
-// readBuild is currentBuild's work, on a given linker version and build
-// information (nil when the binary has none).
-func readBuild(linkerVersion string, bi *debug.BuildInfo) buildInfo {
-	b := buildInfo{Version: linkerVersion, Commit: "unknown", Date: "unknown",
+// readBuild is currentBuild's work: what the linker set (linker's
+// Version, Commit and Date, each empty when not set) completed from the
+// build information (nil when the binary has none).
+func readBuild(linker buildInfo, bi *debug.BuildInfo) buildInfo {
+	b := buildInfo{Version: "devel", Commit: "unknown", Date: "unknown",
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	if bi == nil {
-		if b.Version == "" {
-			b.Version = "devel"
+	if bi != nil {
+		if bi.GoVersion != "" {
+			b.GoVersion = bi.GoVersion
 		}
-		return b
-	}
-	if bi.GoVersion != "" {
-		b.GoVersion = bi.GoVersion
-	}
-	if b.Version == "" {
 		// Go stamps the main module's version from the VCS (a tag, or a
 		// pseudo-version) since Go 1.24; "(devel)" when it could not.
-		b.Version = bi.Main.Version
-		if b.Version == "" || b.Version == "(devel)" {
-			b.Version = "devel"
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			b.Version = v
+		}
+		var dirty bool
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.Commit = s.Value
+			case "vcs.time":
+				b.Date = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if dirty && b.Commit != "unknown" {
+			b.Commit += "+dirty"
 		}
 	}
-	var dirty bool
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.Commit = s.Value
-		case "vcs.time":
-			b.Date = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
+	if linker.Version != "" {
+		b.Version = linker.Version
 	}
-	if dirty && b.Commit != "unknown" {
-		b.Commit += "+dirty"
+	if linker.Commit != "" {
+		b.Commit = linker.Commit
+	}
+	if linker.Date != "" {
+		b.Date = linker.Date
 	}
 	return b
 }

@@ -20,25 +20,32 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		{Key: "vcs.time", Value: "2025-01-02T03:04:05Z"},
 		{Key: "vcs.modified", Value: "false"},
 	}
-	release := readBuild("v1.2.3", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.0.0-20250102030405-0123456789ab"}, Settings: vcs})
+	release := readBuild(buildInfo{Version: "v1.2.3"}, &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.0.0-20250102030405-0123456789ab"}, Settings: vcs})
 	require.Equal(t, buildInfo{Version: "v1.2.3", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2025-01-02T03:04:05Z",
 		GoVersion: "go1.26.8", Platform: platform}, release)
 	require.Equal(t, "latchkey v1.2.3 (commit 0123456789abcdef0123456789abcdef01234567, built 2025-01-02T03:04:05Z, go1.26.8, "+platform+")", release.String())
 
-	stamped := readBuild("", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.3.0"}, Settings: vcs})
+	stamped := readBuild(buildInfo{}, &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.3.0"}, Settings: vcs})
 	require.Equal(t, "v1.3.0", stamped.Version)
 
 	dirty := append([]debug.BuildSetting{}, vcs[:3]...)
 	dirty = append(dirty, debug.BuildSetting{Key: "vcs.modified", Value: "true"})
-	devel := readBuild("", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: dirty})
+	devel := readBuild(buildInfo{}, &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: dirty})
 	require.Equal(t, "devel", devel.Version)
 	require.Equal(t, "0123456789abcdef0123456789abcdef01234567+dirty", devel.Commit)
 
 	// -buildvcs=false, or a build outside a git checkout: nothing to tell.
-	bare := readBuild("", &debug.BuildInfo{GoVersion: "go1.26.8"})
+	bare := readBuild(buildInfo{}, &debug.BuildInfo{GoVersion: "go1.26.8"})
 	require.Equal(t, buildInfo{Version: "devel", Commit: "unknown", Date: "unknown", GoVersion: "go1.26.8", Platform: platform}, bare)
-	require.Equal(t, "devel", readBuild("", nil).Version)
-	require.Equal(t, runtime.Version(), readBuild("", nil).GoVersion)
+	require.Equal(t, "devel", readBuild(buildInfo{}, nil).Version)
+	require.Equal(t, runtime.Version(), readBuild(buildInfo{}, nil).GoVersion)
+
+	// The release build sets the commit and its time too (Go stamps none
+	// in a linked git worktree); they win over the build information.
+	linked := readBuild(buildInfo{Version: "v1.2.4", Commit: "fedcba9876543210fedcba9876543210fedcba98+dirty", Date: "2025-02-03T04:05:06Z"},
+		&debug.BuildInfo{GoVersion: "go1.26.8", Settings: dirty})
+	require.Equal(t, buildInfo{Version: "v1.2.4", Commit: "fedcba9876543210fedcba9876543210fedcba98+dirty", Date: "2025-02-03T04:05:06Z",
+		GoVersion: "go1.26.8", Platform: platform}, linked)
 
 	m := release.metrics()
 	require.Equal(t, []string{"v1.2.3", "0123456789abcdef0123456789abcdef01234567", "go1.26.8"}, []string{m.Version, m.Commit, m.GoVersion})

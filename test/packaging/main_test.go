@@ -1,0 +1,119 @@
+//go:build packaging
+
+// Package packaging_test builds latchkey's release the way a maintainer
+// does (packaging/release.sh, which `go tool task release` runs) and checks
+// each artefact as a user would: the binaries are static and reproducible,
+// the checksums verify, the SBOM lists every module, the binary says which
+// version it is.
+//
+// It is behind the build tag "packaging" (`go tool task test:packaging`
+// runs it; `go tool task test` runs that beside the Go tests): its time is
+// the release's static cgo builds (one of them from an empty build cache,
+// to show that the bytes come from the source, not the cache), run as
+// processes the race detector would not watch, and it must not share go
+// test ./...'s default 10-minute limit with the rest of the suite on a
+// two-core machine. It installs what it needs (Debian's arm64 cross
+// compiler) and skips nothing.
+package packaging_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// root is the repository's checkout (the test runs in test/packaging).
+var root = func() string {
+	p, err := filepath.Abs("../..")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+// scratch holds the shared release; TestMain removes it.
+var scratch string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "latchkey-packaging-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "packaging:", err)
+		os.Exit(1)
+	}
+	scratch = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// release is one run of packaging/release.sh.
+type release struct {
+	dir     string
+	version string
+	files   []string // the paths it printed: binaries, SBOM, SHA256SUMS
+}
+
+// binary is the release's binary for arch.
+func (r release) binary(arch string) string {
+	return filepath.Join(r.dir, "latchkey_"+r.version+"_linux_"+arch)
+}
+
+var (
+	sharedOnce sync.Once
+	shared     release
+	sharedErr  error
+)
+
+// fullRelease is `go tool task release` into a folder of its own: both
+// architectures and the SBOM, the version from git describe; built once for
+// every test of the package that needs a release artefact.
+func fullRelease(t *testing.T) release {
+	t.Helper()
+	sharedOnce.Do(func() {
+		shared, sharedErr = buildRelease(filepath.Join(scratch, "dist"), nil)
+	})
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+// buildRelease runs packaging/release.sh --out dir with args, in the
+// environment plus env, and returns what it built.
+func buildRelease(dir string, env []string, args ...string) (release, error) {
+	version, err := gitOutput("describe", "--tags", "--always", "--dirty")
+	if err != nil {
+		return release{}, err
+	}
+	cmd := exec.Command(filepath.Join(root, "packaging", "release.sh"), append([]string{"--out", dir}, args...)...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return release{}, fmt.Errorf("packaging/release.sh %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	fmt.Fprintf(os.Stderr, "packaging: release.sh --out %s %s took %s\n", dir, strings.Join(args, " "), time.Since(start).Round(time.Second))
+	return release{dir: dir, version: version, files: strings.Fields(stdout.String())}, nil
+}
+
+// gitOutput is git's answer in the checkout, trimmed.
+func gitOutput(args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// parseTime reads an RFC 3339 time.
+func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339, s) }
