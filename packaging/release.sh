@@ -8,11 +8,12 @@
 #                                        first binary's), Go's standard library too
 #
 # Usage: packaging/release.sh [--out DIR] [--arch "amd64 arm64"] [--version V] [--no-sbom]
-#   --out DIR      where the artefacts go (default: dist, or $DIST); the folder's
+#   --out DIR      where the artefacts go (default: the checkout's dist/, or $DIST); the folder's
 #                  earlier binaries and SBOMs (any version) and SHA256SUMS are replaced
 #   --arch LIST    the architectures, space- or comma-separated (default: both, or $ARCHES)
 #   --version V    the version stamped in (`latchkey version`) and in the names
-#                  (default: $VERSION, else `git describe --tags --always --dirty`)
+#                  (default: $VERSION, else `git describe --tags --always`, and
+#                  -dirty when `git status` lists anything, untracked files too)
 #   --no-sbom      skip the SBOM (a quick binary for a test)
 # It prints the artefacts' paths, one a line, on stdout; the build's own
 # output goes to stderr.
@@ -31,7 +32,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-out="${DIST:-dist}"
+out="${DIST:-$root/dist}"
 arches="${ARCHES:-amd64 arm64}"
 version="${VERSION:-}"
 sbom=1
@@ -47,32 +48,34 @@ while [ $# -gt 0 ]; do
 done
 arches="${arches//,/ }"
 
+mkdir -p "$out"
+out="$(cd "$out" && pwd)" # relative to where it was called from
 cd "$root"
 if ! git rev-parse --git-dir >/dev/null 2>&1; then
   echo "release.sh: not a git checkout: the build stamps the commit (-buildvcs=true)" >&2
   exit 1
 fi
+# Dirty as Go counts it (vcs.modified): anything `git status` lists,
+# untracked files included (git describe --dirty ignores those).
+dirty=""
+if [ -n "$(git status --porcelain)" ]; then dirty=1; fi
 if [ -z "$version" ]; then
-  version="$(git describe --tags --always --dirty)"
+  version="$(git describe --tags --always)${dirty:+-dirty}"
 fi
 case "$version" in
   *[!A-Za-z0-9._+~-]*|"") echo "release.sh: version \"$version\" is not usable in a file name" >&2; exit 2 ;;
 esac
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
 
 # The commit's time, so that nothing depends on when the build ran (the C
 # compiler's __DATE__/__TIME__ honour it too).
 SOURCE_DATE_EPOCH="$(git log -1 --format=%ct)"
 export SOURCE_DATE_EPOCH
-# Only what is set here shapes the build: not a GOFLAGS of the caller's
-# (this machine's sets -buildvcs=false), and the go.mod's Go toolchain.
+# Only what is set here shapes the build, not a GOFLAGS of the caller's
+# (this machine's sets -buildvcs=false).
 export GOFLAGS="" CGO_ENABLED=1 GOOS=linux
 # The commit and its time are stamped through the linker too: Go's own VCS
-# stamping (-buildvcs) finds no .git folder in a linked git worktree. Dirty
-# as Go counts it: anything `git status` lists, untracked files included.
-commit="$(git rev-parse HEAD)"
-if [ -n "$(git status --porcelain)" ]; then commit="$commit+dirty"; fi
+# stamping (-buildvcs) finds no .git folder in a linked git worktree.
+commit="$(git rev-parse HEAD)${dirty:++dirty}"
 committed="$(TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd)"
 tags="osusergo,netgo,sqlite_omit_load_extension"
 ldflags="-s -w -buildid= -X main.version=${version} -X main.commit=${commit} -X main.commitTime=${committed}"

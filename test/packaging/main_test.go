@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -87,10 +88,6 @@ func fullRelease(t *testing.T) release {
 // buildRelease runs packaging/release.sh --out dir with args, in the
 // environment plus env, and returns what it built.
 func buildRelease(dir string, env []string, args ...string) (release, error) {
-	version, err := gitOutput("describe", "--tags", "--always", "--dirty")
-	if err != nil {
-		return release{}, err
-	}
 	cmd := exec.Command(filepath.Join(root, "packaging", "release.sh"), append([]string{"--out", dir}, args...)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), env...)
@@ -101,7 +98,15 @@ func buildRelease(dir string, env []string, args ...string) (release, error) {
 		return release{}, fmt.Errorf("packaging/release.sh %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	fmt.Fprintf(os.Stderr, "packaging: release.sh --out %s %s took %s\n", dir, strings.Join(args, " "), time.Since(start).Round(time.Second))
-	return release{dir: dir, version: version, files: strings.Fields(stdout.String())}, nil
+	files := strings.Fields(stdout.String())
+	if len(files) == 0 {
+		return release{}, fmt.Errorf("packaging/release.sh printed nothing:\n%s", stderr.String())
+	}
+	m := regexp.MustCompile(`/latchkey_(.+)_linux_[a-z0-9]+$`).FindStringSubmatch(files[0])
+	if m == nil {
+		return release{}, fmt.Errorf("packaging/release.sh printed %q first, not a binary", files[0])
+	}
+	return release{dir: dir, version: m[1], files: files}, nil
 }
 
 // gitOutput is git's answer in the checkout, trimmed.

@@ -31,6 +31,16 @@ func TestRelease(t *testing.T) {
 	requireStatic(t, r.binary("amd64"), elf.EM_X86_64)
 	requireStatic(t, r.binary("arm64"), elf.EM_AARCH64)
 
+	// The version is git describe's, -dirty for a checkout with changes.
+	described, err := gitOutput("describe", "--tags", "--always")
+	require.NoError(t, err)
+	status, err := gitOutput("status", "--porcelain")
+	require.NoError(t, err)
+	if status != "" {
+		described += "-dirty"
+	}
+	require.Equal(t, described, r.version)
+
 	// `latchkey version`: the version in the file name, the commit (dirty
 	// when the checkout is), its time, and the Go that built it.
 	head, err := gitOutput("rev-parse", "HEAD")
