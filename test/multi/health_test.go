@@ -1,8 +1,10 @@
 package multi_test
 
 import (
+	"bytes"
 	"net/http"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,20 +37,42 @@ func TestHealthFollowsPostgreSQL(t *testing.T) {
 		}
 	}
 	require.Zero(t, scrape(t, metricsURL).Value("latchkey_db_errors_total"))
+	requireHealthCommand(t, a, 0, "/health/ready: ready")
 
 	require.NoError(t, pg.Stop())
 	r := br.waitStatus(a, "/health/ready", http.StatusServiceUnavailable)
 	require.JSONEq(t, `{"status":"unavailable","reason":"database"}`, r.body)
+	requireHealthCommand(t, a, 1, "/health/ready: not ready (503 Service Unavailable)")
 	require.Equal(t, http.StatusOK, br.root(a, http.MethodGet, "/health/live").StatusCode, "alive all the same")
 	require.Equal(t, "{}", br.get(a.url("/session")).body, "a GET /session meets the outage too")
 	require.Positive(t, scrape(t, metricsURL).Value("latchkey_db_errors_total"), "the failed statements are counted")
 
 	require.NoError(t, pg.Start())
 	br.waitStatus(a, "/health/ready", http.StatusOK)
+	requireHealthCommand(t, a, 0, "/health/ready: ready")
 	c.signInByEmail(br, a, "back@example.com")
 	require.True(t, a.running())
 	require.Contains(t, a.logs.String(), "not ready: the database check failed")
 	require.Contains(t, a.logs.String(), "ready again: the database answers")
+}
+
+// requireHealthCommand: `latchkey health --url` (a container's
+// HEALTHCHECK) exits with code and says so in one line.
+func requireHealthCommand(t *testing.T, in *instance, code int, line string) {
+	t.Helper()
+	cmd := exec.Command(binary, "health", "--url", in.origin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if code == 0 {
+		require.NoError(t, err, stderr.String())
+	} else {
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		require.Equal(t, code, exit.ExitCode(), stderr.String())
+	}
+	require.Empty(t, stdout.String())
+	require.Equal(t, "latchkey health: "+in.origin+line+"\n", stderr.String())
 }
 
 // A SQLite instance is unready while its database file is not where it
