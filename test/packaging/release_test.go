@@ -31,15 +31,12 @@ func TestRelease(t *testing.T) {
 	requireStatic(t, r.binary("amd64"), elf.EM_X86_64)
 	requireStatic(t, r.binary("arm64"), elf.EM_AARCH64)
 
-	// The version is git describe's, -dirty for a checkout with changes.
+	// The version is git describe's, -dirty for a checkout with changes
+	// (whether it has some is release.sh's to say: the suites running
+	// beside this one leave nothing in the checkout, but may meanwhile).
 	described, err := gitOutput("describe", "--tags", "--always")
 	require.NoError(t, err)
-	status, err := gitOutput("status", "--porcelain")
-	require.NoError(t, err)
-	if status != "" {
-		described += "-dirty"
-	}
-	require.Equal(t, described, r.version)
+	require.Contains(t, []string{described, described + "-dirty"}, r.version)
 
 	// `latchkey version`: the version in the file name, the commit (dirty
 	// when the checkout is), its time, and the Go that built it.
