@@ -43,6 +43,11 @@ Usage:
   latchkey [--config FILE] migrate        apply pending database migrations, then exit
   latchkey [--config FILE] migrate status show the schema version and pending migrations
   latchkey providers                     list the OAuth provider ids of the catalogue
+  latchkey version (or --version)        the version, commit, build date, Go version
+  latchkey [--config FILE] health [--url URL]
+                                         ask the running service's /health/ready
+                                         (default: the configured listener); exit 0
+                                         when ready, 1 otherwise (a HEALTHCHECK)
 
 Admin commands, on the configured database while the service runs
 (--config FILE may also follow them; exit 2: bad command line, 1: failed):
@@ -92,10 +97,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	configPath := fs.String("config", "", "configuration file (YAML)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	cmd, sub := fs.Arg(0), ""
+	if *showVersion {
+		cmd = "version"
+	}
+	switch {
+	case cmd == "health": // parses its own flags (health.go)
+		return runHealth(*configPath, fs.Args()[1:], stderr)
+	case cmd == "version" && fs.NArg() > 1:
+		fmt.Fprintf(stderr, "latchkey: unexpected argument %q\n\n%s", fs.Arg(1), usage)
+		return 2
+	case cmd == "version":
+		fmt.Fprintln(stdout, currentBuild())
+		return 0
+	}
 	if isAdminGroup(cmd) { // admin commands parse their own flags (admin.go)
 		return runAdmin(*configPath, fs.Args(), os.Stdin, stdout, stderr)
 	}
@@ -115,6 +134,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "latchkey: unexpected argument %q\n\n%s", fs.Arg(0), usage)
 			return 2
 		}
+	}
+	if *showVersion { // a --version after the command
+		fmt.Fprintln(stdout, currentBuild())
+		return 0
 	}
 	switch cmd {
 	case "":
@@ -194,6 +217,8 @@ func loadConfig(path string) (config.Config, []string, error) {
 }
 
 func checkConfig(path string, stdout, stderr io.Writer) int {
+	// Which binary judged the file: another version may judge it otherwise.
+	fmt.Fprintln(stdout, currentBuild())
 	cfg, warnings, err := loadConfig(path)
 	for _, w := range warnings {
 		fmt.Fprintln(stdout, "warning: "+w)
@@ -380,7 +405,9 @@ func serve(path string, stderr io.Writer) int {
 	if cfg.SecretGenerated {
 		log.Warn("no AUTH_SECRET set: using a generated secret stored in the data folder (development only: an https SERVICE_URL requires AUTH_SECRET)", "dir", cfg.DataDir)
 	}
-	a, err := app.New(cfg, app.Options{Logger: log, AccessLog: logs.NewAccess(out.Batched(), format == config.LogJSON, logLevel())})
+	build := currentBuild()
+	a, err := app.New(cfg, app.Options{Logger: log, AccessLog: logs.NewAccess(out.Batched(), format == config.LogJSON, logLevel()),
+		Build: build.metrics()})
 	if err != nil {
 		log.Error("start", "err", err)
 		return 1
@@ -394,7 +421,8 @@ func serve(path string, stderr io.Writer) int {
 		log.Error("listen", "err", err)
 		return 1
 	}
-	log.Info("latchkey listening", "addr", l.Addr().String(), "base", a.Base().URL(""), "sessions", cfg.Session.Strategy)
+	log.Info("latchkey listening", "addr", l.Addr().String(), "base", a.Base().URL(""), "sessions", cfg.Session.Strategy,
+		"version", build.Version, "commit", build.Commit)
 	if err := a.Serve(ctx, l); err != nil {
 		log.Error("server stopped", "err", err)
 		return 1

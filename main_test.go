@@ -232,6 +232,13 @@ func serveOnce(t *testing.T) (csrf string, logs string) {
 // stops it with sig and expects a clean exit.
 func serveUntil(t *testing.T, sig syscall.Signal) (csrf string, logs string) {
 	t.Helper()
+	return serveDuring(t, sig, nil)
+}
+
+// serveDuring is serveUntil, calling during (when not nil) with the port
+// while the service answers, before it is stopped.
+func serveDuring(t *testing.T, sig syscall.Signal, during func(port int)) (csrf string, logs string) {
+	t.Helper()
 	port := freePort(t)
 	t.Setenv("PORT", fmt.Sprint(port))
 	var out, errOut syncBuffer
@@ -257,6 +264,9 @@ func serveUntil(t *testing.T, sig syscall.Signal) (csrf string, logs string) {
 		}
 		require.True(t, time.Now().Before(deadline), "service did not start: %s", errOut.String())
 		time.Sleep(20 * time.Millisecond)
+	}
+	if during != nil {
+		during(port)
 	}
 	require.NoError(t, syscall.Kill(os.Getpid(), sig))
 	select {

@@ -111,6 +111,9 @@ type Options struct {
 	// with the default parameters, at most 2 × GOMAXPROCS at once, waiting
 	// at most 2 s for a slot. Tests give one with fewer slots, to fill them.
 	PasswordHasher *password.Hasher
+	// Build names the running binary in the latchkey_build_info metric
+	// (main passes what `latchkey version` prints).
+	Build metrics.Build
 }
 
 // New builds the service from a validated config: opens the database,
@@ -127,7 +130,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	}
 	a := &App{cfg: cfg, base: base, log: opts.Logger, now: opts.Now, purge: opts.PurgeEvery}
 	if cfg.Metrics.Listen != "" {
-		a.metrics = metrics.New()
+		a.metrics = metrics.New(opts.Build)
 	}
 	if a.log == nil {
 		a.log = slog.Default()

@@ -36,9 +36,15 @@ type Metrics struct {
 	codes [600]string // status code → label, so that labelling allocates nothing
 }
 
+// Build names the running binary in latchkey_build_info (main reads it
+// from the build: `latchkey version`). Empty fields are "unknown".
+type Build struct {
+	Version, Commit, GoVersion string
+}
+
 // New registers the metric set, with the Go runtime and process
-// collectors, on a registry of its own.
-func New() *Metrics {
+// collectors and the build's latchkey_build_info, on a registry of its own.
+func New(build Build) *Metrics {
 	m := &Metrics{registry: prometheus.NewRegistry()}
 	counter := func(name, help string) prometheus.Counter {
 		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
@@ -68,7 +74,15 @@ func New() *Metrics {
 		Name: "latchkey_second_steps_total",
 		Help: "Two-factor codes posted (a second step, a step-up, an enrolment), by outcome: success, or the refusal's code (TwoFactorInvalid, TwoFactorExpired, TwoFactorThrottled, TwoFactorSetupRequired, ...).",
 	}, []string{"outcome"})
-	m.registry.MustRegister(m.requests, m.duration, m.signIns, m.rateLimitRefusals, m.secondSteps,
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "latchkey_build_info",
+		Help: "Always 1; its labels name the running build: version, VCS commit and Go version.",
+		ConstLabels: prometheus.Labels{
+			"version": orUnknown(build.Version), "commit": orUnknown(build.Commit), "goversion": orUnknown(build.GoVersion),
+		},
+	})
+	info.Set(1)
+	m.registry.MustRegister(m.requests, m.duration, m.signIns, m.rateLimitRefusals, m.secondSteps, info,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.signOuts = counter("latchkey_signouts_total", "Sign-outs (POST /signout and /signout/all) that ended a session or cookie.")
@@ -80,6 +94,13 @@ func New() *Metrics {
 		m.codes[code] = strconv.Itoa(code)
 	}
 	return m
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "unknown"
+	}
+	return v
 }
 
 // Handler serves the exposition format of the registry (GET /metrics).

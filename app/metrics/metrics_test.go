@@ -35,7 +35,7 @@ func countOnceEach(m *metrics.Metrics) {
 // Two metric sets never share a registry, and each counter appears under
 // its exact name.
 func TestMetricsExposition(t *testing.T) {
-	m, other := metrics.New(), metrics.New()
+	m, other := metrics.New(metrics.Build{Version: "v1.2.3", Commit: "0123abc", GoVersion: "go1.26.8"}), metrics.New(metrics.Build{})
 	r := m.Route("/api/auth/session")
 	r.Observe(200, 2*time.Millisecond)
 	r.Observe(200, 3*time.Millisecond)
@@ -53,6 +53,8 @@ func TestMetricsExposition(t *testing.T) {
 		require.Equal(t, 1.0, s.Value(name), name)
 	}
 	require.Equal(t, 1.0, s.Value("latchkey_ratelimit_refusals_total", "tier", "global"))
+	require.Equal(t, 1.0, s.Value("latchkey_build_info", "version", "v1.2.3", "commit", "0123abc", "goversion", "go1.26.8"))
+	require.Equal(t, 1.0, scrapeHandler(t, other).Value("latchkey_build_info", "version", "unknown", "commit", "unknown", "goversion", "unknown"))
 	require.True(t, s.Has("go_gc_duration_seconds"))
 	require.True(t, s.Has("process_open_fds"))
 	require.Equal(t, 1.0, scrapeHandler(t, other).Value("latchkey_signouts_total"), "registries of their own")
