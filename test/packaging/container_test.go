@@ -58,16 +58,16 @@ func TestContainerImage(t *testing.T) {
 
 	containerCmd(t, repo, nil, "packaging/install-buildah.sh")
 	lap("buildah installed")
-	bin := containerBinary(t, repo)
-	lap("static binary built")
+	bins := containerBinaries(t, repo)
+	lap("static binaries built")
 
 	dir := t.TempDir()
 	ociTar, dockerTar := filepath.Join(dir, "latchkey.oci.tar"), filepath.Join(dir, "latchkey.docker.tar")
 	containerCmd(t, repo, []string{"IMAGE_NAME=latchkey:test", "DOCKER_ARCHIVE=" + dockerTar, "TMPDIR=" + dir},
-		"packaging/image.sh", ociTar, bin)
+		"packaging/image.sh", append([]string{ociTar, bins["amd64"]}, optional(bins["arm64"])...)...)
 	lap("image built and exported")
 
-	oci := checkOCIArchive(t, ociTar, bin)
+	oci := checkOCIArchive(t, ociTar, bins)
 	docker := readDockerArchive(t, dockerTar)
 	require.Equal(t, oci.RootFS.DiffIDs, docker.RootFS.DiffIDs, "the Docker-format archive holds the same layer")
 	require.NotNil(t, docker.Config.Healthcheck, "HEALTHCHECK kept in Docker's format")
@@ -230,10 +230,13 @@ const containerConfig = `providers:
     from: "Sign in <no-reply@example.com>"
 `
 
-// containerBinary is the static linux/amd64 binary the image holds, built
-// as the release build builds it.
-// TODO(lead): once packaging/release.sh is merged, build with it instead.
-func containerBinary(t *testing.T, repo string) string {
+// containerBinaries are the static binaries the image holds, by
+// architecture, built as the release build builds them: linux/amd64, and
+// linux/arm64 too when given (the archive is then a multi-arch index, both
+// images checked, the amd64 one run).
+// TODO(lead): once packaging/release.sh is merged, build with it instead
+// (both architectures).
+func containerBinaries(t *testing.T, repo string) map[string]string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "latchkey")
 	cmd := exec.Command("go", "build", "-trimpath",
@@ -245,7 +248,15 @@ func containerBinary(t *testing.T, repo string) string {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("static build: %v\n%s", err, b)
 	}
-	return out
+	return map[string]string{"amd64": out}
+}
+
+// optional is s as a list of arguments: none when empty.
+func optional(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }
 
 // containerCmd runs a script of the repository, failing the test with its output.
@@ -285,9 +296,10 @@ type imageConfig struct {
 	} `json:"rootfs"`
 }
 
-// checkOCIArchive reads the OCI archive (index.json → manifest → config
-// and layer) and checks what the Containerfile promises.
-func checkOCIArchive(t *testing.T, path, bin string) imageConfig {
+// checkOCIArchive reads the OCI archive (index.json → manifest, or image
+// index → one manifest per architecture → config and layer), checks what
+// the Containerfile promises, and returns the amd64 image's configuration.
+func checkOCIArchive(t *testing.T, path string, bins map[string]string) imageConfig {
 	t.Helper()
 	files := readTar(t, path)
 	require.JSONEq(t, `{"imageLayoutVersion":"1.0.0"}`, string(files["oci-layout"]))
@@ -300,7 +312,6 @@ func checkOCIArchive(t *testing.T, path, bin string) imageConfig {
 	}
 	require.NoError(t, json.Unmarshal(files["index.json"], &index))
 	require.Len(t, index.Manifests, 1)
-	require.Equal(t, "application/vnd.oci.image.manifest.v1+json", index.Manifests[0].MediaType)
 	require.Equal(t, "latchkey:test", index.Manifests[0].Annotations["org.opencontainers.image.ref.name"])
 	blob := func(digest string) []byte {
 		b, ok := files["blobs/sha256/"+strings.TrimPrefix(digest, "sha256:")]
@@ -309,15 +320,47 @@ func checkOCIArchive(t *testing.T, path, bin string) imageConfig {
 		require.Equal(t, digest, "sha256:"+hex.EncodeToString(sum[:]))
 		return b
 	}
+	if len(bins) == 1 {
+		require.Equal(t, "application/vnd.oci.image.manifest.v1+json", index.Manifests[0].MediaType)
+		return checkImage(t, blob, index.Manifests[0].Digest, "amd64", bins["amd64"])
+	}
+	require.Equal(t, "application/vnd.oci.image.index.v1+json", index.Manifests[0].MediaType)
+	var list struct {
+		Manifests []struct {
+			MediaType string
+			Digest    string
+			Platform  struct{ OS, Architecture string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(blob(index.Manifests[0].Digest), &list))
+	require.Len(t, list.Manifests, len(bins))
+	var amd64 imageConfig
+	for _, m := range list.Manifests {
+		require.Equal(t, "application/vnd.oci.image.manifest.v1+json", m.MediaType)
+		require.Equal(t, "linux", m.Platform.OS)
+		bin, ok := bins[m.Platform.Architecture]
+		require.True(t, ok, "an image for %s", m.Platform.Architecture)
+		cfg := checkImage(t, blob, m.Digest, m.Platform.Architecture, bin)
+		if m.Platform.Architecture == "amd64" {
+			amd64 = cfg
+		}
+	}
+	return amd64
+}
+
+// checkImage checks one image of the archive: its configuration and its
+// one layer, which holds exactly the Containerfile's files.
+func checkImage(t *testing.T, blob func(digest string) []byte, digest, arch, bin string) imageConfig {
+	t.Helper()
 	var manifest struct {
 		Config struct{ MediaType, Digest string }
 		Layers []struct{ MediaType, Digest string }
 	}
-	require.NoError(t, json.Unmarshal(blob(index.Manifests[0].Digest), &manifest))
+	require.NoError(t, json.Unmarshal(blob(digest), &manifest))
 	require.Equal(t, "application/vnd.oci.image.config.v1+json", manifest.Config.MediaType)
 	var cfg imageConfig
 	require.NoError(t, json.Unmarshal(blob(manifest.Config.Digest), &cfg))
-	require.Equal(t, "linux/amd64", cfg.OS+"/"+cfg.Architecture)
+	require.Equal(t, "linux/"+arch, cfg.OS+"/"+cfg.Architecture)
 	require.Equal(t, "65532:65532", cfg.Config.User, "numeric, so no /etc/passwd look-up decides it")
 	require.Equal(t, map[string]struct{}{"3000/tcp": {}}, cfg.Config.ExposedPorts)
 	require.Equal(t, []string{"/latchkey"}, cfg.Config.Entrypoint)
@@ -327,7 +370,6 @@ func checkOCIArchive(t *testing.T, path, bin string) imageConfig {
 	require.Contains(t, cfg.Config.Env, "PORT=3000")
 	require.Nil(t, cfg.Config.Healthcheck, "OCI's format has no HEALTHCHECK (the Docker-format archive has it)")
 
-	// One layer, holding exactly the Containerfile's files.
 	require.Len(t, manifest.Layers, 1)
 	require.Equal(t, "application/vnd.oci.image.layer.v1.tar+gzip", manifest.Layers[0].MediaType)
 	zr, err := gzip.NewReader(bytes.NewReader(blob(manifest.Layers[0].Digest)))
@@ -358,7 +400,7 @@ func checkOCIArchive(t *testing.T, path, bin string) imageConfig {
 		"etc/ssl/certs/ca-certificates.crt", "latchkey", "tmp/"}, names)
 	want, err := os.ReadFile(bin)
 	require.NoError(t, err)
-	require.True(t, bytes.Equal(want, got["latchkey"].body), "/latchkey is the release binary")
+	require.True(t, bytes.Equal(want, got["latchkey"].body), "/latchkey is the %s release binary", arch)
 	require.Equal(t, os.FileMode(0o755), got["latchkey"].mode)
 	require.Equal(t, os.ModeDir|0o700, got["data/"].mode)
 	require.Equal(t, [2]int{imageUID, imageUID}, [2]int{got["data/"].uid, got["data/"].gid})
