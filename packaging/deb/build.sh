@@ -7,7 +7,16 @@
 # OUTDIR: where latchkey_<version>_<arch>.deb goes (default dist). Prints
 # the package's path. SOURCE_DATE_EPOCH (default: the commit's time) fixes
 # the files' dates, so one binary gives one byte-identical package.
+# LATCHKEY_DEB_CONFIG_SOURCE (default: the repository's config.yaml) is the
+# file /etc/latchkey/config.yaml is made from.
+#   packaging/deb/build.sh --prepare
+# only builds nfpm (Go caches it), so that a later build need not wait.
 set -eu
+
+nfpm=github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+if [ "${1:-}" = --prepare ]; then
+	exec go run "$nfpm" --version >/dev/null
+fi
 
 if [ $# -lt 2 ] || [ $# -gt 4 ]; then
 	echo "usage: $0 BINARY VERSION [GOARCH] [OUTDIR]" >&2
@@ -35,7 +44,8 @@ export SOURCE_DATE_EPOCH
 # one embedded in the binary) with the data in /var/lib/latchkey.
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-n=$(grep -c '^data_dir: data$' "$root/config.yaml" || true)
+source=${LATCHKEY_DEB_CONFIG_SOURCE:-$root/config.yaml}
+n=$(grep -c '^data_dir: data$' "$source" || true)
 if [ "$n" != 1 ]; then
 	echo "$0: config.yaml must have exactly one line 'data_dir: data' (found $n)" >&2
 	exit 1
@@ -47,7 +57,7 @@ fi
 	echo '# Check it with: latchkey --config /etc/latchkey/config.yaml check-config'
 	echo '# then: systemctl restart latchkey'
 	echo
-	sed 's|^data_dir: data$|data_dir: /var/lib/latchkey|' "$root/config.yaml"
+	sed 's|^data_dir: data$|data_dir: /var/lib/latchkey|' "$source"
 } >"$stage/config.yaml"
 touch -d "@$SOURCE_DATE_EPOCH" "$stage/config.yaml"
 
@@ -55,6 +65,6 @@ deb="$outdir/latchkey_${version}_${arch}.deb"
 cd "$root"
 LATCHKEY_DEB_VERSION=$version LATCHKEY_DEB_ARCH=$arch \
 LATCHKEY_DEB_BINARY=$binary LATCHKEY_DEB_CONFIG=$stage/config.yaml \
-	go run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2 pkg \
+	go run "$nfpm" pkg \
 	--config packaging/deb/nfpm.yaml --packager deb --target "$deb" >&2
 echo "$deb"

@@ -19,6 +19,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -84,19 +85,37 @@ func debBinaryCommand(ctx context.Context, root, dir, version string) (*exec.Cmd
 }
 
 // debBuild builds the binary and the package of version into dir/version,
-// returning the package's path. It runs on any goroutine: failures are
-// returned.
-func debBuild(ctx context.Context, root, dir, version string) (string, error) {
+// returning the package's path; configSource, when not "", is the
+// config.yaml the package's /etc/latchkey/config.yaml is made from. It
+// runs on any goroutine: failures are returned.
+func debBuild(ctx context.Context, root, dir, version, configSource string) (string, error) {
+	binary, err := debBinary(ctx, root, dir, version)
+	if err != nil {
+		return "", err
+	}
+	return debPackage(ctx, root, binary, dir, version, configSource)
+}
+
+// debBinary builds the binary of version into dir/version.
+func debBinary(ctx context.Context, root, dir, version string) (string, error) {
 	outDir := filepath.Join(dir, version)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return "", err
 	}
 	build, binary := debBinaryCommand(ctx, root, outDir, version)
-	if _, err := debOutput(build); err != nil {
-		return "", err
-	}
+	_, err := debOutput(build)
+	return binary, err
+}
+
+// debPackage packages binary as version into dir/version with
+// packaging/deb/build.sh.
+func debPackage(ctx context.Context, root, binary, dir, version, configSource string) (string, error) {
+	outDir := filepath.Join(dir, version)
 	pkg := exec.CommandContext(ctx, "packaging/deb/build.sh", binary, version, "amd64", outDir)
 	pkg.Dir = root
+	if configSource != "" {
+		pkg.Env = append(os.Environ(), "LATCHKEY_DEB_CONFIG_SOURCE="+configSource)
+	}
 	out, err := debOutput(pkg)
 	if err != nil {
 		return "", err
@@ -490,6 +509,20 @@ func debSecret() string {
 	return hex.EncodeToString(b)
 }
 
+// debAdminScript runs a latchkey command (check-config, users list...) as
+// the service would: as the latchkey user, with the environment file. It is
+// docs/install.md's lk shell function, word for word.
+const debAdminScript = `set -a && . /etc/latchkey/latchkey.env && set +a && ` +
+	`exec setpriv --reuid=latchkey --regid=latchkey --init-groups latchkey --config /etc/latchkey/config.yaml "$@"`
+
+// debAdmin runs `lk args...` from / and returns what it printed.
+func debAdmin(args ...string) (string, error) {
+	cmd := exec.Command("sh", append([]string{"-c", debAdminScript, "latchkey"}, args...)...)
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
 var debExposureRE = regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+) (\S+)`)
 
 // debCheckUnit verifies the installed unit with systemd-analyze, which
@@ -563,27 +596,40 @@ func TestDebianPackage(t *testing.T) {
 	root := debRepoRoot(t)
 	work := t.TempDir()
 
-	// Meanwhile: systemd-analyze (installed with apt-get when missing).
+	// Meanwhile: systemd-analyze (installed with apt-get when missing),
+	// and nfpm built for build.sh.
 	tools := make(chan error, 1)
 	go func() {
-		out, err := exec.CommandContext(ctx, filepath.Join(root, "packaging/install-systemd-tools.sh")).CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("packaging/install-systemd-tools.sh: %w\n%s", err, out)
+		var err error
+		for _, args := range [][]string{{"packaging/install-systemd-tools.sh"}, {"packaging/deb/build.sh", "--prepare"}} {
+			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+			cmd.Dir = root
+			if out, e := cmd.CombinedOutput(); e != nil {
+				err = errors.Join(err, fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), e, out))
+			}
 		}
 		tools <- err
 	}()
-	debA, err := debBuild(ctx, root, work, debVersionA)
+	binA, err := debBinary(ctx, root, work, debVersionA)
+	require.NoError(t, err)
+	require.NoError(t, <-tools)
+	debA, err := debPackage(ctx, root, binA, work, debVersionA, "")
 	require.NoError(t, err)
 	step("built " + filepath.Base(debA))
 	// Version B is built while A is installed and run (its compilation is
-	// cached by now: only the link differs).
+	// cached by now: only the link differs). Its config.yaml documents one
+	// more line, as a release's often does: dpkg must then keep the
+	// operator's edited file and put B's beside it.
+	configB := filepath.Join(work, "config-b.yaml")
+	const newInB = "# A key documented in version B.\n"
+	require.NoError(t, os.WriteFile(configB, []byte(debRead(t, filepath.Join(root, "config.yaml"))+newInB), 0o644))
 	type built struct {
 		deb string
 		err error
 	}
 	versionB := make(chan built, 1)
 	go func() {
-		deb, err := debBuild(ctx, root, work, debVersionB)
+		deb, err := debBuild(ctx, root, work, debVersionB, configB)
 		versionB <- built{deb, err}
 	}()
 
@@ -629,7 +675,6 @@ func TestDebianPackage(t *testing.T) {
 	require.Contains(t, config, "\ndata_dir: /var/lib/latchkey\n")
 	require.Contains(t, debRead(t, debEnvPath), "#AUTH_SECRET=")
 
-	require.NoError(t, <-tools)
 	debCheckUnit(t)
 	step("unit verified")
 
@@ -652,11 +697,7 @@ func TestDebianPackage(t *testing.T) {
 		s = strings.Replace(s, "#AUTH_SECRET=\n", "AUTH_SECRET="+secret+"\n", 1)
 		return s + "SERVICE_URL=" + base + "\nPORT=" + strconv.Itoa(port) + "\n"
 	})
-	checkConfig := exec.Command("setpriv", "--reuid=latchkey", "--regid=latchkey", "--init-groups",
-		"/usr/bin/latchkey", "--config", debConfigPath, "check-config")
-	checkConfig.Dir = debStateDir
-	checkConfig.Env = append([]string{"PATH=/usr/bin:/bin"}, debEnvFile(t, debEnvPath)...)
-	out, err := checkConfig.CombinedOutput()
+	out, err := debAdmin("check-config")
 	require.NoError(t, err, "check-config as the latchkey user:\n%s", out)
 
 	// ---- run A as the unit would, sign in ----
@@ -667,6 +708,12 @@ func TestDebianPackage(t *testing.T) {
 	br.signInByEmail(smtp, debSignInEmail, origin+"/home")
 	require.Equal(t, debSignInEmail, br.email())
 	step("signed in")
+	// An admin command as docs/install.md gives it: as the latchkey user
+	// (files it makes in /var/lib/latchkey stay the service's), with the
+	// environment file.
+	out, err = debAdmin("users", "list")
+	require.NoError(t, err, "users list:\n%s", out)
+	require.Contains(t, string(out), debSignInEmail, "users list")
 	db := filepath.Join(debStateDir, "latchkey.db")
 	debMode(t, db, 0o600, "latchkey", "latchkey")
 	debGone(t, filepath.Join(debStateDir, "secret")) // AUTH_SECRET is set
@@ -687,10 +734,13 @@ func TestDebianPackage(t *testing.T) {
 	require.NotEqual(t, inode, debInode(t, "/usr/bin/latchkey"), "dpkg put B's binary in place")
 	debBinaryVersion(t, debVersionB)
 	require.Equal(t, edited, debRead(t, debConfigPath), "the edited conffile survives the upgrade")
+	require.NotContains(t, edited, newInB)
 	require.Equal(t, env, debRead(t, debEnvPath), "and the environment file")
 	debMode(t, debEnvPath, 0o600, "root", "root")
+	dist := debConfigPath + ".dpkg-dist"
+	require.True(t, strings.HasSuffix(debRead(t, dist), newInB), "B's config.yaml waits beside the operator's as %s", dist)
 	leftovers, _ := filepath.Glob("/etc/latchkey/*.dpkg-*")
-	require.Empty(t, leftovers, "no .dpkg-dist or .dpkg-new beside the conffiles")
+	require.Equal(t, []string{dist}, leftovers, "nothing else beside the conffiles (the environment file did not change in B)")
 
 	svc = debStart(t)
 	svc.waitReady(t, origin)
