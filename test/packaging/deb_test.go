@@ -769,6 +769,9 @@ func TestDebianPackage(t *testing.T) {
 		"/etc/systemd/system/multi-user.target.wants/latchkey.service"} {
 		debGone(t, p)
 	}
+	state, _ := filepath.Glob("/var/lib/systemd/deb-systemd-helper-*/*latchkey*")
+	more, _ := filepath.Glob("/var/lib/systemd/deb-systemd-helper-*/*/*latchkey*")
+	require.Empty(t, append(state, more...), "deb-systemd-helper forgets the unit")
 	_, err = user.Lookup("latchkey")
 	require.Error(t, err, "purge deletes the user")
 	_, err = user.LookupGroup("latchkey")
