@@ -10,11 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/gorilla/securecookie"
-
-	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/openid"
-	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
 
 // `latchkey oidc rotate-keys [--now]` and `latchkey oidc keys`: the
@@ -23,11 +19,6 @@ import (
 // signing after oidc.key_publish_lead (at once with --now); the keys they
 // replace stay published until the ID tokens they signed have expired.
 // Every instance sees the new keys within 10 seconds.
-
-// keySealPurpose is what app/openid seals the private keys under; the
-// command checks that its secret opens the stored keys before it adds
-// one the service could not open.
-const keySealPurpose = "latchkey OpenID signing key"
 
 // keySecrets are the secrets the service seals keys with: AUTH_SECRET*,
 // or the one generated in the data folder. None at all is an error: a
@@ -46,36 +37,18 @@ func (r *adminRun) keySecrets() ([]string, error) {
 	return r.cfg.Secrets(), nil
 }
 
-// checkOpens refuses a secret that does not open the stored keys.
-func (r *adminRun) checkOpens(secrets []string) error {
-	rows, err := openidstore.New(r.store).SigningKeys(r.ctx, time.Now())
-	if err != nil || len(rows) == 0 {
-		return err
-	}
-	codecs, err := cookies.SealedCodecs(secrets, keySealPurpose, 0)
-	if err != nil {
-		return err
-	}
-	for _, c := range codecs {
-		c.(*securecookie.SecureCookie).MaxLength(0)
-	}
-	var der []byte
-	if err := securecookie.DecodeMulti("key", rows[len(rows)-1].PrivateKey, &der, codecs...); err != nil {
-		return errors.New("the secret here does not open the stored signing keys: run this command with the service's AUTH_SECRET (and AUTH_SECRET_1..3); nothing changed")
-	}
-	return nil
-}
-
 func oidcRotateKeys(r *adminRun) error {
 	secrets, err := r.keySecrets()
 	if err != nil {
 		return err
 	}
-	if err := r.checkOpens(secrets); err != nil {
-		return err
-	}
 	s, err := r.openID(secrets)
 	if err != nil {
+		return err
+	}
+	if err := s.CheckKeys(r.ctx); errors.Is(err, openid.ErrKeysUnopened) {
+		return errors.New("the secret here does not open the stored signing keys: run this command with the service's AUTH_SECRET (and AUTH_SECRET_1..3); nothing changed")
+	} else if err != nil {
 		return err
 	}
 	before, err := s.Keys(r.ctx)
@@ -148,7 +121,7 @@ func oidcKeys(r *adminRun) error {
 	}
 	out := make([]keyJSON, len(keys))
 	for i, k := range keys {
-		out[i] = keyJSON{ID: k.ID, Algorithm: k.Algorithm, State: keyState(keys, k, r.cfg.OpenID.SigningAlgorithm, r.now),
+		out[i] = keyJSON{ID: k.ID, Algorithm: k.Algorithm, State: k.State,
 			Created: k.Created.UTC(), ActiveFrom: k.ActiveFrom.UTC(), PublishedUntil: k.PublishedUntil}
 	}
 	if r.json {
@@ -172,23 +145,4 @@ func oidcKeys(r *adminRun) error {
 	}
 	fmt.Fprintln(r.out, line)
 	return nil
-}
-
-// keyState: "next" (published, signing later), "retired" (a newer key of
-// its algorithm is active; published until the ID tokens it signed
-// expire), "signing" (the newest active key of signing_algorithm) or
-// "published" (the other algorithm's current key).
-func keyState(all []openid.KeyInfo, k openid.KeyInfo, alg string, now time.Time) string {
-	if k.ActiveFrom.After(now) {
-		return "next"
-	}
-	for _, o := range all {
-		if o.Algorithm == k.Algorithm && !o.ActiveFrom.After(now) && o.ActiveFrom.After(k.ActiveFrom) {
-			return "retired"
-		}
-	}
-	if k.Algorithm == alg {
-		return "signing"
-	}
-	return "published"
 }

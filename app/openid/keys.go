@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/gorilla/securecookie"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
 
@@ -92,29 +92,46 @@ func (k *keyRing) current(ctx context.Context) ([]*parsedKey, error) {
 	return keys, nil
 }
 
-// signing is, among the active keys of the configured algorithm, the one
-// made last: a key still waiting for its turn when a later rotation (say
-// --now) made a newer one never signs, since its publication ends with
-// the keys that newer one replaced.
+// signing is the key that signs now (signingOf).
 func (k *keyRing) signing(ctx context.Context) (*parsedKey, error) {
 	keys, err := k.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	now := k.now()
-	var best *parsedKey
-	for _, p := range keys {
-		if p.alg == k.alg && !p.activeFrom.After(now) && (best == nil || newer(p, best)) {
-			best = p
-		}
-	}
-	if best == nil {
+	best, ok := signingOf(keys, string(k.alg), k.now(), func(p *parsedKey) keyTimes {
+		return keyTimes{string(p.alg), p.id, p.created, p.activeFrom}
+	})
+	if !ok {
 		return nil, fmt.Errorf("no active %s signing key", k.alg)
 	}
 	return best, nil
 }
 
-func newer(a, b *parsedKey) bool {
+// keyTimes are what decides which key signs.
+type keyTimes struct {
+	alg, id             string
+	created, activeFrom time.Time
+}
+
+// signingOf is, among the active keys (activeFrom not after now) of alg,
+// the one made last: a key still waiting for its turn when a later
+// rotation (say --now) made a newer one never signs, since its
+// publication ends with the keys that newer one replaced. The service's
+// signing and `latchkey oidc keys`' states both come from here.
+func signingOf[T any](keys []T, alg string, now time.Time, times func(T) keyTimes) (T, bool) {
+	var best T
+	var bt keyTimes
+	found := false
+	for _, k := range keys {
+		t := times(k)
+		if t.alg == alg && !t.activeFrom.After(now) && (!found || newer(t, bt)) {
+			best, bt, found = k, t, true
+		}
+	}
+	return best, found
+}
+
+func newer(a, b keyTimes) bool {
 	if !a.created.Equal(b.created) {
 		return a.created.After(b.created)
 	}
@@ -176,7 +193,7 @@ func (k *keyRing) generate(created, activeFrom time.Time) ([]openidstore.Signing
 		if err != nil {
 			return nil, fmt.Errorf("seal %s key: %w", alg, err)
 		}
-		id := base64.RawURLEncoding.EncodeToString(securecookie.GenerateRandomKey(12))
+		id := random.Base64URL(12)
 		pub, err := json.Marshal(jose.JSONWebKey{Key: priv.Public(), KeyID: id, Algorithm: string(alg), Use: "sig"})
 		if err != nil {
 			return nil, fmt.Errorf("encode %s public key: %w", alg, err)
@@ -228,24 +245,67 @@ func (s *Service) Rotate(ctx context.Context, lead time.Duration) ([]string, err
 	return ids, nil
 }
 
-// KeyInfo describes a published key, for `latchkey oidc keys`.
+// KeyInfo describes a published key, for `latchkey oidc keys`. State is
+// "signing" (signingOf, of signing_algorithm), "published" (the other
+// algorithm's current key), "next" (published, signing later) or
+// "retired" (replaced; published until the ID tokens it signed expire).
 type KeyInfo struct {
-	ID, Algorithm       string
-	Created, ActiveFrom time.Time
-	PublishedUntil      *time.Time
+	ID, Algorithm, State string
+	Created, ActiveFrom  time.Time
+	PublishedUntil       *time.Time
 }
 
-// Keys lists the published keys.
+// Keys lists the published keys with their states.
 func (s *Service) Keys(ctx context.Context) ([]KeyInfo, error) {
-	rows, err := s.store.SigningKeys(ctx, s.now())
+	now := s.now()
+	rows, err := s.store.SigningKeys(ctx, now)
 	if err != nil {
 		return nil, fmt.Errorf("read signing keys: %w", err)
 	}
+	times := func(r openidstore.SigningKey) keyTimes { return keyTimes{r.Algorithm, r.ID, r.CreatedAt, r.ActiveFrom} }
+	current := map[string]string{}
+	for _, alg := range Algorithms {
+		if k, ok := signingOf(rows, string(alg), now, times); ok {
+			current[k.ID] = "published"
+			if alg == s.keys.alg {
+				current[k.ID] = "signing"
+			}
+		}
+	}
 	out := make([]KeyInfo, len(rows))
 	for i, r := range rows {
-		out[i] = KeyInfo{ID: r.ID, Algorithm: r.Algorithm, Created: r.CreatedAt, ActiveFrom: r.ActiveFrom, PublishedUntil: r.PublishedUntil}
+		state := current[r.ID]
+		switch {
+		case state != "":
+		case r.ActiveFrom.After(now):
+			state = "next"
+		default:
+			state = "retired"
+		}
+		out[i] = KeyInfo{ID: r.ID, Algorithm: r.Algorithm, State: state, Created: r.CreatedAt, ActiveFrom: r.ActiveFrom, PublishedUntil: r.PublishedUntil}
 	}
 	return out, nil
+}
+
+// ErrKeysUnopened: a stored key does not open with the secrets given.
+var ErrKeysUnopened = errors.New("a stored signing key does not open with these secrets")
+
+// CheckKeys opens every stored key with this service's secrets
+// (ErrKeysUnopened when one does not): an admin command refuses to add
+// keys sealed under a secret the service lacks.
+func (s *Service) CheckKeys(ctx context.Context) error {
+	rows, err := s.store.SigningKeys(ctx, s.now())
+	if err != nil {
+		return fmt.Errorf("read signing keys: %w", err)
+	}
+	s.keys.mu.Lock()
+	defer s.keys.mu.Unlock()
+	for i := range rows {
+		if _, err := s.keys.parse(&rows[i]); err != nil {
+			return fmt.Errorf("%w: %w", ErrKeysUnopened, err)
+		}
+	}
+	return nil
 }
 
 // signingKey and publicKey adapt parsedKey to the library (op.SigningKey,

@@ -2,15 +2,12 @@ package openid
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
 
@@ -127,13 +124,18 @@ func (s *Service) Consented(ctx context.Context, userID string) ([]App, error) {
 	}
 	out := make([]App, 0, len(rows))
 	for _, r := range rows {
-		name := r.ClientID
-		if c, err := s.client(ctx, r.ClientID); err == nil {
-			name = c.DisplayName()
-		}
-		out = append(out, App{ClientID: r.ClientID, Name: name, Scopes: strings.Fields(r.Scopes), Since: r.CreatedAt})
+		out = append(out, App{ClientID: r.ClientID, Name: s.ClientName(ctx, r.ClientID), Scopes: strings.Fields(r.Scopes), Since: r.CreatedAt})
 	}
 	return out, nil
+}
+
+// ClientName is how pages name a client: its name, else its id (also for
+// a client that is gone or cannot be read).
+func (s *Service) ClientName(ctx context.Context, id string) string {
+	if c, err := s.client(ctx, id); err == nil {
+		return c.DisplayName()
+	}
+	return id
 }
 
 // RevokeApp forgets the user's consent to the client and revokes its
@@ -147,17 +149,10 @@ func (s *Service) RevokeApp(ctx context.Context, userID, clientID string) (bool,
 }
 
 // NewClientSecret is 256 random bits, base64url.
-func NewClientSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+func NewClientSecret() string { return random.Base64URL(32) }
 
 // HashSecret is a client secret's secret_hash for config.yaml.
-func HashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func HashSecret(secret string) string { return "sha256:" + hashToken(secret) }
 
 // Purge deletes expired requests and tokens and keys no longer published.
 func (s *Service) Purge(ctx context.Context) (int64, error) { return s.store.Purge(ctx, s.now()) }

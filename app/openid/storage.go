@@ -2,7 +2,6 @@ package openid
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
 
@@ -203,11 +203,7 @@ func notFound(err error, what string) error {
 
 // randomID is 128 random bits in hex: ids of requests and tokens (never
 // a ':', which the library's sealed access tokens use as a separator).
-func randomID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
+func randomID() string { return random.Hex(16) }
 
 // hashToken is how codes and refresh tokens are stored: SHA-256, hex
 // (they are 256-bit random values, so no salt or stretching is needed).

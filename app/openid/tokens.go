@@ -2,8 +2,6 @@ package openid
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
 
@@ -230,8 +229,5 @@ func (s *Service) activeToken(ctx context.Context, id, subject string) (*openids
 // TerminateSessionFromRequest (logout.go).
 func (s *Service) TerminateSession(context.Context, string, string) error { return nil }
 
-func newRefreshToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+// newRefreshToken is 256 random bits, base64url.
+func newRefreshToken() string { return random.Base64URL(32) }

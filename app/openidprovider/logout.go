@@ -32,9 +32,7 @@ func (h *Handler) getLogout(c echo.Context, rq *web.Request) error {
 	}
 	name := ""
 	if l.ClientID != "" {
-		if cl, err := h.rules.GetClientByClientID(c.Request().Context(), l.ClientID); err == nil {
-			name = cl.(*openid.Client).DisplayName()
-		}
+		name = h.rules.ClientName(c.Request().Context(), l.ClientID)
 	}
 	return web.Render(c, http.StatusOK, views.OpenIDLogoutPage(views.OpenIDLogout{
 		Page: h.kit.Page(c, rq, "TitleOpenIDLogout"), CSRFToken: rq.CSRFToken, ActionURL: h.base.URL(logoutPage),

@@ -1,7 +1,6 @@
 package openidprovider
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -112,7 +111,7 @@ func (h *Handler) signInURL(c echo.Context, rq *web.Request, p *openid.Pending) 
 
 func (h *Handler) renderConsent(c echo.Context, rq *web.Request, p *openid.Pending, who *openid.Who) error {
 	lines := views.ScopeLines(p.Scopes)
-	account, err := h.accountName(c.Request().Context(), who.UserID)
+	account, err := h.rules.AccountName(c.Request().Context(), who.UserID)
 	if err != nil {
 		return web.TryLater("read user", err)
 	}
@@ -121,10 +120,6 @@ func (h *Handler) renderConsent(c echo.Context, rq *web.Request, p *openid.Pendi
 		RequestID: p.ID, ClientName: p.Client.DisplayName(), ClientHost: p.ClientHost, Scopes: lines,
 		Account: account, SwitchURL: h.signInURL(c, rq, p),
 	}))
-}
-
-func (h *Handler) accountName(ctx context.Context, userID string) (string, error) {
-	return h.rules.AccountName(ctx, userID)
 }
 
 // postConsent records the decision of the consent page.
