@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/latchkey-auth/latchkey/test/testport"
 
 	"github.com/stretchr/testify/require"
 
@@ -215,10 +216,7 @@ func TestServeRefusesBadConfig(t *testing.T) {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testport.MustFree(t)
 }
 
 // serveOnce runs the service with no configuration in dir, waits until it

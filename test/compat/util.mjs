@@ -3,21 +3,38 @@ import net from "node:net";
 import crypto from "node:crypto";
 
 /** Reserve n distinct free TCP ports on 127.0.0.1 (bound together, then released). */
-export async function freePorts(n) {
-  const servers = [];
-  try {
-    for (let i = 0; i < n; i++) {
+// Ports for the processes the suites start. A port found by listening on 0
+// comes from the kernel's ephemeral range, which every outgoing connection
+// also draws from, so another test can take it before the child binds it.
+// These come from 30000-32767, below that range (Go's test/testport uses
+// 20000-29999), are checked free on every interface, and are handed out once
+// per run.
+const issuedPorts = new Set();
+
+async function bindable(port) {
+  for (const host of ["127.0.0.1", "0.0.0.0"]) {
+    const ok = await new Promise((resolve) => {
       const s = net.createServer();
-      await new Promise((resolve, reject) => {
-        s.once("error", reject);
-        s.listen(0, "127.0.0.1", resolve);
-      });
-      servers.push(s);
-    }
-    return servers.map((s) => s.address().port);
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+      s.once("error", () => resolve(false));
+      s.listen(port, host, () => s.close(() => resolve(true)));
+    });
+    if (!ok) return false;
   }
+  return true;
+}
+
+export async function freePorts(n) {
+  const low = 30000;
+  const span = 2768;
+  const ports = [];
+  let p = low + Math.floor(Math.random() * span);
+  for (let tried = 0; ports.length < n && tried < span; tried++, p = low + ((p - low + 1) % span)) {
+    if (issuedPorts.has(p) || !(await bindable(p))) continue;
+    issuedPorts.add(p);
+    ports.push(p);
+  }
+  if (ports.length < n) throw new Error(`freePorts: only ${ports.length} of ${n} free ports between 30000 and 32767`);
+  return ports;
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

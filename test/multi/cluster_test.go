@@ -38,6 +38,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/test/testport"
+
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
@@ -595,10 +597,7 @@ func (c *cluster) count(fromWhere string, args ...any) int {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testport.MustFree(t)
 }
 
 // logBuffer collects a process's output; os/exec writes from its own goroutines.

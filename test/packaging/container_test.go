@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -39,6 +38,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/latchkey-auth/latchkey/test/testport"
 
 	"github.com/stretchr/testify/require"
 
@@ -574,10 +575,7 @@ func readLine(t *testing.T, lines *bufio.Scanner, v any, logs *containerLog) {
 
 func containerFreePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testport.MustFree(t)
 }
 
 // containerLog collects the container's and the client's output.

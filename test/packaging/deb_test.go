@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -39,6 +38,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/latchkey-auth/latchkey/test/testport"
 
 	"github.com/stretchr/testify/require"
 
@@ -494,10 +495,7 @@ func (b *debBrowser) signInByEmail(smtp *smtptest.Server, addr, callbackURL stri
 // debFreePort is a TCP port free on loopback just now.
 func debFreePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testport.MustFree(t)
 }
 
 // debSecret is a random secret, as `openssl rand -hex 32` makes.
