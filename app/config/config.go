@@ -156,6 +156,12 @@ type Database struct {
 	MaxIdle          int      `yaml:"max_idle"`
 	ConnMaxLifetime  Duration `yaml:"conn_max_lifetime"`
 	StatementTimeout Duration `yaml:"statement_timeout"`
+	// StartupWait is how long a starting instance (and `latchkey
+	// migrate`) keeps trying a PostgreSQL that does not answer or has no
+	// writable primary (a fail-over, a database started after latchkey)
+	// before it gives up; 0 gives up at once. A refused login or a schema
+	// from a newer latchkey gives up at once whatever it says.
+	StartupWait Duration `yaml:"startup_wait"`
 }
 
 // Session selects where sessions live and how long they last.

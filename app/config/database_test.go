@@ -2,7 +2,9 @@ package config_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -76,21 +78,85 @@ func TestDatabaseURLRefused(t *testing.T) {
 	}
 }
 
-// A PostgreSQL password never reaches a log line, wherever the URL keeps it.
+// A PostgreSQL password never reaches a log line, wherever the URL keeps
+// it: one host or several (a cluster that fails over), URL or key=value,
+// and the options beside it are shown as written.
 func TestRedactedDatabaseURL(t *testing.T) {
 	cases := map[string]string{
 		"postgres://app:s3cr%40t@db:5432/auth?sslmode=require": "postgres://app:***@db:5432/auth?sslmode=require",
 		"postgresql://app@db/auth":                             "postgresql://app@db/auth",
-		"postgres://db/auth?user=app&password=s3cret":          "postgres://db/auth?password=***&user=app",
+		"postgres://db/auth?user=app&password=s3cret":          "postgres://db/auth?user=app&password=***",
 		"postgres://app:s3cret@db:not-a-port/auth":             "postgres://***@db:not-a-port/auth",
 		"host=db dbname=auth password=s3cret user=app":         "host=db dbname=auth password=*** user=app",
 		"host=db password='s3 cr et' user=app":                 "host=db password=*** user=app",
 		`host=db password='it\'s s3cret' user=app`:             "host=db password=*** user=app",
+		// Several hosts, as a pg_auto_failover or Patroni cluster is named.
+		"postgres://app:s3cret@127.0.0.1:5432,127.0.0.1:5433/latchkey?target_session_attrs=read-write":           "postgres://app:***@127.0.0.1:5432,127.0.0.1:5433/latchkey?target_session_attrs=read-write",
+		"postgresql://app:s3c@ret@pg-a,pg-b:6432/latchkey?target_session_attrs=primary":                          "postgresql://app:***@pg-a,pg-b:6432/latchkey?target_session_attrs=primary",
+		"postgres:///latchkey?host=pg-a,pg-b&port=5432,5433&password=s3cret&sslpassword=s3ckey":                  "postgres:///latchkey?host=pg-a,pg-b&port=5432,5433&password=***&sslpassword=***",
+		"postgres://app:s3cret@[::1]:5432,[::1]:5433/latchkey":                                                   "postgres://***@[::1]:5432,[::1]:5433/latchkey",
+		"host=pg-a,pg-b port=5432,5433 user=app password=s3cret dbname=latchkey target_session_attrs=read-write": "host=pg-a,pg-b port=5432,5433 user=app password=*** dbname=latchkey target_session_attrs=read-write",
+		// pgx allows spaces around "=": the value after them is the password.
+		"host=pg-a,pg-b password = s3cret dbname=latchkey": "host=pg-a,pg-b password=*** dbname=latchkey",
+		"host=pg-a,pg-b password= s3cret dbname=latchkey":  "host=pg-a,pg-b password=*** dbname=latchkey",
+		"host=pg-a sslpassword='s3c ret' password=s3cret":  "host=pg-a sslpassword=*** password=***",
+		"host=pg-a password='s3cret unterminated":          "host=pg-a password=***",
+		// Unparseable URLs: only what is surely not the password.
+		"postgres://app:s3c?ret@db:bad/auth":     "postgres://***",
+		"postgres://db:bad/auth?password=s3cret": "postgres://db:bad/auth",
 	}
 	for in, want := range cases {
 		c := config.Config{DatabaseURL: in}
 		got := c.RedactedDatabaseURL()
 		require.Equal(t, want, got, in)
 		require.NotContains(t, got, "s3c", in)
+		require.NotContains(t, got, "ret", in)
 	}
+}
+
+// A cluster that fails over is named by several hosts; without
+// target_session_attrs=read-write pgx takes whichever answers first, a
+// standby included, so check-config warns. Asking for a standby is refused:
+// latchkey writes on every sign-in.
+func TestPostgresTargetSessionAttrs(t *testing.T) {
+	warned := map[string]bool{
+		"postgres://app:pw@pg-a:5432,pg-b:5433/latchkey":                                    true,
+		"postgres://app:pw@pg-a:5432,pg-b:5433/latchkey?target_session_attrs=any":           true,
+		"host=pg-a,pg-b port=5432,5433 dbname=latchkey":                                     true,
+		"postgres://app:pw@pg-a:5432,pg-b:5433/latchkey?target_session_attrs=read-write":    false,
+		"postgres://app:pw@pg-a:5432,pg-b:5433/latchkey?target_session_attrs=primary":       false,
+		"host=pg-a,pg-b port=5432,5433 dbname=latchkey target_session_attrs = 'read-write'": false,
+		"postgres://app:pw@pg-a:5432/latchkey":                                              false,
+		"postgres://app:pw@pg-a:5432/latchkey?sslmode=prefer":                               false, // one host, tried twice (TLS, then not)
+	}
+	for in, warn := range warned {
+		c := config.Defaults()
+		c.DatabaseURL = in
+		warnings, err := c.Validate(catalogue)
+		require.NoError(t, err, in)
+		found := false
+		for _, w := range warnings {
+			found = found || strings.Contains(w, "without target_session_attrs=read-write")
+		}
+		require.Equal(t, warn, found, "%s: %v", in, warnings)
+	}
+	for _, attrs := range []string{"read-only", "standby", "prefer-standby"} {
+		c := config.Defaults()
+		c.DatabaseURL = "postgres://app:s3cret@pg-a,pg-b/latchkey?target_session_attrs=" + attrs
+		_, err := c.Validate(catalogue)
+		requireProblem(t, problems(t, err), "database_url", "connects to a standby")
+		require.NotContains(t, err.Error(), "s3cret")
+	}
+}
+
+// database.startup_wait: 60 s unless set; 0 gives up at once; negative is
+// refused.
+func TestStartupWait(t *testing.T) {
+	require.Equal(t, 60*time.Second, config.Defaults().Database.StartupWait.D())
+	cfg, err := config.Parse([]byte("database:\n  startup_wait: 0s\n"), func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	require.Zero(t, cfg.Database.StartupWait.D())
+	cfg.Database.StartupWait = config.Duration(-time.Second)
+	_, err = cfg.Validate(catalogue)
+	requireProblem(t, problems(t, err), "database", "startup_wait must not be negative")
 }

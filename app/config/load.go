@@ -26,7 +26,10 @@ func Defaults() Config {
 		DataDir:      "data",
 		MaxBodyBytes: 64 << 10,
 		Server:       Server{MaxConnections: 4096, IdleTimeout: Duration(75 * time.Second)},
-		HSTS:         HSTS{MaxAge: defaultHSTSMaxAge},
+		// A pg_auto_failover fail-over takes some 20 s, Patroni's about
+		// 30 s: an instance (re)started meanwhile waits it out.
+		Database: Database{StartupWait: Duration(60 * time.Second)},
+		HSTS:     HSTS{MaxAge: defaultHSTSMaxAge},
 		Session: Session{
 			Strategy:  StrategyDatabase,
 			MaxAge:    Duration(30 * 24 * time.Hour),
