@@ -26,6 +26,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 	"github.com/latchkey-auth/latchkey/app/openidprovider"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/startup"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -307,22 +308,27 @@ func migrate(path string, statusOnly bool, stdout, stderr io.Writer) int {
 		printProblems(stderr, err)
 		return 1
 	}
+	// Connect applies the pending steps (unless statusOnly), under the
+	// lock a starting instance takes. A deploy job that migrates first may
+	// run during a fail-over: it waits for a writable primary as a
+	// starting instance does, and a migration the fail-over interrupted is
+	// retried as a whole (models/startup).
 	sc := app.StoreConfig(cfg)
-	sc.SkipMigrate = true
-	store, err := models.Connect(sc)
-	if err != nil {
+	sc.SkipMigrate = statusOnly
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	store, err := startup.Connect(ctx, sc, startup.Wait{For: cfg.Database.StartupWait.D(), Log: newLogger(stderr, cfg.Log.Format), Target: cfg.RedactedDatabaseURL()})
+	switch {
+	case errors.Is(err, models.ErrNoAnswer):
 		fmt.Fprintf(stderr, "error: open the database %s: %v\n", cfg.RedactedDatabaseURL(), err)
+		return 1
+	case err != nil:
+		fmt.Fprintln(stderr, "error: "+err.Error())
 		return 1
 	}
 	defer store.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if !statusOnly {
-		if err := store.Migrate(ctx); err != nil {
-			fmt.Fprintln(stderr, "error: "+err.Error())
-			return 1
-		}
-	}
 	st, err := store.Status(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "error: "+err.Error())
@@ -405,17 +411,23 @@ func serve(path string, stderr io.Writer) int {
 	if cfg.SecretGenerated {
 		log.Warn("no AUTH_SECRET set: using a generated secret stored in the data folder (development only: an https SERVICE_URL requires AUTH_SECRET)", "dir", cfg.DataDir)
 	}
+	// Signals count from here: start-up may wait for the database
+	// (database.startup_wait), and a stop asked meanwhile ends the wait.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	build := currentBuild()
 	a, err := app.New(cfg, app.Options{Logger: log, AccessLog: logs.NewAccess(out.Batched(), format == config.LogJSON, logLevel()),
-		Build: build.metrics()})
+		Build: build.metrics(), StartContext: ctx})
+	if err != nil && ctx.Err() != nil {
+		log.Info("latchkey stopped before the database was ready", "err", err)
+		return 0
+	}
 	if err != nil {
 		log.Error("start", "err", err)
 		return 1
 	}
 	defer a.Close()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	l, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
 		log.Error("listen", "err", err)

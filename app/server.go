@@ -114,6 +114,10 @@ type Options struct {
 	// Build names the running binary in the latchkey_build_info metric
 	// (main passes what `latchkey version` prints).
 	Build metrics.Build
+	// StartContext ends New's wait for the database (database.startup_wait)
+	// when cancelled: main passes its signal context, so that a SIGTERM
+	// during the wait stops the process at once. nil: never cancelled.
+	StartContext context.Context
 }
 
 // New builds the service from a validated config: opens the database,
@@ -164,7 +168,11 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if w.hasher == nil {
 		w.hasher = password.Default().Limit(2*runtime.GOMAXPROCS(0), 2*time.Second)
 	}
-	if a.store, err = openStore(cfg, a.metrics); err != nil {
+	startCtx := opts.StartContext
+	if startCtx == nil {
+		startCtx = context.Background()
+	}
+	if a.store, err = openStore(startCtx, cfg, a.metrics, a.log); err != nil {
 		return nil, err
 	}
 	a.revocations = &session.Revocations{}

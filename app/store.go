@@ -1,12 +1,15 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/startup"
 )
 
 // StoreConfig is the database the config names, with its pool settings:
@@ -26,16 +29,18 @@ func StoreConfig(cfg config.Config) models.Config {
 	return c
 }
 
-// openStore opens the configured database. When it does not answer, the
+// openStore opens the configured database, waiting for a PostgreSQL that
+// is not ready (a fail-over under way, a database host still starting) up
+// to database.startup_wait (models/startup). When it does not answer, the
 // error names the setting to check, with the URL's password masked, since
 // at start-up that is almost always the fix.
 // Failed statements count in m's latchkey_db_errors_total.
-func openStore(cfg config.Config, m *metrics.Metrics) (*models.Store, error) {
+func openStore(ctx context.Context, cfg config.Config, m *metrics.Metrics, log *slog.Logger) (*models.Store, error) {
 	sc := StoreConfig(cfg)
 	if m != nil {
 		sc.OnError = m.DBError
 	}
-	s, err := models.Connect(sc)
+	s, err := startup.Connect(ctx, sc, startup.Wait{For: cfg.Database.StartupWait.D(), Log: log, Target: cfg.RedactedDatabaseURL()})
 	if errors.Is(err, models.ErrNoAnswer) {
 		return nil, fmt.Errorf("%w; check database_url (DATABASE_URL) %s and that the server is running and accepts connections from here", err, cfg.RedactedDatabaseURL())
 	}
