@@ -13,7 +13,7 @@ import (
 // (app/openid, on models/openidstore) and its handler
 // (app/openidprovider); groups fill the groups claim. nil, nil when off:
 // no route, no key is made. The purge of its expired rows joins the
-// purge loop (purgeExtra).
+// background purge (purger).
 func (w *wiring) buildOpenID(groups openid.Groups) (*openidprovider.Handler, *openid.Service, error) {
 	o := w.cfg.OpenID
 	if !o.Enabled {
@@ -34,7 +34,7 @@ func (w *wiring) buildOpenID(groups openid.Groups) (*openidprovider.Handler, *op
 	if err != nil {
 		return nil, nil, err
 	}
-	w.purgeExtra = append(w.purgeExtra, rules.Purge)
+	w.purge.tasks = append(w.purge.tasks, rules.Purge)
 	w.front.clientURIs = func() []string { return rules.ClientURIs(context.Background()) }
 	return h, rules, nil
 }

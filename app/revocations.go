@@ -2,9 +2,10 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/accountstore"
 )
 
@@ -40,12 +41,13 @@ func (a *App) loadRevocations(ctx context.Context) error {
 }
 
 // revocationLoop polls the table until ctx ends. A failed read keeps the
-// last copy (the revocations it holds still apply) and is logged once per
-// outage, not every poll.
+// last copy (the revocations it holds still apply: a poll that fails never
+// forgets one) and is logged once per outage, not every poll; the poll
+// goes on by itself once the database answers again, which is logged too.
 func (a *App) revocationLoop(ctx context.Context) {
 	t := time.NewTicker(a.revocationPoll())
 	defer t.Stop()
-	failing := false
+	down := outage{log: a.log, task: "session revocation poll", meanwhile: "the revocations read last still apply, newer ones wait for the database"}
 	for {
 		select {
 		case <-ctx.Done():
@@ -56,30 +58,25 @@ func (a *App) revocationLoop(ctx context.Context) {
 		err := a.loadRevocations(read)
 		cancel()
 		switch {
-		case err != nil && ctx.Err() == nil && !failing:
-			failing = true
-			a.log.Warn("session revocations could not be read; the last ones read still apply", "err", err)
-		case err == nil && failing:
-			failing = false
-			a.log.Info("session revocations read again")
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			down.failed(err)
+		default:
+			down.worked()
 		}
 	}
 }
 
-// purgeRevocations deletes the revocations that no session can outlive:
-// older than the longest a session lives after its sign-in (with
-// absolute_max_age) or after its last extension (max_age), plus a day for
-// instances that were late to read them.
-func (a *App) purgeRevocations(ctx context.Context) error {
-	keep := max(a.cfg.Session.MaxAge.D(), a.cfg.Session.AbsoluteMaxAge.D()) + 24*time.Hour
-	n, err := a.store.PurgeRevocations(ctx, a.now().Add(-keep))
-	if err != nil {
-		return fmt.Errorf("purge session revocations: %w", err)
+// purgeRevocations is the purge (purger) of the revocations that no
+// session can outlive: older than the longest a session lives after its
+// sign-in (with absolute_max_age) or after its last extension (max_age),
+// plus a day for instances that were late to read them.
+func purgeRevocations(cfg config.Config, store *models.Store, now func() time.Time) func(context.Context) (int64, error) {
+	keep := max(cfg.Session.MaxAge.D(), cfg.Session.AbsoluteMaxAge.D()) + 24*time.Hour
+	return func(ctx context.Context) (int64, error) {
+		return store.PurgeRevocations(ctx, now().Add(-keep))
 	}
-	if n > 0 {
-		a.log.Info("purged old session revocations", "rows", n)
-	}
-	return nil
 }
 
 // sessionsEnded waits, after every session of a user signed in up to at

@@ -45,11 +45,10 @@ import (
 // App is one running latchkey service: the HTTP layer around the sign-in
 // rules (signin.Service) and the mechanisms they use.
 type App struct {
-	cfg   config.Config
-	base  config.Base
-	log   *slog.Logger
-	now   func() time.Time
-	purge time.Duration // how often purgeLoop runs
+	cfg  config.Config
+	base config.Base
+	log  *slog.Logger
+	now  func() time.Time
 
 	store *models.Store
 	// revocations are the session revocations, polled (revocations.go).
@@ -57,9 +56,9 @@ type App struct {
 	metrics     *metrics.Metrics // nil: metrics are off
 	front       *front           // every answer, around the feature handlers' routes
 	server      *http.Server
-	// purgeExtra are the feature stores' purges (the OpenID Provider's),
-	// run with the store's in purgeLoop.
-	purgeExtra []func(context.Context) (int64, error)
+	// purge deletes expired rows in the background (purge.go); the
+	// feature stores add theirs (the OpenID Provider's).
+	purge *purger
 }
 
 // wiring is what New derives from the config to build the feature
@@ -132,7 +131,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if len(secrets) == 0 {
 		return nil, errors.New("no secret configured")
 	}
-	a := &App{cfg: cfg, base: base, log: opts.Logger, now: opts.Now, purge: opts.PurgeEvery}
+	a := &App{cfg: cfg, base: base, log: opts.Logger, now: opts.Now}
 	if cfg.Metrics.Listen != "" {
 		a.metrics = metrics.New(opts.Build)
 	}
@@ -145,9 +144,6 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	}
 	if a.now == nil {
 		a.now = time.Now
-	}
-	if a.purge <= 0 {
-		a.purge = time.Hour
 	}
 	a.front = newFront(cfg, base, a.log, access, a.metrics)
 	d := cookieStyleOf(cfg.Cookies.Style)
@@ -179,6 +175,13 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if err := a.loadRevocations(context.Background()); err != nil {
 		_ = a.store.Close()
 		return nil, fmt.Errorf("start: %w", err)
+	}
+	a.purge = &purger{every: opts.PurgeEvery, log: a.log, tasks: []func(context.Context) (int64, error){
+		func(ctx context.Context) (int64, error) { return a.store.PurgeExpired(ctx, a.now()) },
+		purgeRevocations(cfg, a.store, a.now),
+	}}
+	if a.purge.every <= 0 {
+		a.purge.every = time.Hour
 	}
 	if err := w.build(opts.HTTPClient); err != nil {
 		_ = a.store.Close()
@@ -335,7 +338,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 			return err
 		}
 	}
-	go a.purgeLoop(ctx)
+	go a.purge.run(ctx)
 	go a.revocationLoop(ctx)
 	go a.front.idps.Discover(ctx)
 	go func() { errc <- a.server.Serve(l) }()
@@ -351,34 +354,6 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return serveErr
-}
-
-// purgeLoop deletes expired sessions and verification tokens, and the
-// rate-limit buckets that are full again, at start and then every
-// PurgeEvery (hourly). Every instance runs it; the purge is safe at once.
-func (a *App) purgeLoop(ctx context.Context) {
-	t := time.NewTicker(a.purge)
-	defer t.Stop()
-	for {
-		if n, err := a.store.PurgeExpired(ctx, a.now()); err != nil {
-			a.log.Warn("purge expired rows", "err", err)
-		} else if n > 0 {
-			a.log.Info("purged expired rows", "rows", n)
-		}
-		if err := a.purgeRevocations(ctx); err != nil {
-			a.log.Warn("purge expired rows", "err", err)
-		}
-		for _, purge := range a.purgeExtra {
-			if _, err := purge(ctx); err != nil {
-				a.log.Warn("purge expired rows", "err", err)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // MetricsHandler serves the metrics (what GET /metrics on the metrics

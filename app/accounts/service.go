@@ -298,7 +298,8 @@ func (s *Service) userByEmail(ctx context.Context, addr string) (*models.User, e
 // checkPassword checks pw against an account's hash in the password
 // sign-in's throttle buckets (guessing here is guessing there): nil when it
 // matches, else ErrThrottled (throttled, or busy) or ErrWrongPassword,
-// with the failure counted (Reserve counts it in advance). A password no
+// with the failure counted (Reserve counts it in advance), or another
+// error when the counters cannot be reached (the handler's "try again"). A password no
 // account can have (empty, NUL, over password.MaxInputBytes) is wrong
 // before the throttle or the hasher sees it, as the password sign-in
 // refuses it (signin.SignInWithPassword): nothing is counted.
@@ -308,9 +309,15 @@ func (s *Service) checkPassword(ctx context.Context, flow, addr, hash, pw, clien
 		return ErrWrongPassword
 	}
 	held, err := s.Throttle.Reserve(ctx, addr, clientIP, s.Now())
-	if err != nil {
+	switch {
+	case errors.Is(err, signin.ErrThrottled):
 		s.Log.Warn("password check refused", "flow", flow, "err", err)
 		return ErrThrottled
+	case err != nil:
+		// The counters could not be read or written (the database is down
+		// or failing over): no password is checked (fail closed), and the
+		// page says "try again" (503), not "too many attempts".
+		return fmt.Errorf("%s: password throttle: %w", flow, err)
 	}
 	ok, _, err := s.Hasher.Verify(hash, pw)
 	switch {

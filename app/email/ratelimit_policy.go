@@ -155,8 +155,8 @@ type Request struct {
 // Allow reports whether the e-mail r may be sent, and counts it if so.
 // The reason names the limit that refused and is meant for the log: it
 // holds the client's IP or prefix but never the address. err is a counter
-// that could not be asked (the database): the caller refuses, as a limit
-// it cannot check must not let the request through.
+// that could not be asked (the database; a CounterDown): the caller
+// refuses, as a limit it cannot check must not let the request through.
 func (l *Limits) Allow(ctx context.Context, r Request, now time.Time) (ok bool, reason string, err error) {
 	if l.disabled {
 		return true, "", nil
@@ -194,7 +194,7 @@ func (l *Limits) Allow(ctx context.Context, r Request, now time.Time) (ok bool, 
 	refused, err := l.counter.TakeRateLimits(ctx, now, buckets)
 	switch {
 	case err != nil:
-		return false, "", fmt.Errorf("e-mail rate limits: %w", err)
+		return false, "", CounterDown{err}
 	case refused < 0:
 		return true, "", nil
 	case refused >= len(buckets): // a broken counter must not panic a request, nor pass it
@@ -221,3 +221,16 @@ func (l *Limits) warnGlobal(now time.Time) {
 		" existing users still get their sign-in and reset e-mails (see latchkey_ratelimit_refusals_total{tier=\"global\"})",
 		"limit", l.globalN, "window", l.window)
 }
+
+// CounterDown is Allow's error when the counter could not be asked: the
+// database is down or failing over. Nothing is sent (a limit that cannot
+// be checked lets no e-mail through), and the request is answered as an
+// outage, "try again" (503 with Retry-After, by the web kit, which finds
+// the mark by the method Unavailable), not as a refusal of the address.
+type CounterDown struct{ Err error }
+
+func (e CounterDown) Error() string { return "e-mail rate limits: " + e.Err.Error() }
+func (e CounterDown) Unwrap() error { return e.Err }
+
+// Unavailable marks the error as a database outage.
+func (CounterDown) Unavailable() bool { return true }

@@ -152,7 +152,8 @@ func TestLimitsShared(t *testing.T) {
 }
 
 // A counter that cannot be asked refuses (with the error), never lets the
-// request through unchecked.
+// request through unchecked; the error is marked as an outage, which the
+// web kit answers "try again" (503), not as a refusal of the address.
 func TestLimitsStoreUnavailable(t *testing.T) {
 	s := store(t)
 	l := limitsOn(t, s, LimitConfig{}, nil)
@@ -161,6 +162,9 @@ func TestLimitsStoreUnavailable(t *testing.T) {
 	require.False(t, ok)
 	require.Empty(t, why)
 	require.ErrorContains(t, err, "e-mail rate limits")
+	var outage interface{ Unavailable() bool }
+	require.ErrorAs(t, err, &outage)
+	require.True(t, outage.Unavailable())
 }
 
 func TestNewLimitsErrors(t *testing.T) {

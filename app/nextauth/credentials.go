@@ -37,7 +37,8 @@ func (h *Handler) credentialsCallback(c echo.Context, rq *web.Request, p config.
 //	                   page); the v5 client (X-Auth-Return-Redirect) gets v5's 200
 //	                   {url: {base}/signin?error=CredentialsSignin&code={id}}
 //	AccessDenied:      403 {url: {base}/error?error=AccessDenied} in JSON mode
-//	TryLater:          latchkey's own (every hashing slot taken): as CredentialsSignin
+//	TryLater:          latchkey's own (every hashing slot taken, or the throttle's
+//	                   counters out of reach in the database): as CredentialsSignin
 //	                   with its own code, and 503 in JSON mode, so the client's
 //	                   signIn() returns {error: "TryLater", status: 503}
 //

@@ -57,8 +57,8 @@ func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest)
 		r := email.Request{Addr: addr, ClientIP: in.ClientIP, Owner: user.EmailVerified != nil}
 		ok, why, err := p.Limits.Allow(ctx, r, now)
 		switch {
-		case err != nil: // limits that cannot be checked do not let anyone through
-			return nil, Failf(CodeEmailSignin, "provider %s: %w", p.ID, err)
+		case err != nil: // limits that cannot be checked let no one through: try again
+			return nil, Failf(CodeTryLater, "provider %s: %w", p.ID, err)
 		case !ok:
 			return nil, Failf(CodeEmailSignin, "provider %s: rate limited: %s", p.ID, why)
 		}

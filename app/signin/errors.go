@@ -27,9 +27,12 @@ const (
 	// CodeWebAuthnVerification is Auth.js v5's: a passkey answer refused.
 	CodeWebAuthnVerification Code = "WebAuthnVerificationError"
 	// CodeTryLater is latchkey's own, next-auth has none: a password
-	// sign-in found every hashing slot taken (password.ErrBusy). It is
-	// told apart from CredentialsSignin so that a user with the right
-	// password is not told it is wrong; it says nothing about the account.
+	// sign-in found every hashing slot taken (password.ErrBusy), or the
+	// rate-limit counters of a sign-in (the password throttle, the e-mail
+	// limits) could not be reached in the database. It is told apart from
+	// CredentialsSignin and EmailSignin so that a user with the right
+	// password or address is not told it is wrong; it says nothing about
+	// the account.
 	CodeTryLater Code = "TryLater"
 
 	// latchkey's own two-factor codes (next-auth has no second factor;

@@ -64,8 +64,16 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 	}
 	var held *Reservation // the attempt, counted in advance as a failure
 	if p.Throttle != nil {
-		if held, err = p.Throttle.Reserve(ctx, addr, in.ClientIP, now); err != nil {
+		held, err = p.Throttle.Reserve(ctx, addr, in.ClientIP, now)
+		switch {
+		case errors.Is(err, ErrThrottled):
 			return nil, Failf(CodeCredentialsSignin, "provider %s: %s: %w", p.ID, who, err)
+		case err != nil:
+			// The counters could not be read or written (the database is
+			// down or failing over): no password is checked (fail closed),
+			// and the user is told to try again (503 in JSON mode), not
+			// that the password is wrong.
+			return nil, Failf(CodeTryLater, "provider %s: %s: password throttle: %w", p.ID, who, err)
 		}
 	}
 	release := func() {
