@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -430,6 +431,51 @@ func TestCheckConfigBadPostgresURL(t *testing.T) {
 	code, stdout, stderr := runCmd("check-config")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "not a valid PostgreSQL connection string")
+	require.NotContains(t, stdout+stderr, "s3cr3t-pw")
+}
+
+// TestCheckConfigMultiHostPostgres: a cluster that fails over is named by
+// several hosts; check-config accepts the URL, reaches whichever host is
+// the primary (the first here has nothing listening), never prints the
+// password, and warns when target_session_attrs=read-write is missing.
+func TestCheckConfigMultiHostPostgres(t *testing.T) {
+	clearEnv(t)
+	t.Chdir(t.TempDir())
+	u, err := url.Parse(pgtest.NewDatabase(t, postgresURL))
+	require.NoError(t, err)
+	u.User = url.UserPassword(u.User.Username(), "s3cr3t-pw")
+	u.Host = fmt.Sprintf("127.0.0.1:%d,%s", freePort(t), u.Host)
+	q := u.Query()
+	q.Set("target_session_attrs", "read-write")
+	u.RawQuery = q.Encode()
+	t.Setenv("DATABASE_URL", u.String())
+	code, stdout, stderr := runCmd("check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "database: postgres answers")
+	require.Contains(t, stdout, "configuration OK")
+	require.NotContains(t, stdout, "target_session_attrs")
+	require.NotContains(t, stdout+stderr, "s3cr3t-pw")
+
+	// Without target_session_attrs, a warning; nothing answering, a warning
+	// naming the URL, password masked.
+	q.Del("target_session_attrs")
+	u.RawQuery = q.Encode()
+	u.Host = fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", freePort(t), freePort(t))
+	t.Setenv("DATABASE_URL", u.String())
+	code, stdout, stderr = runCmd("check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "warning: database_url (DATABASE_URL) names 2 hosts without target_session_attrs=read-write")
+	require.Contains(t, stdout, "does not answer from here")
+	require.Contains(t, stdout, ":***@127.0.0.1:")
+	require.NotContains(t, stdout+stderr, "s3cr3t-pw")
+
+	// The key=value form, password and all.
+	t.Setenv("DATABASE_URL", fmt.Sprintf("host=127.0.0.1,127.0.0.1 port=%d,%d dbname=latchkey user=latchkey password = 's3cr3t-pw' target_session_attrs=standby",
+		freePort(t), freePort(t)))
+	code, stdout, stderr = runCmd("check-config")
+	require.Equal(t, 1, code, stdout)
+	require.Contains(t, stderr, "password=***")
+	require.Contains(t, stderr, "connects to a standby")
 	require.NotContains(t, stdout+stderr, "s3cr3t-pw")
 }
 

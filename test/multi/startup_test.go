@@ -70,15 +70,21 @@ func TestStartUpRefusesBadDatabase(t *testing.T) {
 		require.Contains(t, logs, "check-config")
 	})
 
+	// A database that does not answer is waited for (a fail-over, a host
+	// still booting) for database.startup_wait, then refused as before;
+	// the wait is said once, not at every attempt.
 	t.Run("unreachable database", func(t *testing.T) {
 		fresh := pgtest.NewDatabase(t, adminURL)
 		c := newCluster(t, fresh)
+		c.appendConfig("database:\n  startup_wait: 2s\n")
 		u := mustURL(t, c.dbURL)
 		u.Host = fmt.Sprintf("127.0.0.1:%d", freePort(t)) // closed: nothing listens there
 		logs := c.refused(u.String())
 		require.Contains(t, logs, "does not answer")
 		require.Contains(t, logs, "connection refused")
 		require.Contains(t, logs, "DATABASE_URL", "the error says what to check")
+		require.Contains(t, logs, "gave up waiting for the database after 2s (database.startup_wait;")
+		require.Equal(t, 1, strings.Count(logs, "database not ready at start-up"), logs)
 		require.Empty(t, c.tables(), "the database of that name on the running server is untouched")
 	})
 
