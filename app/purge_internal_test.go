@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ import (
 // interval, and says "resumed" once it works; the other purges run all the
 // same.
 func TestPurgeOutageLoggedOnce(t *testing.T) {
-	var logs lockedBuffer
+	var logs bytes.Buffer // read once the purge has stopped
 	var failing atomic.Int32
 	failing.Store(5)
 	var runs, others atomic.Int32
@@ -45,22 +44,4 @@ func TestPurgeOutageLoggedOnce(t *testing.T) {
 	require.Equal(t, 1, strings.Count(out, "purge expired rows: resumed"), out)
 	require.Contains(t, out, "failed_runs=5")
 	require.GreaterOrEqual(t, others.Load(), runs.Load()-1, "a failing purge keeps no other from running")
-}
-
-// lockedBuffer is a log sink for goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -2,16 +2,12 @@ package multi_test
 
 import (
 	"context"
-	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-auth/latchkey/app"
-	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
@@ -86,26 +82,8 @@ func TestStartUpWaitsForTheDatabase(t *testing.T) {
 // setting (hourly is right in production).
 func TestPurgeThroughDatabaseRestart(t *testing.T) {
 	pg := ownServer(t)
-	dbURL := pgtest.NewDatabase(t, pg.AdminURL)
-	cfg := config.Defaults()
-	cfg.Secret = authSecret
-	cfg.DataDir = t.TempDir()
-	cfg.DatabaseURL = dbURL
-	_, err := cfg.Validate(app.CatalogueExtra)
-	require.NoError(t, err)
-	logs := &logBuffer{}
-	a, err := app.New(cfg, app.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), PurgeEvery: 20 * time.Millisecond})
-	require.NoError(t, err)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, l) }()
-	t.Cleanup(func() {
-		stop()
-		require.NoError(t, <-done)
-		require.NoError(t, a.Close())
-	})
+	a, _, logs := servePurging(t, inProcessConfig(t, pgtest.NewDatabase(t, pg.AdminURL)), 20*time.Millisecond)
+	ctx := context.Background()
 
 	require.NoError(t, pg.Stop())
 	const failing = "purge expired rows: failing"

@@ -32,32 +32,12 @@ import (
 func TestPurgeOnEveryInstanceAtOnce(t *testing.T) {
 	dbURL := pgtest.NewDatabase(t, adminURL)
 	ctx := context.Background()
-	cfg := config.Defaults()
-	cfg.Secret = authSecret
-	cfg.DataDir = t.TempDir()
-	cfg.DatabaseURL = dbURL
-	cfg.Providers = []config.Provider{{ID: "email", Type: config.TypeEmail, Server: "smtp://127.0.0.1:9"}}
-	_, err := cfg.Validate(app.CatalogueExtra)
-	require.NoError(t, err)
-
+	cfg := inProcessConfig(t, dbURL)
 	var apps [2]*app.App
 	var logs [2]*logBuffer
 	var origins [2]string
 	for i := range apps {
-		logs[i] = &logBuffer{}
-		a, err := app.New(cfg, app.Options{Logger: slog.New(slog.NewTextHandler(logs[i], nil)), PurgeEvery: 5 * time.Millisecond})
-		require.NoError(t, err)
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		sctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- a.Serve(sctx, l) }()
-		t.Cleanup(func() {
-			stop()
-			require.NoError(t, <-done)
-			require.NoError(t, a.Close())
-		})
-		apps[i], origins[i] = a, "http://"+l.Addr().String()
+		apps[i], origins[i], logs[i] = servePurging(t, cfg, 5*time.Millisecond)
 	}
 	st := apps[0].Store()
 
@@ -85,7 +65,7 @@ func TestPurgeOnEveryInstanceAtOnce(t *testing.T) {
 		}, patience, 5*time.Millisecond, "round %d: the expired rows are purged", round)
 	}
 
-	_, err = st.SessionAndUser(ctx, session.HashToken(live))
+	_, err := st.SessionAndUser(ctx, session.HashToken(live))
 	require.NoError(t, err, "the live session stays")
 	links, err := st.VerificationTokensFor(ctx, addr)
 	require.NoError(t, err)
@@ -107,4 +87,39 @@ func TestPurgeOnEveryInstanceAtOnce(t *testing.T) {
 		require.NotContains(t, logs[i].String(), "purge expired rows", "instance %d: no purge failed", i)
 		t.Logf("instance %d purged rows %d times", i, strings.Count(logs[i].String(), "purged expired rows"))
 	}
+}
+
+// inProcessConfig is the configuration of an in-process instance on the
+// database at dbURL.
+func inProcessConfig(t *testing.T, dbURL string) config.Config {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.Secret = authSecret
+	cfg.DataDir = t.TempDir()
+	cfg.DatabaseURL = dbURL
+	cfg.Providers = []config.Provider{{ID: "email", Type: config.TypeEmail, Server: "smtp://127.0.0.1:9"}}
+	_, err := cfg.Validate(app.CatalogueExtra)
+	require.NoError(t, err)
+	return cfg
+}
+
+// servePurging runs an instance of cfg in this process, purging every
+// `every`, on a loopback port until the test ends; it returns the
+// instance, its origin and its log.
+func servePurging(t *testing.T, cfg config.Config, every time.Duration) (*app.App, string, *logBuffer) {
+	t.Helper()
+	logs := &logBuffer{}
+	a, err := app.New(cfg, app.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), PurgeEvery: every})
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, l) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-done)
+		require.NoError(t, a.Close())
+	})
+	return a, "http://" + l.Addr().String(), logs
 }
