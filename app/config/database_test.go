@@ -99,6 +99,7 @@ func TestRedactedDatabaseURL(t *testing.T) {
 		// pgx allows spaces around "=": the value after them is the password.
 		"host=pg-a,pg-b password = s3cret dbname=latchkey": "host=pg-a,pg-b password=*** dbname=latchkey",
 		"host=pg-a,pg-b password= s3cret dbname=latchkey":  "host=pg-a,pg-b password=*** dbname=latchkey",
+		"host = pg-a dbname = latchkey password = s3cret":  "host=pg-a dbname=latchkey password=***",
 		"host=pg-a sslpassword='s3c ret' password=s3cret":  "host=pg-a sslpassword=*** password=***",
 		"host=pg-a password='s3cret unterminated":          "host=pg-a password=***",
 		// Unparseable URLs: only what is surely not the password.

@@ -11,15 +11,15 @@ import (
 )
 
 // IsPostgres reports whether DatabaseURL names a PostgreSQL database: a
-// postgres:// or postgresql:// URL, or a key=value string (host=... dbname=...).
+// postgres:// or postgresql:// URL, or a key=value string (host=... dbname=...,
+// spaces around "=" allowed, as pgx reads it).
 func (c *Config) IsPostgres() bool {
 	u := strings.TrimSpace(c.DatabaseURL)
 	if strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
 		return true
 	}
-	for _, field := range strings.Fields(u) {
-		key, _, ok := strings.Cut(field, "=")
-		if ok && (key == "host" || key == "dbname" || key == "user") {
+	for _, kw := range keywordPairs(u) {
+		if kw.key == "host" || kw.key == "dbname" || kw.key == "user" {
 			return true
 		}
 	}
