@@ -49,7 +49,7 @@ type Service struct {
 	store    Store
 	byDomain map[string][]string // lower-case domain → its rules' groups, sorted, unique
 	ttl      time.Duration
-	grace    time.Duration // session.outage_grace: WithOutageGrace
+	grace    time.Duration              // session.outage_grace: WithOutageGrace
 	cache    *lru.Cache[string, cached] // nil: no cache
 	// now is the cache's clock: real (monotonic) time, whatever clock the
 	// app runs on; the tests of this package set it.
