@@ -22,7 +22,10 @@
 //
 // Every table is read and written in batches, one transaction each; a row
 // already in latchkey is left as it is, so a second run imports only what
-// is new.
+// is new. Every row brought in or found is recorded (the import ledger):
+// one that latchkey has since ended — a session signed out, a link used,
+// an account unlinked, a user deleted — is not brought back by a later
+// run, however long next-auth's database keeps it.
 package importer
 
 import (
@@ -48,6 +51,9 @@ type Target interface {
 	AccountOwners(ctx context.Context, keys []string) (map[string]string, error)
 	ExistingSessions(ctx context.Context, hashes []string) (map[string]bool, error)
 	ExistingTokens(ctx context.Context, keys []string) (map[string]bool, error)
+	// Ledger answers which of keys an earlier import recorded (brought in
+	// or found): one of those latchkey no longer has was ended there.
+	Ledger(ctx context.Context, kind string, keys []string) (map[string]bool, error)
 	Write(ctx context.Context, b importstore.Batch) error
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/importstore"
 	"github.com/latchkey-auth/latchkey/models/pgtest"
+	"github.com/latchkey-auth/latchkey/models/storetest"
 )
 
 var pg pgtest.Shared
@@ -323,3 +324,44 @@ func TestImportRefusesUnknownSchemas(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// What latchkey ended after an import stays ended when the import runs
+// again (migration step 5: import again after the switch), however long
+// next-auth's database keeps the rows: a signed-out session, a used link,
+// an unlinked account, a deleted user (and everything of it).
+func TestImportDoesNotBringBackWhatLatchkeyEnded(t *testing.T) {
+	n := sqliteSource(t, importstore.SchemaSQL)
+	n.create(t, "TEXT", "TEXT")
+	fill(t, n, func(t time.Time) any { return t.Format(time.RFC3339Nano) })
+	st := target(t)
+	storetest.RequireMigrated(t, st, &importstore.LedgerEntry{})
+	ctx := context.Background()
+	check(t, st, run(t, n, st, importer.Options{}))
+
+	require.NoError(t, st.DeleteSession(ctx, session.HashToken("token-ann")), "ann signs out")
+	require.NoError(t, st.DeleteVerificationToken(ctx, "dee@example.com", hashA), "dee's link is used")
+	unlinked, err := st.UnlinkAccount(ctx, "2", "github")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, unlinked)
+	_, err = st.DeleteUser(ctx, "4", now)
+	require.NoError(t, err, "cy is deleted")
+
+	again := run(t, n, st, importer.Options{})
+	require.Equal(t, importer.Count{Read: 4, There: 2, Skipped: 2}, again.Users)
+	require.Equal(t, importer.Count{Read: 3, Skipped: 3}, again.Accounts)
+	require.Equal(t, importer.Count{Read: 4, There: 1, Skipped: 3}, again.Sessions)
+	require.Equal(t, importer.Count{Read: 2, Skipped: 2}, again.Tokens)
+	require.Contains(t, again.Skipped, importer.Skip{Table: "users", Key: "4", Reason: "deleted in latchkey since an earlier import", N: 1})
+	require.Contains(t, again.Skipped, importer.Skip{Table: "accounts", Key: "github/gh-2", Reason: "unlinked in latchkey since an earlier import", N: 1})
+	require.Contains(t, again.Skipped, importer.Skip{Table: "sessions", Reason: "ended in latchkey since an earlier import (signed out or revoked)", N: 1})
+	require.Contains(t, again.Skipped, importer.Skip{Table: "verification tokens", Reason: "used or removed in latchkey since an earlier import", N: 1})
+
+	var row models.SessionRow
+	require.ErrorIs(t, st.ReadSession(ctx, session.HashToken("token-ann"), &row), models.ErrNotFound, "the signed-out session stays ended")
+	_, err = st.VerificationTokenByHash(ctx, hashA)
+	require.ErrorIs(t, err, models.ErrNotFound, "the used link stays used")
+	_, err = st.UserByAccount(ctx, "github", "gh-2")
+	require.ErrorIs(t, err, models.ErrNotFound, "the unlinked account stays unlinked")
+	_, err = st.UserByAccount(ctx, "idp", "idp-4")
+	require.ErrorIs(t, err, models.ErrNotFound, "the deleted user stays deleted")
+}

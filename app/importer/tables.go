@@ -37,14 +37,24 @@ func (r *run) importUsers(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		ledger, err := r.dst.Ledger(ctx, "users", ids)
+		if err != nil {
+			return err
+		}
 		var b importstore.Batch
 		for _, u := range page {
 			if _, ok := there[u.ID]; ok {
 				r.users[u.ID] = userThere
 				c.There++
+				b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "users", Key: u.ID})
 				if u.Email != nil {
 					r.emails[strings.ToLower(*u.Email)] = u.ID
 				}
+				continue
+			}
+			if ledger[u.ID] {
+				r.users[u.ID] = userSkipped
+				r.skip(c, "users", u.ID, "deleted in latchkey since an earlier import")
 				continue
 			}
 			if reason := r.judgeUser(u, owners); reason != "" {
@@ -63,6 +73,7 @@ func (r *run) importUsers(ctx context.Context) error {
 				row.EmailVerified = &v
 			}
 			b.Users = append(b.Users, row)
+			b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "users", Key: u.ID})
 			r.users[u.ID] = userIn
 			c.Imported++
 		}
@@ -119,19 +130,28 @@ func (r *run) importAccounts(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		ledger, err := r.dst.Ledger(ctx, "accounts", keys)
+		if err != nil {
+			return err
+		}
 		var b importstore.Batch
 		for _, a := range page {
-			key := a.Provider + "/" + a.PAI
+			key, lkey := a.Provider+"/"+a.PAI, a.Provider+"\x00"+a.PAI
 			if reason := blocked[a.UserID]; reason != "" {
 				r.skip(c, "accounts", key, reason)
 				continue
 			}
-			if owner, ok := owners[a.Provider+"\x00"+a.PAI]; ok {
+			if owner, ok := owners[lkey]; ok {
 				if owner == a.UserID {
 					c.There++
+					b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "accounts", Key: lkey})
 				} else {
 					r.skip(c, "accounts", key, "linked to latchkey user "+owner+" already (never re-linked)")
 				}
+				continue
+			}
+			if ledger[lkey] {
+				r.skip(c, "accounts", key, "unlinked in latchkey since an earlier import")
 				continue
 			}
 			id := a.ID
@@ -139,6 +159,7 @@ func (r *run) importAccounts(ctx context.Context) error {
 				id = models.NewID()
 			}
 			b.Accounts = append(b.Accounts, models.Account{ID: id, UserID: a.UserID, Type: a.Type, Provider: a.Provider, ProviderAccountID: a.PAI})
+			b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "accounts", Key: lkey})
 			c.Imported++
 			if a.HasTokens {
 				r.sum.TokensDropped++
@@ -187,6 +208,10 @@ func (r *run) importSessions(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		ledger, err := r.dst.Ledger(ctx, "sessions", hashes)
+		if err != nil {
+			return err
+		}
 		var b importstore.Batch
 		for i, s := range live {
 			switch {
@@ -196,11 +221,15 @@ func (r *run) importSessions(ctx context.Context) error {
 				r.skip(c, "sessions", "of user "+s.UserID, blocked[s.UserID])
 			case there[hashes[i]]:
 				c.There++
+				b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "sessions", Key: hashes[i]})
+			case ledger[hashes[i]]:
+				r.skip(c, "sessions", "", "ended in latchkey since an earlier import (signed out or revoked)")
 			default:
 				// Signed in "now": next-auth keeps no sign-in time, and
 				// absolute_max_age counts from this one.
 				b.Sessions = append(b.Sessions, models.Session{ID: models.NewID(), TokenHash: hashes[i], UserID: s.UserID,
 					Expires: models.DBTime(s.Expires), CreatedAt: models.DBTime(now)})
+				b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "sessions", Key: hashes[i]})
 				c.Imported++
 			}
 		}
@@ -242,12 +271,23 @@ func (r *run) importTokens(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		ledger, err := r.dst.Ledger(ctx, "verification tokens", keys)
+		if err != nil {
+			return err
+		}
 		var b importstore.Batch
 		for i, t := range live {
-			if there[keys[i]] {
+			entry := importstore.LedgerEntry{Kind: "verification tokens", Key: keys[i]}
+			switch {
+			case there[keys[i]]:
 				c.There++
+				b.Ledger = append(b.Ledger, entry)
+				continue
+			case ledger[keys[i]]:
+				r.skip(c, "verification tokens", "", "used or removed in latchkey since an earlier import")
 				continue
 			}
+			b.Ledger = append(b.Ledger, entry)
 			b.Tokens = append(b.Tokens, models.VerificationToken{Identifier: t.Identifier, TokenHash: t.Token, Expires: models.DBTime(t.Expires)})
 			c.Imported++
 		}

@@ -112,12 +112,38 @@ func (t *Target) ExistingTokens(ctx context.Context, keys []string) (map[string]
 	return out, nil
 }
 
-// Batch is one page's rows, as latchkey stores them.
+// LedgerEntry records a row an import brought in or found in latchkey:
+// Kind is the table ("users", "accounts", "sessions", "verification
+// tokens"), Key the row's (a user's id; "provider\x00providerAccountId";
+// a session token's hash; "identifier\x00token hash").
+type LedgerEntry struct {
+	Kind       string    `gorm:"primaryKey"`
+	Key        string    `gorm:"primaryKey"`
+	ImportedAt time.Time `gorm:"not null"`
+}
+
+// TableName is schema step 11's table.
+func (LedgerEntry) TableName() string { return "import_ledger" }
+
+// Ledger answers, of keys of kind, those an import recorded.
+func (t *Target) Ledger(ctx context.Context, kind string, keys []string) (map[string]bool, error) {
+	var found []string
+	if len(keys) > 0 {
+		if err := t.db(ctx).Model(&LedgerEntry{}).Where("kind = ? AND key IN ?", kind, keys).Pluck("key", &found).Error; err != nil {
+			return nil, fmt.Errorf("read the import ledger: %w", err)
+		}
+	}
+	return set(found), nil
+}
+
+// Batch is one page's rows, as latchkey stores them, and the ledger's
+// entries for them.
 type Batch struct {
 	Users    []models.User
 	Accounts []models.Account
 	Sessions []models.Session
 	Tokens   []models.VerificationToken
+	Ledger   []LedgerEntry
 }
 
 // Write stores b in one transaction: a batch is in whole or not at all,
@@ -132,12 +158,15 @@ func (t *Target) Write(ctx context.Context, b Batch) error {
 	for i := range b.Accounts {
 		b.Accounts[i].CreatedAt = now
 	}
+	for i := range b.Ledger {
+		b.Ledger[i].ImportedAt = now
+	}
 	err := t.db(ctx).Transaction(func(tx *gorm.DB) error {
 		skip := tx.Clauses(clause.OnConflict{DoNothing: true}).Omit(clause.Associations)
 		for _, rows := range []struct {
 			n    int
 			rows any
-		}{{len(b.Users), &b.Users}, {len(b.Accounts), &b.Accounts}, {len(b.Sessions), &b.Sessions}, {len(b.Tokens), &b.Tokens}} {
+		}{{len(b.Users), &b.Users}, {len(b.Accounts), &b.Accounts}, {len(b.Sessions), &b.Sessions}, {len(b.Tokens), &b.Tokens}, {len(b.Ledger), &b.Ledger}} {
 			if rows.n == 0 {
 				continue // GORM refuses an empty slice
 			}
