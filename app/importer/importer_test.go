@@ -330,10 +330,24 @@ func ptr(s string) *string { return &s }
 // next-auth's database keeps the rows: a signed-out session, a used link,
 // an unlinked account, a deleted user (and everything of it).
 func TestImportDoesNotBringBackWhatLatchkeyEnded(t *testing.T) {
-	n := sqliteSource(t, importstore.SchemaSQL)
-	n.create(t, "TEXT", "TEXT")
-	fill(t, n, func(t time.Time) any { return t.Format(time.RFC3339Nano) })
-	st := target(t)
+	t.Run("sqlite", func(t *testing.T) {
+		n := sqliteSource(t, importstore.SchemaSQL)
+		n.create(t, "TEXT", "TEXT")
+		fill(t, n, func(t time.Time) any { return t.Format(time.RFC3339Nano) })
+		testNotBroughtBack(t, n, target(t))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		n := postgresSource(t, importstore.SchemaSQL)
+		n.create(t, "TEXT", "TIMESTAMPTZ")
+		fill(t, n, func(t time.Time) any { return t })
+		st, err := models.Connect(models.Config{Dialect: models.DialectPostgres, DSN: pgtest.NewDatabase(t, pg.URL(t))})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		testNotBroughtBack(t, n, st)
+	})
+}
+
+func testNotBroughtBack(t *testing.T, n *nextAuthDB, st *models.Store) {
 	storetest.RequireMigrated(t, st, &importstore.LedgerEntry{})
 	ctx := context.Background()
 	check(t, st, run(t, n, st, importer.Options{}))

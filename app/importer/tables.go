@@ -120,7 +120,7 @@ func (r *run) importAccounts(ctx context.Context) error {
 		userIDs, keys := make([]string, 0, len(page)), make([]string, 0, len(page))
 		for _, a := range page {
 			userIDs = append(userIDs, a.UserID)
-			keys = append(keys, a.Provider+"\x00"+a.PAI)
+			keys = append(keys, a.Provider+importstore.KeySep+a.PAI)
 		}
 		blocked, err := r.userOf(ctx, userIDs)
 		if err != nil {
@@ -136,7 +136,7 @@ func (r *run) importAccounts(ctx context.Context) error {
 		}
 		var b importstore.Batch
 		for _, a := range page {
-			key, lkey := a.Provider+"/"+a.PAI, a.Provider+"\x00"+a.PAI
+			key, lkey := a.Provider+"/"+a.PAI, a.Provider+importstore.KeySep+a.PAI
 			if reason := blocked[a.UserID]; reason != "" {
 				r.skip(c, "accounts", key, reason)
 				continue
@@ -264,7 +264,7 @@ func (r *run) importTokens(ctx context.Context) error {
 				r.skip(c, "verification tokens", "for "+t.Identifier, "not a next-auth token hash (64 hex digits)")
 			default:
 				live = append(live, t)
-				keys = append(keys, t.Identifier+"\x00"+t.Token)
+				keys = append(keys, t.Identifier+importstore.KeySep+t.Token)
 			}
 		}
 		there, err := r.dst.ExistingTokens(ctx, keys)

@@ -12,6 +12,11 @@ import (
 	"github.com/latchkey-auth/latchkey/models"
 )
 
+// KeySep joins the parts of a two-part key (an account's provider and id,
+// a link's identifier and hash): a byte neither part has, which, unlike
+// NUL, PostgreSQL's text takes (the import ledger stores these keys).
+const KeySep = "\x1f"
+
 // Target is latchkey's database as the import writes it. Build it with
 // NewTarget.
 type Target struct {
@@ -55,7 +60,7 @@ func (t *Target) UsersByEmail(ctx context.Context, emails []string) (map[string]
 	return out, nil
 }
 
-// AccountOwners answers, of the provider identities keys ("provider\x00id"),
+// AccountOwners answers, of the provider identities keys ("provider\x1fid"),
 // those linked in latchkey, with the user they are linked to.
 func (t *Target) AccountOwners(ctx context.Context, keys []string) (map[string]string, error) {
 	out := map[string]string{}
@@ -64,7 +69,7 @@ func (t *Target) AccountOwners(ctx context.Context, keys []string) (map[string]s
 	}
 	pairs := make([][]any, len(keys))
 	for i, k := range keys {
-		p, id, _ := strings.Cut(k, "\x00")
+		p, id, _ := strings.Cut(k, KeySep)
 		pairs[i] = []any{p, id}
 	}
 	var rows []models.Account
@@ -74,7 +79,7 @@ func (t *Target) AccountOwners(ctx context.Context, keys []string) (map[string]s
 		return nil, fmt.Errorf("look up accounts: %w", err)
 	}
 	for _, a := range rows {
-		out[a.Provider+"\x00"+a.ProviderAccountID] = a.UserID
+		out[a.Provider+KeySep+a.ProviderAccountID] = a.UserID
 	}
 	return out, nil
 }
@@ -91,7 +96,7 @@ func (t *Target) ExistingSessions(ctx context.Context, hashes []string) (map[str
 }
 
 // ExistingTokens answers, of the verification tokens (identifier and
-// stored hash, "identifier\x00hash"), those latchkey has.
+// stored hash, "identifier\x1fhash"), those latchkey has.
 func (t *Target) ExistingTokens(ctx context.Context, keys []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(keys) == 0 {
@@ -99,7 +104,7 @@ func (t *Target) ExistingTokens(ctx context.Context, keys []string) (map[string]
 	}
 	pairs := make([][]any, len(keys))
 	for i, k := range keys {
-		id, hash, _ := strings.Cut(k, "\x00")
+		id, hash, _ := strings.Cut(k, KeySep)
 		pairs[i] = []any{id, hash}
 	}
 	var rows []models.VerificationToken
@@ -107,15 +112,15 @@ func (t *Target) ExistingTokens(ctx context.Context, keys []string) (map[string]
 		return nil, fmt.Errorf("look up verification tokens: %w", err)
 	}
 	for _, r := range rows {
-		out[r.Identifier+"\x00"+r.TokenHash] = true
+		out[r.Identifier+KeySep+r.TokenHash] = true
 	}
 	return out, nil
 }
 
 // LedgerEntry records a row an import brought in or found in latchkey:
 // Kind is the table ("users", "accounts", "sessions", "verification
-// tokens"), Key the row's (a user's id; "provider\x00providerAccountId";
-// a session token's hash; "identifier\x00token hash").
+// tokens"), Key the row's (a user's id; "provider\x1fproviderAccountId";
+// a session token's hash; "identifier\x1ftoken hash").
 type LedgerEntry struct {
 	Kind       string    `gorm:"primaryKey"`
 	Key        string    `gorm:"primaryKey"`
