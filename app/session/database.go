@@ -265,13 +265,13 @@ func (d *Database) Create(ctx context.Context, w http.ResponseWriter, r *http.Re
 // out either way; the error tells the caller the row may remain.
 func (d *Database) Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
 	d.Clear(w, r)
-	defer d.cache.invalidate() // after the delete: see lookupCache.gen
-	if tok, sent := d.token(r); sent && tok != "" && len(tok) <= maxDBTokenLen {
-		if err := d.store.DeleteSession(ctx, HashToken(tok)); err != nil {
-			return err
-		}
+	tok, sent := d.token(r)
+	if !sent || tok == "" || len(tok) > maxDBTokenLen {
+		return nil
 	}
-	return nil
+	sum := tokenSum(tok)
+	defer d.cache.ended(sum) // after the delete: see lookupCache.ended
+	return d.store.DeleteSession(ctx, hexSum(sum))
 }
 
 // DestroyAll deletes every session row of the request's user and clears the
