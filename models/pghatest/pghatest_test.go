@@ -1,0 +1,87 @@
+package pghatest
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"testing"
+	"time"
+)
+
+// The helper's own check, a minute and a half of fail-overs: test/multi's
+// fail-over test exercises all of it under load, so it runs only when
+// LATCHKEY_PGHA_SELFTEST is set (while working on this package).
+func TestClusterFailsOverAndHeals(t *testing.T) {
+	if os.Getenv("LATCHKEY_PGHA_SELFTEST") == "" {
+		t.Skip("LATCHKEY_PGHA_SELFTEST unset: test/multi's TestFailover covers the helper")
+	}
+	start := time.Now()
+	c := Start(t, Options{})
+	t.Logf("healthy after %s", time.Since(start).Round(time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	db, err := sql.Open("pgx", c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	mustExec(t, db, "CREATE TABLE marks (n int)")
+	mustExec(t, db, "INSERT INTO marks VALUES (1)")
+
+	first, err := c.Primary(ctx)
+	if err != nil || first != c.Nodes()[0] {
+		t.Fatalf("primary %v, %v; want node1", first, err)
+	}
+	killed := time.Now()
+	if err := c.Kill(first); err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.WaitPrimary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kill -9: %s writable after %s", second, time.Since(killed).Round(time.Millisecond))
+	if second == first {
+		t.Fatalf("still %s", first)
+	}
+	db.SetMaxOpenConns(0)
+	mustExec(t, db, "INSERT INTO marks VALUES (2)")
+
+	if err := c.Rejoin(first); err != nil {
+		t.Fatal(err)
+	}
+	rejoin := time.Now()
+	if err := c.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rejoined after %s", time.Since(rejoin).Round(time.Millisecond))
+
+	switched := time.Now()
+	if err := c.Switchover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back, err := c.WaitPrimary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("switchover: %s writable after %s", back, time.Since(switched).Round(time.Millisecond))
+	if back != first {
+		t.Fatalf("primary %s after the switchover; want %s", back, first)
+	}
+	if err := c.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM marks").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("marks: %d, %v", n, err)
+	}
+}
+
+func mustExec(t *testing.T, db *sql.DB, stmt string) {
+	t.Helper()
+	if _, err := db.Exec(stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
