@@ -161,22 +161,45 @@ func (c *cluster) observe(t *testing.T, r *record, ev *event) {
 }
 
 // checkAnswers fails the test for every answer that is not a documented
-// one, showing the first of them.
+// one: each kind of them with its count and times, then the first few.
 func (c *cluster) checkAnswers(t *testing.T, answers []answer) {
 	t.Helper()
-	var bad []string
+	type kind struct {
+		n           int
+		first, last time.Time
+	}
+	kinds := map[string]*kind{}
+	var order, samples []string
 	for _, a := range answers {
-		if a.class == classBad {
-			bad = append(bad, a.String())
+		if a.class != classBad {
+			continue
+		}
+		key := fmt.Sprintf("%s: %d %s %s [%s]", a.op, a.status, strings.TrimPrefix(a.location, c.origin()), a.err, a.why)
+		if a.op == opSession && a.why != "" {
+			key = fmt.Sprintf("%s: %d [%s] %s", a.op, a.status, a.why, a.body)
+		}
+		k := kinds[key]
+		if k == nil {
+			k = &kind{first: a.sent}
+			kinds[key] = k
+			order = append(order, key)
+		}
+		k.n++
+		k.last = a.sent
+		if len(samples) < 10 {
+			samples = append(samples, a.String())
 		}
 	}
-	if len(bad) > 0 {
-		if len(bad) > 25 {
-			bad = append(bad[:25], "…")
-		}
-		t.Errorf("%d answers out of %d were not documented ones (the normal answer, or 503 with Retry-After):\n%s",
-			countClass(answers, classBad), len(answers), strings.Join(bad, "\n"))
+	if len(order) == 0 {
+		return
 	}
+	var b strings.Builder
+	for _, key := range order {
+		k := kinds[key]
+		fmt.Fprintf(&b, "%5d × %s (%s – %s)\n", k.n, key, k.first.Format("15:04:05.000"), k.last.Format("15:04:05.000"))
+	}
+	t.Errorf("%d answers out of %d were not documented ones (the normal answer, or 503 with Retry-After):\n%sthe first:\n%s",
+		countClass(answers, classBad), len(answers), b.String(), strings.Join(samples, "\n"))
 }
 
 // afterwards is what the checks after the load found, per flow.
