@@ -37,6 +37,9 @@ const lookupCacheSize = 8192
 // answers are never kept, so a sign-in on another instance is seen at once.
 type lookupCache struct {
 	ttl time.Duration
+	// grace is how old a copy may be when the database is unavailable
+	// (session.outage_grace; getStale).
+	grace time.Duration
 	// gen is the invalidation generation: a row is served only while the
 	// generation it was read under is current. A lookup takes it before
 	// its query (begin), and a sign-out moves it after its delete, so a row
@@ -61,7 +64,7 @@ type cachedRow struct {
 
 // newLookupCache returns a cache keeping rows for ttl, or nil (no cache)
 // when ttl is not positive.
-func newLookupCache(ttl time.Duration) (*lookupCache, error) {
+func newLookupCache(ttl, grace time.Duration) (*lookupCache, error) {
 	if ttl <= 0 {
 		return nil, nil
 	}
@@ -69,7 +72,7 @@ func newLookupCache(ttl time.Duration) (*lookupCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session lookup cache: %w", err)
 	}
-	return &lookupCache{ttl: ttl, rows: rows}, nil
+	return &lookupCache{ttl: ttl, grace: grace, rows: rows}, nil
 }
 
 // ticket is taken before a query whose row may be kept: the generation
@@ -95,8 +98,24 @@ func (c *lookupCache) get(key [sha256.Size]byte, row *models.SessionRow) bool {
 	if c == nil {
 		return false
 	}
+	return c.getWithin(key, row, c.ttl)
+}
+
+// getStale is get for a database outage: a copy up to the grace old
+// answers, so a signed-in user is not told they are signed out because
+// the primary is failing over. A sign-out on this instance still ends it
+// at once (the generation), and the caller still checks expiry and
+// revocations.
+func (c *lookupCache) getStale(key [sha256.Size]byte, row *models.SessionRow) bool {
+	if c == nil || c.grace <= 0 {
+		return false
+	}
+	return c.getWithin(key, row, c.grace)
+}
+
+func (c *lookupCache) getWithin(key [sha256.Size]byte, row *models.SessionRow, age time.Duration) bool {
 	e, ok := c.rows.Get(key)
-	if !ok || e.gen != c.gen.Load() || time.Since(e.read) >= c.ttl {
+	if !ok || e.gen != c.gen.Load() || time.Since(e.read) >= age {
 		return false
 	}
 	row.UserID, row.Expires, row.CreatedAt, row.AMR = e.userID, e.expires, e.createdAt, e.amr

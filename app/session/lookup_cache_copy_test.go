@@ -41,7 +41,7 @@ func TestLookupCacheCopiesEveryField(t *testing.T) {
 			t.Fatalf("SessionRow.%s is a %s: give it a value here", sf.Name, sf.Type)
 		}
 	}
-	c, err := newLookupCache(time.Minute)
+	c, err := newLookupCache(time.Minute, 0)
 	require.NoError(t, err)
 	key := sha256.Sum256([]byte("token"))
 	c.put(key, c.begin(), &in)
