@@ -45,6 +45,9 @@ func monitorSettings() []setting {
 		{"pgautofailover.health_check_retry_delay", "500"},           // ms, default 2000
 		{"pgautofailover.node_considered_unhealthy_timeout", "3000"}, // ms, default 20000
 		{"pgautofailover.primary_demote_timeout", "5000"},            // ms, default 30000
+		// No fail-over in the first 10 s after the monitor starts (its
+		// nodes may not have reported yet): a test may kill a node sooner.
+		{"pgautofailover.startup_grace_period", "2000"}, // ms, default 10000
 		// pg_autoctl sizes shared_buffers at a quarter of the machine's memory;
 		// three servers of a test need little.
 		{"shared_buffers", "'128MB'"},

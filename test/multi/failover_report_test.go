@@ -31,6 +31,7 @@ type eventReport struct {
 	gapTo       time.Time
 	inGap       map[string]int // answers to requests sent during the gap, by class
 	classes     map[string]int // answers to requests sent in the window, by class
+	unavailable map[string]int // of those, the 503s by route
 	sessionsOK  int            // of those: GET /session answered with the user
 	lost        int
 	consumed    int
@@ -45,13 +46,16 @@ func summarize(answers []answer, events []*event, after afterwards) report {
 		rep.total[a.class]++
 	}
 	for _, ev := range events {
-		er := eventReport{event: ev, untilSignIn: -1, untilWrite: -1, inGap: map[string]int{}, classes: map[string]int{}}
+		er := eventReport{event: ev, untilSignIn: -1, untilWrite: -1, inGap: map[string]int{}, classes: map[string]int{}, unavailable: map[string]int{}}
 		var writes []time.Time
 		for _, a := range answers {
 			if a.sent.Before(ev.start) || a.sent.After(ev.end) {
 				continue
 			}
 			er.classes[a.class]++
+			if a.class == class503 {
+				er.unavailable[a.op]++
+			}
 			if a.op == opSession && a.class == classOK {
 				er.sessionsOK++
 			}
@@ -119,13 +123,25 @@ func (r report) markdown() string {
 		b.WriteString("| " + label + " | " + strings.Join(cells, " | ") + " |\n")
 	}
 	row("primary", func(e eventReport) string { return e.from + " → " + e.to })
-	row("writable by the monitor's word", func(e eventReport) string { return seconds(e.primaryAt.Sub(e.start)) })
+	row("a writable primary, by the monitor's word", func(e eventReport) string { return seconds(e.primaryAt.Sub(e.start)) })
 	row("first e-mail sign-in sent after the start", func(e eventReport) string { return seconds(e.untilSignIn) })
 	row("first write sent after the start", func(e eventReport) string { return seconds(e.untilWrite) })
 	row("longest time without a write", func(e eventReport) string { return seconds(e.gap) })
 	row("answers: 200 with the user (GET /session)", func(e eventReport) string { return fmt.Sprint(e.sessionsOK) })
 	row("answers: other normal ones", func(e eventReport) string { return fmt.Sprint(e.classes[classOK] - e.sessionsOK) })
 	row("answers: 503 with Retry-After", func(e eventReport) string { return fmt.Sprint(e.classes[class503]) })
+	row("503s by route", func(e eventReport) string {
+		var parts []string
+		for _, op := range []string{opSession, opCSRF, opSignIn, opLink, opSignOut} {
+			if n := e.unavailable[op]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", op, n))
+			}
+		}
+		if len(parts) == 0 {
+			return "–"
+		}
+		return strings.Join(parts, ", ")
+	})
 	row("answers: other (must be 0)", func(e eventReport) string { return fmt.Sprint(e.classes[classBad]) })
 	row("requests during the longest gap (ok / 503 / other)", func(e eventReport) string {
 		return fmt.Sprintf("%d / %d / %d", e.inGap[classOK], e.inGap[class503], e.inGap[classBad])
