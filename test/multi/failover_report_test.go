@@ -32,6 +32,7 @@ type eventReport struct {
 	inGap       map[string]int // answers to requests sent during the gap, by class
 	classes     map[string]int // answers to requests sent in the window, by class
 	unavailable map[string]int // of those, the 503s by route
+	readers503  int            // of those, GET /session 503s to the readers (sessions read every 50 ms)
 	sessionsOK  int            // of those: GET /session answered with the user
 	lost        int
 	consumed    int
@@ -55,6 +56,9 @@ func summarize(answers []answer, events []*event, after afterwards) report {
 			er.classes[a.class]++
 			if a.class == class503 {
 				er.unavailable[a.op]++
+				if a.op == opSession && strings.HasPrefix(a.who, "r") {
+					er.readers503++
+				}
 			}
 			if a.op == opSession && a.class == classOK {
 				er.sessionsOK++
@@ -142,6 +146,7 @@ func (r report) markdown() string {
 		}
 		return strings.Join(parts, ", ")
 	})
+	row("of those, GET /session to readers (their session read every 50 ms)", func(e eventReport) string { return fmt.Sprint(e.readers503) })
 	row("answers: other (must be 0)", func(e eventReport) string { return fmt.Sprint(e.classes[classBad]) })
 	row("requests during the longest gap (ok / 503 / other)", func(e eventReport) string {
 		return fmt.Sprintf("%d / %d / %d", e.inGap[classOK], e.inGap[class503], e.inGap[classBad])

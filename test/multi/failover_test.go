@@ -128,6 +128,9 @@ func TestFailover(t *testing.T) {
 	}
 	rep := summarize(answers, events, after)
 	c.checkAnswers(t, answers)
+	if kinds, _ := c.kinds(answers, class503); kinds != "" {
+		t.Logf("the 503 answers (with Retry-After):\n%s", kinds)
+	}
 	for _, in := range c.nodes {
 		require.True(t, in.running(), "instance %s still runs", in.name)
 		require.NotContains(t, in.logs.String(), "panic", "instance %s", in.name)
@@ -170,6 +173,16 @@ func (c *cluster) observe(t *testing.T, r *record, ev *event) {
 // one: each kind of them with its count and times, then the first few.
 func (c *cluster) checkAnswers(t *testing.T, answers []answer) {
 	t.Helper()
+	if kinds, samples := c.kinds(answers, classBad); len(kinds) > 0 {
+		t.Errorf("%d answers out of %d were not documented ones (the normal answer, or 503 with Retry-After):\n%sthe first:\n%s",
+			countClass(answers, classBad), len(answers), kinds, strings.Join(samples, "\n"))
+	}
+}
+
+// kinds groups the answers of a class by route, answer and browser (a
+// reader signed in before the load, or a fresh one of the sign-ins), each
+// kind with its count and times; and gives the first ten answers.
+func (c *cluster) kinds(answers []answer, class string) (string, []string) {
 	type kind struct {
 		n           int
 		first, last time.Time
@@ -177,12 +190,16 @@ func (c *cluster) checkAnswers(t *testing.T, answers []answer) {
 	kinds := map[string]*kind{}
 	var order, samples []string
 	for _, a := range answers {
-		if a.class != classBad {
+		if a.class != class {
 			continue
 		}
-		key := fmt.Sprintf("%s: %d %s %s [%s]", a.op, a.status, strings.TrimPrefix(a.location, c.origin()), a.err, a.why)
+		who := "a fresh browser"
+		if strings.HasPrefix(a.who, "r") {
+			who = "a reader"
+		}
+		key := fmt.Sprintf("%s by %s: %d %s %s [%s]", a.op, who, a.status, strings.TrimPrefix(a.location, c.origin()), a.err, a.why)
 		if a.op == opSession && a.why != "" {
-			key = fmt.Sprintf("%s: %d [%s] %s", a.op, a.status, a.why, a.body)
+			key = fmt.Sprintf("%s by %s: %d [%s] %s", a.op, who, a.status, a.why, a.body)
 		}
 		k := kinds[key]
 		if k == nil {
@@ -196,16 +213,12 @@ func (c *cluster) checkAnswers(t *testing.T, answers []answer) {
 			samples = append(samples, a.String())
 		}
 	}
-	if len(order) == 0 {
-		return
-	}
 	var b strings.Builder
 	for _, key := range order {
 		k := kinds[key]
 		fmt.Fprintf(&b, "%5d × %s (%s – %s)\n", k.n, key, k.first.Format("15:04:05.000"), k.last.Format("15:04:05.000"))
 	}
-	t.Errorf("%d answers out of %d were not documented ones (the normal answer, or 503 with Retry-After):\n%sthe first:\n%s",
-		countClass(answers, classBad), len(answers), b.String(), strings.Join(samples, "\n"))
+	return b.String(), samples
 }
 
 // afterwards is what the checks after the load found, per flow.
