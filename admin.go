@@ -35,8 +35,9 @@ type adminCommand struct {
 	args []string
 	// flags says which of the flags it takes: "j" --json, "y" --yes, "u"
 	// --user, "a" --all, "p" --password-stdin, "c" a client's settings
-	// (clients add), "n" --now; "0" marks a command that needs neither the
-	// configuration nor the database.
+	// (clients add), "n" --now, "i" import's flags; "m" migrates the
+	// database first (import fills a fresh one); "0" marks a command that
+	// needs neither the configuration nor the database.
 	flags string
 	run   func(*adminRun) error
 	// check, when set, rejects a bad combination of flags before the
@@ -63,6 +64,7 @@ func adminCommands() []adminCommand {
 		{"clients", "hash-secret", nil, "0", clientsHashSecret, nil},
 		{"oidc", "rotate-keys", nil, "n", oidcRotateKeys, nil},
 		{"oidc", "keys", nil, "j", oidcKeys, nil},
+		{"import", "next-auth", nil, "im", importNextAuth, checkImport},
 	}
 }
 
@@ -89,6 +91,7 @@ type adminRun struct {
 	// client is clients add's flags; now is oidc rotate-keys --now.
 	client    clientFlags
 	rotateNow bool
+	importing importFlags
 	out       io.Writer
 	errw      io.Writer
 	now       time.Time
@@ -160,7 +163,7 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r.ctx = ctx
-	if r.store, err = openAdminStore(ctx, cfg); err != nil {
+	if r.store, err = openAdminStore(ctx, cfg, strings.Contains(cmd.flags, "m")); err != nil {
 		return fail(1, name, err.Error())
 	}
 	defer r.store.Close()
@@ -205,6 +208,9 @@ func (r *adminRun) flags(cmd *adminCommand, configPath *string) *flag.FlagSet {
 	}
 	if strings.Contains(cmd.flags, "n") {
 		fs.BoolVar(&r.rotateNow, "now", false, "sign with the new keys at once")
+	}
+	if strings.Contains(cmd.flags, "i") {
+		r.importing.bind(fs)
 	}
 	return fs
 }
@@ -268,9 +274,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // openAdminStore opens the configured database as it is: the commands
 // never migrate it (the service does, at start; `latchkey migrate` too),
 // and refuse a schema other than this binary's.
-func openAdminStore(ctx context.Context, cfg config.Config) (*models.Store, error) {
+func openAdminStore(ctx context.Context, cfg config.Config, migrate bool) (*models.Store, error) {
 	sc := app.StoreConfig(cfg)
-	sc.SkipMigrate = true
+	sc.SkipMigrate = !migrate
 	store, err := models.Connect(sc)
 	if err != nil {
 		return nil, fmt.Errorf("open the database %s: %w", cfg.RedactedDatabaseURL(), err)

@@ -78,6 +78,9 @@ Admin commands, on the configured database while the service runs
   latchkey clients hash-secret                  a secret from stdin as config.yaml's secret_hash
   latchkey oidc rotate-keys [--now]             new signing keys, signing after key_publish_lead
   latchkey oidc keys [--json]                   the published signing keys
+  latchkey import next-auth --from <url|file> [--schema auto|prisma|sql|drizzle]
+           [--dry-run] [--batch-size N]         copy a next-auth database's users, accounts,
+                                                live sessions and links (migrates first)
 Deleting and revoking everything ask for confirmation on a terminal; without
 one they need --yes.
 

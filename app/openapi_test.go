@@ -22,6 +22,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email/smtptest"
 	"github.com/latchkey-auth/latchkey/app/openapi"
+	"github.com/latchkey-auth/latchkey/app/web"
 )
 
 // The source and a rendered copy are valid OpenAPI 3.1; the copy names the
@@ -195,6 +196,9 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 			pv := newAPIChecker(t, loadOpenAPI(t, []byte(pe.get(pe.browser(), "/openapi.json").body)), pe.srv.URL)
 			apiDriver{e: pe, v: pv}.customPages()
 			for k := range pv.statuses {
+				v.statuses[k] = true
+			}
+			for k := range sessionOutage(t, tc.style) {
 				v.statuses[k] = true
 			}
 
@@ -457,4 +461,26 @@ func (a apiDriver) customPages() {
 func withHeader(req *http.Request, name, value string) *http.Request {
 	req.Header.Set(name, value)
 	return req
+}
+
+// sessionOutage is GET /session's answer to a database that fails under a
+// signed-in database session (a JWT needs no database, so every run checks
+// it on a database-strategy instance): the documented 503 with
+// Retry-After, never {}, and the cookie kept. It returns the statuses the
+// checker saw.
+func sessionOutage(t *testing.T, style string) map[string]bool {
+	e := startEnv(t, envOpts{ownURL: true, smtp: &smtptest.Options{}, strategy: config.StrategyDatabase, config: func(c *config.Config) {
+		c.Cookies.Style = style
+		c.Session.CacheTTL = 0 // every GET /session asks the database
+	}})
+	v := newAPIChecker(t, loadOpenAPI(t, []byte(e.get(e.browser(), "/openapi.json").body)), e.srv.URL)
+	c := apiDriver{e: e, v: v}.browser()
+	e.signInByLink(c, "outage@example.com")
+	require.NotEmpty(t, e.session(c))
+	require.NoError(t, e.app.Store().Close())
+	res := e.get(c, "/session")
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode, res.body)
+	require.Equal(t, web.RetryAfter, res.Header.Get("Retry-After"))
+	require.Empty(t, res.Header.Values("Set-Cookie"), "the cookie is kept")
+	return v.statuses
 }

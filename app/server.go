@@ -254,7 +254,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 		return err
 	}
 	w.front.idps, w.front.passkeys, w.front.imgOrigin = oauthFlow, w.passkeys.Offered(), w.theme.imgOrigin
-	w.groups = groups.New(groupstore.New(w.store), w.cfg.Groups.Rules, GroupsCacheTTL)
+	w.groups = groups.New(groupstore.New(w.store), w.cfg.Groups.Rules, GroupsCacheTTL).WithOutageGrace(w.cfg.Session.OutageGrace.D())
 	openIDProvider, openIDRules, err := w.buildOpenID(w.groups)
 	if err != nil {
 		return err

@@ -33,5 +33,5 @@ func (w *wiring) buildSessions() (session.Strategy, error) {
 		return j, nil
 	}
 	return session.NewDatabase(w.store, w.names.SessionToken, cw, life).WithRevocations(w.revocations).
-		WithRecords(records, ip).WithLookupCache(w.cfg.Session.CacheTTL.D())
+		WithRecords(records, ip).WithLookupCache(w.cfg.Session.CacheTTL.D(), w.cfg.Session.OutageGrace.D())
 }

@@ -28,7 +28,6 @@ type Store struct {
 	db          *gorm.DB
 	dialect     string
 	sessionStmt *sql.Stmt   // prepared once: GET /session's lookup
-	conns       *connWatch  // PostgreSQL: when a dead connection was last seen
 	file        *sqliteFile // SQLite: the file opened, for Ready
 	onError     func()      // Config.OnError
 }
@@ -67,11 +66,12 @@ func Connect(c Config) (*Store, error) {
 	var (
 		dialector gorm.Dialector
 		err       error
-		conns     = &connWatch{}
 	)
 	switch c.Dialect {
 	case DialectPostgres:
-		dialector = postgresDialector(withStatementTimeout(c.DSN, c.StatementTimeout), conns)
+		if dialector, err = postgresDialector(withStatementTimeout(c.DSN, c.StatementTimeout)); err != nil {
+			return nil, err
+		}
 	case DialectSQLite, "":
 		c.Dialect = DialectSQLite
 		if dialector, err = sqliteDialector(c.DSN); err != nil {
@@ -94,7 +94,7 @@ func Connect(c Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", c.Dialect, err)
 	}
-	s := &Store{db: db, dialect: c.Dialect, conns: conns}
+	s := &Store{db: db, dialect: c.Dialect}
 	sqlDB, err := db.DB()
 	if err != nil {
 		_ = s.Close()

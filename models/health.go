@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/latchkey-auth/latchkey/models/failover"
 	"golang.org/x/sys/unix"
 	"gorm.io/gorm"
 )
@@ -70,6 +71,18 @@ func (s *Store) Ready(ctx context.Context) error {
 		if err := s.file.intact(); err != nil {
 			return err
 		}
+	}
+	if s.dialect == DialectPostgres {
+		// Ready means writable: a pooled connection to a node that became a
+		// standby still reads.
+		var standby bool
+		if err := s.db.WithContext(ctx).Raw("SELECT pg_is_in_recovery() FROM schema_migrations LIMIT 1").Scan(&standby).Error; err != nil {
+			return fmt.Errorf("database check: %w", err)
+		}
+		if standby {
+			return fmt.Errorf("database check: %w (the server is a read-only standby)", failover.ErrUnavailable)
+		}
+		return nil
 	}
 	var n int64
 	if err := s.db.WithContext(ctx).Raw("SELECT count(*) FROM schema_migrations").Scan(&n).Error; err != nil {

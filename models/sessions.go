@@ -111,17 +111,11 @@ func (r *SessionRow) targets() []any {
 // them into row. It bypasses GORM's reflection (a prepared statement and a
 // plain Scan) because it runs on every page load of every client.
 //
-// A lookup that meets a connection the server has ended (a database
-// restart or fail-over) is made once more: it is a read, so repeating it is
-// safe, and the client would otherwise take the empty answer for a
-// sign-out. The retry's connection is pinged first (connWatch), so it does
-// not meet another dead one.
+// A lookup cut by a fail-over is made once more on a fresh connection
+// (package failover): it is a read, so repeating it is safe, and the client
+// would otherwise take the empty answer for a sign-out.
 func (s *Store) ReadSession(ctx context.Context, tokenHash string, row *SessionRow) error {
 	err := s.readSession(ctx, tokenHash, row)
-	if err != nil && connectionLost(err) && ctx.Err() == nil {
-		s.conns.markLost()
-		err = s.readSession(ctx, tokenHash, row)
-	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.countFailure(err)
 		return fmt.Errorf("find session: %w", err)

@@ -182,6 +182,12 @@ type Session struct {
 	// instance, `latchkey sessions revoke`) ends here within it; one ended
 	// on this instance ends at once. 0 turns the cache off.
 	CacheTTL Duration `yaml:"cache_ttl"`
+	// OutageGrace is how long a database session this instance read lately
+	// keeps answering GET /session and forward-auth while no writable
+	// database answers (a fail-over; docs/high-availability.md): the copy
+	// the lookup cache kept, up to this old, instead of a 503. Needs the
+	// cache (cache_ttl above 0); 0 turns it off.
+	OutageGrace Duration `yaml:"outage_grace"`
 }
 
 // Cookies selects cookie names: "next-auth" (v4) or "authjs" (v5, with v5 JWTs).

@@ -166,7 +166,7 @@ max_body_bytes: 4096
 	require.Equal(t, "https://sso.example.com", cfg.Providers[1].Issuer)
 	require.Equal(t, 24*time.Hour, cfg.Providers[2].MaxAge.D())
 	require.Equal(t, config.RateLimit{PerAddress: 3, PerIP: 10, Window: config.Duration(30 * time.Minute)}, cfg.Providers[2].RateLimit)
-	require.Equal(t, config.Session{Strategy: "jwt", MaxAge: config.Duration(7 * 24 * time.Hour), UpdateAge: config.Duration(time.Hour), AbsoluteMaxAge: config.Duration(90 * 24 * time.Hour), RevocationPoll: config.Duration(time.Second), CacheTTL: config.Duration(time.Second)}, cfg.Session)
+	require.Equal(t, config.Session{Strategy: "jwt", MaxAge: config.Duration(7 * 24 * time.Hour), UpdateAge: config.Duration(time.Hour), AbsoluteMaxAge: config.Duration(90 * 24 * time.Hour), RevocationPoll: config.Duration(time.Second), CacheTTL: config.Duration(time.Second), OutageGrace: config.Duration(2 * time.Minute)}, cfg.Session)
 	require.Equal(t, config.StyleAuthJS, cfg.Cookies.Style)
 	require.Equal(t, config.Pages{SignIn: "/login", Error: "https://app.example.com/error"}, cfg.Pages)
 	require.Equal(t, config.Callbacks{ExposeUserID: true, AllowedEmailDomains: []string{"example.com"}}, cfg.Callbacks)

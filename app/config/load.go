@@ -39,6 +39,7 @@ func Defaults() Config {
 			AbsoluteMaxAge: Duration(30 * 24 * time.Hour),
 			RevocationPoll: Duration(time.Second),
 			CacheTTL:       Duration(time.Second),
+			OutageGrace:    Duration(2 * time.Minute),
 		},
 		Cookies:   Cookies{Style: StyleNextAuth},
 		Log:       Log{Format: LogText, Access: true},

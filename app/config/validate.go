@@ -99,6 +99,9 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	if t := c.Session.CacheTTL.D(); t < 0 || t > time.Minute {
 		add("session.cache_ttl: %s must be between 0 (no cache) and 1m (a session ended on another instance ends within it)", t)
 	}
+	if g := c.Session.OutageGrace.D(); g < 0 || g > time.Hour {
+		add("session.outage_grace: %s must be between 0 (off) and 1h (a session ended elsewhere just before a database outage may answer for this long)", g)
+	}
 	switch c.Cookies.Style {
 	case StyleNextAuth, StyleAuthJS:
 	default:

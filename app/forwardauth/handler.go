@@ -125,6 +125,7 @@ func (h *Handler) authorize(c echo.Context, sendToSignIn bool) error {
 		if ctx.Err() == nil {
 			h.log.Warn("forward-auth: session lookup failed", "err", err)
 		}
+		web.SetRetryAfter(c)
 		return c.NoContent(http.StatusServiceUnavailable)
 	}
 	if s == nil || !identityHeader(s.User.ID) {
@@ -141,6 +142,7 @@ func (h *Handler) authorize(c echo.Context, sendToSignIn bool) error {
 		if ctx.Err() == nil {
 			h.log.Warn("forward-auth: groups lookup failed", "err", err)
 		}
+		web.SetRetryAfter(c)
 		return c.NoContent(http.StatusServiceUnavailable)
 	}
 	var methods []string

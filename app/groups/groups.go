@@ -20,6 +20,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models/failover"
 	"github.com/latchkey-auth/latchkey/models/groupstore"
 )
 
@@ -48,6 +49,7 @@ type Service struct {
 	store    Store
 	byDomain map[string][]string // lower-case domain → its rules' groups, sorted, unique
 	ttl      time.Duration
+	grace    time.Duration              // session.outage_grace: WithOutageGrace
 	cache    *lru.Cache[string, cached] // nil: no cache
 	// now is the cache's clock: real (monotonic) time, whatever clock the
 	// app runs on; the tests of this package set it.
@@ -153,11 +155,23 @@ func (s *Service) stored(ctx context.Context, userID string) ([]string, error) {
 	read := s.now() // a change made while the query runs is seen within ttl of it
 	names, err := s.store.Groups(ctx, userID)
 	if err != nil {
+		// While no writable database answers, a copy up to the outage
+		// grace old still answers forward-auth (as the session's does).
+		if c, ok := s.cache.Get(userID); ok && errors.Is(err, failover.ErrUnavailable) && s.now().Sub(c.read) < s.grace {
+			return c.names, nil
+		}
 		return nil, err
 	}
 	names = slices.Clip(names) // an append by a caller copies, never writes into the cache
 	s.cache.Add(userID, cached{names: names, read: read})
 	return names, nil
+}
+
+// WithOutageGrace lets a cached user's groups answer for up to grace
+// while the database is unavailable (session.outage_grace; 0: never).
+func (s *Service) WithOutageGrace(grace time.Duration) *Service {
+	s.grace = grace
+	return s
 }
 
 // forget drops this instance's copy of the user's stored groups after a

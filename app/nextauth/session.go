@@ -14,6 +14,10 @@ import (
 // emptySession is v4's body when there is no session.
 var emptySession = []byte("{}")
 
+// sessionUnavailable is the 503's body when the database does not answer:
+// an object the client's res.json() reads, with latchkey's TryLater code.
+var sessionUnavailable = []byte(`{"error":"TryLater"}`)
+
 // getSession returns the client-safe session object, or {} — the hottest
 // route: one indexed lookup or one decryption, no write unless a database
 // session is due for extension.
@@ -59,12 +63,16 @@ func (h *Handler) answerSession(c echo.Context, jin signin.JWTInput, sin signin.
 	ctx, w, r := c.Request().Context(), c.Response(), c.Request()
 	s, stale, err := h.signedIn(ctx, r, jin)
 	if err != nil {
-		// A storage hiccup is not a sign-out: answer {} but keep the cookie.
-		// A client that went away (its request cancelled) is no hiccup.
-		if ctx.Err() == nil {
-			h.log.Warn("session lookup failed", "err", err)
+		// A database that does not answer is not a sign-out: {} would make
+		// the client drop the session, so the answer is a 503 with
+		// Retry-After and the cookie is kept. (A session this instance read
+		// lately answered from its cache already: session.outage_grace.)
+		if ctx.Err() != nil { // the client went away: no one to answer
+			return nil
 		}
-		return web.SendJSON(c, http.StatusOK, emptySession)
+		h.log.Warn("session lookup failed", "err", err, "request_id", web.RequestID(c))
+		web.SetRetryAfter(c)
+		return web.SendJSON(c, http.StatusServiceUnavailable, sessionUnavailable)
 	}
 	if s == nil {
 		if stale {

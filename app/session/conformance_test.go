@@ -523,7 +523,7 @@ func newCachedDatabaseHarness(t *testing.T, dialect string, absolute, cacheTTL t
 	store := &countingStore{Store: openStore(t, dialect)}
 	clk := &clock{t: time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)}
 	life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, AbsoluteMaxAge: absolute, Now: clk.Now}
-	strategy, err := session.NewDatabase(store, cookieName, cookies.Writer{}, life).WithLookupCache(cacheTTL)
+	strategy, err := session.NewDatabase(store, cookieName, cookies.Writer{}, life).WithLookupCache(cacheTTL, 0)
 	require.NoError(t, err)
 	return harness{
 		strategy: strategy,

@@ -15,6 +15,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/failover"
 )
 
 // Store is what the database strategy needs from storage.
@@ -75,9 +76,10 @@ func (d *Database) WithRevocations(r *Revocations) *Database {
 
 // WithLookupCache makes Read keep valid rows for ttl (session.cache_ttl)
 // and answer from them (lookupCache says what that may and may not
-// change); 0 keeps none.
-func (d *Database) WithLookupCache(ttl time.Duration) (*Database, error) {
-	c, err := newLookupCache(ttl)
+// change), and from copies up to grace old while the database is
+// unavailable (session.outage_grace); ttl 0 keeps none.
+func (d *Database) WithLookupCache(ttl, grace time.Duration) (*Database, error) {
+	c, err := newLookupCache(ttl, grace)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +152,9 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 		return nil, true, nil
 	}
 	if err != nil {
+		if errors.Is(err, failover.ErrUnavailable) && d.cache.getStale(sum, row) && d.alive(row, now) {
+			return d.session(row), true, nil
+		}
 		return nil, true, fmt.Errorf("read database session: %w", err)
 	}
 	if !d.alive(row, now) {
@@ -227,10 +232,12 @@ func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.R
 	// expiry, is dropped, or every hit would extend again.
 	sum := tokenSum(tok)
 	err := d.store.ExtendSession(ctx, hexSum(sum), newExpiry, now)
-	d.cache.forget(sum)
 	if err != nil {
+		// The copy stays: during an outage it answers (getStale), and the
+		// next hit tries the extension again.
 		return err
 	}
+	d.cache.forget(sum)
 	d.writer.Set(w, d.name, tok, newExpiry, 0)
 	return nil
 }
@@ -258,13 +265,13 @@ func (d *Database) Create(ctx context.Context, w http.ResponseWriter, r *http.Re
 // out either way; the error tells the caller the row may remain.
 func (d *Database) Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
 	d.Clear(w, r)
-	defer d.cache.invalidate() // after the delete: see lookupCache.gen
-	if tok, sent := d.token(r); sent && tok != "" && len(tok) <= maxDBTokenLen {
-		if err := d.store.DeleteSession(ctx, HashToken(tok)); err != nil {
-			return err
-		}
+	tok, sent := d.token(r)
+	if !sent || tok == "" || len(tok) > maxDBTokenLen {
+		return nil
 	}
-	return nil
+	sum := tokenSum(tok)
+	defer d.cache.ended(sum) // after the delete: see lookupCache.ended
+	return d.store.DeleteSession(ctx, hexSum(sum))
 }
 
 // DestroyAll deletes every session row of the request's user and clears the

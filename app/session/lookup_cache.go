@@ -37,12 +37,22 @@ const lookupCacheSize = 8192
 // answers are never kept, so a sign-in on another instance is seen at once.
 type lookupCache struct {
 	ttl time.Duration
+	// grace is how old a copy may be when the database is unavailable
+	// (session.outage_grace; getStale).
+	grace time.Duration
 	// gen is the invalidation generation: a row is served only while the
 	// generation it was read under is current. A lookup takes it before
 	// its query (begin), and a sign-out moves it after its delete, so a row
 	// read while a sign-out was deleting it carries the older generation
 	// and is never served.
-	gen  atomic.Uint64
+	gen atomic.Uint64
+	// bulk is the generation of the invalidations that may end sessions
+	// other than the one sign-out's (sign out everywhere, ending another
+	// device): getStale serves a copy only while it is the one the copy was
+	// read under. A single sign-out (ended) moves gen, not bulk, and drops
+	// its own copy, so one user signing out does not take every other
+	// user's outage grace away.
+	bulk atomic.Uint64
 	rows *lru.Cache[[sha256.Size]byte, cachedRow]
 }
 
@@ -56,12 +66,12 @@ type cachedRow struct {
 	name, email, image sql.NullString
 	emailVerified      bool
 	read               time.Time
-	gen                uint64
+	gen, bulk          uint64
 }
 
 // newLookupCache returns a cache keeping rows for ttl, or nil (no cache)
 // when ttl is not positive.
-func newLookupCache(ttl time.Duration) (*lookupCache, error) {
+func newLookupCache(ttl, grace time.Duration) (*lookupCache, error) {
 	if ttl <= 0 {
 		return nil, nil
 	}
@@ -69,7 +79,7 @@ func newLookupCache(ttl time.Duration) (*lookupCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session lookup cache: %w", err)
 	}
-	return &lookupCache{ttl: ttl, rows: rows}, nil
+	return &lookupCache{ttl: ttl, grace: grace, rows: rows}, nil
 }
 
 // ticket is taken before a query whose row may be kept: the generation
@@ -77,8 +87,8 @@ func newLookupCache(ttl time.Duration) (*lookupCache, error) {
 // query began, so a session deleted elsewhere while the query ran is still
 // served no longer than ttl after the delete.
 type ticket struct {
-	gen uint64
-	at  time.Time
+	gen, bulk uint64
+	at        time.Time
 }
 
 // begin takes a ticket; a nil cache's is never used.
@@ -86,7 +96,7 @@ func (c *lookupCache) begin() ticket {
 	if c == nil {
 		return ticket{}
 	}
-	return ticket{gen: c.gen.Load(), at: time.Now()}
+	return ticket{gen: c.gen.Load(), bulk: c.bulk.Load(), at: time.Now()}
 }
 
 // get fills row with the copy kept under key, if it is younger than the
@@ -95,24 +105,53 @@ func (c *lookupCache) get(key [sha256.Size]byte, row *models.SessionRow) bool {
 	if c == nil {
 		return false
 	}
-	e, ok := c.rows.Get(key)
-	if !ok || e.gen != c.gen.Load() || time.Since(e.read) >= c.ttl {
+	return c.getWithin(key, row, c.ttl)
+}
+
+// getStale is get for a database outage: a copy up to the grace old
+// answers, so a signed-in user is not told they are signed out because
+// the primary is failing over. A sign-out on this instance still ends it
+// at once (the generation), and the caller still checks expiry and
+// revocations.
+func (c *lookupCache) getStale(key [sha256.Size]byte, row *models.SessionRow) bool {
+	if c == nil || c.grace <= 0 {
 		return false
 	}
+	e, ok := c.rows.Get(key)
+	if !ok || e.bulk != c.bulk.Load() || time.Since(e.read) >= c.grace {
+		return false
+	}
+	e.copyTo(row)
+	return true
+}
+
+func (c *lookupCache) getWithin(key [sha256.Size]byte, row *models.SessionRow, age time.Duration) bool {
+	e, ok := c.rows.Get(key)
+	if !ok || e.gen != c.gen.Load() || time.Since(e.read) >= age {
+		return false
+	}
+	e.copyTo(row)
+	return true
+}
+
+// copyTo fills row with the kept values.
+func (e *cachedRow) copyTo(row *models.SessionRow) {
 	row.UserID, row.Expires, row.CreatedAt, row.AMR = e.userID, e.expires, e.createdAt, e.amr
 	row.Name, row.Email, row.Image, row.EmailVerified = e.name, e.email, e.image, e.emailVerified
-	return true
 }
 
 // put keeps row under key, read with ticket tk.
 func (c *lookupCache) put(key [sha256.Size]byte, tk ticket, row *models.SessionRow) {
-	if c == nil {
+	if c == nil || tk.gen != c.gen.Load() {
+		// Read while sessions were being ended: never kept, so no copy of a
+		// row a sign-out deleted under the query outlives it (getStale does
+		// not look at gen).
 		return
 	}
 	c.rows.Add(key, cachedRow{
 		userID: row.UserID, expires: row.Expires, createdAt: row.CreatedAt, amr: row.AMR,
 		name: row.Name, email: row.Email, image: row.Image, emailVerified: row.EmailVerified,
-		read: tk.at, gen: tk.gen,
+		read: tk.at, gen: tk.gen, bulk: tk.bulk,
 	})
 }
 
@@ -123,10 +162,22 @@ func (c *lookupCache) forget(key [sha256.Size]byte) {
 	}
 }
 
-// invalidate makes every kept row unservable: called after this instance
-// deleted sessions.
+// invalidate makes every kept row unservable, in an outage too: called
+// after this instance deleted sessions other than the request's own.
 func (c *lookupCache) invalidate() {
 	if c != nil {
+		c.bulk.Add(1)
 		c.gen.Add(1)
+	}
+}
+
+// ended makes every kept row unservable by get and drops key's: called
+// after a sign-out deleted that one session. The order matters: a lookup
+// of key that began before the delete either puts its copy before the
+// drop (and it is dropped) or after gen moved (and put keeps nothing).
+func (c *lookupCache) ended(key [sha256.Size]byte) {
+	if c != nil {
+		c.gen.Add(1)
+		c.rows.Remove(key)
 	}
 }

@@ -41,7 +41,7 @@ func TestLookupCacheCopiesEveryField(t *testing.T) {
 			t.Fatalf("SessionRow.%s is a %s: give it a value here", sf.Name, sf.Type)
 		}
 	}
-	c, err := newLookupCache(time.Minute)
+	c, err := newLookupCache(time.Minute, 0)
 	require.NoError(t, err)
 	key := sha256.Sum256([]byte("token"))
 	c.put(key, c.begin(), &in)
@@ -53,4 +53,40 @@ func TestLookupCacheCopiesEveryField(t *testing.T) {
 			require.Equal(t, v.Field(i).Interface(), o.Field(i).Interface(), "SessionRow.%s", sf.Name)
 		}
 	}
+}
+
+// The outage grace (getStale) answers copies older than the TTL, until
+// something may have ended them: one user's sign-out drops that user's
+// copy only, so everyone else keeps their grace; sign-out everywhere or
+// ending another device (invalidate) takes every copy's grace away; a
+// lookup that ran across a sign-out keeps no copy at all.
+func TestLookupCacheOutageGrace(t *testing.T) {
+	c, err := newLookupCache(time.Nanosecond, time.Minute)
+	require.NoError(t, err)
+	ann, bob := sha256.Sum256([]byte("ann")), sha256.Sum256([]byte("bob"))
+	row := models.SessionRow{UserID: "u"}
+	c.put(ann, c.begin(), &row)
+	c.put(bob, c.begin(), &row)
+	time.Sleep(time.Millisecond)
+	var out models.SessionRow
+	require.False(t, c.get(ann, &out), "past the TTL")
+	require.True(t, c.getStale(ann, &out), "within the grace")
+
+	c.ended(bob)
+	require.False(t, c.getStale(bob, &out), "bob signed out")
+	require.True(t, c.getStale(ann, &out), "ann did not")
+
+	tk := c.begin()
+	c.ended(ann)
+	c.put(ann, tk, &row) // a lookup that began before ann's sign-out
+	require.False(t, c.getStale(ann, &out), "no copy kept from across a sign-out")
+
+	c.put(bob, c.begin(), &row)
+	c.invalidate()
+	require.False(t, c.getStale(bob, &out), "sign-out everywhere ends every copy's grace")
+
+	off, err := newLookupCache(time.Nanosecond, 0)
+	require.NoError(t, err)
+	off.put(ann, off.begin(), &row)
+	require.False(t, off.getStale(ann, &out), "outage_grace 0: none")
 }

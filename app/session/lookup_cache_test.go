@@ -72,7 +72,7 @@ func TestLookupCacheAcrossInstances(t *testing.T) {
 		life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, Now: clk.Now}
 		storeA := connect(t, c)
 		instance := func(store *models.Store, ttl time.Duration) harness {
-			d, err := session.NewDatabase(store, cookieName, cookies.Writer{}, life).WithLookupCache(ttl)
+			d, err := session.NewDatabase(store, cookieName, cookies.Writer{}, life).WithLookupCache(ttl, 0)
 			require.NoError(t, err)
 			return harness{strategy: d, clock: clk}
 		}
@@ -122,7 +122,7 @@ func TestLookupCacheHonoursRevocations(t *testing.T) {
 		clk := &clock{t: time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC)}
 		life := session.Lifetime{MaxAge: maxAge, UpdateAge: updateAge, Now: clk.Now}
 		revoked := &session.Revocations{}
-		d, err := session.NewDatabase(store, cookieName, cookies.Writer{}, life).WithRevocations(revoked).WithLookupCache(time.Hour)
+		d, err := session.NewDatabase(store, cookieName, cookies.Writer{}, life).WithRevocations(revoked).WithLookupCache(time.Hour, 0)
 		require.NoError(t, err)
 		h := harness{strategy: d, clock: clk}
 		u := models.User{ID: models.NewID(), Email: str("revoked@example.com")}

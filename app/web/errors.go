@@ -74,15 +74,19 @@ func (k *Kit) answer(c echo.Context, rq *Request, err error) error {
 	}
 	var se *signin.Error
 	var we *Error
-	if errors.As(err, &se) || errors.As(err, &we) {
+	if errors.As(err, &se) || errors.As(err, &we) || IsUnavailable(err) {
 		return k.Fail(c, rq, err)
 	}
 	return err
 }
 
 // Fail is the one place a failed action becomes an answer (Error's doc
-// says which), with its cause logged once.
+// says which; a database outage is SendUnavailable's), with its cause
+// logged once.
 func (k *Kit) Fail(c echo.Context, rq *Request, err error) error {
+	if IsUnavailable(err) { // whatever shape the handler gave it
+		return k.SendUnavailable(c, rq, err)
+	}
 	var we *Error
 	if errors.As(err, &we) {
 		switch {

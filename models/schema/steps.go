@@ -305,4 +305,19 @@ var Steps = []Step{
 				name text NOT NULL, created_at timestamptz, PRIMARY KEY (user_id, name))`,
 		},
 	},
+	{
+		Version: 11,
+		Name:    "import_ledger",
+		// `latchkey import next-auth` (issue #33, models/importstore): every
+		// row an import brought in or found, so that a later run does not
+		// bring back a session signed out, a link used, an account unlinked
+		// or a user deleted in latchkey since.
+		SQLite: []string{
+			"CREATE TABLE `import_ledger` (`kind` text NOT NULL,`key` text NOT NULL,`imported_at` datetime NOT NULL,PRIMARY KEY (`kind`,`key`))",
+		},
+		Postgres: []string{
+			`CREATE TABLE import_ledger (kind text NOT NULL, key text NOT NULL, imported_at timestamptz NOT NULL,
+				PRIMARY KEY (kind, key))`,
+		},
+	},
 }

@@ -123,14 +123,8 @@ func Transient(err error) bool {
 	if err == nil || errors.Is(err, models.ErrSchemaTooNew) {
 		return false
 	}
-	// The mark of the fail-over driver (models/failover): no writable
-	// primary answered.
-	var u interface{ Unavailable() bool }
-	if errors.As(err, &u) && u.Unavailable() {
-		return true
-	}
 	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
+	if errors.As(err, &pg) { // the server's own word decides
 		switch pg.Code[:min(2, len(pg.Code))] {
 		case "08", // connection exception
 			"57", // operator intervention: shutting down, starting up, statement timeout
@@ -141,18 +135,23 @@ func Transient(err error) bool {
 		return pg.Code == "25006" // read_only_sql_transaction: a standby
 	}
 	var (
-		unknownCA  x509.UnknownAuthorityError
-		badHost    x509.HostnameError
-		badCert    x509.CertificateInvalidError
-		badRecord  tls.RecordHeaderError
-		tlsVerify  *tls.CertificateVerificationError
-		notAnswers = errors.Is(err, models.ErrNoAnswer)
+		unknownCA x509.UnknownAuthorityError
+		badHost   x509.HostnameError
+		badCert   x509.CertificateInvalidError
+		badRecord tls.RecordHeaderError
+		tlsVerify *tls.CertificateVerificationError
 	)
 	if errors.As(err, &unknownCA) || errors.As(err, &badHost) || errors.As(err, &badCert) ||
 		errors.As(err, &badRecord) || errors.As(err, &tlsVerify) {
 		return false
 	}
-	return notAnswers || connectionLost(err)
+	// The mark of the fail-over driver (models/failover): no writable
+	// primary answered.
+	var u interface{ Unavailable() bool }
+	if errors.As(err, &u) && u.Unavailable() {
+		return true
+	}
+	return errors.Is(err, models.ErrNoAnswer) || connectionLost(err)
 }
 
 // connectionLost reports an error of the connection rather than of the

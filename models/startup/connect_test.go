@@ -3,6 +3,7 @@ package startup_test
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -61,7 +62,11 @@ func TestTransient(t *testing.T) {
 		"no such database": wrap(&pgconn.PgError{Code: "3D000"}),
 		"schema too new":   fmt.Errorf("%w: it is at version 99", models.ErrSchemaTooNew),
 		"bad step":         fmt.Errorf("migrate: step 4: %w", &pgconn.PgError{Code: "42601"}),
-		"nil":              nil,
+		// The fail-over driver marks every failed connect; a login or a
+		// certificate refused is not mended by waiting all the same.
+		"marked, but a wrong password": fmt.Errorf("%w: %w", unavailable{}, &pgconn.PgError{Code: "28P01"}),
+		"marked, but an unknown CA":    wrap(fmt.Errorf("%w: %w", unavailable{}, x509.UnknownAuthorityError{})),
+		"nil":                          nil,
 	}
 	for name, err := range lasting {
 		require.False(t, startup.Transient(err), name)

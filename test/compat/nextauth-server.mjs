@@ -197,11 +197,11 @@ function apiResponse(res) {
   return res;
 }
 
-export async function startReference(cfg) {
+/** Serve next-auth's handler with options (default: authOptions(cfg), the in-memory adapter). */
+export async function startReference(cfg, options = authOptions(cfg)) {
   process.env.NEXTAUTH_URL = cfg.url;
   process.env.NEXTAUTH_SECRET = cfg.secret;
   const NextAuth = require("next-auth/next").default;
-  const options = authOptions(cfg);
   const basePath = new URL(cfg.url).pathname.replace(/\/$/, "");
 
   const server = http.createServer(async (req, res) => {

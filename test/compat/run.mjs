@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [passwords] [twofactor] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y] [account] [openid]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [passwords] [twofactor] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y] [account] [openid] [import]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -37,6 +37,7 @@ const SUITES = {
   a11y: () => import("./a11y.test.mjs"),
   account: () => import("./account.test.mjs"),
   openid: () => import("./openid.test.mjs"),
+  import: () => import("./import.test.mjs"),
 };
 
 const started = Date.now();
@@ -70,10 +71,11 @@ try {
   // A spec is one server the suites talk to: {id, kind, strategy, basePath, cookieStyle, credentials, theme, twoFactor, secondIdp (a second OIDC provider "idp2" on the same IdP) and emailProvider (false: none) (latchkey only),
   // database ("sqlite", the default, or "postgres"), instances (latchkey processes behind
   // one round-robin proxy, default 1)}. Its port and base are the proxy's when instances > 1.
+  // An "own" spec with database "postgres" only has the cluster started (ctx.postgres()).
   const specs = chosen.flatMap((s) => modules[s].plan(target));
   for (const s of specs) {
     if (!["sqlite", "postgres", undefined].includes(s.database)) throw new Error(`spec ${s.id}: unknown database ${s.database}`);
-    if (s.kind !== "latchkey" && (s.database === "postgres" || (s.instances ?? 1) > 1)) throw new Error(`spec ${s.id}: only latchkey runs on PostgreSQL or as several instances`);
+    if (s.kind !== "latchkey" && ((s.database === "postgres" && s.kind !== "own") || (s.instances ?? 1) > 1)) throw new Error(`spec ${s.id}: only latchkey runs on PostgreSQL or as several instances`);
   }
   const needPostgres = specs.some((s) => s.database === "postgres");
 
@@ -136,6 +138,8 @@ try {
   const reported = new Set();
   const ctx = {
     idp, smtp, secret, clientId, clientSecret, tmp, target, specs,
+    /** The run's PostgreSQL cluster (pg.mjs: {adminUrl, createDatabase(name)}), when a spec asked for it. */
+    postgres: () => pgStarting ?? Promise.reject(new Error("no spec asked for PostgreSQL")),
     async server(id) {
       try {
         return await starting.get(id);

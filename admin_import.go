@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/importer"
+	"github.com/latchkey-auth/latchkey/models/importstore"
+)
+
+// importFlags are `import next-auth`'s flags.
+type importFlags struct {
+	from, schema string
+	dryRun       bool
+	batchSize    int
+}
+
+func (f *importFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&f.from, "from", "", "the next-auth database: a postgres:// URL, sqlite:PATH or a SQLite file")
+	fs.StringVar(&f.schema, "schema", "auto", "the adapter's tables: auto, "+strings.Join(importstore.Schemas(), ", "))
+	fs.BoolVar(&f.dryRun, "dry-run", false, "read and judge everything, write nothing")
+	fs.IntVar(&f.batchSize, "batch-size", 1000, "rows per read and per write")
+}
+
+func checkImport(r *adminRun) error {
+	f := r.importing
+	switch {
+	case f.from == "":
+		return badInput{errors.New("--from is required")}
+	case f.schema != "auto" && !slices.Contains(importstore.Schemas(), f.schema):
+		return badInput{fmt.Errorf("--schema %q: one of auto, %s", f.schema, strings.Join(importstore.Schemas(), ", "))}
+	case f.batchSize < 1 || f.batchSize > 100_000:
+		return badInput{fmt.Errorf("--batch-size %d: between 1 and 100000", f.batchSize)}
+	}
+	return nil
+}
+
+// importNextAuth is `latchkey import next-auth`: copy a next-auth
+// database's users, accounts, live sessions and links into latchkey's
+// (app/importer says what and how; docs/migrating-from-next-auth.md).
+func importNextAuth(r *adminRun) error {
+	f := r.importing
+	// Not the admin commands' minute: a large database takes longer.
+	ctx := context.WithoutCancel(r.ctx)
+	schema := f.schema
+	if schema == "auto" {
+		schema = ""
+	}
+	src, err := importstore.Open(ctx, f.from, schema)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	providers := make([]string, 0, len(r.cfg.Providers))
+	for _, p := range r.cfg.Providers {
+		providers = append(providers, p.ID)
+	}
+	started := time.Now()
+	sum, err := importer.Run(ctx, src, importstore.NewTarget(r.store), importer.Options{
+		BatchSize: f.batchSize,
+		DryRun:    f.dryRun,
+		Providers: providers,
+		Progress: func(table string, read int) {
+			fmt.Fprintf(r.errw, "import: %s: %d read (%s)\n", table, read, time.Since(started).Round(time.Millisecond))
+		},
+	})
+	printImport(r, src.Described, f.dryRun, sum)
+	if err != nil {
+		return fmt.Errorf("stopped (what is listed above was done; run it again to go on): %w", err)
+	}
+	return nil
+}
+
+// maxSkipLines bounds the skipped list; the counts above it are whole.
+const maxSkipLines = 200
+
+func printImport(r *adminRun, from string, dryRun bool, s importer.Summary) {
+	mode := "schema: " + s.Schema
+	if dryRun {
+		mode += ", dry run: nothing written"
+	}
+	fmt.Fprintf(r.out, "next-auth import from %s (%s)\n", from, mode)
+	for _, t := range []struct {
+		name string
+		c    importer.Count
+	}{{"users", s.Users}, {"accounts", s.Accounts}, {"sessions", s.Sessions}, {"verification tokens", s.Tokens}} {
+		fmt.Fprintf(r.out, "%s: %d read, %d imported, %d already there, %d skipped\n", t.name, t.c.Read, t.c.Imported, t.c.There, t.c.Skipped)
+	}
+	if s.TokensDropped > 0 {
+		fmt.Fprintf(r.out, "provider tokens: not kept for %s (latchkey does not store provider tokens: users sign in again at the provider when an app needs one)\n", plural(int64(s.TokensDropped), "account"))
+	}
+	if len(s.UnknownProviders) > 0 {
+		var names []string
+		for p, n := range s.UnknownProviders {
+			names = append(names, fmt.Sprintf("%s (%d)", p, n))
+		}
+		sort.Strings(names)
+		fmt.Fprintf(r.out, "providers not in latchkey's configuration: %s (their accounts came in; add the providers with the same ids to sign in with them)\n", strings.Join(names, ", "))
+	}
+	if len(s.Skipped) == 0 {
+		return
+	}
+	fmt.Fprintln(r.out, "skipped:")
+	for i, k := range s.Skipped {
+		if i == maxSkipLines {
+			fmt.Fprintf(r.out, "  … and %d more reasons\n", len(s.Skipped)-i)
+			break
+		}
+		switch {
+		case k.Key == "":
+			fmt.Fprintf(r.out, "  %s: %d %s\n", k.Table, k.N, k.Reason)
+		case k.N > 1:
+			fmt.Fprintf(r.out, "  %s %s (%d): %s\n", k.Table, k.Key, k.N, k.Reason)
+		default:
+			fmt.Fprintf(r.out, "  %s %s: %s\n", k.Table, k.Key, k.Reason)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// `latchkey import next-auth` as an operator runs it: on a fresh latchkey
+// database (migrated by the command), a next-auth SQLite file comes in
+// with the summary's lines; the second run imports nothing; a file that is
+// no next-auth database is refused (exit 1) naming what it lacks; a
+// missing --from is a usage error (exit 2).
+func TestAdminImportNextAuth(t *testing.T) {
+	clearEnv(t)
+	t.Chdir(t.TempDir())
+	t.Setenv("DATABASE_URL", filepath.Join(t.TempDir(), "latchkey.db"))
+	from := filepath.Join(t.TempDir(), "next-auth.db")
+	db, err := sql.Open("sqlite3", from)
+	require.NoError(t, err)
+	for _, q := range []string{
+		`CREATE TABLE users (id TEXT PRIMARY KEY, name TEXT, email TEXT UNIQUE, "emailVerified" TEXT, image TEXT)`,
+		`CREATE TABLE accounts (id TEXT PRIMARY KEY, "userId" TEXT, type TEXT, provider TEXT, "providerAccountId" TEXT, access_token TEXT)`,
+		`CREATE TABLE sessions (id TEXT PRIMARY KEY, "userId" TEXT, expires TEXT, "sessionToken" TEXT UNIQUE)`,
+		`CREATE TABLE verification_token (identifier TEXT, expires TEXT, token TEXT, PRIMARY KEY (identifier, token))`,
+		`INSERT INTO users VALUES ('u1', 'Ann', 'ann@example.com', '2026-01-01T00:00:00.000Z', NULL), ('u2', 'Ann 2', 'Ann@Example.com', NULL, NULL)`,
+		`INSERT INTO accounts VALUES ('a1', 'u1', 'oauth', 'github', '1', 'gho_x')`,
+		`INSERT INTO sessions VALUES ('s1', 'u1', '2999-01-01T00:00:00.000Z', 'cookie-1'), ('s2', 'u1', '2000-01-01T00:00:00.000Z', 'cookie-2')`,
+	} {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, db.Close())
+
+	code, stdout, stderr := runCmd("import", "next-auth", "--from", from, "--dry-run")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "(schema: sql, dry run: nothing written)\nusers: 2 read, 1 imported, 0 already there, 1 skipped\n")
+
+	code, stdout, stderr = runCmd("import", "next-auth", "--from", "sqlite:"+from)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "next-auth import from sqlite:"+from+" (schema: sql)\n"+
+		"users: 2 read, 1 imported, 0 already there, 1 skipped\n"+
+		"accounts: 1 read, 1 imported, 0 already there, 0 skipped\n"+
+		"sessions: 2 read, 1 imported, 0 already there, 1 skipped\n"+
+		"verification tokens: 0 read, 0 imported, 0 already there, 0 skipped\n"+
+		"provider tokens: not kept for 1 account (latchkey does not store provider tokens: users sign in again at the provider when an app needs one)\n"+
+		"providers not in latchkey's configuration: github (1) (their accounts came in; add the providers with the same ids to sign in with them)\n"+
+		"skipped:\n"+
+		"  users u2: its e-mail is user u1's but for case (latchkey's e-mails are case-insensitive)\n"+
+		"  sessions: 1 expired\n", stdout)
+	require.Contains(t, stderr, "import: users: 2 read")
+	require.NotContains(t, stdout+stderr, "cookie-1", "no session token is printed")
+
+	code, stdout, _ = runCmd("import", "next-auth", "--from", from)
+	require.Equal(t, 0, code)
+	require.Contains(t, stdout, "users: 2 read, 0 imported, 1 already there, 1 skipped\n")
+	code, stdout, _ = runCmd("users", "list")
+	require.Equal(t, 0, code)
+	require.Contains(t, stdout, "u1  ann@example.com")
+
+	other := filepath.Join(t.TempDir(), "other.db")
+	db, err = sql.Open("sqlite3", other)
+	require.NoError(t, err)
+	_, err = db.Exec(`CREATE TABLE users (id TEXT)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	code, _, stderr = runCmd("import", "next-auth", "--from", other)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `not a next-auth database this import knows`)
+	require.Contains(t, stderr, `no table "accounts", "sessions", "verification_token"`)
+
+	code, _, stderr = runCmd("import", "next-auth")
+	require.Equal(t, 2, code)
+	require.True(t, strings.Contains(stderr, "--from is required"), stderr)
+}

@@ -1,0 +1,303 @@
+package importer
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/importstore"
+)
+
+// maxID is the longest id latchkey's tables take.
+const maxID = 36
+
+func (r *run) importUsers(ctx context.Context) error {
+	c := &r.sum.Users
+	var cur importstore.Cursor
+	for {
+		page, next, err := r.src.Users(ctx, cur, r.o.BatchSize)
+		if err != nil {
+			return err
+		}
+		c.Read += len(page)
+		ids, emails := make([]string, 0, len(page)), make([]string, 0, len(page))
+		for _, u := range page {
+			ids = append(ids, u.ID)
+			if u.Email != nil {
+				emails = append(emails, strings.ToLower(*u.Email))
+			}
+		}
+		there, err := r.dst.ExistingUsers(ctx, ids)
+		if err != nil {
+			return err
+		}
+		owners, err := r.dst.UsersByEmail(ctx, emails)
+		if err != nil {
+			return err
+		}
+		ledger, err := r.dst.Ledger(ctx, "users", ids)
+		if err != nil {
+			return err
+		}
+		var b importstore.Batch
+		for _, u := range page {
+			if _, ok := there[u.ID]; ok {
+				r.users[u.ID] = userThere
+				c.There++
+				b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "users", Key: u.ID})
+				if u.Email != nil {
+					r.emails[strings.ToLower(*u.Email)] = u.ID
+				}
+				continue
+			}
+			if ledger[u.ID] {
+				r.users[u.ID] = userSkipped
+				r.skip(c, "users", u.ID, "deleted in latchkey since an earlier import")
+				continue
+			}
+			if reason := r.judgeUser(u, owners); reason != "" {
+				r.users[u.ID] = userSkipped
+				r.skip(c, "users", u.ID, reason)
+				continue
+			}
+			row := models.User{ID: u.ID, Name: u.Name, Image: u.Image}
+			if u.Email != nil {
+				e := strings.ToLower(*u.Email)
+				row.Email = &e
+				r.emails[e] = u.ID
+			}
+			if u.EmailVerified != nil {
+				v := models.DBTime(*u.EmailVerified)
+				row.EmailVerified = &v
+			}
+			b.Users = append(b.Users, row)
+			b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "users", Key: u.ID})
+			r.users[u.ID] = userIn
+			c.Imported++
+		}
+		if err := r.write(ctx, b); err != nil {
+			return err
+		}
+		r.progress("users", c.Read)
+		if next == nil {
+			return nil
+		}
+		cur = next
+	}
+}
+
+// judgeUser is why u may not come in, or "".
+func (r *run) judgeUser(u importstore.User, owners map[string]string) string {
+	switch {
+	case u.ID == "":
+		return "no id"
+	case len(u.ID) > maxID:
+		return "an id longer than 36 characters"
+	case u.Email == nil:
+		return ""
+	}
+	e := strings.ToLower(*u.Email)
+	if other, ok := r.emails[e]; ok && other != u.ID {
+		return "its e-mail is user " + other + "'s but for case (latchkey's e-mails are case-insensitive)"
+	}
+	if other, ok := owners[e]; ok && other != u.ID {
+		return "its e-mail belongs to latchkey user " + other + " (accounts are never linked by e-mail)"
+	}
+	return ""
+}
+
+func (r *run) importAccounts(ctx context.Context) error {
+	c := &r.sum.Accounts
+	var cur importstore.Cursor
+	for {
+		page, next, err := r.src.Accounts(ctx, cur, r.o.BatchSize)
+		if err != nil {
+			return err
+		}
+		c.Read += len(page)
+		userIDs, keys := make([]string, 0, len(page)), make([]string, 0, len(page))
+		for _, a := range page {
+			userIDs = append(userIDs, a.UserID)
+			keys = append(keys, a.Provider+importstore.KeySep+a.PAI)
+		}
+		blocked, err := r.userOf(ctx, userIDs)
+		if err != nil {
+			return err
+		}
+		owners, err := r.dst.AccountOwners(ctx, keys)
+		if err != nil {
+			return err
+		}
+		ledger, err := r.dst.Ledger(ctx, "accounts", keys)
+		if err != nil {
+			return err
+		}
+		var b importstore.Batch
+		for _, a := range page {
+			key, lkey := a.Provider+"/"+a.PAI, a.Provider+importstore.KeySep+a.PAI
+			if reason := blocked[a.UserID]; reason != "" {
+				r.skip(c, "accounts", key, reason)
+				continue
+			}
+			if owner, ok := owners[lkey]; ok {
+				if owner == a.UserID {
+					c.There++
+					b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "accounts", Key: lkey})
+				} else {
+					r.skip(c, "accounts", key, "linked to latchkey user "+owner+" already (never re-linked)")
+				}
+				continue
+			}
+			if ledger[lkey] {
+				r.skip(c, "accounts", key, "unlinked in latchkey since an earlier import")
+				continue
+			}
+			id := a.ID
+			if id == "" || len(id) > maxID {
+				id = models.NewID()
+			}
+			b.Accounts = append(b.Accounts, models.Account{ID: id, UserID: a.UserID, Type: a.Type, Provider: a.Provider, ProviderAccountID: a.PAI})
+			b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "accounts", Key: lkey})
+			c.Imported++
+			if a.HasTokens {
+				r.sum.TokensDropped++
+			}
+			if !slices.Contains(r.o.Providers, a.Provider) {
+				r.sum.UnknownProviders[a.Provider]++
+			}
+		}
+		if err := r.write(ctx, b); err != nil {
+			return err
+		}
+		r.progress("accounts", c.Read)
+		if next == nil {
+			return nil
+		}
+		cur = next
+	}
+}
+
+func (r *run) importSessions(ctx context.Context) error {
+	c := &r.sum.Sessions
+	now := r.o.Now()
+	var cur importstore.Cursor
+	for {
+		page, next, err := r.src.Sessions(ctx, cur, r.o.BatchSize)
+		if err != nil {
+			return err
+		}
+		c.Read += len(page)
+		var live []importstore.Session
+		var userIDs, hashes []string
+		for _, s := range page {
+			if !s.Expires.After(now) {
+				r.skip(c, "sessions", "", "expired")
+				continue
+			}
+			live = append(live, s)
+			userIDs = append(userIDs, s.UserID)
+			hashes = append(hashes, session.HashToken(s.Token))
+		}
+		blocked, err := r.userOf(ctx, userIDs)
+		if err != nil {
+			return err
+		}
+		there, err := r.dst.ExistingSessions(ctx, hashes)
+		if err != nil {
+			return err
+		}
+		ledger, err := r.dst.Ledger(ctx, "sessions", hashes)
+		if err != nil {
+			return err
+		}
+		var b importstore.Batch
+		for i, s := range live {
+			switch {
+			case s.Token == "":
+				r.skip(c, "sessions", "of user "+s.UserID, "no session token")
+			case blocked[s.UserID] != "":
+				r.skip(c, "sessions", "of user "+s.UserID, blocked[s.UserID])
+			case there[hashes[i]]:
+				c.There++
+				b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "sessions", Key: hashes[i]})
+			case ledger[hashes[i]]:
+				r.skip(c, "sessions", "", "ended in latchkey since an earlier import (signed out or revoked)")
+			default:
+				// Signed in "now": next-auth keeps no sign-in time, and
+				// absolute_max_age counts from this one.
+				b.Sessions = append(b.Sessions, models.Session{ID: models.NewID(), TokenHash: hashes[i], UserID: s.UserID,
+					Expires: models.DBTime(s.Expires), CreatedAt: models.DBTime(now)})
+				b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "sessions", Key: hashes[i]})
+				c.Imported++
+			}
+		}
+		if err := r.write(ctx, b); err != nil {
+			return err
+		}
+		r.progress("sessions", c.Read)
+		if next == nil {
+			return nil
+		}
+		cur = next
+	}
+}
+
+func (r *run) importTokens(ctx context.Context) error {
+	c := &r.sum.Tokens
+	now := r.o.Now()
+	var cur importstore.Cursor
+	for {
+		page, next, err := r.src.VerificationTokens(ctx, cur, r.o.BatchSize)
+		if err != nil {
+			return err
+		}
+		c.Read += len(page)
+		var live []importstore.VerificationToken
+		var keys []string
+		for _, t := range page {
+			switch {
+			case !t.Expires.After(now):
+				r.skip(c, "verification tokens", "", "expired")
+			case len(t.Token) != 64:
+				r.skip(c, "verification tokens", "for "+t.Identifier, "not a next-auth token hash (64 hex digits)")
+			default:
+				live = append(live, t)
+				keys = append(keys, t.Identifier+importstore.KeySep+t.Token)
+			}
+		}
+		there, err := r.dst.ExistingTokens(ctx, keys)
+		if err != nil {
+			return err
+		}
+		ledger, err := r.dst.Ledger(ctx, "verification tokens", keys)
+		if err != nil {
+			return err
+		}
+		var b importstore.Batch
+		for i, t := range live {
+			entry := importstore.LedgerEntry{Kind: "verification tokens", Key: keys[i]}
+			switch {
+			case there[keys[i]]:
+				c.There++
+				b.Ledger = append(b.Ledger, entry)
+				continue
+			case ledger[keys[i]]:
+				r.skip(c, "verification tokens", "", "used or removed in latchkey since an earlier import")
+				continue
+			}
+			b.Ledger = append(b.Ledger, entry)
+			b.Tokens = append(b.Tokens, models.VerificationToken{Identifier: t.Identifier, TokenHash: t.Token, Expires: models.DBTime(t.Expires)})
+			c.Imported++
+		}
+		if err := r.write(ctx, b); err != nil {
+			return err
+		}
+		r.progress("verification tokens", c.Read)
+		if next == nil {
+			return nil
+		}
+		cur = next
+	}
+}

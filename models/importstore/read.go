@@ -1,0 +1,233 @@
+package importstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// User is a next-auth user row.
+type User struct {
+	ID                 string
+	Name, Email, Image *string
+	EmailVerified      *time.Time
+}
+
+// Account is a next-auth account row (the link to a provider identity).
+type Account struct {
+	ID                          string // "" when the table has none
+	UserID, Type, Provider, PAI string // PAI: providerAccountId
+	// HasTokens: the row carries provider tokens (access, refresh or id
+	// token), which the import does not keep.
+	HasTokens bool
+}
+
+// Session is a next-auth database session: the token as the cookie holds it.
+type Session struct {
+	ID, Token, UserID string
+	Expires           time.Time
+}
+
+// VerificationToken is a mailed sign-in link's row: Token is next-auth's
+// hash of the link's token with the secret, which latchkey stores as is.
+type VerificationToken struct {
+	Identifier, Token string
+	Expires           time.Time
+}
+
+// Cursor is where the next page of a table starts: the last row's key
+// ("" before the first page). Pages are read in key order, so a page costs
+// one index range scan however far into the table it is.
+type Cursor []any
+
+// Users reads up to n users after c.
+func (s *Source) Users(ctx context.Context, c Cursor, n int) ([]User, Cursor, error) {
+	var out []User
+	next, err := s.page(ctx, 0, []string{"id"}, []string{"id", "name", "email", "emailVerified", "image"}, c, n, func(v []any) error {
+		u := User{ID: text(v[0]), Name: optText(v[1]), Email: optText(v[2]), Image: optText(v[4])}
+		if v[3] != nil {
+			t, err := toTime(v[3])
+			if err != nil {
+				return fmt.Errorf("user %s: emailVerified: %w", u.ID, err)
+			}
+			u.EmailVerified = &t
+		}
+		out = append(out, u)
+		return nil
+	})
+	return out, next, err
+}
+
+// Accounts reads up to n accounts after c.
+func (s *Source) Accounts(ctx context.Context, c Cursor, n int) ([]Account, Cursor, error) {
+	cols := []string{"provider", "providerAccountId", "userId", "type"}
+	if s.accountCols["id"] {
+		cols = append(cols, "id")
+	}
+	tokens := 0
+	for _, t := range []string{"access_token", "refresh_token", "id_token"} {
+		if s.accountCols[t] {
+			cols = append(cols, t)
+			tokens++
+		}
+	}
+	var out []Account
+	next, err := s.page(ctx, 1, []string{"provider", "providerAccountId"}, cols, c, n, func(v []any) error {
+		a := Account{Provider: text(v[0]), PAI: text(v[1]), UserID: text(v[2]), Type: text(v[3])}
+		i := 4
+		if s.accountCols["id"] {
+			a.ID, i = text(v[4]), 5
+		}
+		for ; i < len(v); i++ {
+			a.HasTokens = a.HasTokens || (v[i] != nil && text(v[i]) != "")
+		}
+		out = append(out, a)
+		return nil
+	})
+	return out, next, err
+}
+
+// Sessions reads up to n sessions after c.
+func (s *Source) Sessions(ctx context.Context, c Cursor, n int) ([]Session, Cursor, error) {
+	var out []Session
+	next, err := s.page(ctx, 2, []string{"sessionToken"}, []string{"sessionToken", "userId", "expires"}, c, n, func(v []any) error {
+		t, err := toTime(v[2])
+		if err != nil {
+			return fmt.Errorf("a session of user %s: expires: %w", text(v[1]), err)
+		}
+		out = append(out, Session{Token: text(v[0]), UserID: text(v[1]), Expires: t})
+		return nil
+	})
+	return out, next, err
+}
+
+// VerificationTokens reads up to n verification tokens after c.
+func (s *Source) VerificationTokens(ctx context.Context, c Cursor, n int) ([]VerificationToken, Cursor, error) {
+	var out []VerificationToken
+	next, err := s.page(ctx, 3, []string{"identifier", "token"}, []string{"identifier", "token", "expires"}, c, n, func(v []any) error {
+		t, err := toTime(v[2])
+		if err != nil {
+			return fmt.Errorf("a verification token of %s: expires: %w", text(v[0]), err)
+		}
+		out = append(out, VerificationToken{Identifier: text(v[0]), Token: text(v[1]), Expires: t})
+		return nil
+	})
+	return out, next, err
+}
+
+// page reads up to n rows of table i after c in key order (keyset
+// pagination on the key columns, which lead cols), calling each for every
+// row, and returns the cursor of the next page (nil when this one was the
+// last).
+func (s *Source) page(ctx context.Context, i int, key, cols []string, c Cursor, n int, each func([]any) error) (Cursor, error) {
+	table := s.tables[i]
+	q := "SELECT " + strings.Join(quoteAll(cols), ", ") + " FROM " + quote(table)
+	if len(c) > 0 {
+		marks := make([]string, len(c))
+		for j := range c {
+			marks[j] = s.mark(j + 1)
+		}
+		q += " WHERE (" + strings.Join(quoteAll(key), ", ") + ") > (" + strings.Join(marks, ", ") + ")"
+	}
+	q += " ORDER BY " + strings.Join(quoteAll(key), ", ") + " LIMIT " + strconv.Itoa(n)
+	rows, err := s.db.QueryContext(ctx, q, c...)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", quote(table), err)
+	}
+	defer rows.Close()
+	var last []any
+	count := 0
+	for rows.Next() {
+		v := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for j := range v {
+			ptrs[j] = &v[j]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("read %s: %w", quote(table), err)
+		}
+		if err := each(v); err != nil {
+			return nil, err
+		}
+		last, count = v[:len(key)], count+1
+		for j, k := range last {
+			if b, ok := k.([]byte); ok { // SQLite orders a BLOB after every TEXT: compare as text
+				last[j] = string(b)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", quote(table), err)
+	}
+	if count < n {
+		return nil, nil
+	}
+	return Cursor(last), nil
+}
+
+func (s *Source) mark(i int) string {
+	if s.dialect == "postgres" {
+		return "$" + strconv.Itoa(i)
+	}
+	return "?"
+}
+
+// text is a column's value as a string (ids may be integers: the pg
+// adapter's SERIAL).
+func text(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	}
+	return fmt.Sprint(v)
+}
+
+func optText(v any) *string {
+	if v == nil {
+		return nil
+	}
+	s := text(v)
+	return &s
+}
+
+// toTime reads a timestamp as the adapters store it: a timestamp column,
+// ISO 8601 text (SQLite through Kysely or Drizzle), or a number of
+// milliseconds (Prisma's SQLite DateTime) or seconds.
+func toTime(v any) (time.Time, error) {
+	switch x := v.(type) {
+	case time.Time:
+		return x.UTC(), nil
+	case int64:
+		if x > 100_000_000_000 { // after 1973 in milliseconds, far in the future in seconds
+			return time.UnixMilli(x).UTC(), nil
+		}
+		return time.Unix(x, 0).UTC(), nil
+	case float64:
+		return toTime(int64(x))
+	case []byte:
+		return toTime(string(x))
+	case string:
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
+			if t, err := time.Parse(layout, x); err == nil {
+				return t.UTC(), nil
+			}
+		}
+		if n, err := strconv.ParseInt(x, 10, 64); err == nil {
+			return toTime(n)
+		}
+		return time.Time{}, fmt.Errorf("not a time: %q", x)
+	}
+	return time.Time{}, fmt.Errorf("not a time: %T", v)
+}

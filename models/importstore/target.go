@@ -1,0 +1,203 @@
+package importstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// KeySep joins the parts of a two-part key (an account's provider and id,
+// a link's identifier and hash): a byte neither part has, which, unlike
+// NUL, PostgreSQL's text takes (the import ledger stores these keys).
+const KeySep = "\x1f"
+
+// Target is latchkey's database as the import writes it. Build it with
+// NewTarget.
+type Target struct {
+	store *models.Store
+}
+
+// NewTarget returns the import's writer on s's database.
+func NewTarget(s *models.Store) *Target { return &Target{store: s} }
+
+func (t *Target) db(ctx context.Context) *gorm.DB { return t.store.DB().WithContext(ctx) }
+
+// ExistingUsers answers, of ids, those latchkey has, with their e-mails
+// ("" for none).
+func (t *Target) ExistingUsers(ctx context.Context, ids []string) (map[string]string, error) {
+	var rows []models.User
+	if len(ids) > 0 {
+		if err := t.db(ctx).Select("id", "email").Where("id IN ?", ids).Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("look up users: %w", err)
+		}
+	}
+	out := make(map[string]string, len(rows))
+	for _, u := range rows {
+		out[u.ID] = deref(u.Email)
+	}
+	return out, nil
+}
+
+// UsersByEmail answers, of emails (lower-case, as latchkey stores them),
+// those a latchkey user has, with that user's id.
+func (t *Target) UsersByEmail(ctx context.Context, emails []string) (map[string]string, error) {
+	var rows []models.User
+	if len(emails) > 0 {
+		if err := t.db(ctx).Select("id", "email").Where("email IN ?", emails).Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("look up users by e-mail: %w", err)
+		}
+	}
+	out := make(map[string]string, len(rows))
+	for _, u := range rows {
+		out[deref(u.Email)] = u.ID
+	}
+	return out, nil
+}
+
+// AccountOwners answers, of the provider identities keys ("provider\x1fid"),
+// those linked in latchkey, with the user they are linked to.
+func (t *Target) AccountOwners(ctx context.Context, keys []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	pairs := make([][]any, len(keys))
+	for i, k := range keys {
+		p, id, _ := strings.Cut(k, KeySep)
+		pairs[i] = []any{p, id}
+	}
+	var rows []models.Account
+	err := t.db(ctx).Select("provider", "provider_account_id", "user_id").
+		Where("(provider, provider_account_id) IN ?", pairs).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("look up accounts: %w", err)
+	}
+	for _, a := range rows {
+		out[a.Provider+KeySep+a.ProviderAccountID] = a.UserID
+	}
+	return out, nil
+}
+
+// ExistingSessions answers, of the token hashes, those latchkey has.
+func (t *Target) ExistingSessions(ctx context.Context, hashes []string) (map[string]bool, error) {
+	var found []string
+	if len(hashes) > 0 {
+		if err := t.db(ctx).Model(&models.Session{}).Where("token_hash IN ?", hashes).Pluck("token_hash", &found).Error; err != nil {
+			return nil, fmt.Errorf("look up sessions: %w", err)
+		}
+	}
+	return set(found), nil
+}
+
+// ExistingTokens answers, of the verification tokens (identifier and
+// stored hash, "identifier\x1fhash"), those latchkey has.
+func (t *Target) ExistingTokens(ctx context.Context, keys []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	pairs := make([][]any, len(keys))
+	for i, k := range keys {
+		id, hash, _ := strings.Cut(k, KeySep)
+		pairs[i] = []any{id, hash}
+	}
+	var rows []models.VerificationToken
+	if err := t.db(ctx).Where("(identifier, token_hash) IN ?", pairs).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("look up verification tokens: %w", err)
+	}
+	for _, r := range rows {
+		out[r.Identifier+KeySep+r.TokenHash] = true
+	}
+	return out, nil
+}
+
+// LedgerEntry records a row an import brought in or found in latchkey:
+// Kind is the table ("users", "accounts", "sessions", "verification
+// tokens"), Key the row's (a user's id; "provider\x1fproviderAccountId";
+// a session token's hash; "identifier\x1ftoken hash").
+type LedgerEntry struct {
+	Kind       string    `gorm:"primaryKey"`
+	Key        string    `gorm:"primaryKey"`
+	ImportedAt time.Time `gorm:"not null"`
+}
+
+// TableName is schema step 11's table.
+func (LedgerEntry) TableName() string { return "import_ledger" }
+
+// Ledger answers, of keys of kind, those an import recorded.
+func (t *Target) Ledger(ctx context.Context, kind string, keys []string) (map[string]bool, error) {
+	var found []string
+	if len(keys) > 0 {
+		if err := t.db(ctx).Model(&LedgerEntry{}).Where("kind = ? AND key IN ?", kind, keys).Pluck("key", &found).Error; err != nil {
+			return nil, fmt.Errorf("read the import ledger: %w", err)
+		}
+	}
+	return set(found), nil
+}
+
+// Batch is one page's rows, as latchkey stores them, and the ledger's
+// entries for them.
+type Batch struct {
+	Users    []models.User
+	Accounts []models.Account
+	Sessions []models.Session
+	Tokens   []models.VerificationToken
+	Ledger   []LedgerEntry
+}
+
+// Write stores b in one transaction: a batch is in whole or not at all,
+// so an import stopped half-way leaves no half-imported user, and the
+// next run picks up from what is there. A row already stored (by an
+// earlier run, or a sign-in on latchkey meanwhile) is left as it is.
+func (t *Target) Write(ctx context.Context, b Batch) error {
+	now := models.DBTime(time.Now())
+	for i := range b.Users {
+		b.Users[i].CreatedAt, b.Users[i].UpdatedAt = now, now
+	}
+	for i := range b.Accounts {
+		b.Accounts[i].CreatedAt = now
+	}
+	for i := range b.Ledger {
+		b.Ledger[i].ImportedAt = now
+	}
+	err := t.db(ctx).Transaction(func(tx *gorm.DB) error {
+		skip := tx.Clauses(clause.OnConflict{DoNothing: true}).Omit(clause.Associations)
+		for _, rows := range []struct {
+			n    int
+			rows any
+		}{{len(b.Users), &b.Users}, {len(b.Accounts), &b.Accounts}, {len(b.Sessions), &b.Sessions}, {len(b.Tokens), &b.Tokens}, {len(b.Ledger), &b.Ledger}} {
+			if rows.n == 0 {
+				continue // GORM refuses an empty slice
+			}
+			if err := skip.CreateInBatches(rows.rows, 500).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write a batch: %w", err)
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func set(keys []string) map[string]bool {
+	out := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		out[k] = true
+	}
+	return out
+}
