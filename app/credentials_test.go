@@ -303,6 +303,20 @@ func testPasswordThrottle(t *testing.T, pg bool) {
 	require.NotContains(t, e.logs.String(), "alice@example.com")
 }
 
+// The throttle's counters live in the database. When they cannot be
+// reached (their table gone: an outage that spares the user lookup) no
+// password is checked, and the right password is answered "try again"
+// (503, TryLater), not "wrong password" (401).
+func TestPasswordThrottleCountersDown(t *testing.T) {
+	e := startPw(t, envOpts{})
+	e.addPasswordUser("alice@example.com", goodPassword, true)
+	require.NoError(t, e.app.Store().DB().Exec("DROP TABLE password_throttles").Error)
+	res := e.passwordSignIn(e.browser(), "alice@example.com", goodPassword)
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode, res.body)
+	require.Contains(t, res.body, "TryLater")
+	require.NotContains(t, res.body, "CredentialsSignin")
+}
+
 // The back-off is capped and counts expire: no lasting lock-out.
 func TestPasswordThrottleIsCapped(t *testing.T) {
 	e := startPw(t, envOpts{config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }})

@@ -200,3 +200,20 @@ func TestEmailRateLimitIPv4Network(t *testing.T) {
 	}
 	require.False(t, e.linkFrom("198.51.100.99", "v@example.com"), "per_ipv4_network: 3")
 }
+
+// The rate-limit counters live in the database. When they cannot be
+// reached (their table gone: an outage that spares the user lookup) no
+// link is sent, and the answer is the outage's: 503 with Retry-After and
+// TryLater, never a pass, never "e-mail refused", never a 500.
+func TestEmailRateLimitCountersDown(t *testing.T) {
+	e := startLimited(t, config.RateLimit{})
+	require.NoError(t, e.app.Store().DB().Exec("DROP TABLE rate_limits").Error)
+	c := e.browser()
+	res := e.post(c, "/signin/email", url.Values{"csrfToken": {e.csrf(c)}, "email": {"al@example.com"}, "json": {"true"}})
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode, res.body)
+	require.NotEmpty(t, res.Header.Get("Retry-After"))
+	require.Contains(t, res.body, `"error":"TryLater"`)
+	res = e.post(c, "/signin/email", url.Values{"csrfToken": {e.csrf(c)}, "email": {"al@example.com"}})
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "the page's try again")
+	require.Empty(t, e.smtp.Mails(), "nothing sent unchecked")
+}
