@@ -313,6 +313,7 @@ func TestPasswordThrottleCountersDown(t *testing.T) {
 	require.NoError(t, e.app.Store().DB().Exec("DROP TABLE password_throttles").Error)
 	res := e.passwordSignIn(e.browser(), "alice@example.com", goodPassword)
 	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode, res.body)
+	require.Equal(t, "5", res.Header.Get("Retry-After"))
 	require.Contains(t, res.body, "TryLater")
 	require.NotContains(t, res.body, "CredentialsSignin")
 }

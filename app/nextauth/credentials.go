@@ -62,6 +62,9 @@ func (h *Handler) credentialsRefused(c echo.Context, rq *web.Request, p config.P
 	}
 	h.countFailedSignIn(c, code)
 	h.log.Warn("password sign-in refused", "provider", p.ID, "code", string(code), "cause", cause, "request_id", web.RequestID(c))
+	if code == signin.CodeTryLater { // busy, or the throttle's counters out of reach: say when to ask again
+		web.SetRetryAfter(c)
+	}
 	if code == signin.CodeAccessDenied {
 		return h.kit.SendStatusRedirect(c, rq, status, h.kit.ErrorURL(code))
 	}
