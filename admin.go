@@ -25,6 +25,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/adminstore"
 )
 
 // adminCommand is one `latchkey GROUP VERB` subcommand.
@@ -305,7 +306,7 @@ func (r *adminRun) findUser(ref string) (*models.User, error) {
 	if strings.TrimSpace(ref) == "" {
 		return nil, errors.New("the user (<email|id>) is empty")
 	}
-	u, err := r.store.FindUser(r.ctx, ref)
+	u, err := adminstore.New(r.store).FindUser(r.ctx, ref)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, fmt.Errorf("%w %q", errNoUser, ref)
 	}
