@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/models/events"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // DeleteUser and the unlinks are the admin commands' and the account
@@ -52,7 +54,7 @@ func (s *Store) DeleteUser(ctx context.Context, userID string, at time.Time) (De
 		if err := tx.Where("id = ?", userID).Delete(&User{}).Error; err != nil {
 			return fmt.Errorf("delete user: %w", err)
 		}
-		return nil
+		return s.Emit(tx, events.Event{Type: events.UserDeleted, Data: events.Subject{UserID: userID, Actor: events.ActorOf(ctx)}})
 	})
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -68,24 +70,38 @@ func (s *Store) DeleteUser(ctx context.Context, userID string, at time.Time) (De
 // next OAuth sign-in with that provider links or creates a user as any
 // first sign-in would.
 func (s *Store) UnlinkAccount(ctx context.Context, userID, provider string) (int64, error) {
-	r := s.db.WithContext(ctx).Where("user_id = ? AND provider = ?", userID, provider).Delete(&Account{})
-	if r.Error != nil {
-		return 0, fmt.Errorf("unlink account: %w", r.Error)
-	}
-	return r.RowsAffected, nil
+	return s.unlink(ctx, s.db.Where("user_id = ? AND provider = ?", userID, provider))
 }
 
 // UnlinkAccounts removes every account linked to the user except the one
 // with id keep ("": none) and returns how many it removed. Sessions stay,
 // as with UnlinkAccount.
 func (s *Store) UnlinkAccounts(ctx context.Context, userID, keep string) (int64, error) {
-	q := s.db.WithContext(ctx).Where("user_id = ?", userID)
+	q := s.db.Where("user_id = ?", userID)
 	if keep != "" {
 		q = q.Where("id <> ?", keep)
 	}
-	r := q.Delete(&Account{})
-	if r.Error != nil {
-		return 0, fmt.Errorf("unlink accounts: %w", r.Error)
+	return s.unlink(ctx, q)
+}
+
+// unlink deletes the accounts where picks, with an account.unlinked for each.
+func (s *Store) unlink(ctx context.Context, where *gorm.DB) (int64, error) {
+	var n int64
+	err := s.Change(ctx, []string{events.AccountUnlink}, func(tx *gorm.DB) ([]events.Event, error) {
+		var gone []Account
+		r := tx.Clauses(clause.Returning{Columns: []clause.Column{{Name: "user_id"}, {Name: "provider"}}}).Where(where).Delete(&gone)
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		n = r.RowsAffected
+		evs := make([]events.Event, 0, len(gone))
+		for _, a := range gone {
+			evs = append(evs, events.Event{Type: events.AccountUnlink, Data: events.Account{UserID: a.UserID, Provider: a.Provider, Actor: events.ActorOf(ctx)}})
+		}
+		return evs, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("unlink accounts: %w", err)
 	}
-	return r.RowsAffected, nil
+	return n, nil
 }
