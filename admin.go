@@ -26,6 +26,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/adminstore"
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
 // adminCommand is one `latchkey GROUP VERB` subcommand.
@@ -161,7 +162,8 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 		return fail(1, name, "invalid configuration: "+err.Error()+" (`latchkey check-config` lists every problem)")
 	}
 	r.cfg = cfg
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Changes made here are the operator's: their webhook events say "admin".
+	ctx, cancel := context.WithTimeout(events.AsAdmin(context.Background()), time.Minute)
 	defer cancel()
 	r.ctx = ctx
 	if r.store, err = openAdminStore(ctx, cfg, strings.Contains(cmd.flags, "m")); err != nil {

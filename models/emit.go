@@ -72,14 +72,14 @@ func (s *Store) Change(ctx context.Context, types []string, write func(tx *gorm.
 	})
 }
 
-// eventUser is u as events show it.
-func eventUser(u *User) events.User {
+// EventUser is u as events show it (also for the feature stores).
+func EventUser(u *User) events.User {
 	return events.User{ID: u.ID, Email: u.Email, Name: u.Name, Image: u.Image, EmailVerified: u.EmailVerified}
 }
 
 // userCreated is user.created for u, first signed in with provider.
 func userCreated(u *User, provider string) events.Event {
-	return events.Event{Type: events.UserCreated, Data: events.UserChange{User: eventUser(u), Provider: provider}}
+	return events.Event{Type: events.UserCreated, Data: events.UserChange{User: EventUser(u), Provider: provider}}
 }
 
 // accountLinked is account.linked for acc.

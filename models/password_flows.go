@@ -128,7 +128,7 @@ func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, no
 			return err
 		case claimed != nil:
 			u = claimed
-			ev = events.Event{Type: events.UserUpdated, Data: events.UserChange{User: eventUser(u), Changes: []string{"email_verified"}}}
+			ev = events.Event{Type: events.UserUpdated, Data: events.UserChange{User: EventUser(u), Changes: []string{"email_verified"}}}
 		default:
 			u = &User{ID: NewID(), Email: &addr, EmailVerified: &now}
 			if err := tx.Create(u).Error; err != nil {
@@ -248,7 +248,7 @@ func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pa
 		if r.RowsAffected == 1 {
 			at := dbTime(now)
 			holder.EmailVerified = &at
-			evs = append(evs, events.Event{Type: events.UserUpdated, Data: events.UserChange{User: eventUser(&holder), Changes: []string{"email_verified"}}})
+			evs = append(evs, events.Event{Type: events.UserUpdated, Data: events.UserChange{User: EventUser(&holder), Changes: []string{"email_verified"}}})
 		}
 		var err error
 		if ended, err = endPasswordSessions(tx, s.dialect, userID, now); err != nil {

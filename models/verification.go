@@ -84,7 +84,7 @@ func (s *Store) RedeemVerificationToken(ctx context.Context, identifier, tokenHa
 		case isNew:
 			return s.Emit(tx, userCreated(u, "email"))
 		case unverified > 0:
-			return s.Emit(tx, events.Event{Type: events.UserUpdated, Data: events.UserChange{User: eventUser(u), Changes: []string{"email_verified"}}})
+			return s.Emit(tx, events.Event{Type: events.UserUpdated, Data: events.UserChange{User: EventUser(u), Changes: []string{"email_verified"}}})
 		}
 		return nil
 	})
