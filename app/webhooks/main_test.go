@@ -1,7 +1,6 @@
 package webhooks
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"io"
@@ -127,5 +126,3 @@ func (rc *receiver) requireAllVerified() {
 func (rc *receiver) endpoint(name string, secrets ...string) Endpoint {
 	return Endpoint{Name: name, URL: rc.srv.URL + "/hook?token=url-secret", Secrets: secrets}
 }
-
-var _ = context.Background
