@@ -71,19 +71,6 @@ func (c *counter) counts() (delivered, retrying, failed int) {
 	return c.delivered, c.retrying, c.failed
 }
 
-// syncBuffer is a log sink read after the worker stopped.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // run starts w and returns a stop that cancels it and waits for Run.
 func run(t *testing.T, w *Worker) (stop func()) {
 	t.Helper()
@@ -114,12 +101,16 @@ type fixture struct {
 	set      *Set
 	secret   string
 	observer *counter
-	logs     *syncBuffer
+	// logs is read once the workers stopped; log is its one handler (whose
+	// lock serialises the workers' writes).
+	logs *bytes.Buffer
+	log  *slog.Logger
 }
 
 func newFixture(t *testing.T, c models.Config) *fixture {
 	t.Helper()
-	f := &fixture{store: storetest.Connect(t, c), secret: newSecret(t), observer: &counter{}, logs: &syncBuffer{}}
+	f := &fixture{store: storetest.Connect(t, c), secret: newSecret(t), observer: &counter{}, logs: &bytes.Buffer{}}
+	f.log = slog.New(slog.NewTextHandler(f.logs, nil))
 	f.outbox = webhookstore.New(f.store)
 	f.rc = newReceiver(t, f.secret)
 	var err error
@@ -133,7 +124,7 @@ func (f *fixture) worker(t *testing.T, store *models.Store, timeout time.Duratio
 	w, err := NewWorker(WorkerConfig{
 		Store: webhookstore.New(store), Sender: NewSender(SenderConfig{Timeout: timeout}), Endpoints: f.set,
 		Schedule: Schedule{Delays: delays}, PollInterval: 10 * time.Millisecond, Observer: f.observer,
-		Log: slog.New(slog.NewTextHandler(f.logs, nil)),
+		Log: f.log,
 	})
 	require.NoError(t, err)
 	return w
@@ -163,7 +154,7 @@ func TestWorkerRetriesUntilDelivered(t *testing.T) {
 	}
 	evs := events(5)
 	queue(t, f.store, f.set, evs...)
-	run(t, f.worker(t, f.store, time.Second, 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond))
+	stop := run(t, f.worker(t, f.store, time.Second, 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond))
 
 	require.Eventually(t, func() bool { return len(f.rc.delivered()) == len(evs) }, 10*time.Second, 10*time.Millisecond)
 	f.rc.requireAllVerified()
@@ -178,6 +169,10 @@ func TestWorkerRetriesUntilDelivered(t *testing.T) {
 	require.Equal(t, 5, delivered)
 	require.Equal(t, 10, retrying)
 	require.Zero(t, failed)
+	stop()
+	f.observer.mu.Lock()
+	require.Positive(t, f.observer.backlogs, "the backlog is reported from the start")
+	f.observer.mu.Unlock()
 	require.Contains(t, f.logs.String(), "webhook attempt failed")
 }
 
@@ -192,11 +187,12 @@ func TestWorkerRetriesATimeOut(t *testing.T) {
 		return http.StatusNoContent
 	}
 	queue(t, f.store, f.set, events(1)...)
-	run(t, f.worker(t, f.store, 200*time.Millisecond, 20*time.Millisecond))
+	stop := run(t, f.worker(t, f.store, 200*time.Millisecond, 20*time.Millisecond))
 	require.Eventually(t, func() bool { return f.rows(t, "evt_0000")[0].Status == webhookstore.StatusDelivered }, 10*time.Second, 10*time.Millisecond)
 	d := f.rows(t, "evt_0000")[0]
 	require.Equal(t, 2, d.Attempts)
 	require.Equal(t, 204, d.LastStatus)
+	stop()
 	require.Contains(t, f.logs.String(), "no answer within 200ms")
 }
 

@@ -14,13 +14,19 @@ import (
 
 const lease = time.Minute
 
+// claim claims up to 10 rows due at now for owner, with no error.
+func claim(t *testing.T, s *Store, owner string, now time.Time) []Delivery {
+	t.Helper()
+	got, err := s.Claim(t.Context(), owner, now, lease, 10)
+	require.NoError(t, err)
+	return got
+}
+
 func TestClaimTakesDueRowsOnly(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *Store) {
-		ctx := t.Context()
 		write(t, s, event("evt_now", "session.created", whNow), event("evt_later", "session.created", whNow.Add(time.Hour)))
 
-		got, err := s.Claim(ctx, "w1", whNow, lease, 10)
-		require.NoError(t, err)
+		got := claim(t, s, "w1", whNow)
 		require.Len(t, got, 1)
 		d := got[0]
 		require.Equal(t, "evt_now", d.EventID)
@@ -31,8 +37,7 @@ func TestClaimTakesDueRowsOnly(t *testing.T) {
 		require.NotEmpty(t, d.Body)
 
 		// Held: nobody else gets it while the lease runs.
-		again, err := s.Claim(ctx, "w2", whNow.Add(lease-time.Second), lease, 10)
-		require.NoError(t, err)
+		again := claim(t, s, "w2", whNow.Add(lease-time.Second))
 		require.Empty(t, again)
 	})
 }
@@ -43,13 +48,11 @@ func TestExpiredLeaseIsReclaimable(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *Store) {
 		ctx := t.Context()
 		write(t, s, event("evt_1", "session.created", whNow))
-		first, err := s.Claim(ctx, "dead", whNow, lease, 10)
-		require.NoError(t, err)
+		first := claim(t, s, "dead", whNow)
 		require.Len(t, first, 1)
 
 		later := whNow.Add(lease + time.Second)
-		second, err := s.Claim(ctx, "alive", later, lease, 10)
-		require.NoError(t, err)
+		second := claim(t, s, "alive", later)
 		require.Len(t, second, 1)
 		require.Equal(t, "alive", second[0].LeaseOwner)
 
@@ -76,8 +79,7 @@ func TestExpiredLeaseIsReclaimable(t *testing.T) {
 		require.Equal(t, models.DBTime(later), d.DeliveredAt.UTC())
 
 		// Delivered is final: no claim, and the dead owner still cannot touch it.
-		none, err := s.Claim(ctx, "w3", later.Add(time.Hour), lease, 10)
-		require.NoError(t, err)
+		none := claim(t, s, "w3", later.Add(time.Hour))
 		require.Empty(t, none)
 		require.ErrorIs(t, s.Retry(ctx, second[0], 500, "x", later), ErrLeaseLost)
 	})
@@ -87,8 +89,7 @@ func TestRetryAndFail(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *Store) {
 		ctx := t.Context()
 		write(t, s, event("evt_1", "session.created", whNow))
-		got, err := s.Claim(ctx, "w1", whNow, lease, 10)
-		require.NoError(t, err)
+		got := claim(t, s, "w1", whNow)
 		next := whNow.Add(5 * time.Second)
 		require.NoError(t, s.Retry(ctx, got[0], 500, "endpoint answered 500", next))
 
@@ -104,11 +105,9 @@ func TestRetryAndFail(t *testing.T) {
 		require.Nil(t, d.LeaseUntil)
 
 		// Not before next_at, then again, with its attempts counted.
-		early, err := s.Claim(ctx, "w2", next.Add(-time.Millisecond), lease, 10)
-		require.NoError(t, err)
+		early := claim(t, s, "w2", next.Add(-time.Millisecond))
 		require.Empty(t, early)
-		got, err = s.Claim(ctx, "w2", next, lease, 10)
-		require.NoError(t, err)
+		got = claim(t, s, "w2", next)
 		require.Len(t, got, 1)
 		require.Equal(t, 2, got[0].Attempt())
 		require.NoError(t, s.Fail(ctx, got[0], 0, "dial: refused", next))
@@ -116,8 +115,7 @@ func TestRetryAndFail(t *testing.T) {
 		st, err := s.Stats(ctx, next)
 		require.NoError(t, err)
 		require.Equal(t, Stats{Failed: 1}, st)
-		none, err := s.Claim(ctx, "w3", next.Add(time.Hour), lease, 10)
-		require.NoError(t, err)
+		none := claim(t, s, "w3", next.Add(time.Hour))
 		require.Empty(t, none, "a failed row waits for an operator")
 
 		// The operator's retry: a fresh schedule, due now.
@@ -127,8 +125,7 @@ func TestRetryAndFail(t *testing.T) {
 		n, err = s.RetryEvent(ctx, "evt_1", next.Add(time.Hour))
 		require.NoError(t, err)
 		require.Zero(t, n, "only failed rows are requeued")
-		got, err = s.Claim(ctx, "w3", next.Add(time.Hour), lease, 10)
-		require.NoError(t, err)
+		got = claim(t, s, "w3", next.Add(time.Hour))
 		require.Len(t, got, 1)
 		require.Equal(t, 1, got[0].Attempt())
 		require.Equal(t, "dial: refused", got[0].LastError)
@@ -139,8 +136,7 @@ func TestLongErrorsAreCut(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *Store) {
 		ctx := t.Context()
 		write(t, s, event("evt_1", "session.created", whNow))
-		got, err := s.Claim(ctx, "w1", whNow, lease, 10)
-		require.NoError(t, err)
+		got := claim(t, s, "w1", whNow)
 		long := ""
 		for len(long) < 2*maxErrorLen {
 			long += "é"
@@ -251,8 +247,7 @@ func TestStatsRetryFailedAndPurge(t *testing.T) {
 		ctx := t.Context()
 		write(t, s, event("evt_1", "session.created", whNow), event("evt_2", "session.created", whNow.Add(time.Second)),
 			event("evt_3", "session.created", whNow.Add(2*time.Second)))
-		got, err := s.Claim(ctx, "w1", whNow.Add(time.Second), lease, 10)
-		require.NoError(t, err)
+		got := claim(t, s, "w1", whNow.Add(time.Second))
 		require.Len(t, got, 2)
 		for _, d := range got {
 			if d.EventID == "evt_1" {
