@@ -50,6 +50,13 @@ func NewSender(c SenderConfig) *Sender {
 	return &Sender{timeout: c.Timeout, clients: newClients(c.Resolve, c.Timeout), now: c.Now}
 }
 
+// Close closes the clients' idle connections (at shutdown).
+func (s *Sender) Close() {
+	for _, c := range []*http.Client{s.clients.strict, s.clients.loopback, s.clients.private} {
+		c.CloseIdleConnections()
+	}
+}
+
 // Timeout is the limit of one attempt (the worker's lease is longer).
 func (s *Sender) Timeout() time.Duration { return s.timeout }
 

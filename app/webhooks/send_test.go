@@ -85,7 +85,9 @@ func TestSendDoesNotFollowRedirects(t *testing.T) {
 func TestTestSend(t *testing.T) {
 	sec := newSecret(t)
 	rc := newReceiver(t, sec)
-	id, status, err := NewSender(SenderConfig{}).TestSend(t.Context(), rc.endpoint("crm", sec))
+	s := NewSender(SenderConfig{})
+	t.Cleanup(s.Close)
+	id, status, err := s.TestSend(t.Context(), rc.endpoint("crm", sec))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 	require.True(t, strings.HasPrefix(id, "evt_"))
@@ -121,6 +123,11 @@ func TestCheckIP(t *testing.T) {
 		{"fe80::1", false, false, false},
 		{"::ffff:10.0.0.1", false, false, false},
 		{"::ffff:169.254.169.254", false, false, false},
+		{"64:ff9b::a00:1", false, false, false},
+		{"64:ff9b::a9fe:a9fe", false, false, false},
+		{"64:ff9b::5db8:d822", false, false, true},
+		{"2002:a00:1::1", false, false, false},
+		{"2002:a00:1::1", false, true, true},
 		{"127.0.0.1", false, false, false},
 		{"127.0.0.1", true, false, true},
 		{"127.0.0.1", false, true, true},

@@ -21,15 +21,38 @@ var ErrRefusedAddress = errors.New("webhook: address refused")
 var (
 	sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
 	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+	// IPv6 prefixes that carry an IPv4 address (NAT64, 6to4): the address
+	// inside is checked as well, so 64:ff9b::a00:1 is 10.0.0.1.
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
 )
+
+// embeddedIPv4 is the IPv4 address a NAT64 or 6to4 address carries.
+func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+	b := ip.As16()
+	switch {
+	case nat64.Contains(ip):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case sixToFour.Contains(ip):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
+	}
+	return netip.Addr{}, false
+}
 
 // CheckIP says whether a webhook may connect to ip. Unspecified, "this
 // network", multicast and broadcast addresses are always refused; private
 // (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10) and link-local
 // (169.254/16 — cloud metadata — and fe80::/10) unless allowPrivate;
-// loopback unless allowLoopback or allowPrivate.
+// loopback unless allowLoopback or allowPrivate. An IPv4 address inside a
+// NAT64 or 6to4 address is held to the same rules. app/config's
+// validation of literal IPs in URLs can use it too.
 func CheckIP(ip netip.Addr, allowLoopback, allowPrivate bool) error {
 	ip = ip.Unmap()
+	if v4, ok := embeddedIPv4(ip); ok {
+		if err := CheckIP(v4, allowLoopback, allowPrivate); err != nil {
+			return fmt.Errorf("%w (inside %s)", err, ip)
+		}
+	}
 	switch {
 	case !ip.IsValid():
 		return fmt.Errorf("%w: not an IP address", ErrRefusedAddress)
