@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/webhookstore"
+)
+
+// `latchkey webhooks list|show|retry|retry-failed|test`: the operator's
+// view of the webhook outbox (docs/webhooks.md) and the two ways to send
+// again what a receiver missed, read and written directly in the store as
+// the other admin commands do. Nothing printed holds a secret: bodies
+// hold none by design, and an endpoint's URL is shown as scheme and host
+// only (its path or query may carry the receiver's own token).
+
+// webhookFlags are `webhooks list`'s filters and page.
+type webhookFlags struct {
+	status, endpoint, before string
+	limit                    int
+}
+
+func (f *webhookFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&f.status, "status", "", "only deliveries in this status: pending, delivered or failed")
+	fs.StringVar(&f.endpoint, "endpoint", "", "only deliveries to this endpoint")
+	fs.IntVar(&f.limit, "limit", webhookstore.DefaultLimit, fmt.Sprintf("deliveries per page (at most %d)", webhookstore.MaxLimit))
+	fs.StringVar(&f.before, "before", "", "the page after this cursor (printed under a full page)")
+}
+
+// webhookStatuses are the rows' statuses, in the order usage lists them.
+var webhookStatuses = []string{webhookstore.StatusPending, webhookstore.StatusDelivered, webhookstore.StatusFailed}
+
+// checkWebhooksList refuses a bad filter before the database is opened.
+func checkWebhooksList(r *adminRun) error {
+	f := r.webhooks
+	if f.status != "" && !slices.Contains(webhookStatuses, f.status) {
+		return fmt.Errorf("--status %q: one of %s", f.status, strings.Join(webhookStatuses, ", "))
+	}
+	if f.limit < 1 || f.limit > webhookstore.MaxLimit {
+		return fmt.Errorf("--limit %d: between 1 and %d", f.limit, webhookstore.MaxLimit)
+	}
+	if _, err := webhookstore.ParseCursor(f.before); err != nil {
+		return fmt.Errorf("--before: %w", err)
+	}
+	return nil
+}
+
+// outbox is the webhook outbox's queries (its own room of the store).
+func (r *adminRun) outbox() *webhookstore.Store { return webhookstore.New(r.store) }
+
+// deliveryJSON is a delivery as --json prints it: the row without its
+// lease, which only the workers use.
+type deliveryJSON struct {
+	EventID     string          `json:"eventId"`
+	Endpoint    string          `json:"endpoint"`
+	Type        string          `json:"type"`
+	Status      string          `json:"status"`
+	Attempts    int             `json:"attempts"`
+	NextAt      *time.Time      `json:"nextAt"` // pending only
+	LastStatus  int             `json:"lastStatus"`
+	LastError   string          `json:"lastError"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	DeliveredAt *time.Time      `json:"deliveredAt"`
+	Body        json.RawMessage `json:"body,omitempty"` // show only
+}
+
+func toJSON(d webhookstore.Delivery, withBody bool) deliveryJSON {
+	out := deliveryJSON{EventID: d.EventID, Endpoint: d.Endpoint, Type: d.Type, Status: d.Status, Attempts: d.Attempts,
+		LastStatus: d.LastStatus, LastError: d.LastError, CreatedAt: d.CreatedAt.UTC(), DeliveredAt: utcOrNil(d.DeliveredAt)}
+	if d.Status == webhookstore.StatusPending {
+		next := d.NextAt.UTC()
+		out.NextAt = &next
+	}
+	if withBody && json.Valid(d.Body) {
+		out.Body = d.Body
+	}
+	return out
+}
+
+func utcOrNil(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// webhooksList prints a page of deliveries, newest first, and the
+// outbox's backlog.
+func webhooksList(r *adminRun) error {
+	f := r.webhooks
+	before, _ := webhookstore.ParseCursor(f.before) // checked by checkWebhooksList
+	rows, err := r.outbox().List(r.ctx, webhookstore.Filter{Status: f.status, Endpoint: f.endpoint, Limit: f.limit, Before: before})
+	if err != nil {
+		return err
+	}
+	if r.json {
+		out := make([]deliveryJSON, len(rows))
+		for i, d := range rows {
+			out[i] = toJSON(d, false)
+		}
+		return r.printJSON(out)
+	}
+	w := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "EVENT\tTYPE\tENDPOINT\tSTATUS\tATTEMPTS\tLAST\tCREATED")
+	for _, d := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.EventID, d.Type, d.Endpoint, d.Status, d.Attempts, lastAnswer(d), stamp(d.CreatedAt))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(r.out, deliveries(int64(len(rows))))
+	if len(rows) == f.limit {
+		fmt.Fprintf(r.out, "more: add --before '%s'\n", rows[len(rows)-1].Cursor())
+	}
+	st, err := r.outbox().Stats(r.ctx, r.now)
+	if err != nil {
+		return err
+	}
+	line := fmt.Sprintf("outbox: %d pending", st.Pending)
+	if !st.OldestPending.IsZero() {
+		line += fmt.Sprintf(" (the oldest for %s)", r.now.Sub(st.OldestPending).Round(time.Second))
+	}
+	fmt.Fprintf(r.out, "%s, %d failed\n", line, st.Failed)
+	return nil
+}
+
+// lastAnswer is the last attempt's HTTP status: "-" before any attempt,
+// "none" when the receiver did not answer (refused, timed out).
+func lastAnswer(d webhookstore.Delivery) string {
+	switch {
+	case d.Attempts == 0:
+		return "-"
+	case d.LastStatus == 0:
+		return "none"
+	}
+	return fmt.Sprint(d.LastStatus)
+}
+
+// webhooksShow prints an event: its body, then each endpoint's delivery.
+func webhooksShow(r *adminRun) error {
+	rows, err := r.showEvent(r.args[0])
+	if err != nil {
+		return err
+	}
+	if r.json {
+		out := make([]deliveryJSON, len(rows))
+		for i, d := range rows {
+			out[i] = toJSON(d, i == 0)
+		}
+		return r.printJSON(out)
+	}
+	fmt.Fprintf(r.out, "event %s (%s), created %s\n", rows[0].EventID, rows[0].Type, stamp(rows[0].CreatedAt))
+	var body bytes.Buffer
+	if json.Indent(&body, rows[0].Body, "", "  ") != nil {
+		body.Reset()
+		body.Write(rows[0].Body)
+	}
+	fmt.Fprintf(r.out, "%s\n", body.Bytes())
+	w := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ENDPOINT\tSTATUS\tATTEMPTS\tLAST\tWHEN\tERROR")
+	for _, d := range rows {
+		when := "-"
+		switch {
+		case d.Status == webhookstore.StatusPending:
+			when = "next " + stamp(d.NextAt)
+		case d.DeliveredAt != nil:
+			when = "delivered " + stamp(*d.DeliveredAt)
+		}
+		errText := d.LastError
+		if errText == "" {
+			errText = "-"
+		}
+		fmt.Fprintf(w, "%s%s\t%s\t%d\t%s\t%s\t%s\n", d.Endpoint, r.endpointNote(d.Endpoint), d.Status, d.Attempts, lastAnswer(d), when, oneLine(errText))
+	}
+	return w.Flush()
+}
+
+// showEvent is the event's rows; an id the outbox does not hold is an
+// error saying why that may be.
+func (r *adminRun) showEvent(id string) ([]webhookstore.Delivery, error) {
+	rows, err := r.outbox().Show(r.ctx, id)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, fmt.Errorf("no webhook event %q in the outbox (delivered events are removed after %s)", id, webhookstore.DeliveredRetention)
+	}
+	return rows, err
+}
+
+// endpointNote marks an endpoint this configuration no longer sends to.
+func (r *adminRun) endpointNote(name string) string {
+	e, ok := r.cfg.Webhooks.Endpoint(name)
+	switch {
+	case !ok:
+		return " (not configured)"
+	case !e.On():
+		return " (disabled)"
+	}
+	return ""
+}
+
+// webhooksRetry queues an event's failed deliveries again, due now with a
+// fresh retry schedule; the receivers get the same webhook-id.
+func webhooksRetry(r *adminRun) error {
+	rows, err := r.showEvent(r.args[0])
+	if err != nil {
+		return err
+	}
+	var failed, others []string
+	for _, d := range rows {
+		if d.Status == webhookstore.StatusFailed {
+			failed = append(failed, d.Endpoint+r.endpointNote(d.Endpoint))
+		} else {
+			others = append(others, d.Endpoint+" "+d.Status)
+		}
+	}
+	if len(failed) == 0 {
+		return fmt.Errorf("event %s has no failed delivery (%s); nothing changed", r.args[0], strings.Join(others, ", "))
+	}
+	n, err := r.outbox().RetryEvent(r.ctx, r.args[0], r.now)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "queued event %s again for %s (%s): due now, with a fresh retry schedule\n",
+		r.args[0], plural(n, "endpoint"), strings.Join(failed, ", "))
+	return nil
+}
+
+// webhooksRetryFailed queues every failed delivery again: after a
+// receiver's outage outlasted the retry schedule.
+func webhooksRetryFailed(r *adminRun) error {
+	n, err := r.outbox().RetryFailed(r.ctx, r.now)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		fmt.Fprintln(r.out, "no failed deliveries; nothing changed")
+		return nil
+	}
+	fmt.Fprintf(r.out, "queued %s again: due now, with a fresh retry schedule\n", deliveries(n))
+	return nil
+}
+
+// deliveries is "1 delivery", "2 deliveries".
+func deliveries(n int64) string {
+	if n == 1 {
+		return "1 delivery"
+	}
+	return fmt.Sprintf("%d deliveries", n)
+}
+
+// webhooksTest sends a webhook.test event to the endpoint.
+func webhooksTest(r *adminRun) error {
+	return errors.New("TODO: app/webhooks.TestSend")
+}
