@@ -6,11 +6,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/webhookstore"
 )
@@ -254,6 +256,41 @@ func deliveries(n int64) string {
 		return "1 delivery"
 	}
 	return fmt.Sprintf("%d deliveries", n)
+}
+
+// webhooksSummary is check-config's line about the webhook endpoints:
+// each enabled one's host, how many secrets sign (two during a rotation)
+// and how many event types, then the disabled ones and the time the retry
+// schedule spans. No secret, and no URL path (it may hold a token).
+func webhooksSummary(w config.Webhooks) string {
+	var on, off []string
+	for _, e := range w.Endpoints {
+		if !e.On() {
+			off = append(off, e.Name)
+			continue
+		}
+		events := "every event type"
+		if len(e.Events) > 0 {
+			events = plural(int64(len(e.Events)), "event type")
+		}
+		host := e.URL
+		if u, err := url.Parse(e.URL); err == nil {
+			host = u.Scheme + "://" + u.Host
+		}
+		on = append(on, fmt.Sprintf("%s (%s, %s, %s)", e.Name, host, plural(int64(len(e.Secrets)), "secret"), events))
+	}
+	var total time.Duration
+	for _, d := range w.Schedule() {
+		total += d
+	}
+	line := "webhooks: " + plural(int64(len(on)), "endpoint") + " on"
+	if len(on) > 0 {
+		line += ": " + strings.Join(on, ", ")
+	}
+	if len(off) > 0 {
+		line += "; disabled: " + strings.Join(off, ", ")
+	}
+	return fmt.Sprintf("%s; %d attempts over %s, then failed", line, len(w.RetrySchedule)+1, total)
 }
 
 // webhooksTest sends a webhook.test event to the endpoint.

@@ -194,3 +194,71 @@ func queueWebhookEvents(t *testing.T, store *models.Store, now time.Time) {
 		}
 	}
 }
+
+// check-config refuses webhooks aimed inside the operator's network (the
+// issue's http://10.0.0.1/ and the cloud metadata address), listing each
+// with the other problems and never printing a secret; a good section is
+// summed up in one line.
+func TestCheckConfigWebhooks(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("TEST_CRM_SECRET", testSecret+" not-a-secret-value")
+	t.Setenv("TEST_AUDIT_SECRET", testSecret)
+	path := writeFile(t, `port: 0
+webhooks:
+  endpoints:
+    - name: crm
+      url: http://10.0.0.1/
+      secret_env: TEST_CRM_SECRET
+    - name: metadata
+      url: http://169.254.169.254/latest/meta-data/
+      secret_env: TEST_AUDIT_SECRET
+    - name: internal
+      url: https://10.0.0.1/hook
+      secret_env: TEST_AUDIT_SECRET
+    - name: imds
+      url: https://169.254.169.254/
+      secret_env: TEST_AUDIT_SECRET
+      events: [user.signedIn]
+`)
+	code, stdout, stderr := runCmd("--config", path, "check-config")
+	require.Equal(t, 1, code)
+	require.NotContains(t, stdout, "configuration OK")
+	for _, want := range []string{
+		"error: port: 0 is not a TCP port\n",
+		"error: webhooks.endpoints[0] (crm): url http://10.0.0.1 uses http for a host other than loopback (use https)\n",
+		"error: webhooks.endpoints[0] (crm): TEST_CRM_SECRET: secret 2 of 2 does not start with whsec_",
+		"error: webhooks.endpoints[1] (metadata): url http://169.254.169.254 uses http for a host other than loopback (use https)\n",
+		"error: webhooks.endpoints[2] (internal): url https://10.0.0.1 is a private address, inside a network rather than on the internet: refused unless allow_private: true\n",
+		"error: webhooks.endpoints[3] (imds): url https://169.254.169.254 is a link-local address",
+		`error: webhooks.endpoints[3] (imds): events: "user.signedIn" is not an event type`,
+	} {
+		require.Contains(t, stderr, want)
+	}
+	require.Equal(t, 7, strings.Count(stderr, "error: "), stderr)
+	require.NotContains(t, stdout+stderr, testSecret)
+	require.NotContains(t, stdout+stderr, "not-a-secret-value")
+	require.NotContains(t, stdout+stderr, "meta-data")
+
+	path = writeFile(t, `webhooks:
+  endpoints:
+    - name: crm
+      url: https://crm.example.com/hooks?token=receiver-token
+      secret_env: TEST_CRM_SECRET
+      events: [user.created, session.created]
+    - name: audit
+      url: http://localhost:9/audit
+      secret_env: TEST_AUDIT_SECRET
+    - name: paused
+      url: https://10.0.0.1/hook
+      secret_env: UNSET_SECRET
+      enabled: false
+      allow_private: true
+`)
+	t.Setenv("TEST_CRM_SECRET", testSecret+" "+testSecret)
+	code, stdout, stderr = runCmd("--config", path, "check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "\nwebhooks: 2 endpoints on: crm (https://crm.example.com, 2 secrets, 2 event types), audit (http://localhost:9, 1 secret, every event type); disabled: paused; 8 attempts over 27h35m5s, then failed\n")
+	require.Contains(t, stdout, "configuration OK")
+	require.NotContains(t, stdout+stderr, testSecret)
+	require.NotContains(t, stdout+stderr, "receiver-token")
+}

@@ -244,6 +244,9 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 	if cfg.OpenID.Enabled {
 		fmt.Fprintln(stdout, openIDSummary(cfg))
 	}
+	if len(cfg.Webhooks.Endpoints) > 0 {
+		fmt.Fprintln(stdout, webhooksSummary(cfg.Webhooks))
+	}
 	if cfg.IsPostgres() {
 		line, err := postgresSummary(cfg)
 		if err != nil {
