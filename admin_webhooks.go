@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/webhooks"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/webhookstore"
 )
@@ -273,11 +275,7 @@ func webhooksSummary(w config.Webhooks) string {
 		if len(e.Events) > 0 {
 			events = plural(int64(len(e.Events)), "event type")
 		}
-		host := e.URL
-		if u, err := url.Parse(e.URL); err == nil {
-			host = u.Scheme + "://" + u.Host
-		}
-		on = append(on, fmt.Sprintf("%s (%s, %s, %s)", e.Name, host, plural(int64(len(e.Secrets)), "secret"), events))
+		on = append(on, fmt.Sprintf("%s (%s, %s, %s)", e.Name, endpointHost(e.URL), plural(int64(len(e.Secrets)), "secret"), events))
 	}
 	var total time.Duration
 	for _, d := range w.Schedule() {
@@ -293,7 +291,53 @@ func webhooksSummary(w config.Webhooks) string {
 	return fmt.Sprintf("%s; %d attempts over %s, then failed", line, len(w.RetrySchedule)+1, total)
 }
 
-// webhooksTest sends a webhook.test event to the endpoint.
+// webhooksTest sends a webhook.test event to the endpoint now, outside
+// the outbox and whether or not the endpoint is enabled: the operator's
+// check that URL, network path and secret work before (or after)
+// switching it on. It needs no database.
 func webhooksTest(r *adminRun) error {
-	return errors.New("TODO: app/webhooks.TestSend")
+	name := r.args[0]
+	e, ok := r.cfg.Webhooks.Endpoint(name)
+	if !ok {
+		names := make([]string, 0, len(r.cfg.Webhooks.Endpoints))
+		for _, e := range r.cfg.Webhooks.Endpoints {
+			names = append(names, e.Name)
+		}
+		if len(names) == 0 {
+			names = []string{"none configured"}
+		}
+		return badInput{fmt.Errorf("no webhook endpoint %q in the configuration (endpoints: %s)", name, strings.Join(names, ", "))}
+	}
+	where := fmt.Sprintf("endpoint %s (%s)", e.Name, endpointHost(e.URL))
+	if len(e.Secrets) == 0 {
+		return fmt.Errorf("%s: %s (or %s_FILE) is unset or empty: nothing to sign with", where, e.SecretEnv, e.SecretEnv)
+	}
+	sender := webhooks.NewSender(webhooks.SenderConfig{Timeout: r.cfg.Webhooks.Timeout.D()})
+	started := time.Now()
+	// The sender bounds the attempt by webhooks.timeout, which may be
+	// longer than the admin commands' minute.
+	id, status, err := sender.TestSend(context.WithoutCancel(r.ctx), webhooks.Endpoint{
+		Name: e.Name, URL: e.URL, Secrets: e.Secrets, Events: e.Events, AllowPrivate: e.AllowPrivate,
+	})
+	took := time.Since(started).Round(time.Millisecond)
+	if err != nil {
+		return fmt.Errorf("%s did not accept %s %s (after %s): %w", where, webhooks.TestEventType, id, took, err)
+	}
+	note := ""
+	if !e.On() {
+		note = "; the endpoint is disabled, so no other event goes to it"
+	}
+	fmt.Fprintf(r.out, "%s accepted %s %s: answered %d in %s, signed with %s%s\n",
+		where, webhooks.TestEventType, id, status, took, plural(int64(len(e.Secrets)), "secret"), note)
+	return nil
+}
+
+// endpointHost is an endpoint URL as the commands show it: scheme and
+// host, not the path or query, which may carry the receiver's own token.
+func endpointHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "an unreadable URL"
+	}
+	return u.Scheme + "://" + u.Host
 }

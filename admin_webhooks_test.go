@@ -4,11 +4,17 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
@@ -261,4 +267,71 @@ webhooks:
 	require.Contains(t, stdout, "configuration OK")
 	require.NotContains(t, stdout+stderr, testSecret)
 	require.NotContains(t, stdout+stderr, "receiver-token")
+}
+
+// `webhooks test` sends a webhook.test event, signed by every secret of a
+// rotation, to a real receiver that verifies it with the Standard
+// Webhooks reference library; it needs no database, reaches a disabled
+// endpoint too, and says in one line why an endpoint did not accept it.
+func TestWebhooksTestSend(t *testing.T) {
+	clearEnv(t)
+	newer := "whsec_" + base64.StdEncoding.EncodeToString([]byte("fedcba9876543210fedcba9876543210"))
+	t.Setenv("TEST_RECV_SECRET", newer+" "+testSecret)
+	t.Setenv("DATABASE_URL", filepath.Join(t.TempDir(), "never-created.db"))
+
+	type received struct {
+		header http.Header
+		body   []byte
+	}
+	got := make(chan received, 1)
+	answer := http.StatusNoContent
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		got <- received{req.Header.Clone(), body}
+		w.WriteHeader(answer)
+	}))
+	defer receiver.Close()
+	cfgPath := writeFile(t, `webhooks:
+  endpoints:
+    - name: recv
+      url: `+receiver.URL+`/hooks?token=receiver-token
+      secret_env: TEST_RECV_SECRET
+      events: [user.created]
+      enabled: false
+`)
+	code, stdout, stderr := runCmd("--config", cfgPath, "webhooks", "test", "recv")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `^endpoint recv \(http://127\.0\.0\.1:\d+\) accepted webhook\.test (evt_[0-9a-f]+): answered 204 in \S+, signed with 2 secrets; the endpoint is disabled, so no other event goes to it\n$`, stdout)
+	id := regexp.MustCompile(`evt_[0-9a-f]+`).FindString(stdout)
+	r := <-got
+	require.Equal(t, id, r.header.Get("webhook-id"))
+	for _, secret := range []string{newer, testSecret} {
+		wh, err := standardwebhooks.NewWebhook(secret)
+		require.NoError(t, err)
+		require.NoError(t, wh.Verify(r.body, r.header), "either secret of the rotation verifies")
+	}
+	var event struct {
+		ID, Type, Timestamp string
+		Data                map[string]string
+	}
+	require.NoError(t, json.Unmarshal(r.body, &event))
+	require.Equal(t, id, event.ID)
+	require.Equal(t, "webhook.test", event.Type)
+	require.Equal(t, map[string]string{"endpoint": "recv"}, event.Data)
+	require.NoFileExists(t, os.Getenv("DATABASE_URL"), "no database opened")
+
+	answer = http.StatusInternalServerError
+	code, stdout, stderr = runCmd("--config", cfgPath, "webhooks", "test", "recv")
+	<-got
+	require.Equal(t, 1, code)
+	require.Empty(t, stdout)
+	require.Regexp(t, `^latchkey: webhooks test: endpoint recv \(http://127\.0\.0\.1:\d+\) did not accept webhook\.test evt_[0-9a-f]+ \(after \S+\): webhook\.test: endpoint did not answer 2xx \(500\)\n$`, stderr)
+
+	code, _, stderr = runCmd("--config", cfgPath, "webhooks", "test", "nosuch")
+	require.Equal(t, 2, code)
+	require.Equal(t, "latchkey: webhooks test: no webhook endpoint \"nosuch\" in the configuration (endpoints: recv)\n", stderr)
+	for _, out := range []string{stdout, stderr} {
+		require.NotContains(t, out, "receiver-token")
+		require.NotContains(t, out, testSecret)
+	}
 }
