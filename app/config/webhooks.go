@@ -38,8 +38,9 @@ type WebhookEndpoint struct {
 	SecretEnv string `yaml:"secret_env"`
 	// Events are the event types sent; empty: every type.
 	Events []string `yaml:"events"`
-	// Enabled: nil means true (see On), so that an endpoint can be paused
-	// without removing it; events are not queued for a paused endpoint.
+	// Enabled: nil means true (see On). false stops the endpoint without
+	// removing it from the file: no event is queued for it (and the worker
+	// fails those still pending, as for a removed endpoint).
 	Enabled *bool `yaml:"enabled"`
 	// AllowPrivate lets the URL be (or resolve to) a private, link-local
 	// or otherwise internal address, refused by default so that a
