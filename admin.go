@@ -258,6 +258,10 @@ func commandUsage(cmd *adminCommand, fs *flag.FlagSet) string {
 				parts = append(parts, arg)
 				break
 			}
+			if meta, _ := flag.UnquoteUsage(f); strings.Contains(f.Usage, "`") { // a value named in the usage
+				parts = append(parts, "[--"+f.Name+" <"+meta+">]")
+				break
+			}
 			parts = append(parts, "[--"+f.Name+"]")
 		}
 	})

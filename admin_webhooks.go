@@ -33,10 +33,10 @@ type webhookFlags struct {
 }
 
 func (f *webhookFlags) bind(fs *flag.FlagSet) {
-	fs.StringVar(&f.status, "status", "", "only deliveries in this status: pending, delivered or failed")
-	fs.StringVar(&f.endpoint, "endpoint", "", "only deliveries to this endpoint")
-	fs.IntVar(&f.limit, "limit", webhookstore.DefaultLimit, fmt.Sprintf("deliveries per page (at most %d)", webhookstore.MaxLimit))
-	fs.StringVar(&f.before, "before", "", "the page after this cursor (printed under a full page)")
+	fs.StringVar(&f.status, "status", "", "only deliveries in this `pending|delivered|failed` status")
+	fs.StringVar(&f.endpoint, "endpoint", "", "only deliveries to this `endpoint`")
+	fs.IntVar(&f.limit, "limit", webhookstore.DefaultLimit, fmt.Sprintf("`N` deliveries per page (at most %d)", webhookstore.MaxLimit))
+	fs.StringVar(&f.before, "before", "", "the page after this `cursor` (printed under a full page)")
 }
 
 // webhookStatuses are the rows' statuses, in the order usage lists them.

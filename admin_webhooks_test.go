@@ -109,6 +109,9 @@ func testWebhooksCommands(t *testing.T, cfgPath string, store *models.Store) {
 	require.Nil(t, listed[0]["nextAt"], "a failed delivery has no next attempt")
 	require.NotNil(t, listed[1]["nextAt"])
 
+	code, stdout, _ = hooks("list", "--help")
+	require.Equal(t, 0, code)
+	require.Equal(t, "usage: latchkey [--config FILE] webhooks list [--before <cursor>] [--endpoint <endpoint>] [--json] [--limit <N>] [--status <pending|delivered|failed>]\n", stdout)
 	for _, args := range [][]string{{"list", "--status", "lost"}, {"list", "--limit", "0"}, {"list", "--before", "nonsense"}, {"show"}, {"retry", "a", "b"}} {
 		code, stdout, stderr = hooks(args...)
 		require.Equal(t, 2, code, args)
