@@ -3,6 +3,8 @@ package config
 import (
 	"slices"
 	"time"
+
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
 // Webhooks are signed HTTP calls that tell services outside latchkey
@@ -15,7 +17,7 @@ type Webhooks struct {
 	// answer); a time-out is a failed attempt, retried.
 	Timeout Duration `yaml:"timeout"`
 	// PollInterval is how often each instance's worker looks for due
-	// deliveries (a change on the same instance wakes it at once).
+	// deliveries: an event is first sent within it of its commit.
 	PollInterval Duration `yaml:"poll_interval"`
 	// RetrySchedule is the wait after each failed attempt; after the last
 	// one the delivery is marked failed (`latchkey webhooks retry-failed`
@@ -39,8 +41,9 @@ type WebhookEndpoint struct {
 	// Events are the event types sent; empty: every type.
 	Events []string `yaml:"events"`
 	// Enabled: nil means true (see On). false stops the endpoint without
-	// removing it from the file: no event is queued for it (and the worker
-	// fails those still pending, as for a removed endpoint).
+	// removing it from the file: no event is queued for it, and those
+	// still pending wait (no worker claims them) until the retry schedule's
+	// span has passed, then fail, as for a removed endpoint.
 	Enabled *bool `yaml:"enabled"`
 	// AllowPrivate lets the URL be (or resolve to) a private, link-local
 	// or otherwise internal address, refused by default so that a
@@ -110,17 +113,7 @@ func defaultWebhooks() Webhooks {
 }
 
 // WebhookEventTypes is the event catalogue an endpoint may subscribe to
-// (docs/webhooks.md). It mirrors models.EventTypes, which config cannot
-// import; webhook.test is left out, as `latchkey webhooks test` sends it
-// to an endpoint whatever its events say.
-func WebhookEventTypes() []string {
-	return []string{
-		"user.created", "user.updated", "user.deleted",
-		"account.linked", "account.unlinked",
-		"session.created", "session.ended",
-		"password.changed", "password.reset",
-		"passkey.added", "passkey.removed",
-		"two_factor.enabled", "two_factor.disabled",
-		"two_factor.recovery_codes_regenerated", "two_factor.recovery_code_used",
-	}
-}
+// (docs/webhooks.md): the store's (models/events). webhook.test is not in
+// it, as `latchkey webhooks test` sends it to an endpoint whatever its
+// events say.
+func WebhookEventTypes() []string { return events.Types() }
