@@ -48,6 +48,7 @@ func Defaults() Config {
 		TwoFactor: TwoFactor{Mode: TwoFactorOff, RememberDevice: defaultRememberDevice},
 		Account:   Account{SelfDelete: true},
 		OpenID:    defaultOpenID(),
+		Tokens:    defaultTokens(),
 	}
 }
 
@@ -250,6 +251,9 @@ func (c *Config) applyEnv(env Env) (p Problems) {
 		c.DatabaseURL = v
 	}
 	c.applyOperationsEnv(env)
+	if v, ok := secretFromEnv(env, &p, "TOKENS_CLIENT_SECRET"); ok {
+		c.Tokens.ClientSecret = v
+	}
 	p = append(p, c.applyHSTSEnv(env)...)
 	for i := range c.Providers {
 		pr := &c.Providers[i]
