@@ -46,6 +46,9 @@ type Store interface {
 	Replace(ctx context.Context, id string, old, next tokenstore.Sealed) (bool, error)
 	TokenError(ctx context.Context, userID string) (string, error)
 	Unsettled(ctx context.Context, keep []string, prefix, after string, n int) ([]tokenstore.Account, error)
+	// Erase makes what Replace overwrote unreadable from the database
+	// file (SQLite's free pages and log).
+	Erase(ctx context.Context) error
 }
 
 // Refresher spends a refresh token at a provider's token endpoint

@@ -50,7 +50,10 @@ func (s *Service) Settle(ctx context.Context) (sealed, cleared int, err error) {
 			}
 		}
 		if len(batch) < settleBatch {
-			return sealed, cleared, nil
+			if sealed+cleared > 0 {
+				err = s.store.Erase(ctx)
+			}
+			return sealed, cleared, err
 		}
 	}
 }

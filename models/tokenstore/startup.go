@@ -3,6 +3,8 @@ package tokenstore
 import (
 	"context"
 	"fmt"
+
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // Unsettled lists, after the id after and by id, up to n accounts whose
@@ -28,4 +30,25 @@ func (s *Store) Unsettled(ctx context.Context, keep []string, prefix, after stri
 		return nil, fmt.Errorf("list unsettled tokens: %w", err)
 	}
 	return out, nil
+}
+
+// Erase makes the values the start-up step replaced unreadable from the
+// database file: SQLite keeps a rewritten row's old bytes in free pages
+// and in its write-ahead log until they are reused, so the log is
+// checkpointed and the file rebuilt (VACUUM). PostgreSQL's old row
+// versions go with its autovacuum; nothing is done there.
+func (s *Store) Erase(ctx context.Context) error {
+	if s.store.Dialect() != models.DialectSQLite {
+		return nil
+	}
+	db, err := s.db().DB()
+	if err != nil {
+		return fmt.Errorf("erase replaced tokens: %w", err)
+	}
+	for _, stmt := range []string{"PRAGMA wal_checkpoint(TRUNCATE)", "VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("erase replaced tokens: %s: %w", stmt, err)
+		}
+	}
+	return nil
 }
