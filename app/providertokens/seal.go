@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/securecookie"
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // sealPrefix starts every sealed token: its format's version, so that a
@@ -82,3 +83,32 @@ func (s sealer) open(accountID, column string, sealed *string) (plain string, cu
 
 // isSealed reports whether a stored value is in a sealed format.
 func isSealed(v *string) bool { return v == nil || strings.HasPrefix(*v, sealPrefix) }
+
+// Sealer seals an account's tokens as the service does, for rows written
+// without it (`latchkey import next-auth`, which brings in the tokens
+// next-auth kept in the clear).
+type Sealer struct{ s sealer }
+
+// NewSealer seals under the first of secrets (the service's).
+func NewSealer(secrets []string) (*Sealer, error) {
+	s, err := newSealer(secrets)
+	if err != nil {
+		return nil, err
+	}
+	return &Sealer{s: s}, nil
+}
+
+// SealAccount replaces acc's access, refresh and id tokens (in the clear)
+// by their sealed form, bound to acc.ID, which must be set.
+func (s *Sealer) SealAccount(acc *models.Account) error {
+	if acc.ID == "" {
+		return errors.New("seal account tokens: the account has no id")
+	}
+	var err, e error
+	acc.AccessToken, e = s.s.seal(acc.ID, colAccess, acc.AccessToken)
+	err = errors.Join(err, e)
+	acc.RefreshToken, e = s.s.seal(acc.ID, colRefresh, acc.RefreshToken)
+	err = errors.Join(err, e)
+	acc.IDToken, e = s.s.seal(acc.ID, colID, acc.IDToken)
+	return errors.Join(err, e)
+}
