@@ -69,9 +69,15 @@ func importNextAuth(r *adminRun) error {
 	}
 	var seal func(*models.Account) error
 	if len(keep) > 0 {
-		sealer, err := providertokens.NewSealer(r.cfg.Secrets())
+		// The service's secret (or the one it generated): tokens sealed
+		// under another would be unreadable to it.
+		secrets, err := r.keySecrets()
 		if err != nil {
-			return fmt.Errorf("providers with store_tokens need the service's secret (AUTH_SECRET) to seal their tokens: %w", err)
+			return fmt.Errorf("providers with store_tokens: %w", err)
+		}
+		sealer, err := providertokens.NewSealer(secrets)
+		if err != nil {
+			return err
 		}
 		seal = sealer.SealAccount
 	}
