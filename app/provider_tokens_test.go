@@ -1,7 +1,10 @@
 package app_test
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/client"
 	"github.com/latchkey-auth/latchkey/test/refreshidp"
 )
 
@@ -210,4 +214,42 @@ func TestProviderTokensOff(t *testing.T) {
 	r := e.token(e.client, "idp", "bearer")
 	require.Equal(t, http.StatusNotFound, r.StatusCode)
 	require.Equal(t, "TokensNotStored", r.json(t)["error"])
+}
+
+// The Go client's AccessToken against the real endpoint: the token, and
+// each documented refusal as its error.
+func TestProviderTokenGoClient(t *testing.T) {
+	e := startTokens(t, false, nil)
+	rm, err := client.NewRemote(client.RemoteOptions{URL: e.srv.URL + e.path, TokenSecret: clientSecret})
+	require.NoError(t, err)
+	r := httptest.NewRequest(http.MethodGet, "/app", nil)
+	for _, ck := range e.client.Jar.Cookies(mustParse(t, e.url("/token/idp"))) {
+		r.AddCookie(ck)
+	}
+	ctx := context.Background()
+	tok, err := rm.AccessToken(ctx, r, "idp")
+	require.NoError(t, err)
+	require.Equal(t, e.accessToken(), tok.AccessToken)
+	require.WithinDuration(t, time.Now().Add(time.Hour), tok.ExpiresAt, 2*time.Minute)
+
+	_, err = rm.AccessToken(ctx, r, "email")
+	require.ErrorIs(t, err, client.ErrTokensNotStored)
+	_, err = rm.AccessToken(ctx, httptest.NewRequest(http.MethodGet, "/app", nil), "idp")
+	require.ErrorIs(t, err, client.ErrSignedOut)
+	noSecret, err := client.NewRemote(client.RemoteOptions{URL: e.srv.URL + e.path})
+	require.NoError(t, err)
+	_, err = noSecret.AccessToken(ctx, r, "idp")
+	require.ErrorContains(t, err, "403 AccessDenied")
+
+	e.idp.Revoke()
+	e.clock.Add(2 * time.Hour)
+	_, err = rm.AccessToken(ctx, r, "idp")
+	require.ErrorIs(t, err, client.ErrSignInAgain)
+}
+
+func mustParse(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return u
 }
