@@ -35,6 +35,9 @@ type IdP struct {
 	// delay slows each refresh answer, widening the window in which a
 	// second refresh would overlap the first.
 	delay time.Duration
+	// down makes the refresh grant answer 503 (the provider is down),
+	// spending nothing.
+	down bool
 	// refresh are the refresh tokens issued: true while unspent.
 	refresh map[string]bool
 	// issued are the access tokens issued by refreshes, in order.
@@ -52,6 +55,10 @@ func (p *IdP) SetAccessTTL(d time.Duration) { p.mu.Lock(); p.accessTTL = d; p.mu
 
 // SetDelay makes every refresh answer wait d.
 func (p *IdP) SetDelay(d time.Duration) { p.mu.Lock(); p.delay = d; p.mu.Unlock() }
+
+// SetDown makes the token endpoint's refresh grant fail with 503 (true)
+// or work again (false).
+func (p *IdP) SetDown(down bool) { p.mu.Lock(); p.down = down; p.mu.Unlock() }
 
 // Refreshes counts the refresh-grant calls to the token endpoint.
 func (p *IdP) Refreshes() int64 { return p.refreshes.Load() }
@@ -134,6 +141,11 @@ func (p *IdP) Middleware(next http.Handler) http.Handler {
 func (p *IdP) refreshGrant(w http.ResponseWriter, rt string) {
 	p.refreshes.Add(1)
 	p.mu.Lock()
+	if p.down {
+		p.mu.Unlock()
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "temporarily_unavailable"})
+		return
+	}
 	delay := p.delay
 	live, known := p.refresh[rt]
 	if !live {
