@@ -49,6 +49,7 @@ type Store interface {
 	// Erase makes what Replace overwrote unreadable from the database
 	// file (SQLite's free pages and log).
 	Erase(ctx context.Context) error
+	ClearMarks(ctx context.Context, keep []string) (int64, error)
 }
 
 // Refresher spends a refresh token at a provider's token endpoint
@@ -91,6 +92,8 @@ type Service struct {
 	owner string
 	// flights collapse one process's requests for one account.
 	flights singleflight.Group
+	// marks cache the users' marks for GET /session.
+	marks marks
 }
 
 // leaseTTL is how long a lease holds the refresh: longer than the call it
@@ -140,13 +143,8 @@ func (s *Service) Keep(ctx context.Context, provider, providerAccountID string, 
 	if err != nil {
 		return err
 	}
+	defer s.marks.forget(acc.UserID)
 	return s.store.Keep(ctx, acc.ID, t)
-}
-
-// SessionError is the mark of one of the user's accounts ("" when none):
-// GET /session's `error`.
-func (s *Service) SessionError(ctx context.Context, userID string) (string, error) {
-	return s.store.TokenError(ctx, userID)
 }
 
 // Token is the user's access token at provider, refreshed first when it
@@ -301,5 +299,8 @@ func (s *Service) endLease(acc *tokenstore.Account, mark string) error {
 	// hold every other request for leaseTTL.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if mark != "" {
+		defer s.marks.forget(acc.UserID)
+	}
 	return s.store.EndLease(ctx, acc.ID, s.owner, mark)
 }

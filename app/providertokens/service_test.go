@@ -152,6 +152,7 @@ func TestSettle(t *testing.T) {
 		}
 		kept, dropped := plain("idp", "kept-secret-value"), plain("github", "dropped-secret-value")
 		plain("idp", "second-kept-value")
+		require.NoError(t, s.DB().Exec("UPDATE accounts SET token_error = 'RefreshAccessTokenError'").Error)
 		svc := service(t, s, &provider{live: map[string]bool{}}, secretA)
 		sealed, cleared, err := svc.Settle(ctx)
 		require.NoError(t, err)
@@ -160,6 +161,13 @@ func TestSettle(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, [2]int{0, 0}, [2]int{sealed, cleared}, "idempotent")
 
+		mark, err := svc.SessionError(ctx, dropped)
+		require.NoError(t, err)
+		require.Empty(t, mark, "store_tokens off: no mark")
+		mark, err = svc.SessionError(ctx, kept)
+		require.NoError(t, err)
+		require.Equal(t, RefreshError, mark, "a provider that keeps tokens keeps its mark")
+		require.NoError(t, s.DB().Exec("UPDATE accounts SET token_error = NULL").Error)
 		tok, err := svc.Token(ctx, kept, "idp")
 		require.NoError(t, err)
 		require.Equal(t, "at-kept-secret-value", tok.AccessToken)

@@ -15,13 +15,17 @@ const settleBatch = 200
 // store_tokens, and clears every token of the other providers (an OAuth
 // callback used to store them for all). A schema step cannot do it: which
 // providers keep tokens is configuration, which the schema does not see.
-// It is idempotent (a settled account is never listed again) and safe on
+// The refresh marks of the other providers go too. It is idempotent (a
+// settled account is never listed again) and safe on
 // several instances at once: each write is conditional on the values it
 // read. It returns the accounts sealed and cleared.
 func (s *Service) Settle(ctx context.Context) (sealed, cleared int, err error) {
 	keep := make([]string, 0, len(s.keeps))
 	for p := range s.keeps {
 		keep = append(keep, p)
+	}
+	if _, err := s.store.ClearMarks(ctx, keep); err != nil {
+		return 0, 0, err
 	}
 	after := ""
 	for {

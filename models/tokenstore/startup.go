@@ -52,3 +52,18 @@ func (s *Store) Erase(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ClearMarks clears the refresh mark of every account whose provider is not
+// in keep (store_tokens turned off since): no token of it is kept, so
+// there is nothing to sign in again for. It returns the accounts cleared.
+func (s *Store) ClearMarks(ctx context.Context, keep []string) (int64, error) {
+	q := s.db().WithContext(ctx).Model(&Account{}).Where("token_error IS NOT NULL")
+	if len(keep) > 0 {
+		q = q.Where("provider NOT IN ?", keep)
+	}
+	r := q.Update("token_error", nil)
+	if r.Error != nil {
+		return 0, fmt.Errorf("clear refresh marks: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}
