@@ -30,7 +30,7 @@ type tokenEnv struct {
 	idp *refreshidp.IdP
 }
 
-func startTokens(t *testing.T, pg bool, mutate func(*config.Config)) *tokenEnv {
+func startTokens(t testing.TB, pg bool, mutate func(*config.Config)) *tokenEnv {
 	t.Helper()
 	idp := refreshidp.New(time.Hour)
 	o := envOpts{postgres: pg, clock: &testClock{now: time.Now()}, idpWrap: idp.Middleware, logs: true}.oidc(func(c *config.Config) {
@@ -247,7 +247,7 @@ func TestProviderTokenGoClient(t *testing.T) {
 	require.ErrorIs(t, err, client.ErrSignInAgain)
 }
 
-func mustParse(t *testing.T, raw string) *url.URL {
+func mustParse(t testing.TB, raw string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(raw)
 	require.NoError(t, err)
