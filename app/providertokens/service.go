@@ -217,22 +217,35 @@ func (s *Service) fresh(acc *tokenstore.Account, now time.Time) bool {
 	return acc.ExpiresAt == nil || time.Unix(*acc.ExpiresAt, 0).After(now.Add(s.cfg.Skew))
 }
 
-// answer opens the stored token; one sealed under an older secret is
-// sealed again under the first (Replace: unless another writer came first).
+// answer opens the stored access token. Tokens sealed under an older
+// secret are sealed again under the first (Replace: unless another writer
+// came first); the three are always written together, so the access
+// token's key tells.
 func (s *Service) answer(ctx context.Context, acc *tokenstore.Account) (Token, error) {
-	set, current, err := s.openSet(acc)
+	access, current, err := s.seal.open(acc.ID, colAccess, acc.AccessToken)
 	if err != nil {
 		s.cfg.Log.Warn("provider token unreadable", "provider", acc.Provider, "account", acc.ID, "err", err)
 		return Token{}, ErrRefreshFailed
 	}
 	if !current {
-		if next, err := s.sealSet(acc.ID, set); err == nil {
-			if _, err := s.store.Replace(ctx, acc.ID, acc.Sealed, next); err != nil {
-				s.cfg.Log.Warn("re-seal provider tokens", "account", acc.ID, "err", err)
-			}
+		s.reseal(ctx, acc)
+	}
+	return set{access: &access, expiresAt: acc.ExpiresAt, tokenType: acc.TokenType, scope: acc.Scope}.token(), nil
+}
+
+// reseal seals acc's tokens again under the first secret; a failure is
+// logged (the tokens stay readable under the older one).
+func (s *Service) reseal(ctx context.Context, acc *tokenstore.Account) {
+	set, _, err := s.openSet(acc)
+	if err == nil {
+		var next tokenstore.Sealed
+		if next, err = s.sealSet(acc.ID, set); err == nil {
+			_, err = s.store.Replace(ctx, acc.ID, acc.Sealed, next)
 		}
 	}
-	return set.token(), nil
+	if err != nil {
+		s.cfg.Log.Warn("re-seal provider tokens", "account", acc.ID, "err", err)
+	}
 }
 
 // refresh runs under the lease: it reads the row again (the holder before
