@@ -125,9 +125,6 @@ func New(store Store, refresher Refresher, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Keeps reports whether provider keeps its tokens.
-func (s *Service) Keeps(provider string) bool { return s.keeps[provider] }
-
 // Keep stores the tokens of a sign-in with provider on the identity's
 // account, sealed, and clears its mark: the user signed in again. Nothing
 // for a provider without store_tokens.
