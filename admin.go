@@ -60,6 +60,7 @@ func adminCommands() []adminCommand {
 		{"sessions", "revoke", nil, "uay", sessionsRevoke, checkRevoke},
 		{"accounts", "unlink", []string{"<email|id>", "<provider>"}, "", accountsUnlink, nil},
 		{"accounts", "unlink-all", []string{"<email|id>"}, "y", accountsUnlinkAll, nil},
+		{"accounts", "tokens", []string{"<email|id>"}, "j", accountsTokens, nil},
 		{"clients", "add", []string{"<id>"}, "c", clientsAdd, checkClientsAdd},
 		{"clients", "list", nil, "j", clientsList, nil},
 		{"clients", "remove", []string{"<id>"}, "", clientsRemove, nil},

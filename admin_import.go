@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/importer"
+	"github.com/latchkey-auth/latchkey/app/providertokens"
+	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/importstore"
 )
 
@@ -58,14 +60,35 @@ func importNextAuth(r *adminRun) error {
 	}
 	defer src.Close()
 	providers := make([]string, 0, len(r.cfg.Providers))
+	var keep []string
 	for _, p := range r.cfg.Providers {
 		providers = append(providers, p.ID)
+		if p.StoreTokens {
+			keep = append(keep, p.ID)
+		}
+	}
+	var seal func(*models.Account) error
+	if len(keep) > 0 {
+		// The service's secret (or the one it generated): tokens sealed
+		// under another would be unreadable to it.
+		secrets, err := r.keySecrets()
+		if err != nil {
+			return fmt.Errorf("providers with store_tokens: %w", err)
+		}
+		sealer, err := providertokens.NewSealer(secrets)
+		if err != nil {
+			return err
+		}
+		seal = sealer.SealAccount
 	}
 	started := time.Now()
 	sum, err := importer.Run(ctx, src, importstore.NewTarget(r.store), importer.Options{
 		BatchSize: f.batchSize,
 		DryRun:    f.dryRun,
 		Providers: providers,
+		// Sealed under the service's secret, as GET /token reads them.
+		KeepTokens: keep,
+		SealTokens: seal,
 		Progress: func(table string, read int) {
 			fmt.Fprintf(r.errw, "import: %s: %d read (%s)\n", table, read, time.Since(started).Round(time.Millisecond))
 		},
@@ -92,8 +115,11 @@ func printImport(r *adminRun, from string, dryRun bool, s importer.Summary) {
 	}{{"users", s.Users}, {"accounts", s.Accounts}, {"sessions", s.Sessions}, {"verification tokens", s.Tokens}} {
 		fmt.Fprintf(r.out, "%s: %d read, %d imported, %d already there, %d skipped\n", t.name, t.c.Read, t.c.Imported, t.c.There, t.c.Skipped)
 	}
+	if s.TokensKept > 0 {
+		fmt.Fprintf(r.out, "provider tokens: kept, sealed, for %s (providers with store_tokens: GET /token/:provider hands them to the app)\n", plural(int64(s.TokensKept), "account"))
+	}
 	if s.TokensDropped > 0 {
-		fmt.Fprintf(r.out, "provider tokens: not kept for %s (latchkey does not store provider tokens: users sign in again at the provider when an app needs one)\n", plural(int64(s.TokensDropped), "account"))
+		fmt.Fprintf(r.out, "provider tokens: not kept for %s (their providers have no store_tokens: users sign in again at the provider when an app needs one)\n", plural(int64(s.TokensDropped), "account"))
 	}
 	if len(s.UnknownProviders) > 0 {
 		var names []string

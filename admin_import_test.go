@@ -46,7 +46,7 @@ func TestAdminImportNextAuth(t *testing.T) {
 		"accounts: 1 read, 1 imported, 0 already there, 0 skipped\n"+
 		"sessions: 2 read, 1 imported, 0 already there, 1 skipped\n"+
 		"verification tokens: 0 read, 0 imported, 0 already there, 0 skipped\n"+
-		"provider tokens: not kept for 1 account (latchkey does not store provider tokens: users sign in again at the provider when an app needs one)\n"+
+		"provider tokens: not kept for 1 account (their providers have no store_tokens: users sign in again at the provider when an app needs one)\n"+
 		"providers not in latchkey's configuration: github (1) (their accounts came in; add the providers with the same ids to sign in with them)\n"+
 		"skipped:\n"+
 		"  users u2: its e-mail is user u1's but for case (latchkey's e-mails are case-insensitive)\n"+

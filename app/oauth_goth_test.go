@@ -280,12 +280,11 @@ func TestGitHubCatalogueSignIn(t *testing.T) {
 			require.Equal(t, "oauth", acc.Type)
 			require.Equal(t, strconv.Itoa(ghUserID), acc.ProviderAccountID)
 			require.Equal(t, userID, acc.UserID)
-			require.NotNil(t, acc.AccessToken)
-			require.Equal(t, "gho_1_fake", *acc.AccessToken)
-			require.NotNil(t, acc.TokenType)
-			require.Equal(t, "bearer", *acc.TokenType)
-			require.NotNil(t, acc.Scope)
-			require.Equal(t, "read:user,user:email", *acc.Scope)
+			// store_tokens is off: none of the provider's tokens is kept
+			// (issue #35; provider_tokens_test.go covers it on).
+			require.Nil(t, acc.AccessToken)
+			require.Nil(t, acc.TokenType)
+			require.Nil(t, acc.Scope)
 			require.Nil(t, acc.RefreshToken)
 			require.Nil(t, acc.IDToken)
 

@@ -188,6 +188,7 @@ func TestOpenAPIMatchesRealResponses(t *testing.T) {
 			a.twoFactor()
 			a.openID()
 			a.account()
+			a.tokens()
 
 			pe := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) {
 				c.Cookies.Style = tc.style

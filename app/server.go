@@ -249,17 +249,23 @@ func (w *wiring) build(idpClient *http.Client) error {
 		Kit: w.kit, Parties: w.passkeys, Core: w.core, Registrants: accountRules,
 		Sessions: w.sessions, Metrics: w.metrics, Now: w.now, Log: w.log,
 	})
+	flowLate := &flowAfterTokens{}
+	tokens, err := w.buildTokens(flowLate)
+	if err != nil {
+		return err
+	}
 	oauthFlow, err := oauthflow.New(oauthflow.Deps{
 		Providers: w.cfg.Providers, Base: w.base, Secrets: w.cfg.Secrets(),
 		CheckCookie: w.names.OAuthCheck, CSRFCookie: w.names.CSRF, Cookies: w.cookies, MaxBodyBytes: w.cfg.MaxBodyBytes,
 		HTTPClient: idpClient, Kit: w.kit, Core: w.core, Browser: w.browser, LinkNotice: func(ctx context.Context, u *models.User, p config.Provider) {
 			accountPages.TellMethodAdded(ctx, u, p.ID, catalogue.DisplayName(p))
 		},
-		Now: w.now, Log: w.log,
+		Tokens: tokens, Now: w.now, Log: w.log,
 	})
 	if err != nil {
 		return err
 	}
+	flowLate.h = oauthFlow
 	w.front.idps, w.front.passkeys, w.front.imgOrigin = oauthFlow, w.passkeys.Offered(), w.theme.imgOrigin
 	w.groups = groups.New(groupstore.New(w.store), w.cfg.Groups.Rules, GroupsCacheTTL).WithOutageGrace(w.cfg.Session.OutageGrace.D())
 	openIDProvider, openIDRules, err := w.buildOpenID(w.groups)
@@ -274,6 +280,10 @@ func (w *wiring) build(idpClient *http.Client) error {
 		providers = append(slices.Clip(providers), twoFactorProvider)
 		flows[config.TypeTwoFactor] = twoFactor.Flow()
 	}
+	var tokenErrors nextauth.TokenErrors // GET /session's error: only when a provider keeps tokens
+	if w.cfg.StoresTokens() {
+		tokenErrors = tokens
+	}
 	api.h, err = nextauth.New(nextauth.Deps{
 		Kit: w.kit, Log: w.log, Core: w.core, Sessions: w.sessions, Hooks: w.hooks, Providers: providers,
 		Flows:          flows,
@@ -281,6 +291,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 		FormPostBounce: oauthFlow.FormPostBounce,
 		Metrics:        w.metrics, Pages: w.cfg.Pages, Passkeys: w.passkeys.Offered(),
 		SendsMail: w.cfg.SendsMail(), ReportsOIDC: w.style.reportsOIDC,
+		TokenErrors: tokenErrors,
 	})
 	if err != nil {
 		return err
@@ -298,6 +309,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 		accountPages,
 		passkeys,
 		centre,
+		w.tokenHandler(api.h, tokens),
 	}
 	if twoFactor != nil {
 		handlers = append(handlers, twoFactor)

@@ -39,6 +39,13 @@ type RemoteOptions struct {
 	// HTTPClient sends the lookups. Default: a client of its own that
 	// follows no redirect. Its own Timeout, if any, applies as well.
 	HTTPClient *http.Client
+	// TokenSecret is latchkey's tokens.client_secret, which AccessToken
+	// sends as its bearer token; "" when this backend reaches latchkey
+	// through one of its trusted_proxies instead.
+	TokenSecret string
+	// TokenTimeout bounds one AccessToken call, which may wait for a
+	// refresh at the provider. Default 20 s.
+	TokenTimeout time.Duration
 }
 
 // Remote resolves sessions by asking latchkey's GET /session. It works with
@@ -56,6 +63,9 @@ type Remote struct {
 	client   *http.Client
 	cache    *cache // nil: no cache
 	flights  singleflight.Group
+	// tokenSecret and tokenTimeout are AccessToken's (RemoteOptions).
+	tokenSecret  string
+	tokenTimeout time.Duration
 }
 
 // Defaults of RemoteOptions.
@@ -81,6 +91,12 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 		names:    o.CookieNames,
 		timeout:  o.Timeout,
 		client:   o.HTTPClient,
+
+		tokenSecret:  o.TokenSecret,
+		tokenTimeout: o.TokenTimeout,
+	}
+	if rm.tokenTimeout <= 0 {
+		rm.tokenTimeout = defaultTokenTimeout
 	}
 	if len(rm.names) == 0 {
 		rm.names = DefaultCookieNames()

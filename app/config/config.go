@@ -71,6 +71,8 @@ type Config struct {
 	// Webhooks are signed calls to other services on account events
 	// (webhooks.go).
 	Webhooks Webhooks `yaml:"webhooks"`
+	// Tokens is the provider-token endpoint (tokens.go).
+	Tokens Tokens `yaml:"tokens"`
 
 	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
 	SecretGenerated bool `yaml:"-"`
@@ -97,6 +99,10 @@ type Provider struct {
 	// not say so. Where users or tenant admins can set any address, that
 	// lets them claim any user with that address.
 	TrustEmail bool `yaml:"trust_email"`
+	// StoreTokens keeps the provider's access and refresh tokens, encrypted,
+	// for GET {base}/token/:provider (docs/provider-tokens.md). Off, no
+	// token of this provider is kept at all.
+	StoreTokens bool `yaml:"store_tokens"`
 
 	// E-mail provider settings.
 	Server    string    `yaml:"server"`

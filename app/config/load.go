@@ -49,6 +49,7 @@ func Defaults() Config {
 		Account:   Account{SelfDelete: true},
 		OpenID:    defaultOpenID(),
 		Webhooks:  defaultWebhooks(),
+		Tokens:    defaultTokens(),
 	}
 }
 
@@ -253,6 +254,9 @@ func (c *Config) applyEnv(env Env) (p Problems) {
 		c.DatabaseURL = v
 	}
 	c.applyOperationsEnv(env)
+	if v, ok := secretFromEnv(env, &p, "TOKENS_CLIENT_SECRET"); ok {
+		c.Tokens.ClientSecret = v
+	}
 	p = append(p, c.applyHSTSEnv(env)...)
 	p = append(p, c.applyWebhooksEnv(env)...)
 	for i := range c.Providers {

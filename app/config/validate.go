@@ -113,6 +113,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	c.validateTheme(add)
 	c.validateI18n(add)
 	c.validateTwoFactor(add)
+	c.validateTokens(add)
 	if c.OpenID.Enabled {
 		c.validateOpenID(add)
 	}

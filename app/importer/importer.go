@@ -9,8 +9,9 @@
 //     skipped with everything of it.
 //   - Accounts come in linked to their own user only: an identity already
 //     linked to another latchkey user is skipped, never re-linked, and no
-//     account is ever linked to a user by e-mail. Provider tokens are not
-//     kept (latchkey does not keep them yet; the summary says so).
+//     account is ever linked to a user by e-mail. Provider tokens come
+//     in, sealed (Options.SealTokens), for providers with store_tokens;
+//     the others' are not kept, and the summary says so.
 //   - Database sessions come in under the hash of their token, with their
 //     expiry, so each browser's existing session cookie is a latchkey
 //     session; their sign-in time is the import's (next-auth keeps none),
@@ -30,8 +31,10 @@ package importer
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/importstore"
 )
 
@@ -68,6 +71,13 @@ type Options struct {
 	// Providers are the provider ids latchkey is configured with: accounts
 	// of others come in (a provider may be added later) and are noted.
 	Providers []string
+	// KeepTokens are the providers with store_tokens: their accounts'
+	// provider tokens come in, sealed by SealTokens (which is then
+	// required). The other providers' tokens are dropped.
+	KeepTokens []string
+	// SealTokens seals an account's tokens in place
+	// (providertokens.Sealer.SealAccount).
+	SealTokens func(*models.Account) error
 	// Progress, when set, is told after every batch.
 	Progress func(table string, read int)
 }
@@ -88,8 +98,9 @@ type Summary struct {
 	Schema                            string
 	Users, Accounts, Sessions, Tokens Count
 	Skipped                           []Skip
-	// TokensDropped counts accounts whose provider tokens were not kept.
-	TokensDropped int
+	// TokensKept counts accounts whose provider tokens came in, sealed;
+	// TokensDropped those whose tokens were not kept (store_tokens off).
+	TokensKept, TokensDropped int
 	// UnknownProviders are providers of imported accounts that latchkey is
 	// not configured for, with their account counts.
 	UnknownProviders map[string]int
@@ -124,6 +135,9 @@ func Run(ctx context.Context, src Source, dst Target, o Options) (Summary, error
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if len(o.KeepTokens) > 0 && o.SealTokens == nil {
+		return Summary{}, errors.New("import: KeepTokens without SealTokens")
 	}
 	r := &run{src: src, dst: dst, o: o, users: map[string]userState{}, emails: map[string]string{}, skips: map[[3]string]int{}}
 	r.sum.Schema = src.Schema()

@@ -13,11 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/importer"
+	"github.com/latchkey-auth/latchkey/app/providertokens"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/importstore"
 	"github.com/latchkey-auth/latchkey/models/pgtest"
 	"github.com/latchkey-auth/latchkey/models/storetest"
+	"github.com/latchkey-auth/latchkey/models/tokenstore"
 )
 
 var pg pgtest.Shared
@@ -378,4 +380,40 @@ func testNotBroughtBack(t *testing.T, n *nextAuthDB, st *models.Store) {
 	require.ErrorIs(t, err, models.ErrNotFound, "the unlinked account stays unlinked")
 	_, err = st.UserByAccount(ctx, "idp", "idp-4")
 	require.ErrorIs(t, err, models.ErrNotFound, "the deleted user stays deleted")
+}
+
+// For a provider with store_tokens the accounts' provider tokens come in,
+// sealed under the service secret as GET /token reads them; nothing of
+// them is in the database file in the clear.
+func TestImportKeepsTokensSealed(t *testing.T) {
+	n := sqliteSource(t, importstore.SchemaSQL)
+	n.create(t, "TEXT", "TEXT")
+	fill(t, n, func(t time.Time) any { return t.Format("2006-01-02T15:04:05.000Z") })
+	path := filepath.Join(t.TempDir(), "latchkey.db")
+	st, err := models.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	secrets := []string{"import-secret-0123456789abcdef0123456789"}
+	sealer, err := providertokens.NewSealer(secrets)
+	require.NoError(t, err)
+
+	sum := run(t, n, st, importer.Options{Providers: []string{"github", "idp"}, KeepTokens: []string{"github"}, SealTokens: sealer.SealAccount})
+	require.Equal(t, 1, sum.TokensKept)
+	require.Zero(t, sum.TokensDropped)
+	accounts, err := st.AccountsOf(context.Background(), "2")
+	require.NoError(t, err)
+	require.Len(t, accounts, 1)
+	require.NotNil(t, accounts[0].AccessToken)
+	require.True(t, strings.HasPrefix(*accounts[0].AccessToken, "lk1:"), *accounts[0].AccessToken)
+
+	svc, err := providertokens.New(tokenstore.New(st), nil, providertokens.Config{Providers: []string{"github"}, Secrets: secrets, Wait: time.Second})
+	require.NoError(t, err)
+	tok, err := svc.Token(context.Background(), "2", "github")
+	require.NoError(t, err)
+	require.Equal(t, "gho_secret", tok.AccessToken)
+
+	require.NoError(t, st.DB().Exec("PRAGMA wal_checkpoint(TRUNCATE)").Error)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.False(t, strings.Contains(string(b), "gho_secret"), "a provider token in the clear in the file")
 }

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -158,12 +159,22 @@ func (r *run) importAccounts(ctx context.Context) error {
 			if id == "" || len(id) > maxID {
 				id = models.NewID()
 			}
-			b.Accounts = append(b.Accounts, models.Account{ID: id, UserID: a.UserID, Type: a.Type, Provider: a.Provider, ProviderAccountID: a.PAI})
-			b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "accounts", Key: lkey})
-			c.Imported++
-			if a.HasTokens {
+			acc := models.Account{ID: id, UserID: a.UserID, Type: a.Type, Provider: a.Provider, ProviderAccountID: a.PAI}
+			switch {
+			case !a.HasTokens:
+			case slices.Contains(r.o.KeepTokens, a.Provider):
+				acc.AccessToken, acc.RefreshToken, acc.IDToken = a.AccessToken, a.RefreshToken, a.IDToken
+				acc.ExpiresAt, acc.TokenType, acc.Scope = a.ExpiresAt, a.TokenType, a.Scope
+				if err := r.o.SealTokens(&acc); err != nil {
+					return fmt.Errorf("account %s: %w", key, err)
+				}
+				r.sum.TokensKept++
+			default:
 				r.sum.TokensDropped++
 			}
+			b.Accounts = append(b.Accounts, acc)
+			b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "accounts", Key: lkey})
+			c.Imported++
 			if !slices.Contains(r.o.Providers, a.Provider) {
 				r.sum.UnknownProviders[a.Provider]++
 			}

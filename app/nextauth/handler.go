@@ -9,6 +9,7 @@
 package nextauth
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/labstack/echo/v4"
@@ -39,6 +40,13 @@ type Handler struct {
 	passkeys       bool // a passkey provider exists: the sign-in page loads its script
 	sendsMail      bool // an e-mail provider exists: the password form links sign-up and reset
 	reportsOIDC    bool // Auth.js v5's /providers lists "oidc"; v4 knows only "oauth"
+	tokenErrors    TokenErrors
+}
+
+// TokenErrors tells GET /session that one of the user's provider accounts
+// needs a new sign-in (providertokens.Service.SessionError): its `error`.
+type TokenErrors interface {
+	SessionError(ctx context.Context, userID string) (string, error)
 }
 
 // Deps are what New builds the handler from.
@@ -59,6 +67,8 @@ type Deps struct {
 	Passkeys       bool
 	SendsMail      bool
 	ReportsOIDC    bool
+	// TokenErrors: nil when no provider keeps tokens (no lookup then).
+	TokenErrors TokenErrors
 }
 
 // New builds the handler and renders the /providers body once.
@@ -67,6 +77,7 @@ func New(d Deps) (*Handler, error) {
 		kit: d.Kit, base: d.Kit.Base(), log: d.Log, core: d.Core, sessions: d.Sessions, hooks: d.Hooks,
 		credentials: d.Credentials, formPostBounce: d.FormPostBounce, metrics: d.Metrics, pages: d.Pages,
 		passkeys: d.Passkeys, sendsMail: d.SendsMail, reportsOIDC: d.ReportsOIDC,
+		tokenErrors: d.TokenErrors,
 	}
 	h.flows = map[string]Flow{config.TypeCredentials: credentialsFlow{h}}
 	for t, f := range d.Flows {

@@ -30,6 +30,10 @@ func appendSession(b []byte, s signin.SessionObject) []byte {
 	b = appendNullableString(b, s.User.Image)
 	b = append(b, `},"expires":`...)
 	b = jsonstr.Append(b, s.Expires, true)
+	if s.Error != "" { // omitempty
+		b = append(b, `,"error":`...)
+		b = jsonstr.Append(b, s.Error, true)
+	}
 	return append(b, "}\n"...)
 }
 

@@ -37,7 +37,7 @@ func randomString(r *rand.Rand) string {
 
 func TestAppendSessionMatchesEncodingJSON(t *testing.T) {
 	// A field added to the session object must be added to appendSession.
-	require.Equal(t, 2, reflect.TypeFor[signin.SessionObject]().NumField(), "update appendSession")
+	require.Equal(t, 3, reflect.TypeFor[signin.SessionObject]().NumField(), "update appendSession")
 	require.Equal(t, 4, reflect.TypeFor[signin.SessionUser]().NumField(), "update appendSession")
 	r := rand.New(rand.NewPCG(9, 10))
 	maybe := func() *string {
@@ -54,6 +54,9 @@ func TestAppendSessionMatchesEncodingJSON(t *testing.T) {
 		}
 		if r.IntN(2) == 0 {
 			obj.User.ID = randomString(r)
+		}
+		if r.IntN(3) == 0 {
+			obj.Error = randomString(r)
 		}
 		require.Equal(t, encoded(t, obj), string(appendSession(nil, obj)))
 		require.True(t, utf8.Valid(appendSession(nil, obj)))

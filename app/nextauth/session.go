@@ -81,10 +81,18 @@ func (h *Handler) answerSession(c echo.Context, jin signin.JWTInput, sin signin.
 		return web.SendJSON(c, http.StatusOK, emptySession)
 	}
 	sin.UserID, sin.Token = s.User.ID, s.Claims
-	obj := h.hooks.Session(signin.SessionObject{
+	obj := signin.SessionObject{
 		User:    signin.SessionUser{Name: s.User.Name, Email: s.User.Email, Image: s.User.Image},
 		Expires: s.Expires.UTC().Format("2006-01-02T15:04:05.000Z"),
-	}, sin)
+	}
+	if h.tokenErrors != nil {
+		// Only with a provider that keeps tokens: one indexed read. A
+		// failure leaves the field out rather than failing the session.
+		if obj.Error, err = h.tokenErrors.SessionError(ctx, s.User.ID); err != nil {
+			h.log.Warn("session: provider token mark unreadable", "err", err, "request_id", web.RequestID(c))
+		}
+	}
+	obj = h.hooks.Session(obj, sin)
 	if err := h.sessions.Refresh(ctx, w, r, s); err != nil {
 		h.log.Warn("session refresh failed", "err", err)
 	}

@@ -47,6 +47,10 @@ type Client interface {
 	Exchange(ctx context.Context, code, verifier, nonce string) (*Result, error)
 	// Type is "oauth" or "oidc" (the account type stored).
 	Type() string
+	// Refresh spends a refresh token at the token endpoint (the provider
+	// tokens kept with store_tokens). A refusal is the provider's
+	// *oauth2.RetrieveError (ErrorCode "invalid_grant": sign in again).
+	Refresh(ctx context.Context, refreshToken string) (*oauth2.Token, error)
 }
 
 // reserved are authorization parameters a caller can never override:
@@ -87,6 +91,18 @@ func exchange(ctx context.Context, conf *oauth2.Config, client *http.Client, cod
 	tok, err := conf.Exchange(ctx, code, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("exchange code: %w", err)
+	}
+	return tok, nil
+}
+
+// refresh spends refreshToken through client. A response without a new
+// refresh token keeps the old one (oauth2's refresher), as a provider that
+// does not rotate them means.
+func refresh(ctx context.Context, conf *oauth2.Config, client *http.Client, refreshToken string) (*oauth2.Token, error) {
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, client)
+	tok, err := conf.TokenSource(ctx, &oauth2.Token{RefreshToken: refreshToken}).Token()
+	if err != nil {
+		return nil, fmt.Errorf("refresh token: %w", err)
 	}
 	return tok, nil
 }

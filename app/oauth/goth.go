@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 
+	"golang.org/x/oauth2"
+
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 )
 
@@ -55,4 +57,8 @@ func (g *gothClient) Exchange(ctx context.Context, code, verifier, _ string) (*R
 		Token:   tok,
 		IDToken: idToken,
 	}, nil
+}
+
+func (g *gothClient) Refresh(ctx context.Context, refreshToken string) (*oauth2.Token, error) {
+	return refresh(ctx, g.p.OAuth2, g.p.HTTPClient, refreshToken)
 }

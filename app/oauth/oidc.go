@@ -190,3 +190,11 @@ func (o *oidcClient) fillFromUserInfo(ctx context.Context, tok *oauth2.Token, c 
 		c.Picture = more.Picture
 	}
 }
+
+func (o *oidcClient) Refresh(ctx context.Context, refreshToken string) (*oauth2.Token, error) {
+	conf, _, err := o.discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return refresh(ctx, conf, o.cfg.HTTPClient, refreshToken)
+}

@@ -67,41 +67,29 @@ func (h *Handler) completeOAuth(c echo.Context, rq *web.Request, p config.Provid
 	if err != nil {
 		return err
 	}
+	if h.tokens != nil {
+		// The sign-in stands without them: the app asks the user to sign
+		// in again when it needs the token (GET /token answers so).
+		if err := h.tokens.Keep(c.Request().Context(), p.ID, res.Profile.ID, res.Token, res.IDToken); err != nil {
+			h.log.Warn("keep provider tokens", "provider", p.ID, "request_id", web.RequestID(c), "err", err)
+		}
+	}
 	if out.Linked {
 		h.linkNotice(h.kit.MailContext(c, rq), out.User, p)
 	}
 	return h.kit.AfterSignIn(c, rq, out)
 }
 
-// accountFrom maps the token set to an Account row, as Auth.js stores it.
+// accountFrom is the Account row of the identity: the link alone. The
+// provider's tokens are never part of it: for providers with store_tokens
+// they are kept sealed after the sign-in (Tokens), for the others not at
+// all.
 func accountFrom(provider, typ string, res *oauth.Result) *models.Account {
-	opt := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
-	}
-	acc := &models.Account{
-		Type:              typ,
-		Provider:          provider,
-		ProviderAccountID: res.Profile.ID,
-		AccessToken:       opt(res.Token.AccessToken),
-		RefreshToken:      opt(res.Token.RefreshToken),
-		TokenType:         opt(res.Token.TokenType),
-		IDToken:           opt(res.IDToken),
-		// What the account page shows for the identity: the provider's
-		// address for it, else its name.
-		Label: opt(cmp.Or(res.Profile.Email, res.Profile.Name)),
-	}
-	if !res.Token.Expiry.IsZero() {
-		exp := res.Token.Expiry.Unix()
-		acc.ExpiresAt = &exp
-	}
-	if s, ok := res.Token.Extra("scope").(string); ok {
-		acc.Scope = opt(s)
-	}
-	if s, ok := res.Token.Extra("session_state").(string); ok {
-		acc.SessionState = opt(s)
+	acc := &models.Account{Type: typ, Provider: provider, ProviderAccountID: res.Profile.ID}
+	// What the account page shows for the identity: the provider's
+	// address for it, else its name.
+	if l := cmp.Or(res.Profile.Email, res.Profile.Name); l != "" {
+		acc.Label = &l
 	}
 	return acc
 }

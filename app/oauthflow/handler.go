@@ -8,11 +8,13 @@ package oauthflow
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/oauth2"
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
@@ -27,6 +29,12 @@ import (
 // linking the identity to a user and starting the session.
 type Core interface {
 	OAuth(ctx context.Context, b signin.Browser, in signin.OAuthIdentity) (*signin.SignedIn, error)
+}
+
+// Tokens keeps the tokens of a sign-in with a provider that has
+// store_tokens (providertokens.Service.Keep; nothing for the others).
+type Tokens interface {
+	Keep(ctx context.Context, provider, providerAccountID string, tok *oauth2.Token, idToken string) error
 }
 
 // LinkNotice tells the user's verified address that an identity at p was
@@ -51,8 +59,10 @@ type Deps struct {
 	// Browser is the request as the core sees it.
 	Browser    func(c echo.Context) session.Browser
 	LinkNotice LinkNotice
-	Now        func() time.Time
-	Log        *slog.Logger
+	// Tokens keeps provider tokens after a sign-in; nil: none kept.
+	Tokens Tokens
+	Now    func() time.Time
+	Log    *slog.Logger
 }
 
 // Handler is the OAuth and OIDC flow (the dispatcher's flow interface).
@@ -67,6 +77,7 @@ type Handler struct {
 	core         Core
 	browser      func(c echo.Context) session.Browser
 	linkNotice   LinkNotice
+	tokens       Tokens
 	now          func() time.Time
 	log          *slog.Logger
 }
@@ -85,7 +96,7 @@ func New(d Deps) (*Handler, error) {
 	return &Handler{
 		clients: clients, order: order, checks: checks, csrfCookie: d.CSRFCookie, base: d.Base,
 		maxBodyBytes: d.MaxBodyBytes, kit: d.Kit, core: d.Core, browser: d.Browser, linkNotice: d.LinkNotice,
-		now: d.Now, log: d.Log,
+		tokens: d.Tokens, now: d.Now, log: d.Log,
 	}, nil
 }
 
@@ -139,4 +150,14 @@ func (h *Handler) Discover(ctx context.Context) {
 			h.log.Warn("OIDC discovery at start-up failed; retried at the first sign-in", "provider", id, "err", err)
 		}
 	}
+}
+
+// Refresh spends a refresh token at provider's token endpoint, for the
+// provider tokens' rules (providertokens.Refresher).
+func (h *Handler) Refresh(ctx context.Context, provider, refreshToken string) (*oauth2.Token, error) {
+	c, ok := h.clients[provider]
+	if !ok {
+		return nil, fmt.Errorf("refresh: %q is not an OAuth or OIDC provider", provider)
+	}
+	return c.Refresh(ctx, refreshToken)
 }

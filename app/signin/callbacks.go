@@ -44,6 +44,10 @@ type SignInInput struct {
 type SessionObject struct {
 	User    SessionUser `json:"user"`
 	Expires string      `json:"expires"`
+	// Error is "RefreshAccessTokenError" while one of the user's provider
+	// accounts needs a new sign-in (its refresh token was refused; the
+	// name next-auth's rotation guide gives session.error), else empty.
+	Error string `json:"error,omitempty"`
 }
 
 // SessionUser is the user part of SessionObject. ID is only set with

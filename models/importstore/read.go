@@ -20,8 +20,14 @@ type Account struct {
 	ID                          string // "" when the table has none
 	UserID, Type, Provider, PAI string // PAI: providerAccountId
 	// HasTokens: the row carries provider tokens (access, refresh or id
-	// token), which the import does not keep.
+	// token), which the import keeps, sealed, for providers with
+	// store_tokens (app/importer).
 	HasTokens bool
+	// The provider tokens as next-auth stores them (in the clear), and
+	// their expiry (epoch seconds), type and scope; nil when absent.
+	AccessToken, RefreshToken, IDToken *string
+	ExpiresAt                          *int64
+	TokenType, Scope                   *string
 }
 
 // Session is a next-auth database session: the token as the cookie holds it.
@@ -66,11 +72,12 @@ func (s *Source) Accounts(ctx context.Context, c Cursor, n int) ([]Account, Curs
 	if s.accountCols["id"] {
 		cols = append(cols, "id")
 	}
-	tokens := 0
-	for _, t := range []string{"access_token", "refresh_token", "id_token"} {
+	tokenCols := []string{"access_token", "refresh_token", "id_token", "expires_at", "token_type", "scope"}
+	var present []string
+	for _, t := range tokenCols {
 		if s.accountCols[t] {
 			cols = append(cols, t)
-			tokens++
+			present = append(present, t)
 		}
 	}
 	var out []Account
@@ -80,8 +87,32 @@ func (s *Source) Accounts(ctx context.Context, c Cursor, n int) ([]Account, Curs
 		if s.accountCols["id"] {
 			a.ID, i = text(v[4]), 5
 		}
-		for ; i < len(v); i++ {
-			a.HasTokens = a.HasTokens || (v[i] != nil && text(v[i]) != "")
+		for j, col := range present {
+			val := v[i+j]
+			switch col {
+			case "expires_at":
+				a.ExpiresAt = optInt(val)
+				continue
+			case "token_type":
+				a.TokenType = optText(val)
+				continue
+			case "scope":
+				a.Scope = optText(val)
+				continue
+			}
+			tok := optText(val)
+			if tok != nil && *tok == "" {
+				tok = nil
+			}
+			a.HasTokens = a.HasTokens || tok != nil
+			switch col {
+			case "access_token":
+				a.AccessToken = tok
+			case "refresh_token":
+				a.RefreshToken = tok
+			case "id_token":
+				a.IDToken = tok
+			}
 		}
 		out = append(out, a)
 		return nil
@@ -200,6 +231,29 @@ func optText(v any) *string {
 	}
 	s := text(v)
 	return &s
+}
+
+// optInt reads an integer column (expires_at: seconds) as the adapters
+// store it; nil when absent or not a number.
+func optInt(v any) *int64 {
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case int32:
+		n = int64(x)
+	case float64:
+		n = int64(x)
+	case string, []byte:
+		p, err := strconv.ParseInt(text(x), 10, 64)
+		if err != nil {
+			return nil
+		}
+		n = p
+	default:
+		return nil
+	}
+	return &n
 }
 
 // toTime reads a timestamp as the adapters store it: a timestamp column,

@@ -342,4 +342,26 @@ var Steps = []Step{
 			`CREATE INDEX idx_webhook_deliveries_due ON webhook_deliveries (status, next_at)`,
 		},
 	},
+	{
+		Version: 13,
+		Name:    "accounts: token_error, refresh lease",
+		// Provider tokens (issue #35, models/tokenstore): token_error marks
+		// an account whose refresh token the provider refused
+		// (RefreshAccessTokenError) until the user signs in with it again;
+		// the lease (its owner, and until when in epoch milliseconds) lets
+		// one request of all instances refresh the account's token. The
+		// tokens already stored are sealed or cleared by a start-up data
+		// step, which knows the providers' store_tokens (a schema step does
+		// not): docs/provider-tokens.md.
+		SQLite: []string{
+			"ALTER TABLE `accounts` ADD COLUMN `token_error` text",
+			"ALTER TABLE `accounts` ADD COLUMN `refresh_lease_owner` text",
+			"ALTER TABLE `accounts` ADD COLUMN `refresh_lease_until` integer",
+		},
+		Postgres: []string{
+			`ALTER TABLE accounts ADD COLUMN token_error text`,
+			`ALTER TABLE accounts ADD COLUMN refresh_lease_owner text`,
+			`ALTER TABLE accounts ADD COLUMN refresh_lease_until bigint`,
+		},
+	},
 }

@@ -78,6 +78,12 @@ type clusterOpts struct {
 	// extraConfig is appended to the config file (top-level YAML keys,
 	// e.g. a session: or cookies: block); "": nothing.
 	extraConfig string
+	// idpProvider is added to the idp provider's block (YAML, indented
+	// four spaces, e.g. "    store_tokens: true\n"); "": nothing.
+	idpProvider string
+	// idpWrap is mockoidc middleware around each of its endpoints (e.g.
+	// test/refreshidp's); nil: none.
+	idpWrap func(http.Handler) http.Handler
 }
 
 // cluster is one deployment: a database and the processes serving it.
@@ -105,7 +111,7 @@ func startCluster(t *testing.T, o clusterOpts) *cluster {
 	if o.adminURL == "" {
 		o.adminURL = adminURL
 	}
-	c := newClusterWith(t, pgtest.NewDatabase(t, o.adminURL), o.rateLimit)
+	c := newClusterOpts(t, pgtest.NewDatabase(t, o.adminURL), o)
 	if o.extraConfig != "" {
 		c.appendConfig(o.extraConfig)
 	}
@@ -126,6 +132,14 @@ func newCluster(t *testing.T, dbURL string) *cluster {
 // newClusterWith is newCluster with the e-mail provider's rate_limit block.
 func newClusterWith(t *testing.T, dbURL, rateLimit string) *cluster {
 	t.Helper()
+	return newClusterOpts(t, dbURL, clusterOpts{rateLimit: rateLimit})
+}
+
+// newClusterOpts is newCluster shaped by o's rateLimit, idpProvider and
+// idpWrap.
+func newClusterOpts(t *testing.T, dbURL string, o clusterOpts) *cluster {
+	t.Helper()
+	rateLimit := o.rateLimit
 	c := &cluster{t: t, dir: t.TempDir(), dbURL: withPassword(t, dbURL)}
 	c.proxy = &roundRobin{}
 	srv := httptest.NewServer(c.proxy)
@@ -135,6 +149,9 @@ func newClusterWith(t *testing.T, dbURL, rateLimit string) *cluster {
 	c.smtp = smtptest.Start(t, smtptest.Options{})
 	idp, err := mockoidc.NewServer(nil)
 	require.NoError(t, err)
+	if o.idpWrap != nil {
+		require.NoError(t, idp.AddMiddleware(o.idpWrap))
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	require.NoError(t, idp.Start(ln, nil))
@@ -153,14 +170,14 @@ func newClusterWith(t *testing.T, dbURL, rateLimit string) *cluster {
     issuer: %q
     client_id: %q
     client_secret: %q
-  - id: email
+%s  - id: email
     type: email
     server: %q
     from: "Sign in <no-reply@example.com>"
     rate_limit:
 %scallbacks:
   expose_user_id: true
-`, idp.Issuer(), idp.Config().ClientID, idp.Config().ClientSecret, c.smtp.URL("smtp", ""), rateLimit)
+`, idp.Issuer(), idp.Config().ClientID, idp.Config().ClientSecret, o.idpProvider, c.smtp.URL("smtp", ""), rateLimit)
 	c.config = filepath.Join(c.dir, "config.yaml")
 	require.NoError(t, os.WriteFile(c.config, []byte(cfg), 0o600))
 	return c

@@ -1,0 +1,223 @@
+package providertokens
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
+
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/storetest"
+	"github.com/latchkey-auth/latchkey/models/tokenstore"
+)
+
+// The rules on a real store, both dialects; the provider is a counting
+// stand-in (test/refreshidp and the app's tests use a real IdP).
+
+const (
+	secretA = "secret-A-0123456789abcdef0123456789abcdef"
+	secretB = "secret-B-0123456789abcdef0123456789abcdef"
+)
+
+// provider rotates refresh tokens: each is good once.
+type provider struct {
+	mu    sync.Mutex
+	live  map[string]bool
+	calls atomic.Int64
+	delay time.Duration
+	n     int
+}
+
+func (p *provider) Refresh(_ context.Context, _, rt string) (*oauth2.Token, error) {
+	p.calls.Add(1)
+	time.Sleep(p.delay)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.live[rt] {
+		return nil, &oauth2.RetrieveError{ErrorCode: "invalid_grant"}
+	}
+	delete(p.live, rt)
+	p.n++
+	next := fmt.Sprintf("rt-%d", p.n)
+	p.live[next] = true
+	return &oauth2.Token{AccessToken: fmt.Sprintf("at-%d", p.n), RefreshToken: next, Expiry: time.Now().Add(time.Hour)}, nil
+}
+
+func service(t *testing.T, s *models.Store, p Refresher, secrets ...string) *Service {
+	t.Helper()
+	svc, err := New(tokenstore.New(s), p, Config{Providers: []string{"idp"}, Secrets: secrets, Skew: time.Minute, Wait: 10 * time.Second})
+	require.NoError(t, err)
+	return svc
+}
+
+// signedIn stores a user with an idp account and keeps tokens expiring at exp.
+func signedIn(t *testing.T, s *models.Store, svc *Service, exp time.Time) string {
+	t.Helper()
+	u := storetest.NewUser(t, s, "")
+	require.NoError(t, s.LinkAccount(context.Background(), &models.Account{UserID: u.ID, Type: "oidc", Provider: "idp", ProviderAccountID: "sub-" + u.ID}))
+	require.NoError(t, svc.Keep(context.Background(), "idp", "sub-"+u.ID, &oauth2.Token{AccessToken: "at-0", RefreshToken: "rt-0", Expiry: exp}, "idt-0"))
+	return u.ID
+}
+
+// Two services on one database are two instances: concurrent calls on both
+// for an expired token refresh once, and all get its token.
+func TestOneRefreshAcrossInstances(t *testing.T) {
+	storetest.EachDialect(t, postgresURL, func(t *testing.T, c models.Config) {
+		s1, s2 := storetest.Connect(t, c), storetest.Connect(t, c)
+		p := &provider{live: map[string]bool{"rt-0": true}, delay: 300 * time.Millisecond}
+		a, b := service(t, s1, p, secretA), service(t, s2, p, secretA)
+		user := signedIn(t, s1, a, time.Now().Add(-time.Minute))
+		got := make([]string, 40)
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				svc := a
+				if i%2 == 1 {
+					svc = b
+				}
+				tok, err := svc.Token(context.Background(), user, "idp")
+				if err == nil {
+					got[i] = tok.AccessToken
+				} else {
+					got[i] = err.Error()
+				}
+			}()
+		}
+		wg.Wait()
+		require.EqualValues(t, 1, p.calls.Load())
+		for _, g := range got {
+			require.Equal(t, "at-1", g)
+		}
+		acc, err := tokenstore.New(s1).Account(context.Background(), user, "idp")
+		require.NoError(t, err)
+		require.Nil(t, acc.RefreshLeaseOwner, "the lease ended with the save")
+		set, _, err := a.openSet(acc)
+		require.NoError(t, err)
+		require.Equal(t, "rt-1", *set.refresh, "the rotated refresh token was saved in the same step")
+		require.Equal(t, "idt-0", *set.id, "kept when the refresh gives none")
+	})
+}
+
+// Tokens sealed under the old secret open after AUTH_SECRET_1 is added,
+// and are sealed again under it, so the old secret can then go.
+func TestSecretRotation(t *testing.T) {
+	storetest.EachStore(t, postgresURL, func(t *testing.T, s *models.Store) {
+		p := &provider{live: map[string]bool{}}
+		old := service(t, s, p, secretA)
+		user := signedIn(t, s, old, time.Now().Add(time.Hour))
+		before, err := tokenstore.New(s).Account(context.Background(), user, "idp")
+		require.NoError(t, err)
+
+		_, err = service(t, s, p, secretB).Token(context.Background(), user, "idp")
+		require.ErrorIs(t, err, ErrRefreshFailed, "the new secret alone cannot open them")
+
+		rotated := service(t, s, p, secretB, secretA)
+		tok, err := rotated.Token(context.Background(), user, "idp")
+		require.NoError(t, err)
+		require.Equal(t, "at-0", tok.AccessToken)
+		after, err := tokenstore.New(s).Account(context.Background(), user, "idp")
+		require.NoError(t, err)
+		require.NotEqual(t, *before.AccessToken, *after.AccessToken, "sealed again")
+		require.NotEqual(t, *before.RefreshToken, *after.RefreshToken)
+
+		tok, err = service(t, s, p, secretB).Token(context.Background(), user, "idp")
+		require.NoError(t, err, "the old secret is no longer needed")
+		require.Equal(t, "at-0", tok.AccessToken)
+		require.Zero(t, p.calls.Load())
+	})
+}
+
+// The start-up step seals the plaintext tokens of providers that keep
+// them, clears the others', and is idempotent.
+func TestSettle(t *testing.T) {
+	storetest.EachDialect(t, postgresURL, func(t *testing.T, c models.Config) {
+		s := storetest.Connect(t, c)
+		ctx := context.Background()
+		plain := func(provider, token string) string {
+			u := storetest.NewUser(t, s, "")
+			at, rt, idt := "at-"+token, "rt-"+token, "idt-"+token
+			require.NoError(t, s.LinkAccount(ctx, &models.Account{UserID: u.ID, Type: "oidc", Provider: provider, ProviderAccountID: u.ID,
+				AccessToken: &at, RefreshToken: &rt, IDToken: &idt}))
+			return u.ID
+		}
+		kept, dropped := plain("idp", "kept-secret-value"), plain("github", "dropped-secret-value")
+		plain("idp", "second-kept-value")
+		require.NoError(t, s.DB().Exec("UPDATE accounts SET token_error = 'RefreshAccessTokenError'").Error)
+		svc := service(t, s, &provider{live: map[string]bool{}}, secretA)
+		sealed, cleared, err := svc.Settle(ctx)
+		require.NoError(t, err)
+		require.Equal(t, [2]int{2, 1}, [2]int{sealed, cleared})
+		sealed, cleared, err = svc.Settle(ctx)
+		require.NoError(t, err)
+		require.Equal(t, [2]int{0, 0}, [2]int{sealed, cleared}, "idempotent")
+
+		mark, err := svc.SessionError(ctx, dropped)
+		require.NoError(t, err)
+		require.Empty(t, mark, "store_tokens off: no mark")
+		mark, err = svc.SessionError(ctx, kept)
+		require.NoError(t, err)
+		require.Equal(t, RefreshError, mark, "a provider that keeps tokens keeps its mark")
+		require.NoError(t, s.DB().Exec("UPDATE accounts SET token_error = NULL").Error)
+		tok, err := svc.Token(ctx, kept, "idp")
+		require.NoError(t, err)
+		require.Equal(t, "at-kept-secret-value", tok.AccessToken)
+		acc, err := tokenstore.New(s).Account(ctx, dropped, "github")
+		require.NoError(t, err)
+		require.Nil(t, acc.AccessToken)
+		require.Nil(t, acc.RefreshToken)
+		require.Nil(t, acc.IDToken)
+
+		if c.Dialect == models.DialectSQLite {
+			var file []byte
+			for _, f := range []string{c.DSN, c.DSN + "-wal"} {
+				b, _ := os.ReadFile(f)
+				file = append(file, b...)
+			}
+			require.NotEmpty(t, file)
+			for _, v := range []string{"kept-secret-value", "dropped-secret-value", "second-kept-value"} {
+				require.False(t, strings.Contains(string(file), v), "%s is in the SQLite file", v)
+			}
+		} else {
+			var rows []string
+			require.NoError(t, s.DB().Raw("SELECT CAST(a AS text) FROM accounts a").Scan(&rows).Error)
+			require.False(t, strings.Contains(strings.Join(rows, "\n"), "secret-value"), "a plaintext token in the rows")
+		}
+	})
+}
+
+// A revoked grant marks the account once; the mark is what the session
+// reports, and a sign-in with the provider clears it.
+func TestRevokedMarksAccount(t *testing.T) {
+	storetest.EachStore(t, postgresURL, func(t *testing.T, s *models.Store) {
+		p := &provider{live: map[string]bool{}} // rt-0 is not live: revoked
+		svc := service(t, s, p, secretA)
+		user := signedIn(t, s, svc, time.Now())
+		ctx := context.Background()
+		_, err := svc.Token(ctx, user, "idp")
+		require.True(t, errors.Is(err, ErrRefreshFailed), "%v", err)
+		mark, err := svc.SessionError(ctx, user)
+		require.NoError(t, err)
+		require.Equal(t, RefreshError, mark)
+		_, err = svc.Token(ctx, user, "idp")
+		require.ErrorIs(t, err, ErrRefreshFailed)
+		require.EqualValues(t, 1, p.calls.Load())
+
+		require.NoError(t, svc.Keep(ctx, "idp", "sub-"+user, &oauth2.Token{AccessToken: "at-new", Expiry: time.Now().Add(time.Hour)}, ""))
+		mark, err = svc.SessionError(ctx, user)
+		require.NoError(t, err)
+		require.Empty(t, mark)
+		tok, err := svc.Token(ctx, user, "idp")
+		require.NoError(t, err)
+		require.Equal(t, "at-new", tok.AccessToken)
+	})
+}
