@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/config/colour"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -28,10 +29,10 @@ func buildTheme(t config.Theme, base config.Base) theme {
 	var th theme
 	var css strings.Builder
 	css.WriteString("/* latchkey theme (config.yaml theme), after style.css and dark.css */\n")
-	if config.IsCSSColor(t.BrandColor) {
+	if colour.IsCSSColor(t.BrandColor) {
 		th.brandColor = t.BrandColor
 	}
-	if config.IsCSSColor(t.ButtonText) {
+	if colour.IsCSSColor(t.ButtonText) {
 		th.buttonText = t.ButtonText
 	}
 	if th.brandColor != "" || th.buttonText != "" {

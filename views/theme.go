@@ -45,7 +45,7 @@ const (
 )
 
 // emailColor is c when it is made only of the characters a validated
-// colour has (app/config.IsCSSColor), else def: a second guard, so that a
+// colour has (app/config/colour.IsCSSColor), else def: a second guard, so that a
 // value that skipped validation can never end a style attribute.
 func emailColor(c, def string) string {
 	if c == "" || strings.Trim(c, "#abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789(),.%/ ") != "" {

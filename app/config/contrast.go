@@ -2,12 +2,8 @@ package config
 
 import (
 	"fmt"
-	"math"
-	"regexp"
-	"strconv"
-	"strings"
 
-	"golang.org/x/image/colornames"
+	"github.com/latchkey-auth/latchkey/app/config/colour"
 )
 
 // The cards the brand colour's links sit on (static/style.css --card and
@@ -28,10 +24,10 @@ const minTextContrast = 4.5
 // translucent one) is not measured.
 func (c *Config) themeContrastWarnings() []string {
 	t := c.Theme
-	if t.BrandColor == "" || !IsCSSColor(t.BrandColor) {
+	if t.BrandColor == "" || !colour.IsCSSColor(t.BrandColor) {
 		return nil
 	}
-	brand, ok := opaqueRGB(t.BrandColor)
+	brand, ok := colour.OpaqueRGB(t.BrandColor)
 	if !ok {
 		return nil
 	}
@@ -40,8 +36,8 @@ func (c *Config) themeContrastWarnings() []string {
 	if text == "" {
 		text = "#fff" // next-auth's default, latchkey's too
 	}
-	if fg, ok := opaqueRGB(text); ok && IsCSSColor(text) {
-		if r := contrast(fg, brand); r < minTextContrast {
+	if fg, ok := colour.OpaqueRGB(text); ok && colour.IsCSSColor(text) {
+		if r := colour.Contrast(fg, brand); r < minTextContrast {
 			out = append(out, fmt.Sprintf("theme: button_text %q on brand_color %q has a contrast of %.1f:1; WCAG 2.1 AA needs %.1f:1 for the buttons' text", text, t.BrandColor, r, minTextContrast))
 		}
 	}
@@ -49,89 +45,10 @@ func (c *Config) themeContrastWarnings() []string {
 		if t.ColorScheme != "" && t.ColorScheme != SchemeAuto && t.ColorScheme != card.scheme {
 			continue
 		}
-		bg, _ := opaqueRGB(card.color)
-		if r := contrast(brand, bg); r < minTextContrast {
+		bg, _ := colour.OpaqueRGB(card.color)
+		if r := colour.Contrast(brand, bg); r < minTextContrast {
 			out = append(out, fmt.Sprintf("theme: brand_color %q on the %s scheme's card (%s) has a contrast of %.1f:1; WCAG 2.1 AA needs %.1f:1 for links in that colour (set color_scheme to the scheme it suits)", t.BrandColor, card.scheme, card.color, r, minTextContrast))
 		}
 	}
 	return out
-}
-
-// rgbFunc is rgb()/rgba() with three plain numbers (0-255) and an optional
-// alpha, the forms IsCSSColor admits.
-var rgbFunc = regexp.MustCompile(`^rgba?\(\s*([0-9.]+)(?:\s*,\s*|\s+)([0-9.]+)(?:\s*,\s*|\s+)([0-9.]+)\s*(?:[,/]\s*([0-9.]+%?))?\s*\)$`)
-
-// opaqueRGB is an opaque colour's red, green and blue (0-1): hex, a CSS
-// name, or rgb() with numbers; ok is false for anything else.
-func opaqueRGB(s string) (rgb [3]float64, ok bool) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	switch {
-	case strings.HasPrefix(s, "#"):
-		h := s[1:]
-		if len(h) == 3 || len(h) == 4 { // #rgb(a) is #rrggbb(aa)
-			var long strings.Builder
-			for i := range len(h) {
-				long.WriteByte(h[i])
-				long.WriteByte(h[i])
-			}
-			h = long.String()
-		}
-		if len(h) == 8 {
-			if h[6:] != "ff" {
-				return rgb, false
-			}
-			h = h[:6]
-		}
-		if len(h) != 6 {
-			return rgb, false
-		}
-		for i := range 3 {
-			v, err := strconv.ParseUint(h[2*i:2*i+2], 16, 8)
-			if err != nil {
-				return rgb, false
-			}
-			rgb[i] = float64(v) / 255
-		}
-		return rgb, true
-	case rgbFunc.MatchString(s):
-		m := rgbFunc.FindStringSubmatch(s)
-		if m[4] != "" && m[4] != "1" && m[4] != "100%" {
-			return rgb, false
-		}
-		for i := range 3 {
-			v, err := strconv.ParseFloat(m[i+1], 64)
-			if err != nil || v > 255 {
-				return rgb, false
-			}
-			rgb[i] = v / 255
-		}
-		return rgb, true
-	}
-	if s == "rebeccapurple" { // CSS Color 4; not in SVG 1.1's list
-		return [3]float64{0x66 / 255.0, 0x33 / 255.0, 0x99 / 255.0}, true
-	}
-	if c, found := colornames.Map[s]; found {
-		return [3]float64{float64(c.R) / 255, float64(c.G) / 255, float64(c.B) / 255}, true
-	}
-	return rgb, false
-}
-
-// contrast is WCAG 2.1's contrast ratio of two sRGB colours (1 to 21).
-func contrast(a, b [3]float64) float64 {
-	la, lb := luminance(a), luminance(b)
-	if la < lb {
-		la, lb = lb, la
-	}
-	return (la + 0.05) / (lb + 0.05)
-}
-
-// luminance is WCAG 2.1's relative luminance.
-func luminance(c [3]float64) float64 {
-	lin := func(v float64) float64 {
-		if v <= 0.03928 {
-			return v / 12.92
-		}
-		return math.Pow((v+0.055)/1.055, 2.4)
-	}
-	return 0.2126*lin(c[0]) + 0.7152*lin(c[1]) + 0.0722*lin(c[2])
 }

@@ -8,13 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/latchkey-auth/latchkey/app/config/yamlnode"
 	"github.com/latchkey-auth/latchkey/app/random"
 )
 
@@ -56,8 +56,6 @@ func Defaults() Config {
 // Env is how Load reads the environment; tests pass a map.
 type Env func(key string) (string, bool)
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
 // Parse applies a YAML document over the defaults. ${VAR} references in
 // values are replaced from the environment after parsing, so a value is
 // taken literally and never read as YAML. Unknown keys and values of the
@@ -79,9 +77,8 @@ func Parse(data []byte, env Env) (Config, error) {
 	if root.Kind != yaml.MappingNode {
 		return cfg, fmt.Errorf("config: line %d: the file must be a mapping of keys, like config.yaml", root.Line)
 	}
-	var p Problems
-	unknownKeys(root, reflect.TypeOf(cfg), &p)
-	expandEnv(root, env)
+	p := Problems(yamlnode.UnknownKeys(root, reflect.TypeOf(cfg), sectionName))
+	yamlnode.ExpandEnv(root, env)
 	if err := root.Decode(&cfg); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
@@ -95,81 +92,7 @@ func Parse(data []byte, env Env) (Config, error) {
 	return cfg, nil
 }
 
-// expandEnv replaces ${VAR} in every value (not in keys). A plain scalar
-// that changed is resolved again, so `port: ${PORT}` is still a number.
-func expandEnv(n *yaml.Node, env Env) {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		v := envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
-			s, _ := env(m[2 : len(m)-1])
-			return s
-		})
-		if v != n.Value {
-			n.Value = v
-			if n.Style == 0 {
-				n.Tag = ""
-			}
-		}
-	case yaml.MappingNode:
-		for i := 1; i < len(n.Content); i += 2 {
-			expandEnv(n.Content[i], env)
-		}
-	default:
-		for _, c := range n.Content {
-			expandEnv(c, env)
-		}
-	}
-}
-
-var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
-
-// unknownKeys reports every mapping key that no field of t takes, with its
-// line, as yaml's KnownFields would (a yaml.Node cannot decode with it).
-func unknownKeys(n *yaml.Node, t reflect.Type, p *Problems) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	switch {
-	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshalerType):
-		fields := map[string]reflect.Type{}
-		yamlFields(t, fields)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Tag == "!!merge" {
-				continue
-			}
-			ft, ok := fields[k.Value]
-			if !ok {
-				*p = append(*p, fmt.Sprintf("line %d: unknown key %q in %s", k.Line, k.Value, sectionName(t)))
-				continue
-			}
-			unknownKeys(n.Content[i+1], ft, p)
-		}
-	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
-		for _, c := range n.Content {
-			unknownKeys(c, t.Elem(), p)
-		}
-	}
-}
-
-// yamlFields collects the keys of t's fields, an inline struct's included.
-func yamlFields(t reflect.Type, fields map[string]reflect.Type) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		switch {
-		case !f.IsExported() || name == "-":
-		case name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct:
-			yamlFields(f.Type, fields)
-		case name != "":
-			fields[name] = f.Type
-		}
-	}
-}
-
+// sectionName is how an unknown key's message names the section it is in.
 func sectionName(t reflect.Type) string {
 	switch t {
 	case reflect.TypeOf(Config{}):

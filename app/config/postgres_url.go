@@ -3,28 +3,17 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/latchkey-auth/latchkey/app/config/pgdsn"
 )
 
 // IsPostgres reports whether DatabaseURL names a PostgreSQL database: a
 // postgres:// or postgresql:// URL, or a key=value string (host=... dbname=...,
 // spaces around "=" allowed, as pgx reads it).
-func (c *Config) IsPostgres() bool {
-	u := strings.TrimSpace(c.DatabaseURL)
-	if strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
-		return true
-	}
-	for _, kw := range keywordPairs(u) {
-		if kw.key == "host" || kw.key == "dbname" || kw.key == "user" {
-			return true
-		}
-	}
-	return false
-}
+func (c *Config) IsPostgres() bool { return pgdsn.IsPostgres(c.DatabaseURL) }
 
 // postgresProblem is what is wrong with a PostgreSQL DatabaseURL, in words
 // that never repeat the password. latchkey writes on every sign-in, so a
@@ -64,157 +53,16 @@ func (c *Config) postgresWarnings() []string {
 }
 
 // postgresSetting is the value of a connection parameter as DatabaseURL
-// writes it (the URL's query or a key=value pair), "" when absent.
-func (c *Config) postgresSetting(key string) string {
-	if strings.Contains(c.DatabaseURL, "://") {
-		u, err := url.Parse(c.DatabaseURL)
-		if err != nil {
-			return ""
-		}
-		return u.Query().Get(key)
-	}
-	value := ""
-	for _, kw := range keywordPairs(c.DatabaseURL) {
-		if kw.key == key {
-			value = strings.Trim(kw.raw, "'")
-		}
-	}
-	return value
-}
-
-// secretSettings are the connection parameters that hold a secret: the
-// password, and the passphrase of a TLS client key.
-var secretSettings = map[string]bool{"password": true, "sslpassword": true}
+// writes it, "" when absent.
+func (c *Config) postgresSetting(key string) string { return pgdsn.Setting(c.DatabaseURL, key) }
 
 // RedactedDatabaseURL is DatabaseURL fit for logs: a PostgreSQL password
 // (in the userinfo, or a password= or sslpassword= query option or key) is
-// replaced by ***, whatever the form: one host or several
-// (host1:5432,host2:5432), URL or key=value.
+// replaced by ***, whatever the form (pgdsn.Redact). Anything else, a
+// SQLite path, is shown as it is.
 func (c *Config) RedactedDatabaseURL() string {
 	if !c.IsPostgres() {
 		return c.DatabaseURL
 	}
-	if !strings.Contains(c.DatabaseURL, "://") {
-		return redactKeywords(c.DatabaseURL)
-	}
-	scheme, rest, _ := strings.Cut(c.DatabaseURL, "://")
-	u, err := url.Parse(c.DatabaseURL)
-	if err != nil {
-		return scheme + "://" + redactUnparsed(rest)
-	}
-	// The query as written (hosts lists and all), only secrets replaced:
-	// re-encoding it would show the operator another string than theirs.
-	u.RawQuery = redactQuery(u.RawQuery)
-	if _, has := u.User.Password(); !has {
-		return u.String()
-	}
-	// Written by hand: url.UserPassword would escape *** as %2A%2A%2A.
-	user := u.User.Username()
-	u.User = nil
-	scheme, rest, _ = strings.Cut(u.String(), "://")
-	return scheme + "://" + url.User(user).String() + ":***@" + rest
-}
-
-// redactUnparsed is what may be shown of a URL (after its scheme) that
-// does not parse: the host part alone. A password may hold any character,
-// "@" and "?" included, so everything up to the last "@" goes, and the
-// query (which may hold a password too); when a "?" comes before that
-// "@", which of them belongs to the password cannot be told: all goes.
-func redactUnparsed(rest string) string {
-	at, q := strings.LastIndexByte(rest, '@'), strings.IndexByte(rest, '?')
-	switch {
-	case at < 0 && q < 0:
-		return rest
-	case at < 0:
-		return rest[:q]
-	case q < 0 || q > at:
-		host, _, _ := strings.Cut(rest[at+1:], "?")
-		return "***@" + host
-	}
-	return "***"
-}
-
-// redactQuery replaces the value of every secret option of a raw URL
-// query (pgx reads the password from the query too).
-func redactQuery(raw string) string {
-	if raw == "" {
-		return raw
-	}
-	parts := strings.Split(raw, "&")
-	for i, p := range parts {
-		key, _, _ := strings.Cut(p, "=")
-		if k, err := url.QueryUnescape(key); err == nil && secretSettings[k] || secretSettings[key] {
-			parts[i] = key + "=***"
-		}
-	}
-	return strings.Join(parts, "&")
-}
-
-// redactKeywords masks the secrets of a key=value connection string as
-// pgx reads it (keywordPairs): spaces around "=" and quoted values with
-// spaces or escaped quotes in them (password = 'it\'s s3cret') included.
-func redactKeywords(s string) string {
-	pairs := keywordPairs(s)
-	out := make([]string, 0, len(pairs))
-	for _, kw := range pairs {
-		switch {
-		case kw.key == "" && kw.raw != "":
-			out = append(out, kw.raw) // not a pair (pgx refuses the string)
-		case secretSettings[kw.key]:
-			out = append(out, kw.key+"=***")
-		default:
-			out = append(out, kw.key+"="+kw.raw)
-		}
-	}
-	return strings.Join(out, " ")
-}
-
-// keyword is one key=value pair of a connection string, its value as
-// written (quotes and escapes kept).
-type keyword struct{ key, raw string }
-
-// connSpace is the whitespace pgx skips between and inside pairs.
-const connSpace = " \t\n\r\v\f"
-
-// keywordPairs splits a key=value connection string the way pgx does
-// (pgconn's parseKeywordValueSettings): whitespace may surround "=", a
-// value is single-quoted or ends at whitespace, and a backslash escapes
-// the next character in both. So "password= x" is the password "x", and
-// an unterminated quote makes the rest of the string its value.
-func keywordPairs(s string) []keyword {
-	var out []keyword
-	s = strings.TrimLeft(s, connSpace)
-	for s != "" {
-		eq := strings.IndexByte(s, '=')
-		if eq < 0 {
-			out = append(out, keyword{raw: s})
-			break
-		}
-		kw := keyword{key: strings.Trim(s[:eq], connSpace)}
-		s = strings.TrimLeft(s[eq+1:], connSpace)
-		end := valueEnd(s)
-		kw.raw, s = s[:end], strings.TrimLeft(s[end:], connSpace)
-		out = append(out, kw)
-	}
-	return out
-}
-
-// valueEnd is the length of the value that starts s.
-func valueEnd(s string) int {
-	quoted := strings.HasPrefix(s, "'")
-	i := 0
-	if quoted {
-		i = 1
-	}
-	for ; i < len(s); i++ {
-		switch {
-		case s[i] == '\\':
-			i++
-		case quoted && s[i] == '\'':
-			return i + 1
-		case !quoted && strings.IndexByte(connSpace, s[i]) >= 0:
-			return i
-		}
-	}
-	return len(s)
+	return pgdsn.Redact(c.DatabaseURL)
 }

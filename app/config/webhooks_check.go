@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/latchkey-auth/latchkey/app/egress"
 )
 
 // webhookName: what metric labels, log lines and command lines carry as
@@ -152,7 +154,7 @@ func webhookURLProblem(raw string, allowPrivate bool) string {
 	}
 	shown := u.Scheme + "://" + u.Host
 	host := u.Hostname()
-	loopback := isLoopbackHost(host)
+	loopback := egress.IsLoopbackHost(host)
 	switch {
 	case u.User != nil:
 		return shown + " holds a user name or password: leave them out (the signature proves the sender, and the URL appears in logs and commands)"
@@ -163,37 +165,8 @@ func webhookURLProblem(raw string, allowPrivate bool) string {
 	if err != nil || loopback || allowPrivate {
 		return ""
 	}
-	if r := internalRange(ip); r != "" {
+	if r := egress.Range(ip); r != "" {
 		return fmt.Sprintf("%s is a %s address, inside a network rather than on the internet: refused unless allow_private: true", shown, r)
-	}
-	return ""
-}
-
-// isLoopbackHost: "localhost" or a loopback address, literally (a name
-// that merely resolves to one is not trusted to stay so).
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
-}
-
-// internalRange names the range of ip that a webhook must not reach
-// without allow_private ("" for a public address).
-func internalRange(ip netip.Addr) string {
-	ip = ip.Unmap()
-	switch {
-	case ip.IsUnspecified() || netip.MustParsePrefix("0.0.0.0/8").Contains(ip):
-		return "unspecified"
-	case ip.IsPrivate():
-		return "private"
-	case netip.MustParsePrefix("100.64.0.0/10").Contains(ip):
-		return "shared (CGNAT)"
-	case ip.IsLinkLocalUnicast():
-		return "link-local"
-	case ip.IsMulticast() || ip == netip.MustParseAddr("255.255.255.255"):
-		return "multicast or broadcast"
 	}
 	return ""
 }

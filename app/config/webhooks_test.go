@@ -113,6 +113,7 @@ func TestWebhookURLs(t *testing.T) {
 		{"http://localhost:9000/hook", false, ""},
 		{"http://127.0.0.2/hook", false, ""},
 		{"http://[::1]:9000/hook", false, ""},
+		{"http://LOCALHOST.:9000/hook", false, ""}, // as the dialer reads it (app/egress)
 		{"https://8.8.8.8/hook", false, ""},
 		{"https://10.0.0.1/hook", true, ""},
 		{"https://169.254.169.254/latest", true, ""},

@@ -3,12 +3,13 @@ package email
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 
 	mail "github.com/wneessen/go-mail"
+
+	"github.com/latchkey-auth/latchkey/app/egress"
 )
 
 // Server is an SMTP server URL, parsed.
@@ -101,14 +102,8 @@ func (s Server) Addr() string { return s.Host + ":" + strconv.Itoa(s.Port) }
 // Loopback reports whether the host is localhost or a loopback address
 // (127.0.0.0/8, ::1): a local MTA, with no network path for an attacker to
 // sit on, so TLS is not required. The configured name decides, not what it
-// resolves to.
-func (s Server) Loopback() bool {
-	if strings.EqualFold(s.Host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(s.Host)
-	return err == nil && ip.IsLoopback()
-}
+// resolves to: the rule webhooks' http URLs follow too (app/egress).
+func (s Server) Loopback() bool { return egress.IsLoopbackHost(s.Host) }
 
 // Warning is what check-config and the start-up log say about this server,
 // or "" when there is nothing to say.

@@ -130,7 +130,7 @@ func TestParseServerOptions(t *testing.T) {
 		require.Equal(t, insecure, s.Insecure, raw)
 	}
 	for host, loopback := range map[string]bool{
-		"127.0.0.1": true, "127.1.2.3": true, "[::1]": true, "localhost": true,
+		"127.0.0.1": true, "127.1.2.3": true, "[::1]": true, "localhost": true, "LocalHost.": true, "[::ffff:127.0.0.1]": true,
 		"10.0.0.1": false, "relay.example.com": false, "localhost.example.com": false, "[::2]": false,
 	} {
 		s, err := email.ParseServer("smtp://" + host)

@@ -3,6 +3,8 @@ package webhooks
 import (
 	"net/http"
 	"time"
+
+	"github.com/latchkey-auth/latchkey/app/egress"
 )
 
 // clients are the HTTP clients of the three dial policies. Connections are
@@ -44,7 +46,7 @@ func (c clients) forEndpoint(host string, allowPrivate bool) *http.Client {
 	switch {
 	case allowPrivate:
 		return c.private
-	case IsLoopbackHost(host):
+	case egress.IsLoopbackHost(host):
 		return c.loopback
 	}
 	return c.strict
