@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-auth/latchkey/admin"
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
@@ -102,7 +103,7 @@ func testAdminClients(t *testing.T) {
 	require.True(t, strings.HasSuffix(stdout, "3 clients\n"))
 	code, stdout, _ = clients("list", "--json")
 	require.Equal(t, 0, code)
-	var listed []clientJSON
+	var listed []admin.ClientJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &listed))
 	require.Len(t, listed, 3)
 	require.Equal(t, "config", listed[0].Source)
@@ -195,7 +196,7 @@ func TestAdminClientsHashSecret(t *testing.T) {
 		require.NoError(t, err)
 		defer f.Close()
 		var out, errOut syncBuffer
-		code := runAdmin("", append([]string{"clients", "hash-secret"}, args...), f, &out, &errOut)
+		code := admin.Run(loadConfig, "", append([]string{"clients", "hash-secret"}, args...), f, &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 	secret := "a-long-client-secret-0123456789abcdef"

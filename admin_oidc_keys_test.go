@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-auth/latchkey/admin"
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
@@ -109,7 +110,7 @@ func testAdminOIDCKeys(t *testing.T) {
 	require.Equal(t, stamp(from.Add(31*time.Minute)), until)
 	code, stdout, _ = oidc("keys", "--json")
 	require.Equal(t, 0, code)
-	var listed []keyJSON
+	var listed []admin.KeyJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &listed))
 	require.Len(t, listed, 4)
 	states := map[string]string{}

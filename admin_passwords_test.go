@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-auth/latchkey/admin"
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -34,7 +35,7 @@ func TestUsersCreateWithPassword(t *testing.T) {
 		require.NoError(t, err)
 		defer f.Close()
 		var out, errOut syncBuffer
-		code := runAdmin(cfg, append([]string{"users", "create"}, args...), f, &out, &errOut)
+		code := admin.Run(loadConfig, cfg, append([]string{"users", "create"}, args...), f, &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/admin"
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/forwardauth"
@@ -127,8 +128,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, currentBuild())
 		return 0
 	}
-	if isAdminGroup(cmd) { // admin commands parse their own flags (admin.go)
-		return runAdmin(*configPath, fs.Args(), os.Stdin, stdout, stderr)
+	if admin.IsGroup(cmd) { // admin commands parse their own flags (package admin)
+		return admin.Run(loadConfig, *configPath, fs.Args(), os.Stdin, stdout, stderr)
 	}
 	if cmd != "" {
 		// Flags may also follow the command (`check-config --config FILE`);
@@ -253,7 +254,7 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, openIDSummary(cfg))
 	}
 	if len(cfg.Webhooks.Endpoints) > 0 {
-		fmt.Fprintln(stdout, webhooksSummary(cfg.Webhooks))
+		fmt.Fprintln(stdout, admin.WebhooksSummary(cfg.Webhooks))
 	}
 	if cfg.IsPostgres() {
 		line, err := postgresSummary(cfg)
@@ -456,3 +457,14 @@ func serve(path string, stderr io.Writer) int {
 	log.Info("latchkey stopped")
 	return 0
 }
+
+// plural is "1 client", "2 clients".
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// oneLine joins a message's lines, for a one-line answer.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -577,3 +577,6 @@ func TestCheckConfigAccessSummary(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.NotContains(t, stdout, "access:")
 }
+
+// stamp is a time as the admin commands print it.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"errors"
@@ -100,8 +100,8 @@ func oidcRotateKeys(r *adminRun) error {
 	return nil
 }
 
-// keyJSON is a key as `oidc keys --json` prints it (never the private key).
-type keyJSON struct {
+// KeyJSON is a key as `oidc keys --json` prints it (never the private key).
+type KeyJSON struct {
 	ID             string     `json:"kid"`
 	Algorithm      string     `json:"alg"`
 	State          string     `json:"state"`
@@ -119,9 +119,9 @@ func oidcKeys(r *adminRun) error {
 	if err != nil {
 		return err
 	}
-	out := make([]keyJSON, len(keys))
+	out := make([]KeyJSON, len(keys))
 	for i, k := range keys {
-		out[i] = keyJSON{ID: k.ID, Algorithm: k.Algorithm, State: k.State,
+		out[i] = KeyJSON{ID: k.ID, Algorithm: k.Algorithm, State: k.State,
 			Created: k.Created.UTC(), ActiveFrom: k.ActiveFrom.UTC(), PublishedUntil: k.PublishedUntil}
 	}
 	if r.json {

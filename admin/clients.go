@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bufio"
@@ -151,9 +151,9 @@ func clientsAdd(r *adminRun) error {
 	return nil
 }
 
-// clientJSON is a client as `clients list --json` prints it: never a
+// ClientJSON is a client as `clients list --json` prints it: never a
 // secret or its hash.
-type clientJSON struct {
+type ClientJSON struct {
 	ID                     string   `json:"id"`
 	Name                   string   `json:"name"`
 	Source                 string   `json:"source"` // config or stored
@@ -174,13 +174,13 @@ func clientsList(r *adminRun) error {
 	if err != nil {
 		return err
 	}
-	out := make([]clientJSON, len(list))
+	out := make([]ClientJSON, len(list))
 	for i, c := range list {
 		src := "stored"
 		if c.FromConfig {
 			src = "config"
 		}
-		out[i] = clientJSON{ID: c.ID, Name: c.Name, Source: src, Public: c.Public, FirstParty: c.FirstParty, RefreshTokens: c.Refresh,
+		out[i] = ClientJSON{ID: c.ID, Name: c.Name, Source: src, Public: c.Public, FirstParty: c.FirstParty, RefreshTokens: c.Refresh,
 			RedirectURIs: nonNil(c.Redirects), PostLogoutRedirectURIs: nonNil(c.PostLogouts), Scopes: nonNil(c.Scopes)}
 	}
 	if r.json {

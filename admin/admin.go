@@ -1,4 +1,8 @@
-package main
+// Package admin is latchkey's admin commands (`latchkey users|sessions|
+// accounts|groups|clients|oidc|two-factor|import|webhooks ...`), which an
+// operator runs against the database of live instances; main hands them
+// their command line (Run). Each group is a file named for it.
+package admin
 
 // The admin commands: `latchkey users|sessions|accounts VERB ...` act on
 // the configured database while the service runs, for operators who would
@@ -77,8 +81,8 @@ func adminCommands() []adminCommand {
 	}
 }
 
-// isAdminGroup reports whether word starts an admin command.
-func isAdminGroup(word string) bool {
+// IsGroup reports whether word starts an admin command.
+func IsGroup(word string) bool {
 	return slices.ContainsFunc(adminCommands(), func(c adminCommand) bool { return c.group == word })
 }
 
@@ -107,9 +111,14 @@ type adminRun struct {
 	now       time.Time
 }
 
-// runAdmin runs `latchkey [--config FILE] GROUP VERB ...` (args start at
+// LoadConfig reads and checks the configuration file at path (main's:
+// the file, the embedded defaults and the environment), returning its
+// warnings and every problem.
+type LoadConfig func(path string) (config.Config, []string, error)
+
+// Run runs `latchkey [--config FILE] GROUP VERB ...` (args start at
 // GROUP); --config may also follow the command, as for the others.
-func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr io.Writer) int {
+func Run(load LoadConfig, configPath string, args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	fail := func(code int, name, msg string) int {
 		fmt.Fprintf(stderr, "latchkey: %s: %s\n", name, oneLine(msg))
 		return code
@@ -161,7 +170,7 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 		return r.finish(name, cmd.run(r), fail)
 	}
 
-	cfg, _, err := loadConfig(configPath)
+	cfg, _, err := load(configPath)
 	if err != nil {
 		var p config.Problems
 		if errors.As(err, &p) && len(p) > 0 {

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bytes"
@@ -260,11 +260,11 @@ func deliveries(n int64) string {
 	return fmt.Sprintf("%d deliveries", n)
 }
 
-// webhooksSummary is check-config's line about the webhook endpoints:
+// WebhooksSummary is check-config's line about the webhook endpoints:
 // each enabled one's host, how many secrets sign (two during a rotation)
 // and how many event types, then the disabled ones and the time the retry
 // schedule spans. No secret, and no URL path (it may hold a token).
-func webhooksSummary(w config.Webhooks) string {
+func WebhooksSummary(w config.Webhooks) string {
 	var on, off []string
 	for _, e := range w.Endpoints {
 		if !e.On() {
