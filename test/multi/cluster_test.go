@@ -78,6 +78,9 @@ type clusterOpts struct {
 	// extraConfig is appended to the config file (top-level YAML keys,
 	// e.g. a session: or cookies: block); "": nothing.
 	extraConfig string
+	// env is more environment for every process of the cluster (NAME=value),
+	// e.g. a webhook endpoint's secret.
+	env []string
 }
 
 // cluster is one deployment: a database and the processes serving it.
@@ -91,6 +94,8 @@ type cluster struct {
 	idp    *mockoidc.MockOIDC
 	proxy  *roundRobin
 	nodes  []*instance
+	// extraEnv is added to every process's environment (clusterOpts.env).
+	extraEnv []string
 
 	dbOnce sync.Once
 	db     *sql.DB
@@ -109,6 +114,7 @@ func startCluster(t *testing.T, o clusterOpts) *cluster {
 	if o.extraConfig != "" {
 		c.appendConfig(o.extraConfig)
 	}
+	c.extraEnv = o.env
 	c.nodes = c.launchAll(o.instances)
 	for _, in := range c.nodes {
 		in.waitReady(t)
@@ -198,7 +204,7 @@ func (c *cluster) env(port int, dbURL string) []string {
 	if port != 0 {
 		env = append(env, "PORT="+strconv.Itoa(port))
 	}
-	return env
+	return append(env, c.extraEnv...)
 }
 
 // launchAll starts n instances at the same moment, without waiting for
