@@ -25,6 +25,8 @@ import (
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/adminstore"
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
 // adminCommand is one `latchkey GROUP VERB` subcommand.
@@ -160,7 +162,8 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 		return fail(1, name, "invalid configuration: "+err.Error()+" (`latchkey check-config` lists every problem)")
 	}
 	r.cfg = cfg
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Changes made here are the operator's: their webhook events say "admin".
+	ctx, cancel := context.WithTimeout(events.AsAdmin(context.Background()), time.Minute)
 	defer cancel()
 	r.ctx = ctx
 	if r.store, err = openAdminStore(ctx, cfg, strings.Contains(cmd.flags, "m")); err != nil {
@@ -305,7 +308,7 @@ func (r *adminRun) findUser(ref string) (*models.User, error) {
 	if strings.TrimSpace(ref) == "" {
 		return nil, errors.New("the user (<email|id>) is empty")
 	}
-	u, err := r.store.FindUser(r.ctx, ref)
+	u, err := adminstore.New(r.store).FindUser(r.ctx, ref)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, fmt.Errorf("%w %q", errNoUser, ref)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/adminstore"
 )
 
 // The admin commands' bodies (see adminCommands).
@@ -25,7 +26,7 @@ type userJSON struct {
 }
 
 func usersList(r *adminRun) error {
-	users, err := r.store.UserOverviews(r.ctx, r.now)
+	users, err := adminstore.New(r.store).UserOverviews(r.ctx, r.now)
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func usersList(r *adminRun) error {
 
 // userWithRows finds the user named by ref with its linked accounts and
 // live database sessions.
-func (r *adminRun) userWithRows(ref string) (*models.User, []models.Account, []models.SessionListing, error) {
+func (r *adminRun) userWithRows(ref string) (*models.User, []models.Account, []adminstore.SessionListing, error) {
 	u, err := r.findUser(ref)
 	if err != nil {
 		return nil, nil, nil, err
@@ -64,7 +65,7 @@ func (r *adminRun) userWithRows(ref string) (*models.User, []models.Account, []m
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	sessions, err := r.store.SessionListings(r.ctx, u.ID, r.now)
+	sessions, err := adminstore.New(r.store).SessionListings(r.ctx, u.ID, r.now)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -78,11 +79,11 @@ func usersShow(r *adminRun) error {
 	}
 	var pending int64
 	if u.Email != nil {
-		if pending, err = r.store.PendingSignIns(r.ctx, *u.Email, r.now); err != nil {
+		if pending, err = adminstore.New(r.store).PendingSignIns(r.ctx, *u.Email, r.now); err != nil {
 			return err
 		}
 	}
-	revoked, err := r.store.RevokedAt(r.ctx, u.ID)
+	revoked, err := adminstore.New(r.store).RevokedAt(r.ctx, u.ID)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func sessionsList(r *adminRun) error {
 		}
 		userID = u.ID
 	}
-	sessions, err := r.store.SessionListings(r.ctx, userID, r.now)
+	sessions, err := adminstore.New(r.store).SessionListings(r.ctx, userID, r.now)
 	if err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func sessionsList(r *adminRun) error {
 	}
 	if r.json {
 		if sessions == nil {
-			sessions = []models.SessionListing{}
+			sessions = []adminstore.SessionListing{}
 		}
 		return r.printJSON(sessions)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
+	"github.com/latchkey-auth/latchkey/models/throttlestore"
 )
 
 // buildAccountPages builds the account rules (app/accounts) over the store
@@ -35,7 +36,7 @@ func (w *wiring) buildAccountPages(mail *emailflow.Handler) (*accounts.Service, 
 		Policy:   password.NewPolicy(),
 		// Wrong passwords typed on the account pages count in the password
 		// sign-in's buckets: guessing there is guessing at sign-in.
-		Throttle:      signin.NewThrottle(w.store),
+		Throttle:      signin.NewThrottle(throttlestore.New(w.store)),
 		Limits:        limits,
 		Hashes:        func(v string) []string { return email.HashTokens(v, w.cfg.Secrets()) },
 		SessionsEnded: w.sessionsEnded,

@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/models/throttlestore"
 )
 
 // credentialsProvider is what the password rules need of p. It shares the
@@ -14,6 +15,6 @@ func (w *wiring) credentialsProvider(p config.Provider) signin.CredentialsProvid
 		ID:        p.ID,
 		Hasher:    w.hasher,
 		Passwords: w.store,
-		Throttle:  signin.NewThrottle(w.store),
+		Throttle:  signin.NewThrottle(throttlestore.New(w.store)),
 	}
 }

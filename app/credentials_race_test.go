@@ -12,6 +12,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/models/throttlestore"
 )
 
 // Wrong passwords sent all at once are throttled as if sent one by one:
@@ -52,7 +53,7 @@ func TestPasswordThrottleHoldsUnderParallelGuesses(t *testing.T) {
 		for i, s := range statuses {
 			require.Equal(t, http.StatusUnauthorized, s, "attempt %d", i)
 		}
-		rows, err := e.app.Store().PasswordThrottles(context.Background(), e.now(), pairBucket(t, e))
+		rows, err := throttlestore.New(e.app.Store()).PasswordThrottles(context.Background(), e.now(), pairBucket(t, e))
 		require.NoError(t, err)
 		var counted int
 		for _, r := range rows {

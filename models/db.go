@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/models/events"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -30,6 +31,7 @@ type Store struct {
 	sessionStmt *sql.Stmt   // prepared once: GET /session's lookup
 	file        *sqliteFile // SQLite: the file opened, for Ready
 	onError     func()      // Config.OnError
+	outbox      events.Outbox
 }
 
 // ErrNoAnswer is returned by Connect when the database cannot be reached
@@ -54,6 +56,9 @@ type Config struct {
 	// OnError, when set, is called for every statement the database fails
 	// (see countFailure): the service's latchkey_db_errors_total.
 	OnError func()
+	// Outbox, when set, receives every account event in the transaction
+	// of its change (emit.go); nil reports nothing.
+	Outbox events.Outbox
 }
 
 // Open opens (creating if needed) the SQLite file at path with the defaults
@@ -94,7 +99,7 @@ func Connect(c Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", c.Dialect, err)
 	}
-	s := &Store{db: db, dialect: c.Dialect}
+	s := &Store{db: db, dialect: c.Dialect, outbox: c.Outbox}
 	sqlDB, err := db.DB()
 	if err != nil {
 		_ = s.Close()

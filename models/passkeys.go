@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/models/events"
 	"gorm.io/gorm"
 )
 
@@ -63,7 +64,12 @@ func (s *Store) AddAuthenticator(ctx context.Context, a *Authenticator) error {
 	if a.ID == "" {
 		a.ID = NewID()
 	}
-	err := s.db.WithContext(ctx).Omit("User").Create(a).Error
+	err := s.Change(ctx, []string{events.PasskeyAdded}, func(tx *gorm.DB) ([]events.Event, error) {
+		if err := tx.Omit("User").Create(a).Error; err != nil {
+			return nil, err
+		}
+		return []events.Event{{Type: events.PasskeyAdded, Data: events.Passkey{UserID: a.UserID, PasskeyID: a.ID, Name: a.Name}}}, nil
+	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return ErrCredentialExists
 	}
@@ -141,6 +147,9 @@ func (s *Store) RemoveAuthenticator(ctx context.Context, userID, id string, keep
 		if err := tx.Model(&Authenticator{}).Where("user_id = ?", userID).Count(&left).Error; err != nil {
 			return fmt.Errorf("count authenticators: %w", err)
 		}
-		return keep(left)
+		if err := keep(left); err != nil {
+			return err
+		}
+		return s.Emit(tx, events.Event{Type: events.PasskeyRemoved, Data: events.Passkey{UserID: userID, PasskeyID: id, Actor: events.ActorOf(ctx)}})
 	})
 }

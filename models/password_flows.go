@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/models/events"
 	"gorm.io/gorm"
 )
 
@@ -121,21 +122,27 @@ func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, no
 			return err
 		}
 		claimed, err := setUnverifiedVerified(tx, addr, now)
+		var ev events.Event
 		switch {
 		case err != nil:
 			return err
 		case claimed != nil:
 			u = claimed
+			ev = events.Event{Type: events.UserUpdated, Data: events.UserChange{User: EventUser(u), Changes: []string{"email_verified"}}}
 		default:
 			u = &User{ID: NewID(), Email: &addr, EmailVerified: &now}
 			if err := tx.Create(u).Error; err != nil {
 				return conflict(err)
 			}
+			ev = userCreated(u, "credentials")
 		}
 		if err := setPasswordHash(tx, u.ID, pending.PasswordHash); err != nil {
 			return err
 		}
-		return tx.Where("identifier = ?", spent[0]).Delete(&VerificationToken{}).Error
+		if err := tx.Where("identifier = ?", spent[0]).Delete(&VerificationToken{}).Error; err != nil {
+			return err
+		}
+		return s.Emit(tx, ev)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("complete sign-up: %w", err)
@@ -224,19 +231,30 @@ func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pa
 				if err := tx.Where("identifier = ?", resetPrefix+userID).Delete(&VerificationToken{}).Error; err != nil {
 					return err
 				}
-				return setPasswordHash(tx, owner.ID, passwordHash)
+				if err := setPasswordHash(tx, owner.ID, passwordHash); err != nil {
+					return err
+				}
+				return s.Emit(tx, userCreated(owner, "credentials"))
 			}
 		}
 		if err := setPasswordHash(tx, userID, passwordHash); err != nil {
 			return err
 		}
-		err := tx.Model(&User{}).Where("id = ? AND email_verified IS NULL", userID).
-			Update("email_verified", dbTime(now)).Error
-		if err != nil {
+		r = tx.Model(&User{}).Where("id = ? AND email_verified IS NULL", userID).Update("email_verified", dbTime(now))
+		if r.Error != nil {
+			return r.Error
+		}
+		evs := []events.Event{{Type: events.PasswordReset, Data: events.Subject{UserID: userID}}}
+		if r.RowsAffected == 1 {
+			at := dbTime(now)
+			holder.EmailVerified = &at
+			evs = append(evs, events.Event{Type: events.UserUpdated, Data: events.UserChange{User: EventUser(&holder), Changes: []string{"email_verified"}}})
+		}
+		var err error
+		if ended, err = endPasswordSessions(tx, s.dialect, userID, now); err != nil {
 			return err
 		}
-		ended, err = endPasswordSessions(tx, s.dialect, userID, now)
-		return err
+		return s.Emit(tx, append(evs, sessionsEnded(ctx, userID, events.ReasonPasswordReset))...)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("reset password: %w", err)
@@ -260,8 +278,11 @@ func (s *Store) ChangePassword(ctx context.Context, userID, old, passwordHash st
 			return ErrConflict
 		}
 		var err error
-		ended, err = endPasswordSessions(tx, s.dialect, userID, now)
-		return err
+		if ended, err = endPasswordSessions(tx, s.dialect, userID, now); err != nil {
+			return err
+		}
+		return s.Emit(tx, events.Event{Type: events.PasswordChange, Data: events.Subject{UserID: userID, Actor: events.ActorOf(ctx)}},
+			sessionsEnded(ctx, userID, events.ReasonPasswordChanged))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("change password: %w", err)

@@ -113,8 +113,8 @@ func (s *Store) DeletePassword(ctx context.Context, userID string) error {
 }
 
 // CreateUserWithPassword creates u (an id is generated when empty) and its
-// password in one transaction: a failure leaves neither row. A taken
-// e-mail is ErrConflict.
+// password in one transaction, with its user.created: a failure leaves
+// neither row. A taken e-mail is ErrConflict.
 func (s *Store) CreateUserWithPassword(ctx context.Context, u *User, hash string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if u.ID == "" {
@@ -123,7 +123,10 @@ func (s *Store) CreateUserWithPassword(ctx context.Context, u *User, hash string
 		if err := tx.Create(withDBTime(u)).Error; err != nil {
 			return fmt.Errorf("create user: %w", conflict(err))
 		}
-		return setPasswordHash(tx, u.ID, hash)
+		if err := setPasswordHash(tx, u.ID, hash); err != nil {
+			return err
+		}
+		return s.Emit(tx, userCreated(u, "credentials"))
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/models/events"
 	"gorm.io/gorm"
 )
 
@@ -51,13 +52,20 @@ func (s *Store) Revocations(ctx context.Context) ([]SessionRevocation, error) {
 // RevokeSessions ends every session of userID (AllUsers: of everyone)
 // signed in up to at, in one transaction: the database sessions' rows are
 // deleted, and the "not before" time is recorded (never moved back) for the
-// JWT sessions. It returns the number of database sessions deleted.
+// JWT sessions, with its session.ended (scope "all"; user_id "*" for
+// everyone). It returns the number of database sessions deleted.
 func (s *Store) RevokeSessions(ctx context.Context, userID string, at time.Time) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		n, err = revoke(tx, s.dialect, userID, at)
-		return err
+		if n, err = revoke(tx, s.dialect, userID, at); err != nil {
+			return err
+		}
+		reason := events.ReasonSignOutEverywhere // the user's own "sign out everywhere"
+		if events.ActorOf(ctx) == events.ActorAdmin {
+			reason = events.ReasonRevoked
+		}
+		return s.Emit(tx, sessionsEnded(ctx, userID, reason))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("revoke sessions: %w", err)

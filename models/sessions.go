@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/latchkey-auth/latchkey/models/events"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // ErrNotFound is returned when a looked-up row does not exist.
@@ -23,6 +26,8 @@ func NewID() string { return uuid.NewString() }
 type NewSession struct {
 	UserID, TokenHash, AMR, Device, Network string
 	SignedIn, Expires                       time.Time
+	// Provider is how the user signed in, for session.created only (not stored).
+	Provider string
 }
 
 // CreateSession stores a session for n.UserID under the hash of its token.
@@ -30,10 +35,13 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) error {
 	seen := dbTime(n.SignedIn)
 	row := Session{ID: NewID(), TokenHash: n.TokenHash, UserID: n.UserID, Expires: dbTime(n.Expires), CreatedAt: seen,
 		AMR: n.AMR, Device: n.Device, Network: n.Network, LastSeen: &seen}
-	if err := s.db.WithContext(ctx).Omit("User").Create(&row).Error; err != nil {
-		return fmt.Errorf("create session: %w", conflict(err))
-	}
-	return nil
+	return s.Change(ctx, []string{events.SessionCreated}, func(tx *gorm.DB) ([]events.Event, error) {
+		if err := tx.Omit("User").Create(&row).Error; err != nil {
+			return nil, fmt.Errorf("create session: %w", conflict(err))
+		}
+		return []events.Event{{Type: events.SessionCreated, Data: events.Session{UserID: n.UserID, SessionID: row.ID,
+			Provider: n.Provider, Methods: strings.Fields(n.AMR), Strategy: StrategyDatabase}}}, nil
+	})
 }
 
 // SessionsOf returns a user's sessions, soonest expiry first.
@@ -184,17 +192,39 @@ func (s *Store) ExtendSession(ctx context.Context, tokenHash string, expires, se
 	return nil
 }
 
-// DeleteSession removes a session by token hash; a missing one is not an error.
+// DeleteSession removes a session by token hash (a sign-out); a missing
+// one is not an error and reports nothing.
 func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
-	if err := s.db.WithContext(ctx).Where("token_hash = ?", tokenHash).Delete(&Session{}).Error; err != nil {
+	err := s.Change(ctx, []string{events.SessionEnded}, func(tx *gorm.DB) ([]events.Event, error) {
+		var gone []Session
+		if err := tx.Clauses(clause.Returning{Columns: []clause.Column{{Name: "id"}, {Name: "user_id"}}}).
+			Where("token_hash = ?", tokenHash).Delete(&gone).Error; err != nil {
+			return nil, err
+		}
+		evs := make([]events.Event, 0, len(gone))
+		for _, g := range gone {
+			evs = append(evs, sessionEnded(ctx, g.UserID, g.ID, events.ReasonSignOut))
+		}
+		return evs, nil
+	})
+	if err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil
 }
 
-// DeleteUserSessions removes every session of a user.
+// DeleteUserSessions removes every session of a user (a sign-out of every
+// device, database strategy).
 func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
-	if err := s.db.WithContext(ctx).Where("user_id = ?", userID).Delete(&Session{}).Error; err != nil {
+	err := s.Change(ctx, []string{events.SessionEnded}, func(tx *gorm.DB) ([]events.Event, error) {
+		r := tx.Where("user_id = ?", userID).Delete(&Session{})
+		if r.Error != nil || r.RowsAffected == 0 {
+			return nil, r.Error
+		}
+		return []events.Event{{Type: events.SessionEnded, Data: events.Session{UserID: userID, Strategy: StrategyDatabase,
+			Scope: events.ScopeAll, Reason: events.ReasonSignOutEverywhere, Actor: events.ActorOf(ctx)}}}, nil
+	})
+	if err != nil {
 		return fmt.Errorf("delete user sessions: %w", err)
 	}
 	return nil
@@ -232,8 +262,8 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 			return r.Error
 		}
 		n += r.RowsAffected
-		r = tx.Where("expires <= ?", now.UnixMicro()).Delete(&PasswordThrottle{})
-		if r.Error != nil {
+		// models/throttlestore's counters: their times are microseconds.
+		if r = tx.Exec("DELETE FROM password_throttles WHERE expires <= ?", now.UnixMicro()); r.Error != nil {
 			return r.Error
 		}
 		n += r.RowsAffected

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/latchkey-auth/latchkey/models/events"
 	"gorm.io/gorm"
 )
 
@@ -42,7 +43,8 @@ func (s *Store) findUser(q *gorm.DB) (*User, error) {
 }
 
 // CreateUserWithAccount creates a user and links acc to it in one
-// transaction: a failure leaves neither row.
+// transaction, with their user.created and account.linked events: a
+// failure leaves neither row.
 func (s *Store) CreateUserWithAccount(ctx context.Context, u *User, acc *Account) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if u.ID == "" {
@@ -58,7 +60,7 @@ func (s *Store) CreateUserWithAccount(ctx context.Context, u *User, acc *Account
 		if err := tx.Omit("User").Create(acc).Error; err != nil {
 			return fmt.Errorf("link account: %w", conflict(err))
 		}
-		return nil
+		return s.Emit(tx, userCreated(u, acc.Provider), accountLinked(acc))
 	})
 }
 
@@ -67,10 +69,12 @@ func (s *Store) LinkAccount(ctx context.Context, acc *Account) error {
 	if acc.ID == "" {
 		acc.ID = NewID()
 	}
-	if err := s.db.WithContext(ctx).Omit("User").Create(acc).Error; err != nil {
-		return fmt.Errorf("link account: %w", conflict(err))
-	}
-	return nil
+	return s.Change(ctx, []string{events.AccountLinked}, func(tx *gorm.DB) ([]events.Event, error) {
+		if err := tx.Omit("User").Create(acc).Error; err != nil {
+			return nil, fmt.Errorf("link account: %w", conflict(err))
+		}
+		return []events.Event{accountLinked(acc)}, nil
+	})
 }
 
 // conflict maps unique-constraint failures (translated by GORM) to ErrConflict.
@@ -82,15 +86,18 @@ func conflict(err error) error {
 }
 
 // CreateUser stores a new user (an id is generated when empty); an e-mail
-// that is taken is ErrConflict.
+// that is taken is ErrConflict. Its user.created names no provider: the
+// admin command makes it, before any sign-in.
 func (s *Store) CreateUser(ctx context.Context, u *User) error {
 	if u.ID == "" {
 		u.ID = NewID()
 	}
-	if err := s.db.WithContext(ctx).Create(withDBTime(u)).Error; err != nil {
-		return fmt.Errorf("create user: %w", conflict(err))
-	}
-	return nil
+	return s.Change(ctx, []string{events.UserCreated}, func(tx *gorm.DB) ([]events.Event, error) {
+		if err := tx.Create(withDBTime(u)).Error; err != nil {
+			return nil, fmt.Errorf("create user: %w", conflict(err))
+		}
+		return []events.Event{userCreated(u, "")}, nil
+	})
 }
 
 // ListUsers returns up to limit users, oldest first.

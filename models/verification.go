@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/models/events"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -52,7 +53,8 @@ func (s *Store) VerificationTokenByHash(ctx context.Context, tokenHash string) (
 // when the link's proof takes the address from an unverified claimant: see
 // releaseUnproved), all in one transaction: of two concurrent redemptions exactly one gets the user
 // (the other ErrNotFound), and a failure after the delete rolls the token
-// back so the link still works. isNew reports a created user.
+// back so the link still works. isNew reports a created user. Its event
+// is user.created for a new user, user.updated for a first verification.
 func (s *Store) RedeemVerificationToken(ctx context.Context, identifier, tokenHash string, now time.Time) (u *User, isNew bool, err error) {
 	now = dbTime(now)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -69,8 +71,22 @@ func (s *Store) RedeemVerificationToken(ctx context.Context, identifier, tokenHa
 		if _, err := releaseUnproved(tx, identifier); err != nil {
 			return err
 		}
-		u, isNew, err = verifyEmail(tx, identifier, now)
-		return err
+		var unverified int64 // only asked when someone is told of it
+		if s.Wants(events.UserUpdated) {
+			if err := tx.Model(&User{}).Where("email = ? AND email_verified IS NULL", identifier).Count(&unverified).Error; err != nil {
+				return fmt.Errorf("read user: %w", err)
+			}
+		}
+		if u, isNew, err = verifyEmail(tx, identifier, now); err != nil {
+			return err
+		}
+		switch {
+		case isNew:
+			return s.Emit(tx, userCreated(u, "email"))
+		case unverified > 0:
+			return s.Emit(tx, events.Event{Type: events.UserUpdated, Data: events.UserChange{User: EventUser(u), Changes: []string{"email_verified"}}})
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, false, err

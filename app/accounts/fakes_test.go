@@ -15,6 +15,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/throttlestore"
 )
 
 var errBoom = errors.New("boom")
@@ -291,11 +292,11 @@ func (m *mailer) token(t *testing.T) string {
 // throttles is an always-empty signin.Throttles; down makes it fail.
 type throttles struct{ down bool }
 
-func (t *throttles) PasswordThrottles(context.Context, time.Time, ...string) (map[string]models.PasswordThrottle, error) {
+func (t *throttles) PasswordThrottles(context.Context, time.Time, ...string) (map[string]throttlestore.PasswordThrottle, error) {
 	if t.down {
 		return nil, errors.New("throttle table down")
 	}
-	return map[string]models.PasswordThrottle{}, nil
+	return map[string]throttlestore.PasswordThrottle{}, nil
 }
 func (t *throttles) RecordPasswordFailure(context.Context, time.Time, string, time.Duration) (int, error) {
 	return 1, nil

@@ -252,7 +252,7 @@ func (d *Database) Create(ctx context.Context, w http.ResponseWriter, r *http.Re
 		device, network = describe(r, d.clientIP)
 	}
 	err := d.store.CreateSession(ctx, models.NewSession{UserID: u.ID, TokenHash: HashToken(tok),
-		AMR: strings.Join(u.Methods, " "), Device: device, Network: network, SignedIn: now, Expires: expires})
+		AMR: strings.Join(u.Methods, " "), Device: device, Network: network, SignedIn: now, Expires: expires, Provider: u.Provider})
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,10 @@ type SignInRecords interface {
 	SignInsOfUser(ctx context.Context, userID string, now time.Time) ([]accountstore.SignIn, error)
 	EndSignIn(ctx context.Context, userID, id string, at time.Time) (bool, error)
 	EndOtherSignIns(ctx context.Context, userID, keepID string, at time.Time) (int64, error)
+	// SignedOut reports a sign-out (the webhook event; no row changes),
+	// when WantsSignOuts says someone is told.
+	SignedOut(ctx context.Context, userID, id string) error
+	WantsSignOuts() bool
 }
 
 // SIDClaim names the token's sign-in record (SignInRecords).
@@ -298,6 +302,7 @@ func (j *JWT) Create(ctx context.Context, w http.ResponseWriter, r *http.Request
 		rec := &accountstore.SignIn{
 			ID: random.Base64URL(16), UserID: u.ID, Device: device, Network: network,
 			CreatedAt: now, LastSeen: now, Expires: j.life.recordEnd(now),
+			Provider: u.Provider, Methods: u.Methods,
 		}
 		if err := j.records.CreateSignIn(ctx, rec); err != nil {
 			return fmt.Errorf("record the sign-in: %w", err)
@@ -337,10 +342,20 @@ func (j *JWT) write(w http.ResponseWriter, r *http.Request, claims map[string]an
 	return nil
 }
 
-// Destroy clears every chunk; there is nothing stored server-side.
-func (j *JWT) Destroy(_ context.Context, w http.ResponseWriter, r *http.Request) error {
+// Destroy clears every chunk: the token is not stored server-side.
+// A sign-out with webhooks reads the token first, to report which
+// sign-in ended; the report failing does not keep the cookie.
+func (j *JWT) Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
+	var err error
+	if j.records != nil && j.records.WantsSignOuts() {
+		if s, _, rerr := j.Read(ctx, r); rerr == nil && s != nil {
+			if sid := claimString(s.Claims, SIDClaim); sid != "" {
+				err = j.records.SignedOut(ctx, s.User.ID, sid)
+			}
+		}
+	}
 	j.Clear(w, r)
-	return nil
+	return err
 }
 
 // DestroyAll can end only this browser's session: a JWT session lives in

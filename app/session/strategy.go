@@ -25,6 +25,9 @@ type User struct {
 	// Methods are how the user signed in, given to Create (amr values,
 	// app/twofactor's Method*); a read Session has them in Methods().
 	Methods []string
+	// Provider is the provider the user signed in with, given to Create
+	// for the session.created webhook event; never read back.
+	Provider string
 }
 
 // Session is a valid session read from a request.

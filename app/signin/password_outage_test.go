@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/signin"
-	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/throttlestore"
 )
 
 // The password throttle's counters live in the database. While it is down
@@ -27,7 +27,7 @@ func TestPasswordSignInWhileCountersAreDown(t *testing.T) {
 // downThrottles is a throttle store whose database does not answer.
 type downThrottles struct{}
 
-func (downThrottles) PasswordThrottles(context.Context, time.Time, ...string) (map[string]models.PasswordThrottle, error) {
+func (downThrottles) PasswordThrottles(context.Context, time.Time, ...string) (map[string]throttlestore.PasswordThrottle, error) {
 	return nil, errBoom
 }
 

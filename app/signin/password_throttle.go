@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/email"
-	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/throttlestore"
 )
 
 // Throttles is the storage of password sign-in's failure counters.
 // *models.Store implements it.
 type Throttles interface {
-	PasswordThrottles(ctx context.Context, now time.Time, buckets ...string) (map[string]models.PasswordThrottle, error)
+	PasswordThrottles(ctx context.Context, now time.Time, buckets ...string) (map[string]throttlestore.PasswordThrottle, error)
 	RecordPasswordFailure(ctx context.Context, now time.Time, bucket string, keep time.Duration) (int, error)
 	ClaimPasswordBucket(ctx context.Context, bucket string, now, until time.Time) (bool, error)
 	ForgetPasswordFailure(ctx context.Context, bucket string) error

@@ -93,7 +93,7 @@ func (s *Service) startSession(ctx context.Context, b Browser, in *SignedIn) err
 		return err
 	}
 	u := in.User
-	su := session.User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image, EmailVerified: u.EmailVerified != nil, Methods: in.Methods}
+	su := session.User{ID: u.ID, Name: u.Name, Email: u.Email, Image: u.Image, EmailVerified: u.EmailVerified != nil, Methods: in.Methods, Provider: in.Provider}
 	var claims map[string]any
 	if s.JWTSessions {
 		trigger := "signIn"

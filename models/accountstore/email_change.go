@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
 // An e-mail change link is a verification_tokens row, like the password
@@ -145,7 +146,14 @@ func (s *Store) ApplyEmailChange(ctx context.Context, tokenHash string, now time
 		if err != nil {
 			return fmt.Errorf("spend pending links: %w", err)
 		}
-		return nil
+		if !s.store.Wants(events.UserUpdated) {
+			return nil
+		}
+		if err := tx.Where("id = ?", userID).Take(&u).Error; err != nil {
+			return fmt.Errorf("read user: %w", err)
+		}
+		return s.store.Emit(tx, events.Event{Type: events.UserUpdated, Data: events.UserChange{User: models.EventUser(&u),
+			Changes: []string{"email", "email_verified"}}})
 	})
 	if err != nil {
 		return "", "", "", fmt.Errorf("apply e-mail change: %w", err)

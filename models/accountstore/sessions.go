@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // SessionRecord is a database session as the account page lists it. The
@@ -43,30 +46,61 @@ func (s *Store) SessionsOfUser(ctx context.Context, userID string, now time.Time
 // nothing). The owner check is in the DELETE itself, so no id read from a
 // form can reach another user's row.
 func (s *Store) DeleteUserSession(ctx context.Context, userID, id string) (bool, error) {
-	r := s.db().WithContext(ctx).Where("id = ? AND user_id = ?", id, userID).Delete(&models.Session{})
-	if r.Error != nil {
-		return false, fmt.Errorf("delete session of user: %w", r.Error)
+	var n int64
+	err := s.store.Change(ctx, []string{events.SessionEnded}, func(tx *gorm.DB) ([]events.Event, error) {
+		r := tx.Where("id = ? AND user_id = ?", id, userID).Delete(&models.Session{})
+		if n = r.RowsAffected; r.Error != nil || n == 0 {
+			return nil, r.Error
+		}
+		return ended(ctx, userID, id, models.StrategyDatabase, events.ScopeOne), nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("delete session of user: %w", err)
 	}
-	return r.RowsAffected == 1, nil
+	return n == 1, nil
+}
+
+// ended is the session.ended of the account page ending sessions
+// (reason "revoked").
+func ended(ctx context.Context, userID, id, strategy, scope string) []events.Event {
+	return []events.Event{{Type: events.SessionEnded, Data: events.Session{UserID: userID, SessionID: id,
+		Strategy: strategy, Scope: scope, Reason: events.ReasonRevoked, Actor: events.ActorOf(ctx)}}}
 }
 
 // DeleteOtherSessions ends every session of the user but the one stored
 // under keepTokenHash (the caller's own) and returns how many went.
 func (s *Store) DeleteOtherSessions(ctx context.Context, userID, keepTokenHash string) (int64, error) {
-	r := s.db().WithContext(ctx).Where("user_id = ? AND token_hash <> ?", userID, keepTokenHash).Delete(&models.Session{})
-	if r.Error != nil {
-		return 0, fmt.Errorf("delete other sessions: %w", r.Error)
+	var n int64
+	err := s.store.Change(ctx, []string{events.SessionEnded}, func(tx *gorm.DB) ([]events.Event, error) {
+		r := tx.Where("user_id = ? AND token_hash <> ?", userID, keepTokenHash).Delete(&models.Session{})
+		if n = r.RowsAffected; r.Error != nil || n == 0 {
+			return nil, r.Error
+		}
+		return ended(ctx, userID, "", models.StrategyDatabase, events.ScopeOthers), nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete other sessions: %w", err)
 	}
-	return r.RowsAffected, nil
+	return n, nil
 }
 
 // UnlinkAccount removes the linked identity accountID if it is userID's:
 // false when it is not (another user's id changes nothing). Whether it is
 // the user's last way to sign in is the caller's rule.
 func (s *Store) UnlinkAccount(ctx context.Context, userID, accountID string) (bool, error) {
-	r := s.db().WithContext(ctx).Where("id = ? AND user_id = ?", accountID, userID).Delete(&models.Account{})
-	if r.Error != nil {
-		return false, fmt.Errorf("unlink account: %w", r.Error)
+	var n int64
+	err := s.store.Change(ctx, []string{events.AccountUnlink}, func(tx *gorm.DB) ([]events.Event, error) {
+		var gone []models.Account
+		r := tx.Clauses(clause.Returning{Columns: []clause.Column{{Name: "provider"}}}).
+			Where("id = ? AND user_id = ?", accountID, userID).Delete(&gone)
+		if n = r.RowsAffected; r.Error != nil || len(gone) == 0 {
+			return nil, r.Error
+		}
+		return []events.Event{{Type: events.AccountUnlink, Data: events.Account{UserID: userID, Provider: gone[0].Provider,
+			Actor: events.ActorOf(ctx)}}}, nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("unlink account: %w", err)
 	}
-	return r.RowsAffected == 1, nil
+	return n == 1, nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
+	"gorm.io/gorm"
 )
 
 // SignIn is one jwt-strategy sign-in: the server-side record of a token
@@ -25,6 +27,10 @@ type SignIn struct {
 	LastSeen time.Time  `gorm:"not null"`
 	Expires  time.Time  `gorm:"index:idx_sign_ins_expires;not null"`
 	EndedAt  *time.Time `gorm:"index:idx_sign_ins_ended_at,where:ended_at IS NOT NULL"`
+	// Provider and Methods are how the user signed in, for the
+	// session.created event only: not stored.
+	Provider string   `gorm:"-"`
+	Methods  []string `gorm:"-"`
 }
 
 // CreateSignIn stores a sign-in's record when its token is minted. An
@@ -47,7 +53,14 @@ func (s *Store) CreateSignIn(ctx context.Context, si *SignIn) error {
 		at := models.DBTime(*si.EndedAt)
 		si.EndedAt = &at
 	}
-	if err := s.db().WithContext(ctx).Create(si).Error; err != nil {
+	err := s.store.Change(ctx, []string{events.SessionCreated}, func(tx *gorm.DB) ([]events.Event, error) {
+		if err := tx.Create(si).Error; err != nil {
+			return nil, err
+		}
+		return []events.Event{{Type: events.SessionCreated, Data: events.Session{UserID: si.UserID, SessionID: si.ID,
+			Provider: si.Provider, Methods: si.Methods, Strategy: models.StrategyJWT}}}, nil
+	})
+	if err != nil {
 		return fmt.Errorf("create sign-in: %w", models.Conflict(err))
 	}
 	return nil
@@ -85,24 +98,57 @@ func (s *Store) SignInsOfUser(ctx context.Context, userID string, now time.Time)
 // once, one gets true.
 func (s *Store) EndSignIn(ctx context.Context, userID, id string, at time.Time) (bool, error) {
 	at = models.DBTime(at)
-	r := s.db().WithContext(ctx).Model(&SignIn{}).
-		Where("id = ? AND user_id = ? AND ended_at IS NULL AND expires > ?", id, userID, at).Update("ended_at", at)
-	if r.Error != nil {
-		return false, fmt.Errorf("end sign-in: %w", r.Error)
+	var n int64
+	err := s.store.Change(ctx, []string{events.SessionEnded}, func(tx *gorm.DB) ([]events.Event, error) {
+		r := tx.Model(&SignIn{}).
+			Where("id = ? AND user_id = ? AND ended_at IS NULL AND expires > ?", id, userID, at).Update("ended_at", at)
+		if n = r.RowsAffected; r.Error != nil || n == 0 {
+			return nil, r.Error
+		}
+		return ended(ctx, userID, id, models.StrategyJWT, events.ScopeOne), nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("end sign-in: %w", err)
 	}
-	return r.RowsAffected == 1, nil
+	return n == 1, nil
 }
+
+// SignedOut reports the sign-out of the jwt sign-in id (session.ended,
+// reason "signout"). The token lives in the cookie the sign-out cleared,
+// as next-auth's does, so no row changes and the event is the only write;
+// none when no endpoint wants it.
+func (s *Store) SignedOut(ctx context.Context, userID, id string) error {
+	err := s.store.Change(ctx, []string{events.SessionEnded}, func(*gorm.DB) ([]events.Event, error) {
+		return []events.Event{{Type: events.SessionEnded, Data: events.Session{UserID: userID, SessionID: id,
+			Strategy: models.StrategyJWT, Scope: events.ScopeOne, Reason: events.ReasonSignOut, Actor: events.ActorOf(ctx)}}}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("report sign-out: %w", err)
+	}
+	return nil
+}
+
+// WantsSignOuts reports whether SignedOut writes anything, so a sign-out
+// reads its token only when someone is told.
+func (s *Store) WantsSignOuts() bool { return s.store.Wants(events.SessionEnded) }
 
 // EndOtherSignIns ends every live sign-in of the user but keepID (the
 // caller's own) at at and returns how many it ended.
 func (s *Store) EndOtherSignIns(ctx context.Context, userID, keepID string, at time.Time) (int64, error) {
 	at = models.DBTime(at)
-	r := s.db().WithContext(ctx).Model(&SignIn{}).
-		Where("user_id = ? AND id <> ? AND ended_at IS NULL AND expires > ?", userID, keepID, at).Update("ended_at", at)
-	if r.Error != nil {
-		return 0, fmt.Errorf("end other sign-ins: %w", r.Error)
+	var n int64
+	err := s.store.Change(ctx, []string{events.SessionEnded}, func(tx *gorm.DB) ([]events.Event, error) {
+		r := tx.Model(&SignIn{}).
+			Where("user_id = ? AND id <> ? AND ended_at IS NULL AND expires > ?", userID, keepID, at).Update("ended_at", at)
+		if n = r.RowsAffected; r.Error != nil || n == 0 {
+			return nil, r.Error
+		}
+		return ended(ctx, userID, "", models.StrategyJWT, events.ScopeOthers), nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("end other sign-ins: %w", err)
 	}
-	return r.RowsAffected, nil
+	return n, nil
 }
 
 // EndedSignIns is every instance's poll: the ids of sign-ins ended and not

@@ -320,4 +320,26 @@ var Steps = []Step{
 				PRIMARY KEY (kind, key))`,
 		},
 	},
+	{
+		Version: 12,
+		Name:    "webhook_deliveries",
+		// Signed webhooks (issue #34, models/webhookstore): the outbox, one
+		// row per (event, endpoint), inserted in the transaction of the
+		// change it reports. Workers on any instance claim due pending rows
+		// with a lease (lease_owner, lease_until); idx_webhook_deliveries_due
+		// keeps that claim to the due rows. body is the event's JSON, signed
+		// at each attempt; last_error never holds a body or a secret.
+		SQLite: []string{
+			"CREATE TABLE `webhook_deliveries` (`event_id` text NOT NULL,`endpoint` text NOT NULL,`type` text NOT NULL,`body` text NOT NULL,`status` text NOT NULL,`attempts` integer NOT NULL DEFAULT 0,`next_at` datetime NOT NULL,`lease_owner` text NOT NULL DEFAULT '',`lease_until` datetime,`last_status` integer NOT NULL DEFAULT 0,`last_error` text NOT NULL DEFAULT '',`created_at` datetime NOT NULL,`delivered_at` datetime,PRIMARY KEY (`event_id`,`endpoint`))",
+			"CREATE INDEX `idx_webhook_deliveries_due` ON `webhook_deliveries`(`status`,`next_at`)",
+		},
+		Postgres: []string{
+			`CREATE TABLE webhook_deliveries (event_id varchar(40) NOT NULL, endpoint varchar(64) NOT NULL,
+				type text NOT NULL, body text NOT NULL, status text NOT NULL, attempts integer NOT NULL DEFAULT 0,
+				next_at timestamptz NOT NULL, lease_owner text NOT NULL DEFAULT '', lease_until timestamptz,
+				last_status integer NOT NULL DEFAULT 0, last_error text NOT NULL DEFAULT '',
+				created_at timestamptz NOT NULL, delivered_at timestamptz, PRIMARY KEY (event_id, endpoint))`,
+			`CREATE INDEX idx_webhook_deliveries_due ON webhook_deliveries (status, next_at)`,
+		},
+	},
 }

@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
 // UnusedRecoveryCodes lists the user's recovery codes not used yet, oldest
@@ -35,8 +36,12 @@ func (s *Store) UseRecoveryCode(ctx context.Context, userID, id string, now time
 			return r.Error
 		}
 		ok = true
-		return tx.Model(&TwoFactor{}).Where("user_id = ?", userID).
+		err := tx.Model(&TwoFactor{}).Where("user_id = ?", userID).
 			Updates(map[string]any{"failures": 0, "blocked_until": nil}).Error
+		if err != nil {
+			return err
+		}
+		return s.store.Emit(tx, subject(events.RecoveryUsed, userID, ""))
 	})
 	if err != nil {
 		return false, fmt.Errorf("use recovery code: %w", err)
@@ -60,7 +65,10 @@ func (s *Store) ReplaceRecoveryCodes(ctx context.Context, userID string, codeHas
 			return r.Error
 		}
 		ok = true
-		return replaceCodes(tx, userID, codeHashes, at)
+		if err := replaceCodes(tx, userID, codeHashes, at); err != nil {
+			return err
+		}
+		return s.store.Emit(tx, subject(events.RecoveryCodes, userID, ""))
 	})
 	if err != nil {
 		return false, fmt.Errorf("replace recovery codes: %w", err)

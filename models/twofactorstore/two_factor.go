@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
 // The two-factor store. Several instances serve one database, and a code
@@ -76,7 +78,10 @@ func (s *Store) ConfirmTwoFactor(ctx context.Context, userID string, step int64,
 			return r.Error
 		}
 		ok = true
-		return replaceCodes(tx, userID, codeHashes, at)
+		if err := replaceCodes(tx, userID, codeHashes, at); err != nil {
+			return err
+		}
+		return s.store.Emit(tx, events.Event{Type: events.TwoFactorOn, Data: events.Subject{UserID: userID, Method: "totp"}})
 	})
 	if err != nil {
 		return false, fmt.Errorf("confirm two-factor: %w", err)
@@ -139,13 +144,19 @@ func (s *Store) ForgetDevices(ctx context.Context, userID, newKey string) (bool,
 	return r.RowsAffected == 1, nil
 }
 
+// subject is an event of type typ about userID.
+func subject(typ, userID, actor string) events.Event {
+	return events.Event{Type: typ, Data: events.Subject{UserID: userID, Actor: actor}}
+}
+
 // DeleteTwoFactor turns two-factor off: the user's row, recovery codes and
 // pending second steps go in one transaction, so no sign-in half done with
 // the old factor can finish. false, nothing written, when there was no row.
 func (s *Store) DeleteTwoFactor(ctx context.Context, userID string) (bool, error) {
 	var ok bool
 	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Where("user_id = ?", userID).Delete(&TwoFactor{})
+		var gone []TwoFactor
+		r := tx.Clauses(clause.Returning{Columns: []clause.Column{{Name: "confirmed_at"}}}).Where("user_id = ?", userID).Delete(&gone)
 		if r.Error != nil || r.RowsAffected == 0 {
 			return r.Error
 		}
@@ -153,7 +164,13 @@ func (s *Store) DeleteTwoFactor(ctx context.Context, userID string) (bool, error
 		if err := tx.Where("user_id = ?", userID).Delete(&RecoveryCode{}).Error; err != nil {
 			return err
 		}
-		return tx.Where("user_id = ?", userID).Delete(&SecondStep{}).Error
+		if err := tx.Where("user_id = ?", userID).Delete(&SecondStep{}).Error; err != nil {
+			return err
+		}
+		if len(gone) == 0 || gone[0].ConfirmedAt == nil { // an enrolment given up: it was never on
+			return nil
+		}
+		return s.store.Emit(tx, subject(events.TwoFactorOff, userID, events.ActorOf(ctx)))
 	})
 	if err != nil {
 		return false, fmt.Errorf("delete two-factor: %w", err)

@@ -1,12 +1,28 @@
-package models
+// Package throttlestore is the password sign-in throttle's storage: one
+// counter row per bucket (password_throttles, schema step 5), for
+// app/signin's exponential back-off. It is a feature package of models
+// (models/<feature>store, on models.Store's connection); models' purge
+// deletes the expired rows with the rest.
+package throttlestore
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/models"
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
+
+// Store is the throttle's storage on a models.Store's database.
+type Store struct{ store *models.Store }
+
+// New returns the throttle's storage on s's database (no state of its own).
+func New(s *models.Store) *Store { return &Store{store: s} }
+
+// db is the shared GORM handle, bound to ctx.
+func (s *Store) db(ctx context.Context) *gorm.DB { return s.store.DB().WithContext(ctx) }
 
 // PasswordThrottle counts failed password sign-ins of one bucket (an
 // account from one client, a client, an account; the names are opaque,
@@ -27,7 +43,7 @@ func (PasswordThrottle) TableName() string { return "password_throttles" }
 // given buckets, by bucket; a bucket without one is absent.
 func (s *Store) PasswordThrottles(ctx context.Context, now time.Time, buckets ...string) (map[string]PasswordThrottle, error) {
 	var rows []PasswordThrottle
-	err := s.db.WithContext(ctx).Where("bucket IN ? AND expires > ?", buckets, now.UnixMicro()).Find(&rows).Error
+	err := s.db(ctx).Where("bucket IN ? AND expires > ?", buckets, now.UnixMicro()).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("read password throttles: %w", err)
 	}
@@ -53,7 +69,7 @@ RETURNING failures`
 func (s *Store) RecordPasswordFailure(ctx context.Context, now time.Time, bucket string, keep time.Duration) (int, error) {
 	at, until := now.UnixMicro(), now.Add(keep).UnixMicro()
 	var failures int
-	if err := s.db.WithContext(ctx).Raw(recordFailureSQL, bucket, until, at, at, until).Scan(&failures).Error; err != nil {
+	if err := s.db(ctx).Raw(recordFailureSQL, bucket, until, at, at, until).Scan(&failures).Error; err != nil {
 		return 0, fmt.Errorf("record password failure: %w", err)
 	}
 	return failures, nil
@@ -65,7 +81,7 @@ func (s *Store) RecordPasswordFailure(ctx context.Context, now time.Time, bucket
 // racing each other agree too).
 func (s *Store) ClaimPasswordBucket(ctx context.Context, bucket string, now, until time.Time) (bool, error) {
 	u := until.UnixMicro()
-	r := s.db.WithContext(ctx).Exec(`UPDATE password_throttles SET blocked_until = ?,
+	r := s.db(ctx).Exec(`UPDATE password_throttles SET blocked_until = ?,
 		expires = CASE WHEN expires > ? THEN expires ELSE ? END
 		WHERE bucket = ? AND blocked_until <= ?`, u, u, u, bucket, now.UnixMicro())
 	if r.Error != nil {
@@ -77,7 +93,7 @@ func (s *Store) ClaimPasswordBucket(ctx context.Context, bucket string, now, unt
 // ForgetPasswordFailure takes one counted failure back from bucket (an
 // attempt counted in advance that turned out not to be one).
 func (s *Store) ForgetPasswordFailure(ctx context.Context, bucket string) error {
-	err := s.db.WithContext(ctx).Exec(`UPDATE password_throttles SET failures = failures - 1
+	err := s.db(ctx).Exec(`UPDATE password_throttles SET failures = failures - 1
 		WHERE bucket = ? AND failures > 0`, bucket).Error
 	if err != nil {
 		return fmt.Errorf("forget password failure: %w", err)
@@ -90,7 +106,7 @@ func (s *Store) ForgetPasswordFailure(ctx context.Context, bucket string) error 
 // from this client", that the rules in app/signin read back.
 func (s *Store) MarkPasswordBucket(ctx context.Context, bucket string, until time.Time) error {
 	row := PasswordThrottle{Bucket: bucket, Expires: until.UnixMicro()}
-	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
+	err := s.db(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "bucket"}},
 		DoUpdates: clause.AssignmentColumns([]string{"failures", "blocked_until", "expires"}),
 	}).Create(&row).Error
@@ -102,7 +118,7 @@ func (s *Store) MarkPasswordBucket(ctx context.Context, bucket string, until tim
 
 // ClearPasswordThrottles deletes the buckets' rows: their counts start again.
 func (s *Store) ClearPasswordThrottles(ctx context.Context, buckets ...string) error {
-	if err := s.db.WithContext(ctx).Where("bucket IN ?", buckets).Delete(&PasswordThrottle{}).Error; err != nil {
+	if err := s.db(ctx).Where("bucket IN ?", buckets).Delete(&PasswordThrottle{}).Error; err != nil {
 		return fmt.Errorf("clear password throttles: %w", err)
 	}
 	return nil

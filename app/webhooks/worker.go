@@ -1,0 +1,191 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/app/random"
+	"github.com/latchkey-auth/latchkey/models/webhookstore"
+)
+
+// Worker defaults.
+const (
+	DefaultPollInterval = time.Second
+	DefaultConcurrency  = 16
+	// leaseMargin is added to the attempt's time-out for the lease: the
+	// attempt and its record finish well within it, so no other worker
+	// claims a delivery still in flight.
+	leaseMargin = 30 * time.Second
+	// StatsInterval is how often a worker reports the backlog.
+	StatsInterval = 15 * time.Second
+	// purgeInterval is how often a worker purges old delivered rows.
+	purgeInterval = time.Hour
+)
+
+// reasonGone is the failure of a delivery to an endpoint no longer
+// configured (removed or disabled).
+const reasonGone = "endpoint not configured"
+
+// WorkerConfig is a Worker's dependencies and settings; zero values are
+// the defaults.
+type WorkerConfig struct {
+	Store     Store
+	Sender    *Sender
+	Endpoints *Set
+	Schedule  Schedule // DefaultSchedule when it has no delays
+	// PollInterval is how often the outbox is looked at without a Nudge.
+	PollInterval time.Duration
+	// Concurrency bounds the attempts in flight.
+	Concurrency int
+	// Owner names this worker in the leases it takes; unique per worker
+	// (default: host name, process id and a random part).
+	Owner    string
+	Observer Observer
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+// Worker drains the outbox in the background: it claims due deliveries
+// (a lease, so any number of workers on any instances share the outbox
+// without delivering one at the same time), sends them, and records the
+// outcome. Nothing on a request path waits for it.
+type Worker struct {
+	c       WorkerConfig
+	lease   time.Duration
+	slots   chan struct{} // one per attempt in flight
+	nudge   chan struct{}
+	backlog atomic.Bool // the last claim was full: claim again when a slot frees
+}
+
+// NewWorker checks c and builds a Worker; Run starts it.
+func NewWorker(c WorkerConfig) (*Worker, error) {
+	if c.Store == nil || c.Sender == nil || c.Endpoints == nil {
+		return nil, errors.New("webhook worker: store, sender and endpoints are required")
+	}
+	if len(c.Schedule.Delays) == 0 {
+		c.Schedule = DefaultSchedule()
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Owner == "" {
+		host, _ := os.Hostname()
+		c.Owner = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), random.Hex(4))
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return &Worker{
+		c:     c,
+		lease: c.Sender.Timeout() + leaseMargin,
+		slots: make(chan struct{}, c.Concurrency),
+		nudge: make(chan struct{}, 1),
+	}, nil
+}
+
+// Nudge asks the worker to look at the outbox now instead of at the next
+// poll (after a change wrote events). It never blocks.
+func (w *Worker) Nudge() {
+	select {
+	case w.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx ends, then waits for the attempts in flight
+// (each bounded by the Sender's time-out) to finish and be recorded, so a
+// stop loses no outcome; an attempt cut short would only be sent again by
+// another worker after its lease.
+func (w *Worker) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	tick := time.NewTicker(w.c.PollInterval)
+	defer tick.Stop()
+	var lastStats, lastPurge time.Time
+	for {
+		w.fill(ctx, &wg)
+		if now := w.c.Now(); now.Sub(lastStats) >= StatsInterval {
+			lastStats = now
+			w.reportBacklog(ctx, now)
+		}
+		if now := w.c.Now(); now.Sub(lastPurge) >= purgeInterval {
+			lastPurge = now
+			w.purge(ctx, now)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-w.nudge:
+		}
+	}
+}
+
+// fill claims as many due deliveries as there are free slots and starts
+// an attempt for each. Only Run's goroutine takes slots, so a free slot
+// counted here is still free when taken.
+func (w *Worker) fill(ctx context.Context, wg *sync.WaitGroup) {
+	free := cap(w.slots) - len(w.slots)
+	if free == 0 || ctx.Err() != nil {
+		return
+	}
+	claimed, err := w.c.Store.Claim(ctx, w.c.Owner, w.c.Now(), w.lease, free)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.c.Log.Error("webhooks: claim deliveries", "error", err)
+		}
+		return
+	}
+	w.backlog.Store(len(claimed) == free)
+	for _, d := range claimed {
+		w.slots <- struct{}{}
+		wg.Go(func() {
+			defer func() {
+				<-w.slots
+				if w.backlog.Load() {
+					w.Nudge()
+				}
+			}()
+			// The attempt outlives a stop (see Run), bounded by its time-out.
+			w.attempt(context.WithoutCancel(ctx), d)
+		})
+	}
+}
+
+// reportBacklog tells the Observer the outbox's backlog.
+func (w *Worker) reportBacklog(ctx context.Context, now time.Time) {
+	st, err := w.c.Store.Stats(ctx, now)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.c.Log.Error("webhooks: backlog", "error", err)
+		}
+		return
+	}
+	var oldest time.Duration
+	if !st.OldestPending.IsZero() {
+		oldest = max(now.Sub(st.OldestPending), 0)
+	}
+	w.c.Observer.Backlog(st.Pending, oldest)
+}
+
+// purge deletes delivered rows past their retention.
+func (w *Worker) purge(ctx context.Context, now time.Time) {
+	if _, err := w.c.Store.PurgeDelivered(ctx, now.Add(-webhookstore.DeliveredRetention)); err != nil && ctx.Err() == nil {
+		w.c.Log.Error("webhooks: purge delivered", "error", err)
+	}
+}

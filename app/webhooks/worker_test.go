@@ -1,0 +1,327 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/storetest"
+	"github.com/latchkey-auth/latchkey/models/webhookstore"
+)
+
+// The worker on the real outbox (models/webhookstore on SQLite, and on
+// PostgreSQL where instances race) and a real receiver.
+
+// freshConfig is a new database of the dialect.
+func freshConfig(t *testing.T, dialect string) models.Config {
+	t.Helper()
+	url := ""
+	if dialect == models.DialectPostgres {
+		url = pg.URL(t)
+	}
+	return storetest.FreshConfig(t, dialect, url)
+}
+
+// queue writes events for set's subscribers in one transaction, as a
+// change would.
+func queue(t *testing.T, s *models.Store, set *Set, events ...models.Event) {
+	t.Helper()
+	o := webhookstore.NewOutbox(set.Subscribers)
+	require.NoError(t, s.DB().Transaction(func(tx *gorm.DB) error { return o.Write(tx, events) }))
+}
+
+func events(n int) []models.Event {
+	out := make([]models.Event, 0, n)
+	for i := range n {
+		out = append(out, models.Event{ID: fmt.Sprintf("evt_%04d", i), Type: "session.created", Time: time.Now(),
+			Data: map[string]string{"user_id": "u1", "marker": "BODY-MARKER"}})
+	}
+	return out
+}
+
+// counter is an Observer that counts.
+type counter struct {
+	mu                          sync.Mutex
+	delivered, retrying, failed int
+	backlogs                    int
+}
+
+func (c *counter) Delivered(string) { c.mu.Lock(); c.delivered++; c.mu.Unlock() }
+func (c *counter) Retrying(string)  { c.mu.Lock(); c.retrying++; c.mu.Unlock() }
+func (c *counter) Failed(string)    { c.mu.Lock(); c.failed++; c.mu.Unlock() }
+func (c *counter) Backlog(int64, time.Duration) {
+	c.mu.Lock()
+	c.backlogs++
+	c.mu.Unlock()
+}
+
+func (c *counter) counts() (delivered, retrying, failed int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.delivered, c.retrying, c.failed
+}
+
+// run starts w and returns a stop that cancels it and waits for Run.
+func run(t *testing.T, w *Worker) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("worker did not stop")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// fixture is a store, an endpoint "crm" at a receiver, and a worker config.
+type fixture struct {
+	store    *models.Store
+	outbox   *webhookstore.Store
+	rc       *receiver
+	set      *Set
+	secret   string
+	observer *counter
+	// logs is read once the workers stopped; log is its one handler (whose
+	// lock serialises the workers' writes).
+	logs *bytes.Buffer
+	log  *slog.Logger
+}
+
+func newFixture(t *testing.T, c models.Config) *fixture {
+	t.Helper()
+	f := &fixture{store: storetest.Connect(t, c), secret: newSecret(t), observer: &counter{}, logs: &bytes.Buffer{}}
+	f.log = slog.New(slog.NewTextHandler(f.logs, nil))
+	f.outbox = webhookstore.New(f.store)
+	f.rc = newReceiver(t, f.secret)
+	var err error
+	f.set, err = NewSet([]Endpoint{f.rc.endpoint("crm", f.secret)})
+	require.NoError(t, err)
+	return f
+}
+
+func (f *fixture) worker(t *testing.T, store *models.Store, timeout time.Duration, delays ...time.Duration) *Worker {
+	t.Helper()
+	w, err := NewWorker(WorkerConfig{
+		Store: webhookstore.New(store), Sender: NewSender(SenderConfig{Timeout: timeout}), Endpoints: f.set,
+		Schedule: Schedule{Delays: delays}, PollInterval: 10 * time.Millisecond, Observer: f.observer,
+		Log: f.log,
+	})
+	require.NoError(t, err)
+	return w
+}
+
+func (f *fixture) rows(t *testing.T, id string) []webhookstore.Delivery {
+	t.Helper()
+	rows, err := f.outbox.Show(t.Context(), id)
+	require.NoError(t, err)
+	return rows
+}
+
+// The receiver answers 500 twice per event, then 200: every event arrives,
+// with its one id on every attempt, after two scheduled retries.
+func TestWorkerRetriesUntilDelivered(t *testing.T) {
+	f := newFixture(t, freshConfig(t, models.DialectSQLite))
+	var mu sync.Mutex
+	seen := map[string]int{}
+	f.rc.answer = func(r received) int {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[r.ID]++
+		if seen[r.ID] <= 2 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	}
+	evs := events(5)
+	queue(t, f.store, f.set, evs...)
+	stop := run(t, f.worker(t, f.store, time.Second, 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond))
+
+	require.Eventually(t, func() bool { return len(f.rc.delivered()) == len(evs) }, 10*time.Second, 10*time.Millisecond)
+	f.rc.requireAllVerified()
+	for _, ev := range evs {
+		require.Eventually(t, func() bool { return f.rows(t, ev.ID)[0].Status == webhookstore.StatusDelivered }, 5*time.Second, 10*time.Millisecond)
+		d := f.rows(t, ev.ID)[0]
+		require.Equal(t, 3, d.Attempts)
+		require.Equal(t, 200, d.LastStatus)
+		require.Empty(t, d.LeaseOwner)
+	}
+	delivered, retrying, failed := f.observer.counts()
+	require.Equal(t, 5, delivered)
+	require.Equal(t, 10, retrying)
+	require.Zero(t, failed)
+	stop()
+	f.observer.mu.Lock()
+	require.Positive(t, f.observer.backlogs, "the backlog is reported from the start")
+	f.observer.mu.Unlock()
+	require.Contains(t, f.logs.String(), "webhook attempt failed")
+}
+
+// An answer slower than the time-out is a failed attempt, retried.
+func TestWorkerRetriesATimeOut(t *testing.T) {
+	f := newFixture(t, freshConfig(t, models.DialectSQLite))
+	var calls atomic.Int32
+	f.rc.answer = func(received) int {
+		if calls.Add(1) == 1 {
+			time.Sleep(time.Second)
+		}
+		return http.StatusNoContent
+	}
+	queue(t, f.store, f.set, events(1)...)
+	stop := run(t, f.worker(t, f.store, 200*time.Millisecond, 20*time.Millisecond))
+	require.Eventually(t, func() bool { return f.rows(t, "evt_0000")[0].Status == webhookstore.StatusDelivered }, 10*time.Second, 10*time.Millisecond)
+	d := f.rows(t, "evt_0000")[0]
+	require.Equal(t, 2, d.Attempts)
+	require.Equal(t, 204, d.LastStatus)
+	stop()
+	require.Contains(t, f.logs.String(), "no answer within 200ms")
+}
+
+// After the last attempt the delivery is failed, with why; the log lines
+// say which endpoint, event, type, attempt and status, never the body or a
+// secret (nor the URL, whose query may hold one).
+func TestWorkerFailsAfterTheScheduleAndLogsNoSecrets(t *testing.T) {
+	f := newFixture(t, freshConfig(t, models.DialectSQLite))
+	f.rc.answer = func(received) int { return http.StatusBadGateway }
+	queue(t, f.store, f.set, events(1)...)
+	stop := run(t, f.worker(t, f.store, time.Second, 10*time.Millisecond))
+	require.Eventually(t, func() bool { return f.rows(t, "evt_0000")[0].Status == webhookstore.StatusFailed }, 10*time.Second, 10*time.Millisecond)
+	stop()
+
+	d := f.rows(t, "evt_0000")[0]
+	require.Equal(t, 2, d.Attempts)
+	require.Equal(t, 502, d.LastStatus)
+	require.Contains(t, d.LastError, "502")
+	_, retrying, failed := f.observer.counts()
+	require.Equal(t, 1, retrying)
+	require.Equal(t, 1, failed)
+
+	logs := f.logs.String()
+	for _, want := range []string{"endpoint=crm", "event_id=evt_0000", "type=session.created", "attempt=1", "attempt=2", "status=502", "retries spent"} {
+		require.Contains(t, logs, want)
+	}
+	for _, never := range []string{"BODY-MARKER", f.secret, f.secret[len("whsec_"):], "url-secret"} {
+		require.NotContains(t, logs, never)
+		require.NotContains(t, d.LastError, never)
+	}
+}
+
+// A delivery queued for an endpoint since removed from the config fails,
+// with that reason, and reaches nobody.
+func TestWorkerFailsDeliveriesToARemovedEndpoint(t *testing.T) {
+	f := newFixture(t, freshConfig(t, models.DialectSQLite))
+	old, err := NewSet([]Endpoint{f.rc.endpoint("removed", f.secret)})
+	require.NoError(t, err)
+	queue(t, f.store, old, events(1)...)
+	run(t, f.worker(t, f.store, time.Second, time.Millisecond))
+	require.Eventually(t, func() bool { return f.rows(t, "evt_0000")[0].Status == webhookstore.StatusFailed }, 10*time.Second, 10*time.Millisecond)
+	d := f.rows(t, "evt_0000")[0]
+	require.Equal(t, "endpoint not configured", d.LastError)
+	require.Equal(t, 1, d.Attempts)
+	require.Empty(t, f.rc.requests())
+}
+
+// Nudge delivers at once, without waiting for the poll.
+func TestWorkerNudge(t *testing.T) {
+	f := newFixture(t, freshConfig(t, models.DialectSQLite))
+	w, err := NewWorker(WorkerConfig{Store: f.outbox, Sender: NewSender(SenderConfig{}), Endpoints: f.set, PollInterval: time.Hour})
+	require.NoError(t, err)
+	run(t, w)
+	time.Sleep(50 * time.Millisecond) // the first look at the outbox has passed
+	queue(t, f.store, f.set, events(1)...)
+	w.Nudge()
+	require.Eventually(t, func() bool { return len(f.rc.delivered()) == 1 }, 5*time.Second, 5*time.Millisecond)
+}
+
+// A stop waits for the attempt in flight and records it: nothing is left
+// leased for another worker to send again.
+func TestWorkerStopFinishesTheAttemptInFlight(t *testing.T) {
+	f := newFixture(t, freshConfig(t, models.DialectSQLite))
+	arrived := make(chan struct{})
+	f.rc.answer = func(received) int { close(arrived); time.Sleep(300 * time.Millisecond); return http.StatusOK }
+	queue(t, f.store, f.set, events(1)...)
+	stop := run(t, f.worker(t, f.store, 5*time.Second, time.Second))
+	<-arrived
+	stop()
+	d := f.rows(t, "evt_0000")[0]
+	require.Equal(t, webhookstore.StatusDelivered, d.Status)
+	require.Empty(t, d.LeaseOwner)
+}
+
+// Two instances' workers on one outbox deliver every event, each once,
+// and never one event at the same time as the other (counted at the
+// receiver, by id and overlap).
+func TestTwoWorkersNeverDeliverAnEventTwiceAtOnce(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			c := freshConfig(t, dialect)
+			f := newFixture(t, c)
+			other := storetest.Connect(t, c)
+
+			var mu sync.Mutex
+			inFlight := map[string]int{}
+			var overlaps []string
+			f.rc.answer = func(r received) int {
+				mu.Lock()
+				inFlight[r.ID]++
+				if inFlight[r.ID] > 1 {
+					overlaps = append(overlaps, r.ID)
+				}
+				mu.Unlock()
+				time.Sleep(2 * time.Millisecond)
+				mu.Lock()
+				inFlight[r.ID]--
+				mu.Unlock()
+				return http.StatusOK
+			}
+			const n = 300
+			queue(t, f.store, f.set, events(n)...)
+
+			a := &counter{}
+			b := &counter{}
+			wa, wb := f.worker(t, f.store, 5*time.Second, time.Second), f.worker(t, other, 5*time.Second, time.Second)
+			wa.c.Observer, wb.c.Observer = a, b
+			run(t, wa)
+			run(t, wb)
+
+			require.Eventually(t, func() bool { return len(f.rc.delivered()) == n }, 60*time.Second, 20*time.Millisecond)
+			f.rc.requireAllVerified()
+			for id, times := range f.rc.delivered() {
+				require.Equal(t, 1, times, id)
+			}
+			mu.Lock()
+			require.Empty(t, overlaps)
+			mu.Unlock()
+			var da, db int
+			require.Eventually(t, func() bool {
+				da, _, _ = a.counts()
+				db, _, _ = b.counts()
+				return da+db == n
+			}, 10*time.Second, 10*time.Millisecond, "every attempt recorded")
+			require.Positive(t, da, "both instances deliver")
+			require.Positive(t, db, "both instances deliver")
+			st, err := f.outbox.Stats(t.Context(), time.Now())
+			require.NoError(t, err)
+			require.Zero(t, st.Pending)
+		})
+	}
+}

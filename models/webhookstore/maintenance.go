@@ -1,0 +1,103 @@
+package webhookstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+// requeue is what an operator's retry sets: a fresh schedule, due now.
+func requeue(now time.Time) map[string]any {
+	return map[string]any{
+		"status": StatusPending, "attempts": 0, "next_at": models.DBTime(now),
+		"lease_owner": "", "lease_until": nil,
+	}
+}
+
+// RetryEvent puts an event's failed rows back to pending with a fresh
+// schedule, due at now; the number of rows requeued (0: none failed).
+func (s *Store) RetryEvent(ctx context.Context, eventID string, now time.Time) (int64, error) {
+	r := s.db().WithContext(ctx).Model(&Delivery{}).
+		Where("event_id = ? AND status = ?", eventID, StatusFailed).UpdateColumns(requeue(now))
+	if r.Error != nil {
+		return 0, fmt.Errorf("retry webhook event %s: %w", eventID, r.Error)
+	}
+	return r.RowsAffected, nil
+}
+
+// RetryFailed puts every failed row back to pending, due at now.
+func (s *Store) RetryFailed(ctx context.Context, now time.Time) (int64, error) {
+	r := s.db().WithContext(ctx).Model(&Delivery{}).
+		Where("status = ?", StatusFailed).UpdateColumns(requeue(now))
+	if r.Error != nil {
+		return 0, fmt.Errorf("retry failed webhook deliveries: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}
+
+// Stats is the outbox's backlog, for the metrics and the admin command.
+type Stats struct {
+	Pending, Failed int64
+	// OldestPending is the creation time of the oldest pending row (zero
+	// when none is pending).
+	OldestPending time.Time
+}
+
+// Stats counts the pending and failed rows and finds the oldest pending
+// one. OldestPending is never later than now (another instance's clock may
+// run ahead), so its age is never negative.
+func (s *Store) Stats(ctx context.Context, now time.Time) (Stats, error) {
+	var counts []struct {
+		Status string
+		N      int64
+	}
+	db := s.db().WithContext(ctx)
+	err := db.Model(&Delivery{}).Select("status, COUNT(*) AS n").
+		Where("status IN ?", []string{StatusPending, StatusFailed}).Group("status").Scan(&counts).Error
+	if err != nil {
+		return Stats{}, fmt.Errorf("webhook stats: %w", err)
+	}
+	var st Stats
+	for _, c := range counts {
+		if c.Status == StatusPending {
+			st.Pending = c.N
+		} else {
+			st.Failed = c.N
+		}
+	}
+	if st.Pending == 0 {
+		return st, nil
+	}
+	var oldest Delivery
+	err = db.Select("created_at").Where("status = ?", StatusPending).Order("created_at").Take(&oldest).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) { // delivered since the count
+		return st, nil
+	}
+	if err != nil {
+		return Stats{}, fmt.Errorf("webhook stats: oldest pending: %w", err)
+	}
+	st.OldestPending = oldest.CreatedAt
+	if now = models.DBTime(now); st.OldestPending.After(now) {
+		st.OldestPending = now
+	}
+	return st, nil
+}
+
+// DeliveredRetention is how long delivered rows are kept (for `webhooks
+// show`) before PurgeDelivered removes them.
+const DeliveredRetention = 7 * 24 * time.Hour
+
+// PurgeDelivered deletes rows delivered before before; failed and pending
+// rows stay. The number deleted.
+func (s *Store) PurgeDelivered(ctx context.Context, before time.Time) (int64, error) {
+	r := s.db().WithContext(ctx).Where("status = ? AND delivered_at < ?", StatusDelivered, models.DBTime(before)).Delete(&Delivery{})
+	if r.Error != nil {
+		return 0, fmt.Errorf("purge delivered webhooks: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}
