@@ -37,9 +37,10 @@ type adminCommand struct {
 	args []string
 	// flags says which of the flags it takes: "j" --json, "y" --yes, "u"
 	// --user, "a" --all, "p" --password-stdin, "c" a client's settings
-	// (clients add), "n" --now, "i" import's flags; "m" migrates the
-	// database first (import fills a fresh one); "0" marks a command that
-	// needs neither the configuration nor the database.
+	// (clients add), "n" --now, "i" import's flags, "w" webhooks list's
+	// filters; "m" migrates the database first (import fills a fresh
+	// one); "s" marks a command that needs the configuration and not the
+	// database, "0" one that needs neither.
 	flags string
 	run   func(*adminRun) error
 	// check, when set, rejects a bad combination of flags before the
@@ -67,6 +68,11 @@ func adminCommands() []adminCommand {
 		{"oidc", "rotate-keys", nil, "n", oidcRotateKeys, nil},
 		{"oidc", "keys", nil, "j", oidcKeys, nil},
 		{"import", "next-auth", nil, "im", importNextAuth, checkImport},
+		{"webhooks", "list", nil, "jw", webhooksList, checkWebhooksList},
+		{"webhooks", "show", []string{"<event-id>"}, "j", webhooksShow, nil},
+		{"webhooks", "retry", []string{"<event-id>"}, "", webhooksRetry, nil},
+		{"webhooks", "retry-failed", nil, "", webhooksRetryFailed, nil},
+		{"webhooks", "test", []string{"<endpoint>"}, "s", webhooksTest, nil},
 	}
 }
 
@@ -94,6 +100,7 @@ type adminRun struct {
 	client    clientFlags
 	rotateNow bool
 	importing importFlags
+	webhooks  webhookFlags
 	out       io.Writer
 	errw      io.Writer
 	now       time.Time
@@ -166,6 +173,9 @@ func runAdmin(configPath string, args []string, stdin *os.File, stdout, stderr i
 	ctx, cancel := context.WithTimeout(events.AsAdmin(context.Background()), time.Minute)
 	defer cancel()
 	r.ctx = ctx
+	if strings.Contains(cmd.flags, "s") { // the configuration alone
+		return r.finish(name, cmd.run(r), fail)
+	}
 	if r.store, err = openAdminStore(ctx, cfg, strings.Contains(cmd.flags, "m")); err != nil {
 		return fail(1, name, err.Error())
 	}
@@ -215,6 +225,9 @@ func (r *adminRun) flags(cmd *adminCommand, configPath *string) *flag.FlagSet {
 	if strings.Contains(cmd.flags, "i") {
 		r.importing.bind(fs)
 	}
+	if strings.Contains(cmd.flags, "w") {
+		r.webhooks.bind(fs)
+	}
 	return fs
 }
 
@@ -246,6 +259,10 @@ func commandUsage(cmd *adminCommand, fs *flag.FlagSet) string {
 					arg = "--" + f.Name + " " + v.meta + " [--" + f.Name + " " + v.meta + "]..."
 				}
 				parts = append(parts, arg)
+				break
+			}
+			if meta, _ := flag.UnquoteUsage(f); strings.Contains(f.Usage, "`") { // a value named in the usage
+				parts = append(parts, "[--"+f.Name+" <"+meta+">]")
 				break
 			}
 			parts = append(parts, "[--"+f.Name+"]")

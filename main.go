@@ -81,6 +81,13 @@ Admin commands, on the configured database while the service runs
   latchkey import next-auth --from <url|file> [--schema auto|prisma|sql|drizzle]
            [--dry-run] [--batch-size N]         copy a next-auth database's users, accounts,
                                                 live sessions and links (migrates first)
+  latchkey webhooks list [--status pending|delivered|failed] [--endpoint NAME]
+           [--limit N] [--before CURSOR] [--json]
+                                                the webhook outbox's deliveries, newest first
+  latchkey webhooks show <event-id> [--json]    an event's body and each endpoint's delivery
+  latchkey webhooks retry <event-id>            send an event's failed deliveries again
+  latchkey webhooks retry-failed                send every failed delivery again
+  latchkey webhooks test <endpoint>             a signed webhook.test to the endpoint, now
 Deleting and revoking everything ask for confirmation on a terminal; without
 one they need --yes.
 
@@ -89,7 +96,8 @@ Environment: SERVICE_URL (AUTH_URL, NEXTAUTH_URL), AUTH_SECRET (NEXTAUTH_SECRET,
 AUTH_SECRET_FILE), PORT, LISTEN (address to listen on, e.g. 127.0.0.1; every
 interface when unset), DATABASE_URL, LOG_LEVEL (debug, info, warn, error),
 LOG_FORMAT (text, json), METRICS_ADDR (Prometheus /metrics listener, e.g.
-127.0.0.1:9464; off when unset).
+127.0.0.1:9464; off when unset), and the variable each webhook endpoint's
+secret_env names (its whsec_ secrets).
 `
 
 func main() {
@@ -243,6 +251,9 @@ func checkConfig(path string, stdout, stderr io.Writer) int {
 	}
 	if cfg.OpenID.Enabled {
 		fmt.Fprintln(stdout, openIDSummary(cfg))
+	}
+	if len(cfg.Webhooks.Endpoints) > 0 {
+		fmt.Fprintln(stdout, webhooksSummary(cfg.Webhooks))
 	}
 	if cfg.IsPostgres() {
 		line, err := postgresSummary(cfg)

@@ -37,6 +37,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
+	"github.com/latchkey-auth/latchkey/app/webhooks"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/groupstore"
 	"github.com/latchkey-auth/latchkey/views"
@@ -59,6 +60,8 @@ type App struct {
 	// purge deletes expired rows in the background (purge.go); the
 	// feature stores add theirs (the OpenID Provider's).
 	purge *purger
+	// deliver sends the webhook outbox's events (nil: no endpoint).
+	deliver *webhooks.Worker
 }
 
 // wiring is what New derives from the config to build the feature
@@ -182,6 +185,10 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	}}
 	if a.purge.every <= 0 {
 		a.purge.every = time.Hour
+	}
+	if a.deliver, err = newDeliverer(cfg, a.store, a.metrics, a.log); err != nil {
+		_ = a.store.Close()
+		return nil, err
 	}
 	if err := w.build(opts.HTTPClient); err != nil {
 		_ = a.store.Close()
@@ -339,6 +346,9 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 		}
 	}
 	go a.purge.run(ctx)
+	if a.deliver != nil {
+		go func() { _ = a.deliver.Run(ctx) }()
+	}
 	go a.revocationLoop(ctx)
 	go a.front.idps.Discover(ctx)
 	go func() { errc <- a.server.Serve(l) }()

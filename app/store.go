@@ -22,6 +22,7 @@ func StoreConfig(cfg config.Config) models.Config {
 		MaxIdle:          cfg.Database.MaxIdle,
 		ConnMaxLifetime:  cfg.Database.ConnMaxLifetime.D(),
 		StatementTimeout: cfg.Database.StatementTimeout.D(),
+		Outbox:           webhookOutbox(cfg),
 	}
 	if cfg.IsPostgres() {
 		c.Dialect, c.DSN = models.DialectPostgres, cfg.DatabaseURL

@@ -68,6 +68,9 @@ type Config struct {
 	Account Account `yaml:"account"`
 	// OpenID is the OpenID Provider (openid.go).
 	OpenID OpenID `yaml:"oidc"`
+	// Webhooks are signed calls to other services on account events
+	// (webhooks.go).
+	Webhooks Webhooks `yaml:"webhooks"`
 
 	// SecretGenerated is set by Load when the secret came from the data folder, not the operator.
 	SecretGenerated bool `yaml:"-"`

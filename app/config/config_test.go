@@ -103,6 +103,7 @@ func TestShippedConfigIsDefaults(t *testing.T) {
 	want.Access = []config.AccessRule{}
 	want.Groups.Rules = []config.GroupRule{}
 	want.Callbacks.AllowedEmailDomains = []string{}
+	want.Webhooks.Endpoints = []config.WebhookEndpoint{}
 	require.Equal(t, want, cfg)
 	warnings, err := cfg.Validate(catalogue)
 	require.NoError(t, err)

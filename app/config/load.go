@@ -48,6 +48,7 @@ func Defaults() Config {
 		TwoFactor: TwoFactor{Mode: TwoFactorOff, RememberDevice: defaultRememberDevice},
 		Account:   Account{SelfDelete: true},
 		OpenID:    defaultOpenID(),
+		Webhooks:  defaultWebhooks(),
 	}
 }
 
@@ -174,6 +175,8 @@ func sectionName(t reflect.Type) string {
 		return "the top level"
 	case reflect.TypeOf(Provider{}):
 		return "a provider"
+	case reflect.TypeOf(WebhookEndpoint{}):
+		return "a webhook endpoint"
 	}
 	return strings.ToLower(t.Name())
 }
@@ -251,6 +254,7 @@ func (c *Config) applyEnv(env Env) (p Problems) {
 	}
 	c.applyOperationsEnv(env)
 	p = append(p, c.applyHSTSEnv(env)...)
+	p = append(p, c.applyWebhooksEnv(env)...)
 	for i := range c.Providers {
 		pr := &c.Providers[i]
 		if pr.Type != "" && pr.Type != TypeOAuth && pr.Type != TypeOIDC {

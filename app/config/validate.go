@@ -132,6 +132,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 		}
 	}
 	warnings = append(warnings, c.validateOperations(add)...)
+	warnings = append(warnings, c.validateWebhooks(add)...)
 	c.validateHSTS(add)
 	seen := map[string]bool{}
 	for i, pr := range c.Providers {

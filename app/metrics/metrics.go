@@ -33,6 +33,8 @@ type Metrics struct {
 
 	signOuts, sessionsCreated, emailsSent, emailsFailed, dbErrors prometheus.Counter
 
+	webhooks *Webhooks // webhooks.go
+
 	codes [600]string // status code → label, so that labelling allocates nothing
 }
 
@@ -89,6 +91,7 @@ func New(build Build) *Metrics {
 	m.sessionsCreated = counter("latchkey_sessions_created_total", "Sessions started by a sign-in (database rows or JWT cookies).")
 	m.emailsSent = counter("latchkey_emails_sent_total", "Sign-in e-mails the SMTP server accepted.")
 	m.emailsFailed = counter("latchkey_emails_failed_total", "Sign-in e-mails that could not be delivered to the SMTP server.")
+	m.webhooks = newWebhooks(m.registry)
 	m.dbErrors = counter("latchkey_db_errors_total", "Database statements that failed (not: no row found, a conflict the code handles, a cancelled request).")
 	for code := range m.codes {
 		m.codes[code] = strconv.Itoa(code)

@@ -85,10 +85,21 @@ func check(e Endpoint) error {
 }
 
 // Get finds an endpoint by name; false when it is not configured (any
-// more): its pending deliveries fail.
+// more): the worker does not claim its deliveries (Names), and a row
+// claimed as the config changed fails.
 func (s *Set) Get(name string) (Endpoint, bool) {
 	e, ok := s.byName[name]
 	return e, ok
+}
+
+// Names are the endpoints' names, in configured order: the deliveries
+// this instance's worker claims.
+func (s *Set) Names() []string {
+	out := make([]string, len(s.list))
+	for i, e := range s.list {
+		out[i] = e.Name
+	}
+	return out
 }
 
 // All is the endpoints in configured order.

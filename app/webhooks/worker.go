@@ -61,6 +61,7 @@ type Worker struct {
 	slots   chan struct{} // one per attempt in flight
 	nudge   chan struct{}
 	backlog atomic.Bool // the last claim was full: claim again when a slot frees
+	down    bool        // the last claim failed (Run's goroutine only)
 }
 
 // NewWorker checks c and builds a Worker; Run starts it.
@@ -144,12 +145,17 @@ func (w *Worker) fill(ctx context.Context, wg *sync.WaitGroup) {
 	if free == 0 || ctx.Err() != nil {
 		return
 	}
-	claimed, err := w.c.Store.Claim(ctx, w.c.Owner, w.c.Now(), w.lease, free)
-	if err != nil {
-		if ctx.Err() == nil {
-			w.c.Log.Error("webhooks: claim deliveries", "error", err)
-		}
+	claimed, err := w.c.Store.Claim(ctx, w.c.Owner, w.c.Now(), w.lease, free, w.c.Endpoints.Names())
+	switch {
+	case err != nil && ctx.Err() == nil && !w.down:
+		w.down = true // logged once per outage, not once per poll
+		w.c.Log.Error("webhooks: claim deliveries; events stay queued until the database answers", "error", err)
 		return
+	case err != nil:
+		return
+	case w.down:
+		w.down = false
+		w.c.Log.Info("webhooks: claiming deliveries again")
 	}
 	w.backlog.Store(len(claimed) == free)
 	for _, d := range claimed {
@@ -183,9 +189,17 @@ func (w *Worker) reportBacklog(ctx context.Context, now time.Time) {
 	w.c.Observer.Backlog(st.Pending, oldest)
 }
 
-// purge deletes delivered rows past their retention.
+// purge deletes delivered rows past their retention, and fails the rows
+// of endpoints no longer configured once their retries would be spent.
 func (w *Worker) purge(ctx context.Context, now time.Time) {
 	if _, err := w.c.Store.PurgeDelivered(ctx, now.Add(-webhookstore.DeliveredRetention)); err != nil && ctx.Err() == nil {
 		w.c.Log.Error("webhooks: purge delivered", "error", err)
+	}
+	n, err := w.c.Store.FailOrphans(ctx, w.c.Endpoints.Names(), now.Add(-w.c.Schedule.Span()), now)
+	if err != nil && ctx.Err() == nil {
+		w.c.Log.Error("webhooks: fail deliveries of removed endpoints", "error", err)
+	}
+	if n > 0 {
+		w.c.Log.Warn("webhooks: deliveries failed, their endpoint is not configured", "count", n)
 	}
 }

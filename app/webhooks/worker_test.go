@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
 	"github.com/latchkey-auth/latchkey/models/storetest"
 	"github.com/latchkey-auth/latchkey/models/webhookstore"
 )
@@ -34,16 +35,16 @@ func freshConfig(t *testing.T, dialect string) models.Config {
 
 // queue writes events for set's subscribers in one transaction, as a
 // change would.
-func queue(t *testing.T, s *models.Store, set *Set, events ...models.Event) {
+func queue(t *testing.T, s *models.Store, set *Set, evs ...events.Event) {
 	t.Helper()
 	o := webhookstore.NewOutbox(set.Subscribers)
-	require.NoError(t, s.DB().Transaction(func(tx *gorm.DB) error { return o.Write(tx, events) }))
+	require.NoError(t, s.DB().Transaction(func(tx *gorm.DB) error { return o.Write(tx, evs) }))
 }
 
-func events(n int) []models.Event {
-	out := make([]models.Event, 0, n)
+func someEvents(n int) []events.Event {
+	out := make([]events.Event, 0, n)
 	for i := range n {
-		out = append(out, models.Event{ID: fmt.Sprintf("evt_%04d", i), Type: "session.created", Time: time.Now(),
+		out = append(out, events.Event{ID: fmt.Sprintf("evt_%04d", i), Type: "session.created", Time: time.Now(),
 			Data: map[string]string{"user_id": "u1", "marker": "BODY-MARKER"}})
 	}
 	return out
@@ -152,7 +153,7 @@ func TestWorkerRetriesUntilDelivered(t *testing.T) {
 		}
 		return http.StatusOK
 	}
-	evs := events(5)
+	evs := someEvents(5)
 	queue(t, f.store, f.set, evs...)
 	stop := run(t, f.worker(t, f.store, time.Second, 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond))
 
@@ -186,7 +187,7 @@ func TestWorkerRetriesATimeOut(t *testing.T) {
 		}
 		return http.StatusNoContent
 	}
-	queue(t, f.store, f.set, events(1)...)
+	queue(t, f.store, f.set, someEvents(1)...)
 	stop := run(t, f.worker(t, f.store, 200*time.Millisecond, 20*time.Millisecond))
 	require.Eventually(t, func() bool { return f.rows(t, "evt_0000")[0].Status == webhookstore.StatusDelivered }, 10*time.Second, 10*time.Millisecond)
 	d := f.rows(t, "evt_0000")[0]
@@ -202,7 +203,7 @@ func TestWorkerRetriesATimeOut(t *testing.T) {
 func TestWorkerFailsAfterTheScheduleAndLogsNoSecrets(t *testing.T) {
 	f := newFixture(t, freshConfig(t, models.DialectSQLite))
 	f.rc.answer = func(received) int { return http.StatusBadGateway }
-	queue(t, f.store, f.set, events(1)...)
+	queue(t, f.store, f.set, someEvents(1)...)
 	stop := run(t, f.worker(t, f.store, time.Second, 10*time.Millisecond))
 	require.Eventually(t, func() bool { return f.rows(t, "evt_0000")[0].Status == webhookstore.StatusFailed }, 10*time.Second, 10*time.Millisecond)
 	stop()
@@ -225,18 +226,26 @@ func TestWorkerFailsAfterTheScheduleAndLogsNoSecrets(t *testing.T) {
 	}
 }
 
-// A delivery queued for an endpoint since removed from the config fails,
-// with that reason, and reaches nobody.
-func TestWorkerFailsDeliveriesToARemovedEndpoint(t *testing.T) {
+// A delivery queued for an endpoint this instance does not have is not
+// claimed: another instance of a rolling config change may have it. Once
+// its retries would have been spent it fails, with that reason, having
+// reached nobody.
+func TestWorkerLeavesDeliveriesToAnUnknownEndpoint(t *testing.T) {
 	f := newFixture(t, freshConfig(t, models.DialectSQLite))
 	old, err := NewSet([]Endpoint{f.rc.endpoint("removed", f.secret)})
 	require.NoError(t, err)
-	queue(t, f.store, old, events(1)...)
-	run(t, f.worker(t, f.store, time.Second, time.Millisecond))
-	require.Eventually(t, func() bool { return f.rows(t, "evt_0000")[0].Status == webhookstore.StatusFailed }, 10*time.Second, 10*time.Millisecond)
-	d := f.rows(t, "evt_0000")[0]
-	require.Equal(t, "endpoint not configured", d.LastError)
-	require.Equal(t, 1, d.Attempts)
+	stale, fresh := someEvents(2)[0], someEvents(2)[1]
+	stale.Time = time.Now().Add(-2 * time.Hour) // older than the 1 h schedule below
+	queue(t, f.store, old, stale, fresh)
+	run(t, f.worker(t, f.store, time.Second, time.Hour))
+	require.Eventually(t, func() bool { return f.rows(t, stale.ID)[0].Status == webhookstore.StatusFailed }, 10*time.Second, 10*time.Millisecond)
+	d := f.rows(t, stale.ID)[0]
+	require.Equal(t, webhookstore.ReasonOrphan, d.LastError)
+	require.Zero(t, d.Attempts, "never sent")
+	time.Sleep(100 * time.Millisecond) // ten polls
+	d = f.rows(t, fresh.ID)[0]
+	require.Equal(t, webhookstore.StatusPending, d.Status, "a recent one waits for an instance that has its endpoint")
+	require.Empty(t, d.LeaseOwner)
 	require.Empty(t, f.rc.requests())
 }
 
@@ -247,7 +256,7 @@ func TestWorkerNudge(t *testing.T) {
 	require.NoError(t, err)
 	run(t, w)
 	time.Sleep(50 * time.Millisecond) // the first look at the outbox has passed
-	queue(t, f.store, f.set, events(1)...)
+	queue(t, f.store, f.set, someEvents(1)...)
 	w.Nudge()
 	require.Eventually(t, func() bool { return len(f.rc.delivered()) == 1 }, 5*time.Second, 5*time.Millisecond)
 }
@@ -258,7 +267,7 @@ func TestWorkerStopFinishesTheAttemptInFlight(t *testing.T) {
 	f := newFixture(t, freshConfig(t, models.DialectSQLite))
 	arrived := make(chan struct{})
 	f.rc.answer = func(received) int { close(arrived); time.Sleep(300 * time.Millisecond); return http.StatusOK }
-	queue(t, f.store, f.set, events(1)...)
+	queue(t, f.store, f.set, someEvents(1)...)
 	stop := run(t, f.worker(t, f.store, 5*time.Second, time.Second))
 	<-arrived
 	stop()
@@ -294,7 +303,7 @@ func TestTwoWorkersNeverDeliverAnEventTwiceAtOnce(t *testing.T) {
 				return http.StatusOK
 			}
 			const n = 300
-			queue(t, f.store, f.set, events(n)...)
+			queue(t, f.store, f.set, someEvents(n)...)
 
 			a := &counter{}
 			b := &counter{}

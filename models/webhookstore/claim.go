@@ -23,16 +23,22 @@ import (
 // row, and a worker that died leaves it to the next claim after that.
 const claimSQL = `UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ?
 	WHERE (event_id, endpoint) IN (SELECT event_id, endpoint FROM webhook_deliveries
-		WHERE status = 'pending' AND next_at <= ? AND (lease_until IS NULL OR lease_until < ?)
+		WHERE status = 'pending' AND next_at <= ? AND (lease_until IS NULL OR lease_until < ?) AND endpoint IN ?
 		ORDER BY next_at LIMIT ?%s)
 	RETURNING event_id, endpoint, type, body, status, attempts, next_at, lease_owner, lease_until,
 		last_status, last_error, created_at, delivered_at`
 
-// Claim leases up to limit due pending rows to owner until now+lease and
-// returns them; an empty result when nothing is due. owner must be unique
-// per worker: the attempt's record (Delivered, Retry, Fail) holds only
-// while the lease is still owner's.
-func (s *Store) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]Delivery, error) {
+// Claim leases up to limit due pending rows of the named endpoints to
+// owner until now+lease and returns them; an empty result when nothing is
+// due. Only endpoints the worker knows: during a rolling change of the
+// config, an instance that does not have an endpoint yet (or any more)
+// leaves its rows to those that do (FailOrphans ends rows nobody claims).
+// owner must be unique per worker: the attempt's record (Delivered,
+// Retry, Fail) holds only while the lease is still owner's.
+func (s *Store) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, endpoints []string) ([]Delivery, error) {
+	if len(endpoints) == 0 {
+		return nil, nil
+	}
 	if owner == "" || limit <= 0 {
 		return nil, errors.New("claim webhook deliveries: an owner and a positive limit are required")
 	}
@@ -42,7 +48,7 @@ func (s *Store) Claim(ctx context.Context, owner string, now time.Time, lease ti
 	}
 	now = models.DBTime(now)
 	var rows []Delivery
-	err := s.db().WithContext(ctx).Raw(fmt.Sprintf(claimSQL, skip), owner, models.DBTime(now.Add(lease)), now, now, limit).Scan(&rows).Error
+	err := s.db().WithContext(ctx).Raw(fmt.Sprintf(claimSQL, skip), owner, models.DBTime(now.Add(lease)), now, now, endpoints, limit).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
 	}

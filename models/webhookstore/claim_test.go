@@ -10,14 +10,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
 const lease = time.Minute
 
+// known are the endpoints the claiming workers have configured.
+var known = []string{"crm", "audit"}
+
 // claim claims up to 10 rows due at now for owner, with no error.
 func claim(t *testing.T, s *Store, owner string, now time.Time) []Delivery {
 	t.Helper()
-	got, err := s.Claim(t.Context(), owner, now, lease, 10)
+	got, err := s.Claim(t.Context(), owner, now, lease, 10, known)
 	require.NoError(t, err)
 	return got
 }
@@ -154,9 +158,9 @@ func TestLongErrorsAreCut(t *testing.T) {
 func TestConcurrentClaimersNeverShareARow(t *testing.T) {
 	eachDialect(t, func(t *testing.T, c models.Config) {
 		a, b := connect(t, c), connect(t, c)
-		const events = 200
-		evs := make([]models.Event, 0, events)
-		for i := range events {
+		const n = 200
+		evs := make([]events.Event, 0, n)
+		for i := range n {
 			evs = append(evs, event(fmt.Sprintf("evt_%03d", i), "session.created", whNow.Add(-time.Duration(i)*time.Millisecond)))
 		}
 		write(t, a, evs...)
@@ -177,7 +181,7 @@ func TestConcurrentClaimersNeverShareARow(t *testing.T) {
 			wg.Go(func() {
 				<-start
 				for {
-					got, err := s.Claim(context.Background(), owner, whNow, lease, 7)
+					got, err := s.Claim(context.Background(), owner, whNow, lease, 7, known)
 					if err != nil {
 						errs <- err
 						return
@@ -202,7 +206,7 @@ func TestConcurrentClaimersNeverShareARow(t *testing.T) {
 		for err := range errs {
 			require.NoError(t, err)
 		}
-		require.Len(t, owners, events)
+		require.Len(t, owners, n)
 	})
 }
 
@@ -283,5 +287,34 @@ func TestStatsRetryFailedAndPurge(t *testing.T) {
 		require.ErrorIs(t, err, models.ErrNotFound)
 		_, err = s.Show(ctx, "evt_2")
 		require.NoError(t, err)
+	})
+}
+
+// Claim takes only the endpoints the worker names; FailOrphans ends the
+// others' rows written before its cut-off, and only those.
+func TestClaimKnownEndpointsAndFailOrphans(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		write(t, s, event("evt_old", "user.deleted", whNow.Add(-2*time.Hour)), event("evt_new", "user.deleted", whNow))
+		got, err := s.Claim(t.Context(), "w1", whNow, lease, 10, []string{"crm"})
+		require.NoError(t, err)
+		require.Len(t, got, 2, "crm's rows only, not audit's")
+		for _, d := range got {
+			require.Equal(t, "crm", d.Endpoint)
+		}
+		n, err := s.FailOrphans(t.Context(), []string{"crm"}, whNow.Add(-time.Hour), whNow)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n, "audit's old row")
+		old, err := s.Show(t.Context(), "evt_old")
+		require.NoError(t, err)
+		for _, d := range old {
+			if d.Endpoint == "audit" {
+				require.Equal(t, StatusFailed, d.Status)
+				require.Equal(t, ReasonOrphan, d.LastError)
+			}
+		}
+		got, err = s.Claim(t.Context(), "w2", whNow, lease, 10, []string{"audit"})
+		require.NoError(t, err)
+		require.Len(t, got, 1, "audit's recent row is still pending")
+		require.Equal(t, "evt_new", got[0].EventID)
 	})
 }

@@ -92,6 +92,28 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (Stats, error) {
 // show`) before PurgeDelivered removes them.
 const DeliveredRetention = 7 * 24 * time.Hour
 
+// FailOrphans fails the pending rows of endpoints not in known that were
+// written before before (the caller passes now less the retry schedule's
+// whole span: they would have failed by now had they been tried). Such
+// rows belong to an endpoint removed from or disabled in the config; no
+// worker claims them (Claim), and this ends them as "endpoint not
+// configured" so the backlog does not grow for ever. An operator's
+// `webhooks retry` brings them back once the endpoint is configured again.
+func (s *Store) FailOrphans(ctx context.Context, known []string, before, now time.Time) (int64, error) {
+	q := s.db().WithContext(ctx).Model(&Delivery{}).Where("status = ? AND created_at < ?", StatusPending, models.DBTime(before))
+	if len(known) > 0 {
+		q = q.Where("endpoint NOT IN ?", known)
+	}
+	r := q.Updates(map[string]any{"status": StatusFailed, "last_error": ReasonOrphan, "lease_owner": "", "lease_until": nil, "next_at": models.DBTime(now)})
+	if r.Error != nil {
+		return 0, fmt.Errorf("fail orphaned webhooks: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}
+
+// ReasonOrphan is the last error of a row FailOrphans ended.
+const ReasonOrphan = "endpoint not configured"
+
 // PurgeDelivered deletes rows delivered before before; failed and pending
 // rows stay. The number deleted.
 func (s *Store) PurgeDelivered(ctx context.Context, before time.Time) (int64, error) {

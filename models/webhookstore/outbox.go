@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
 // TimestampFormat is the events' "timestamp": RFC 3339 in UTC with
@@ -19,10 +20,10 @@ type outbox struct {
 	subscribers func(eventType string) []string
 }
 
-// NewOutbox returns the models.Outbox that queues each event for the
+// NewOutbox returns the events.Outbox that queues each event for the
 // endpoints subscribers names for its type (enabled endpoints only). It
 // reads subscribers at every call, so it holds no copy of the config.
-func NewOutbox(subscribers func(eventType string) []string) models.Outbox {
+func NewOutbox(subscribers func(eventType string) []string) events.Outbox {
 	return &outbox{subscribers: subscribers}
 }
 
@@ -32,7 +33,7 @@ func (o *outbox) Wants(eventType string) bool { return len(o.subscribers(eventTy
 
 // Write inserts one pending row per (event, subscribing endpoint) in tx,
 // due at once. The body is built here, once per event.
-func (o *outbox) Write(tx *gorm.DB, events []models.Event) error {
+func (o *outbox) Write(tx *gorm.DB, events []events.Event) error {
 	var rows []Delivery
 	for _, ev := range events {
 		endpoints := o.subscribers(ev.Type)

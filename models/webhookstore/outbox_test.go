@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
 var whNow = time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.UTC)
@@ -26,14 +27,14 @@ func subscribers(eventType string) []string {
 }
 
 // write queues events through the Outbox in a transaction of its own.
-func write(t *testing.T, s *Store, events ...models.Event) {
+func write(t *testing.T, s *Store, evs ...events.Event) {
 	t.Helper()
 	o := NewOutbox(subscribers)
-	require.NoError(t, s.db().Transaction(func(tx *gorm.DB) error { return o.Write(tx, events) }))
+	require.NoError(t, s.db().Transaction(func(tx *gorm.DB) error { return o.Write(tx, evs) }))
 }
 
-func event(id, typ string, at time.Time) models.Event {
-	return models.Event{ID: id, Type: typ, Time: at, Data: map[string]any{"user_id": "u1"}}
+func event(id, typ string, at time.Time) events.Event {
+	return events.Event{ID: id, Type: typ, Time: at, Data: map[string]any{"user_id": "u1"}}
 }
 
 func TestOutboxWritesOneRowPerSubscriber(t *testing.T) {
@@ -80,7 +81,7 @@ func TestOutboxRollsBackWithTheChange(t *testing.T) {
 		o := NewOutbox(subscribers)
 		boom := errors.New("the change failed")
 		err := s.db().Transaction(func(tx *gorm.DB) error {
-			require.NoError(t, o.Write(tx, []models.Event{event("evt_1", "session.created", whNow)}))
+			require.NoError(t, o.Write(tx, []events.Event{event("evt_1", "session.created", whNow)}))
 			return boom
 		})
 		require.ErrorIs(t, err, boom)
