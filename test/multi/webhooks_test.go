@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -176,6 +176,12 @@ func scheduleDelay(i int) time.Duration {
 	return d
 }
 
+// firstFew is the first ten of lines, sorted, one a line.
+func firstFew(lines []string) string {
+	sorted := slices.Sorted(slices.Values(lines))
+	return strings.Join(sorted[:min(10, len(sorted))], "\n")
+}
+
 func countStatus(list []*attempt, status int) int {
 	n := 0
 	for _, a := range list {
@@ -186,7 +192,7 @@ func countStatus(list []*attempt, status int) int {
 	return n
 }
 
-// 200 browsers open their e-mail links at the same moment; once a few of
+// 200 browsers open their e-mail links at the same moment; once 25 of
 // them are signed in, the instance is killed with SIGKILL, and a new one
 // starts on the same database. Whatever committed is what the receiver
 // hears about: every session row has exactly one session.created (by
@@ -241,7 +247,7 @@ func testWebhooksKill9DuringSignIns(t *testing.T) {
 	}
 	start.Done()
 	deadline := time.Now().Add(patience)
-	for signedIn.Load() < 10 && answered.Load() < n && time.Now().Before(deadline) {
+	for signedIn.Load() < 25 && answered.Load() < n && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	require.NoError(t, a.cmd.Process.Kill())
@@ -408,9 +414,11 @@ func testWebhooksTwoInstancesThousandEvents(t *testing.T) {
 			retried++
 		}
 	}
-	var overlaps []string
+	var overlaps, twice []string
 	for id, list := range byID { // in arrival order
-		require.Equal(t, 1, countStatus(list, http.StatusOK), "%s: delivered once with a 2xx", id)
+		if n := countStatus(list, http.StatusOK); n != 1 {
+			twice = append(twice, fmt.Sprintf("%s: %d attempts answered 200", id, n))
+		}
 		busyUntil := list[0].finished
 		for _, at := range list[1:] {
 			if at.arrived.Before(busyUntil) {
@@ -422,8 +430,10 @@ func testWebhooksTwoInstancesThousandEvents(t *testing.T) {
 			}
 		}
 	}
-	sort.Strings(overlaps)
-	require.Empty(t, overlaps, "one event handed to two workers at once")
+	require.Empty(t, overlaps, "one event handed to two workers at once, %d times; the first:\n%s", len(overlaps), firstFew(overlaps))
+	// Nothing failed here (no kill, no time-out): a second 2xx delivery
+	// would be a claim that ignored a record or a lease.
+	require.Empty(t, twice, "%d events delivered more than once; the first:\n%s", len(twice), firstFew(twice))
 
 	users, sessions := c.usersByID(), c.sessionRowsByUser()
 	require.Len(t, users, n)
