@@ -430,10 +430,10 @@ func testWebhooksTwoInstancesThousandEvents(t *testing.T) {
 			}
 		}
 	}
-	require.Empty(t, overlaps, "one event handed to two workers at once, %d times; the first:\n%s", len(overlaps), firstFew(overlaps))
+	require.Zero(t, len(overlaps), "one event handed to two workers at once, %d times; the first:\n%s", len(overlaps), firstFew(overlaps))
 	// Nothing failed here (no kill, no time-out): a second 2xx delivery
 	// would be a claim that ignored a record or a lease.
-	require.Empty(t, twice, "%d events delivered more than once; the first:\n%s", len(twice), firstFew(twice))
+	require.Zero(t, len(twice), "%d events delivered more than once; the first:\n%s", len(twice), firstFew(twice))
 
 	users, sessions := c.usersByID(), c.sessionRowsByUser()
 	require.Len(t, users, n)
