@@ -222,6 +222,23 @@ func (r *receiver) waitFor(limit time.Duration, what string, cond func() bool) {
 	}
 }
 
+// waitForNone polls missing until it returns nothing or limit passes,
+// then fails the test with what and the first few of what is missing.
+func (r *receiver) waitForNone(limit time.Duration, what string, missing func() []string) {
+	r.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		left := missing()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("webhooks: not within %s: %s; %d missing (%d attempts received), the first:\n%s", limit, what, len(left), len(r.snapshot()), firstFew(left))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // checkAll asserts what every attempt must be, whatever the test: signed
 // with a known secret, a JSON event whose id is the webhook-id, and every
 // attempt of an id with the same body, byte for byte. No body carries the

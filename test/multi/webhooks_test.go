@@ -272,7 +272,7 @@ func testWebhooksKill9DuringSignIns(t *testing.T) {
 		}
 	}
 	// The lease of a delivery the kill cut short is the time-out and 30 s.
-	rc.waitFor(patience+30*time.Second, "a session.created for every session row and a user.created for every user", func() bool {
+	rc.waitForNone(patience+30*time.Second, "a session.created for every session row and a user.created for every user", func() []string {
 		got := map[string]bool{}
 		for _, ev := range rc.ofType("session.created") {
 			got[ev.str("session_id")] = true
@@ -282,17 +282,18 @@ func testWebhooksKill9DuringSignIns(t *testing.T) {
 			id, _ := u["id"].(string)
 			got[id] = true
 		}
-		for id := range sessions {
+		var missing []string
+		for id, uid := range sessions {
 			if !got[id] {
-				return false
+				missing = append(missing, fmt.Sprintf("session.created of session %s (user %s)", id, users[uid]))
 			}
 		}
-		for id := range users {
+		for id, addr := range users {
 			if !got[id] {
-				return false
+				missing = append(missing, fmt.Sprintf("user.created of user %s (%s)", id, addr))
 			}
 		}
-		return true
+		return missing
 	})
 	rc.waitFor(patience, "nothing pending in the outbox", func() bool { return c.outboxByStatus()["pending"] == "" })
 
