@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
 	"github.com/latchkey-auth/latchkey/models/webhookstore"
 )
 
@@ -175,16 +176,16 @@ func queueWebhookEvents(t *testing.T, store *models.Store, now time.Time) {
 		"user.updated": {"crm"}, "user.created": {"crm", "audit"}, "session.created": {"crm"}, "user.deleted": {"gone"},
 	}
 	outbox := webhookstore.NewOutbox(func(eventType string) []string { return subscribers[eventType] })
-	events := []models.Event{
+	evs := []events.Event{
 		{ID: "evt_0", Type: "user.updated", Time: now.Add(-4 * time.Hour), Data: map[string]any{"user": map[string]any{"id": "u1"}, "changes": []string{"name"}}},
 		{ID: "evt_1", Type: "user.created", Time: now.Add(-3 * time.Hour), Data: map[string]any{"user": map[string]any{"id": "u1", "email": "ann@example.com"}, "provider": "email"}},
 		{ID: "evt_2", Type: "session.created", Time: now.Add(-2 * time.Hour), Data: map[string]any{"user_id": "u1", "session_id": "s1"}},
 		{ID: "evt_3", Type: "user.deleted", Time: now.Add(-time.Hour), Data: map[string]any{"user_id": "u1", "actor": "admin"}},
 	}
-	require.NoError(t, store.DB().Transaction(func(tx *gorm.DB) error { return outbox.Write(tx, events) }))
+	require.NoError(t, store.DB().Transaction(func(tx *gorm.DB) error { return outbox.Write(tx, evs) }))
 
 	ws := webhookstore.New(store)
-	claimed, err := ws.Claim(ctx, "test-worker", now, time.Minute, 10)
+	claimed, err := ws.Claim(ctx, "test-worker", now, time.Minute, 10, []string{"crm", "audit", "gone"})
 	require.NoError(t, err)
 	require.Len(t, claimed, 5)
 	for _, d := range claimed {
