@@ -1,6 +1,6 @@
 // Entry point of the compatibility suite.
 //
-//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [passwords] [twofactor] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y] [account] [openid] [import]
+//   cd test/compat && npm ci && node run.mjs [client] [diff] [browser] [passwords] [twofactor] [rotation] [forwardauth] [caddy] [nextjs] [passkeys] [a11y] [account] [openid] [import] [webhooks]
 //
 // Environment:
 //   LATCHKEY_BIN    use this latchkey binary instead of building ../../bin/latchkey
@@ -38,6 +38,7 @@ const SUITES = {
   account: () => import("./account.test.mjs"),
   openid: () => import("./openid.test.mjs"),
   import: () => import("./import.test.mjs"),
+  webhooks: () => import("./webhooks.test.mjs"),
 };
 
 const started = Date.now();

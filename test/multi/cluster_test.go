@@ -84,6 +84,9 @@ type clusterOpts struct {
 	// idpWrap is mockoidc middleware around each of its endpoints (e.g.
 	// test/refreshidp's); nil: none.
 	idpWrap func(http.Handler) http.Handler
+	// env is more environment for every process of the cluster (NAME=value),
+	// e.g. a webhook endpoint's secret.
+	env []string
 }
 
 // cluster is one deployment: a database and the processes serving it.
@@ -97,6 +100,8 @@ type cluster struct {
 	idp    *mockoidc.MockOIDC
 	proxy  *roundRobin
 	nodes  []*instance
+	// extraEnv is added to every process's environment (clusterOpts.env).
+	extraEnv []string
 
 	dbOnce sync.Once
 	db     *sql.DB
@@ -115,6 +120,7 @@ func startCluster(t *testing.T, o clusterOpts) *cluster {
 	if o.extraConfig != "" {
 		c.appendConfig(o.extraConfig)
 	}
+	c.extraEnv = o.env
 	c.nodes = c.launchAll(o.instances)
 	for _, in := range c.nodes {
 		in.waitReady(t)
@@ -215,7 +221,7 @@ func (c *cluster) env(port int, dbURL string) []string {
 	if port != 0 {
 		env = append(env, "PORT="+strconv.Itoa(port))
 	}
-	return env
+	return append(env, c.extraEnv...)
 }
 
 // launchAll starts n instances at the same moment, without waiting for
