@@ -408,13 +408,28 @@ func (c *Cluster) Rejoin(n *Node) error {
 // Switchover asks the monitor for a planned fail-over (pg_autoctl perform
 // switchover) and waits until it is done: the primary drains and demotes
 // itself, the standby is promoted, the old primary follows it.
+//
+// The monitor's perform_failover() may meet a deadlock with the nodes'
+// own calls to it on a loaded machine (seen: "Monitor ERROR: deadlock
+// detected"); PostgreSQL then rolled that call back, nothing was started,
+// and it is asked again, as an operator would.
 func (c *Cluster) Switchover(ctx context.Context) error {
-	cmd := c.run.command("perform", "switchover", "--monitor", c.MonitorURL(), "--wait", "60")
-	out, err := runContext(ctx, cmd)
-	if err != nil {
-		return fmt.Errorf("pg_autoctl perform switchover: %w: %s", err, tail(out, 30))
+	for try := 1; ; try++ {
+		cmd := c.run.command("perform", "switchover", "--monitor", c.MonitorURL(), "--wait", "60")
+		out, err := runContext(ctx, cmd)
+		switch {
+		case err == nil:
+			return nil
+		case try < 3 && strings.Contains(out, "deadlock detected"):
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
+		default:
+			return fmt.Errorf("pg_autoctl perform switchover: %w: %s", err, tail(out, 30))
+		}
 	}
-	return nil
 }
 
 // Close stops every process of the cluster (a fast shutdown, then SIGKILL
