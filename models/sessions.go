@@ -235,29 +235,26 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 // counters and the rate-limit buckets that are full again (a missing row is
 // a full bucket, so that changes nothing); it returns how many went. Every
 // statement deletes rows past now and none waits for a rate-limit take, so
-// every instance may run it at once.
+// every instance may run it at once. The tables that grow with the users
+// are purged purgeBatch rows per statement (each its own transaction,
+// found through the expires index): a purge of millions of rows never holds
+// SQLite's write lock, or PostgreSQL's row locks, for more than a batch.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Where("expires < ?", dbTime(now)).Delete(&Session{})
-		if r.Error != nil {
-			return r.Error
-		}
-		n += r.RowsAffected
-		r = tx.Where("expires < ?", dbTime(now)).Delete(&VerificationToken{})
-		if r.Error != nil {
-			return r.Error
-		}
-		n += r.RowsAffected
-		// By table name: these are the feature stores' tables
-		// (twofactorstore, accountstore), but their rows expire in this pass.
-		for _, table := range []string{"second_steps", "sign_ins"} {
-			if r = tx.Exec("DELETE FROM "+table+" WHERE expires < ?", dbTime(now)); r.Error != nil {
-				return r.Error
+	db := s.db.WithContext(ctx)
+	// By table name: second_steps and sign_ins are the feature stores'
+	// tables (twofactorstore, accountstore), but their rows expire here.
+	for _, t := range [][2]string{{"sessions", "id"}, {"verification_tokens", "token_hash"}, {"second_steps", "token_hash"}, {"sign_ins", "id"}} {
+		for batch := int64(purgeBatch); batch == purgeBatch; {
+			r := db.Exec("DELETE FROM "+t[0]+" WHERE "+t[1]+" IN (SELECT "+t[1]+" FROM "+t[0]+" WHERE expires < ? LIMIT ?)", dbTime(now), purgeBatch)
+			if r.Error != nil {
+				return n, fmt.Errorf("purge expired %s: %w", t[0], r.Error)
 			}
-			n += r.RowsAffected
+			batch, n = r.RowsAffected, n+r.RowsAffected
 		}
-		r = tx.Where("expires < ?", now.Unix()).Delete(&UsedChallenge{})
+	}
+	err := db.Transaction(func(tx *gorm.DB) error {
+		r := tx.Where("expires < ?", now.Unix()).Delete(&UsedChallenge{})
 		if r.Error != nil {
 			return r.Error
 		}
@@ -276,3 +273,6 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 	}
 	return n, nil
 }
+
+// purgeBatch is how many rows one of PurgeExpired's deletes removes.
+const purgeBatch = 2000
