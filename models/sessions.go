@@ -257,11 +257,15 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 			in = " = ANY(ARRAY(%s))"
 		}
 		for batch := int64(purgeBatch); batch == purgeBatch; {
+			t0 := time.Now()
 			r := db.Exec("DELETE FROM "+t[0]+" WHERE "+t[1]+fmt.Sprintf(in, pick), dbTime(now), purgeBatch)
 			if r.Error != nil {
 				return n, fmt.Errorf("purge expired %s: %w", t[0], r.Error)
 			}
 			batch, n = r.RowsAffected, n+r.RowsAffected
+			// As long again between batches: a sign-in waiting for the write
+			// lock (SQLite's busy handler sleeps, then retries) finds it free.
+			time.Sleep(time.Since(t0))
 		}
 	}
 	err := db.Transaction(func(tx *gorm.DB) error {
@@ -286,4 +290,4 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 }
 
 // purgeBatch is how many rows one of PurgeExpired's deletes removes.
-const purgeBatch = 2000
+const purgeBatch = 500

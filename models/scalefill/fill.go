@@ -112,7 +112,9 @@ func Fill(ctx context.Context, s *models.Store, sz Sizes, now time.Time, progres
 			return []any{fmt.Sprintf("email:%s", TokenHash(fmt.Sprint(i))), now.Add(time.Duration(i%7200) * time.Second).UnixMicro()}
 		}},
 		{"session_revocations", []string{"user_id", "not_before"}, sz.Revocations, func(i int) []any {
-			return []any{UserID((i * 97) % sz.Users), now.Add(-time.Duration(i) * time.Second).Unix()}
+			// Older than every live session's sign-in: they end none of the
+			// sessions a bench signs in with.
+			return []any{UserID((i * 97) % sz.Users), now.Add(-31*24*time.Hour - time.Duration(i)*time.Second).Unix()}
 		}},
 		{"sign_ins", []string{"id", "user_id", "created_at", "last_seen", "expires", "ended_at"}, sz.SignIns, func(i int) []any {
 			at := now.Add(-time.Duration(i%(60*24*30)) * time.Minute)
