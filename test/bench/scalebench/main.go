@@ -49,6 +49,7 @@ type options struct {
 	Conns    int
 	Postgres bool
 	Small    int
+	NoSQLite bool
 }
 
 func main() {
@@ -59,6 +60,7 @@ func main() {
 	fs.IntVar(&o.Conns, "connections", envInt("BENCH_CONNECTIONS", 16), "concurrent clients (BENCH_CONNECTIONS)")
 	fs.BoolVar(&o.Postgres, "postgres", os.Getenv("BENCH_POSTGRES") == "1", "also PostgreSQL (BENCH_POSTGRES=1)")
 	fs.IntVar(&o.Small, "small", 1000, "sessions of the small size")
+	fs.BoolVar(&o.NoSQLite, "no-sqlite", os.Getenv("BENCH_NO_SQLITE") == "1", "PostgreSQL only (BENCH_NO_SQLITE=1)")
 	_ = fs.Parse(os.Args[1:])
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "scalebench: FAILED:", err)
@@ -94,6 +96,9 @@ func run(o options) error {
 	full := scalefill.Default.Scaled(o.Scale)
 	small := scalefill.Default.Scaled(float64(o.Small) / float64(scalefill.Default.Sessions))
 	dialects := []string{models.DialectSQLite}
+	if o.NoSQLite {
+		dialects = nil
+	}
 	var pgAdmin string
 	if o.Postgres {
 		srv, stop, err := pgtest.Start()
@@ -114,6 +119,7 @@ func run(o options) error {
 				return fmt.Errorf("%s, %d sessions: %w", d, sz.Sessions, err)
 			}
 			rows[i] = r
+			logf("%s %d: %+v", d, sz.Sessions, *r) // kept should a later step fail
 		}
 		report(d, rows)
 	}
