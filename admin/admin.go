@@ -42,7 +42,7 @@ type adminCommand struct {
 	// flags says which of the flags it takes: "j" --json, "y" --yes, "u"
 	// --user, "a" --all, "p" --password-stdin, "c" a client's settings
 	// (clients add), "n" --now, "i" import's flags, "w" webhooks list's
-	// filters; "m" migrates the database first (import fills a fresh
+	// filters, "l" a listing's page (--limit, --after); "m" migrates the database first (import fills a fresh
 	// one); "s" marks a command that needs the configuration and not the
 	// database, "0" one that needs neither.
 	flags string
@@ -54,13 +54,13 @@ type adminCommand struct {
 
 func adminCommands() []adminCommand {
 	return []adminCommand{
-		{"users", "list", nil, "j", usersList, nil},
+		{"users", "list", nil, "jl", usersList, nil},
 		{"users", "show", []string{"<email|id>"}, "", usersShow, nil},
 		{"users", "delete", []string{"<email|id>"}, "y", usersDelete, nil},
 		{"users", "create", []string{"<email>"}, "p", usersCreate, nil},
 		{"users", "two-factor", []string{"<status|reset|forget-devices>", "<email|id>"}, "", usersTwoFactor, checkTwoFactor},
 		{"users", "groups", []string{"<add|remove|list>", "[<email|id>]", "[<group>]"}, "", usersGroups, checkGroups},
-		{"sessions", "list", nil, "ju", sessionsList, nil},
+		{"sessions", "list", nil, "jul", sessionsList, nil},
 		{"sessions", "revoke", nil, "uay", sessionsRevoke, checkRevoke},
 		{"accounts", "unlink", []string{"<email|id>", "<provider>"}, "", accountsUnlink, nil},
 		{"accounts", "unlink-all", []string{"<email|id>"}, "y", accountsUnlinkAll, nil},
@@ -106,6 +106,7 @@ type adminRun struct {
 	rotateNow bool
 	importing importFlags
 	webhooks  webhookFlags
+	page      adminstore.Page
 	out       io.Writer
 	errw      io.Writer
 	now       time.Time
@@ -237,6 +238,10 @@ func (r *adminRun) flags(cmd *adminCommand, configPath *string) *flag.FlagSet {
 	}
 	if strings.Contains(cmd.flags, "w") {
 		r.webhooks.bind(fs)
+	}
+	if strings.Contains(cmd.flags, "l") {
+		fs.IntVar(&r.page.Limit, "limit", defaultPageLimit, "at most `n` rows (a page; 0: every row)")
+		fs.StringVar(&r.page.After, "after", "", "start after the `cursor` the previous page printed")
 	}
 	return fs
 }

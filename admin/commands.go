@@ -25,8 +25,25 @@ type userJSON struct {
 	Sessions      int64      `json:"sessions"` // live database sessions
 }
 
+// defaultPageLimit is the page of the list commands without --limit.
+const defaultPageLimit = 100
+
+// nextPage tells the operator how to ask for the page after this one: on
+// standard output under the table, on standard error with --json (whose
+// output stays one JSON array).
+func (r *adminRun) nextPage(next string) {
+	if next == "" {
+		return
+	}
+	w := r.out
+	if r.json {
+		w = r.errw
+	}
+	fmt.Fprintf(w, "next page: --after %s\n", next)
+}
+
 func usersList(r *adminRun) error {
-	users, err := adminstore.New(r.store).UserOverviews(r.ctx, r.now)
+	users, next, err := adminstore.New(r.store).UserOverviews(r.ctx, r.now, r.page)
 	if err != nil {
 		return err
 	}
@@ -36,7 +53,11 @@ func usersList(r *adminRun) error {
 			out[i] = userJSON{ID: u.ID, Email: u.Email, Name: u.Name, EmailVerified: u.EmailVerified,
 				CreatedAt: u.CreatedAt.UTC(), Providers: u.Providers, Sessions: u.Sessions}
 		}
-		return r.printJSON(out)
+		if err := r.printJSON(out); err != nil {
+			return err
+		}
+		r.nextPage(next)
+		return nil
 	}
 	w := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tEMAIL\tNAME\tCREATED\tACCOUNTS\tSESSIONS")
@@ -51,6 +72,7 @@ func usersList(r *adminRun) error {
 		return err
 	}
 	fmt.Fprintln(r.out, plural(int64(len(users)), "user"))
+	r.nextPage(next)
 	return nil
 }
 
@@ -65,7 +87,7 @@ func (r *adminRun) userWithRows(ref string) (*models.User, []models.Account, []a
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	sessions, err := adminstore.New(r.store).SessionListings(r.ctx, u.ID, r.now)
+	sessions, _, err := adminstore.New(r.store).SessionListings(r.ctx, u.ID, r.now, adminstore.Page{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -143,7 +165,7 @@ func sessionsList(r *adminRun) error {
 		}
 		userID = u.ID
 	}
-	sessions, err := adminstore.New(r.store).SessionListings(r.ctx, userID, r.now)
+	sessions, next, err := adminstore.New(r.store).SessionListings(r.ctx, userID, r.now, r.page)
 	if err != nil {
 		return err
 	}
@@ -154,7 +176,11 @@ func sessionsList(r *adminRun) error {
 		if sessions == nil {
 			sessions = []adminstore.SessionListing{}
 		}
-		return r.printJSON(sessions)
+		if err := r.printJSON(sessions); err != nil {
+			return err
+		}
+		r.nextPage(next)
+		return nil
 	}
 	w := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tUSER\tEMAIL\tSIGNED IN\tEXPIRES")
@@ -165,6 +191,7 @@ func sessionsList(r *adminRun) error {
 		return err
 	}
 	fmt.Fprintln(r.out, plural(int64(len(sessions)), "database session"))
+	r.nextPage(next)
 	return nil
 }
 

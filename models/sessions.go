@@ -83,6 +83,10 @@ u.email_verified IS NOT NULL AS ""
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`
 }
 
+// SessionLookupSQL is ReadSession's prepared statement, for the EXPLAIN
+// test of the request paths (models/scalefill): it bypasses GORM.
+func (s *Store) SessionLookupSQL() string { return s.sessionAndUserSQL() }
+
 // SessionRow is a session and its user as GET /session reads them
 // (ReadSession): values, not pointers, so a caller can reuse one row for
 // every lookup.
@@ -235,29 +239,37 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 // counters and the rate-limit buckets that are full again (a missing row is
 // a full bucket, so that changes nothing); it returns how many went. Every
 // statement deletes rows past now and none waits for a rate-limit take, so
-// every instance may run it at once.
+// every instance may run it at once. The tables that grow with the users
+// are purged purgeBatch rows per statement (each its own transaction,
+// found through the expires index): a purge of millions of rows never holds
+// SQLite's write lock, or PostgreSQL's row locks, for more than a batch.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Where("expires < ?", dbTime(now)).Delete(&Session{})
-		if r.Error != nil {
-			return r.Error
+	db := s.db.WithContext(ctx)
+	// By table name: second_steps and sign_ins are the feature stores'
+	// tables (twofactorstore, accountstore), but their rows expire here.
+	for _, t := range [][2]string{{"sessions", "id"}, {"verification_tokens", "token_hash"}, {"second_steps", "token_hash"}, {"sign_ins", "id"}} {
+		// The oldest first, through the expires index; PostgreSQL finds the
+		// batch's rows by their keys (= ANY: an index scan, where IN would
+		// hash-join the whole table).
+		pick, in := "SELECT "+t[1]+" FROM "+t[0]+" WHERE expires < ? ORDER BY expires LIMIT ?", " IN (%s)"
+		if s.dialect == DialectPostgres {
+			in = " = ANY(ARRAY(%s))"
 		}
-		n += r.RowsAffected
-		r = tx.Where("expires < ?", dbTime(now)).Delete(&VerificationToken{})
-		if r.Error != nil {
-			return r.Error
-		}
-		n += r.RowsAffected
-		// By table name: these are the feature stores' tables
-		// (twofactorstore, accountstore), but their rows expire in this pass.
-		for _, table := range []string{"second_steps", "sign_ins"} {
-			if r = tx.Exec("DELETE FROM "+table+" WHERE expires < ?", dbTime(now)); r.Error != nil {
-				return r.Error
+		for batch := int64(purgeBatch); batch == purgeBatch; {
+			t0 := time.Now()
+			r := db.Exec("DELETE FROM "+t[0]+" WHERE "+t[1]+fmt.Sprintf(in, pick), dbTime(now), purgeBatch)
+			if r.Error != nil {
+				return n, fmt.Errorf("purge expired %s: %w", t[0], r.Error)
 			}
-			n += r.RowsAffected
+			batch, n = r.RowsAffected, n+r.RowsAffected
+			// As long again between batches: a sign-in waiting for the write
+			// lock (SQLite's busy handler sleeps, then retries) finds it free.
+			time.Sleep(time.Since(t0))
 		}
-		r = tx.Where("expires < ?", now.Unix()).Delete(&UsedChallenge{})
+	}
+	err := db.Transaction(func(tx *gorm.DB) error {
+		r := tx.Where("expires < ?", now.Unix()).Delete(&UsedChallenge{})
 		if r.Error != nil {
 			return r.Error
 		}
@@ -276,3 +288,6 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) 
 	}
 	return n, nil
 }
+
+// purgeBatch is how many rows one of PurgeExpired's deletes removes.
+const purgeBatch = 500

@@ -364,4 +364,19 @@ var Steps = []Step{
 			`ALTER TABLE accounts ADD COLUMN refresh_lease_until bigint`,
 		},
 	},
+	{
+		Version: 14,
+		Name:    "keyset indexes of the admin listings",
+		// `latchkey users list` and `sessions list` page by keyset (issue
+		// #36, models/adminstore): each page is a range scan of one of these
+		// indexes, in its order, whatever the size of the table.
+		SQLite: []string{
+			"CREATE INDEX IF NOT EXISTS `idx_users_created_at_id` ON `users`(`created_at`,`id`)",
+			"CREATE INDEX IF NOT EXISTS `idx_sessions_created_at_id` ON `sessions`(`created_at`,`id`)",
+		},
+		Postgres: []string{
+			`CREATE INDEX IF NOT EXISTS idx_users_created_at_id ON users (created_at, id)`,
+			`CREATE INDEX IF NOT EXISTS idx_sessions_created_at_id ON sessions (created_at, id)`,
+		},
+	},
 }

@@ -1,0 +1,478 @@
+// Command scalebench is `go tool task bench:scale` (issue #36): latchkey's
+// cost as its tables grow. For each dialect (SQLite; PostgreSQL with
+// BENCH_POSTGRES=1) and each size (10³ sessions, then the full size) it
+// fills a fresh database by bulk INSERT (models/scalefill), starts the
+// real binary on it (database sessions, lookup cache off) and measures,
+// beside the bare Echo handler (test/bench/bare) in the same run:
+// start-up to /health/ready, GET /session and forward-auth signed in with
+// a random live session per request, the purge of the expired half under
+// GET /session load (its duration, GET /session's p99 before and during,
+// and the longest a sign-in's session insert waited meanwhile), the admin
+// listings' first and hundredth page, `users delete` of a user with many
+// sessions, and latchkey's RSS after the load. It prints Markdown tables.
+//
+// The full size is models/scalefill.Default (10⁶ users, 10⁷ sessions, ...)
+// times BENCH_SCALE (default 1); the load is Go HTTP clients (-connections)
+// for -duration per measurement.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/adminstore"
+	"github.com/latchkey-auth/latchkey/models/pgtest"
+	"github.com/latchkey-auth/latchkey/models/scalefill"
+	"github.com/latchkey-auth/latchkey/test/testport"
+)
+
+type options struct {
+	Scale    float64
+	Duration time.Duration
+	Conns    int
+	Postgres bool
+	Small    int
+	NoSQLite bool
+}
+
+func main() {
+	var o options
+	fs := flag.NewFlagSet("scalebench", flag.ExitOnError)
+	fs.Float64Var(&o.Scale, "scale", envFloat("BENCH_SCALE", 1), "full size = scalefill.Default (10⁶ users, 10⁷ sessions) × this (BENCH_SCALE)")
+	fs.DurationVar(&o.Duration, "duration", envDuration("BENCH_DURATION", 5*time.Second), "load per measurement (BENCH_DURATION)")
+	fs.IntVar(&o.Conns, "connections", envInt("BENCH_CONNECTIONS", 16), "concurrent clients (BENCH_CONNECTIONS)")
+	fs.BoolVar(&o.Postgres, "postgres", os.Getenv("BENCH_POSTGRES") == "1", "also PostgreSQL (BENCH_POSTGRES=1)")
+	fs.IntVar(&o.Small, "small", 1000, "sessions of the small size")
+	fs.BoolVar(&o.NoSQLite, "no-sqlite", os.Getenv("BENCH_NO_SQLITE") == "1", "PostgreSQL only (BENCH_NO_SQLITE=1)")
+	_ = fs.Parse(os.Args[1:])
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "scalebench: FAILED:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "scalebench: "+format+"\n", args...) }
+
+func run(o options) error {
+	if _, err := os.Stat("go.mod"); err != nil {
+		return errors.New("run from the repository root (go tool task bench:scale)")
+	}
+	dir, err := os.MkdirTemp("", "latchkey-scalebench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin, bareBin := filepath.Join(dir, "latchkey"), filepath.Join(dir, "bare")
+	for _, args := range [][]string{{"build", "-trimpath", "-o", bin, "."}, {"build", "-o", bareBin, "./test/bench/bare"}} {
+		cmd := exec.Command("go", args...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+		}
+	}
+	bare, err := startProc("bare", bareBin, nil, "", "-addr")
+	if err != nil {
+		return err
+	}
+	defer bare.stop()
+
+	full := scalefill.Default.Scaled(o.Scale)
+	small := scalefill.Default.Scaled(float64(o.Small) / float64(scalefill.Default.Sessions))
+	dialects := []string{models.DialectSQLite}
+	if o.NoSQLite {
+		dialects = nil
+	}
+	var pgAdmin string
+	if o.Postgres {
+		srv, stop, err := pgtest.Start()
+		if err != nil {
+			return err
+		}
+		defer stop()
+		pgAdmin = srv.AdminURL
+		dialects = append(dialects, models.DialectPostgres)
+	}
+	fmt.Printf("# bench:scale — %s, %d CPUs; full size ×%g: %d users, %d sessions (half expired), %d links; load %d clients × %v\n\n",
+		machine(), numCPU(), o.Scale, full.Users, full.Sessions, full.Tokens, o.Conns, o.Duration)
+	for _, d := range dialects {
+		var rows [2]*result
+		for i, sz := range []scalefill.Sizes{small, full} {
+			r, err := measureSize(o, dir, bin, bare, d, pgAdmin, sz, i)
+			if err != nil {
+				return fmt.Errorf("%s, %d sessions: %w", d, sz.Sessions, err)
+			}
+			rows[i] = r
+			logf("%s %d: %+v", d, sz.Sessions, *r) // kept should a later step fail
+		}
+		report(d, rows)
+	}
+	return nil
+}
+
+// result is one dialect at one size.
+type result struct {
+	Sizes                         scalefill.Sizes
+	Fill                          time.Duration
+	Bytes                         int64
+	Ready                         time.Duration
+	Bare, Session, Authz          stat
+	BareAfter                     stat
+	PurgeTook                     time.Duration
+	Purged                        int64
+	DuringPurge                   stat
+	MaxInsertWait                 time.Duration
+	UsersFirst, UsersHundredth    time.Duration
+	SessionsFirst, SessionsHundth time.Duration
+	Delete                        time.Duration
+	DeleteSessions                int
+	RSSKiB                        int64
+}
+
+func measureSize(o options, dir, bin string, bare *proc, dialect, pgAdmin string, sz scalefill.Sizes, n int) (*result, error) {
+	ctx := context.Background()
+	r := &result{Sizes: sz}
+	home := filepath.Join(dir, fmt.Sprintf("%s-%d", dialect, n))
+	if err := os.MkdirAll(filepath.Join(home, "data"), 0o700); err != nil {
+		return nil, err
+	}
+	c := models.Config{Dialect: dialect, DSN: filepath.Join(home, "data", "latchkey.db")}
+	dbURL := ""
+	if dialect == models.DialectPostgres {
+		var err error
+		if dbURL, err = createDB(pgAdmin, fmt.Sprintf("scale_%d_%d", os.Getpid(), n)); err != nil {
+			return nil, err
+		}
+		c.DSN = dbURL
+	}
+	s, err := models.Connect(c)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	logf("%s: filling %d users, %d sessions", dialect, sz.Users, sz.Sessions)
+	start := time.Now()
+	// The fill's "expired" half expires two days from now (its rows end
+	// before the fill's clock, two days ahead): latchkey's own purge at
+	// start-up leaves it, and the measured purge below, run at the fill's
+	// clock, deletes it.
+	now := time.Now().Add(48 * time.Hour)
+	if err := scalefill.Fill(ctx, s, sz, now, func(t string, done int) {
+		if done%1_000_000 == 0 {
+			logf("  %s %d", t, done)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	r.Fill = time.Since(start)
+	if r.Bytes, err = dbBytes(s, c.DSN); err != nil {
+		return nil, err
+	}
+
+	conf := fmt.Sprintf("data_dir: %q\nproviders:\n  - id: email\n    type: email\n    rate_limit:\n      disabled: true\nsession:\n  strategy: database\n  cache_ttl: 0s\n", filepath.Join(home, "data"))
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(conf), 0o600); err != nil {
+		return nil, err
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "AUTH_SECRET=latchkey-scale-bench-secret-0123456789abcdef",
+		"DATABASE_URL=" + dbURL, "LOG_LEVEL=warn"}
+	start = time.Now()
+	lk, err := startProc("latchkey", bin, env, home, "--config", filepath.Join(home, "config.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	defer lk.stop()
+	r.Ready = time.Since(start)
+
+	live := sz.Sessions / 2
+	cookie := func() string {
+		return "next-auth.session-token=" + scalefill.SessionToken(2*rand.IntN(live))
+	}
+	sessionURL, authzURL := lk.origin+"/api/auth/session", lk.origin+"/authz/auth-request"
+	// One answer of each checked: signed in, as the session's user.
+	if err := check(sessionURL, "next-auth.session-token="+scalefill.SessionToken(0), `"email":"`+scalefill.Email(0)+`"`); err != nil {
+		return nil, err
+	}
+	logf("%s %d: load", dialect, sz.Sessions)
+	warm := o
+	warm.Duration = o.Duration / 2
+	load(warm, sessionURL, cookie)
+	r.Bare = load(o, bare.origin+"/", nil)
+	r.Session = load(o, sessionURL, cookie)
+	r.Authz = load(o, authzURL, cookie)
+	r.BareAfter = load(o, bare.origin+"/", nil)
+
+	// The purge of the expired half, under GET /session load, while a
+	// "sign-in" inserts a session every 10 ms and times each insert.
+	logf("%s %d: purge under load", dialect, sz.Sessions)
+	var maxWait atomic.Int64
+	stopIns := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stopIns:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			t0 := time.Now()
+			_ = s.CreateSession(ctx, models.NewSession{UserID: scalefill.UserID(i % sz.Users), TokenHash: fmt.Sprintf("purge-%d-%d", n, i),
+				SignedIn: now, Expires: now.Add(time.Hour)})
+			if w := int64(time.Since(t0)); w > maxWait.Load() {
+				maxWait.Store(w)
+			}
+		}
+	}()
+	purgeDone := make(chan struct{})
+	var purgeErr error
+	go func() {
+		defer close(purgeDone)
+		t0 := time.Now()
+		r.Purged, purgeErr = s.PurgeExpired(ctx, now)
+		r.PurgeTook = time.Since(t0)
+	}()
+	r.DuringPurge = loadUntil(o, sessionURL, cookie, purgeDone)
+	close(stopIns)
+	wg.Wait()
+	if purgeErr != nil {
+		return nil, purgeErr
+	}
+	r.MaxInsertWait = time.Duration(maxWait.Load())
+	r.RSSKiB = rss(lk.cmd.Process.Pid)
+
+	ad := adminstore.New(s)
+	if r.UsersFirst, r.UsersHundredth, err = pages(func(p adminstore.Page) (string, error) {
+		_, next, err := ad.UserOverviews(ctx, time.Now(), p)
+		return next, err
+	}); err != nil {
+		return nil, err
+	}
+	if r.SessionsFirst, r.SessionsHundth, err = pages(func(p adminstore.Page) (string, error) {
+		_, next, err := ad.SessionListings(ctx, "", time.Now(), p)
+		return next, err
+	}); err != nil {
+		return nil, err
+	}
+	// users delete of a user with many sessions.
+	r.DeleteSessions = min(10_000, max(100, sz.Sessions/100))
+	u := &models.User{}
+	if err := s.CreateUser(ctx, u); err != nil {
+		return nil, err
+	}
+	for i := 0; i < r.DeleteSessions; i += 500 {
+		var vals []string
+		var args []any
+		for j := i; j < min(r.DeleteSessions, i+500); j++ {
+			vals = append(vals, "(?, ?, ?, ?, ?)")
+			args = append(args, fmt.Sprintf("del-%d-%d", n, j), fmt.Sprintf("del-hash-%d-%d", n, j), u.ID, now.Add(time.Hour), now)
+		}
+		if err := s.DB().Exec("INSERT INTO sessions (id, token_hash, user_id, expires, created_at) VALUES "+strings.Join(vals, ","), args...).Error; err != nil {
+			return nil, err
+		}
+	}
+	t0 := time.Now()
+	if _, err := s.DeleteUser(ctx, u.ID, time.Now()); err != nil {
+		return nil, err
+	}
+	r.Delete = time.Since(t0)
+	return r, nil
+}
+
+// pages times a listing's first page and its hundredth (of 100 rows).
+func pages(page func(adminstore.Page) (string, error)) (first, hundredth time.Duration, err error) {
+	p := adminstore.Page{Limit: 100}
+	for i := 1; i <= 100; i++ {
+		t0 := time.Now()
+		next, err := page(p)
+		took := time.Since(t0)
+		if err != nil {
+			return 0, 0, err
+		}
+		switch i {
+		case 1:
+			first = took
+		case 100:
+			hundredth = took
+		}
+		if next == "" {
+			break
+		}
+		p.After = next
+	}
+	return first, hundredth, nil
+}
+
+// stat is one load's throughput and latency.
+type stat struct {
+	N        int
+	RPS      float64
+	P50, P99 time.Duration
+	Errors   int
+	FirstBad string // the first failed answer
+}
+
+func load(o options, url string, cookie func() string) stat {
+	stop := make(chan struct{})
+	time.AfterFunc(o.Duration, func() { close(stop) })
+	return loadUntil(o, url, cookie, stop)
+}
+
+// loadUntil runs o.Conns clients on url until stop is closed.
+func loadUntil(o options, url string, cookie func() string, stop <-chan struct{}) stat {
+	var mu sync.Mutex
+	var lat []time.Duration
+	var errs int
+	var firstBad string
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range o.Conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DialContext: (&net.Dialer{}).DialContext}}
+			var mine []time.Duration
+			bad := 0
+			for {
+				select {
+				case <-stop:
+					mu.Lock()
+					lat, errs = append(lat, mine...), errs+bad
+					mu.Unlock()
+					return
+				default:
+				}
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				if cookie != nil {
+					req.Header.Set("Cookie", cookie())
+				}
+				t0 := time.Now()
+				res, err := client.Do(req)
+				if err == nil {
+					_, _ = io.Copy(io.Discard, res.Body)
+					_ = res.Body.Close()
+					if res.StatusCode != http.StatusOK {
+						bad++
+						mu.Lock()
+						if firstBad == "" {
+							firstBad = res.Status
+						}
+						mu.Unlock()
+					}
+				} else {
+					bad++
+					mu.Lock()
+					if firstBad == "" {
+						firstBad = err.Error()
+					}
+					mu.Unlock()
+				}
+				mine = append(mine, time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	slices.Sort(lat)
+	st := stat{N: len(lat), RPS: float64(len(lat)) / el.Seconds(), Errors: errs, FirstBad: firstBad}
+	if len(lat) > 0 {
+		st.P50, st.P99 = lat[len(lat)/2], lat[len(lat)*99/100]
+	}
+	return st
+}
+
+func check(url, cookie, want string) error {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Cookie", cookie)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if !strings.Contains(string(body), want) {
+		return fmt.Errorf("GET %s: %s, want %s", url, body, want)
+	}
+	return nil
+}
+
+// proc is a started process answering HTTP at origin.
+type proc struct {
+	origin string
+	cmd    *exec.Cmd
+	done   chan struct{}
+	logs   strings.Builder
+	mu     sync.Mutex
+}
+
+func (p *proc) Write(b []byte) (int, error) { p.mu.Lock(); defer p.mu.Unlock(); return p.logs.Write(b) }
+
+// startProc starts bin on a free port (-addr 127.0.0.1:PORT when addrFlag
+// is "-addr", else PORT in the environment) and waits for it to be ready.
+func startProc(name, bin string, env []string, dir string, args ...string) (*proc, error) {
+	port, err := testport.Free()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if len(args) == 1 && args[0] == "-addr" {
+		args = []string{"-addr", addr}
+	} else {
+		env = append(env, "PORT="+strconv.Itoa(port), "SERVICE_URL=http://"+addr+"/api/auth")
+	}
+	p := &proc{origin: "http://" + addr, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env, p.cmd.Dir, p.cmd.Stdout, p.cmd.Stderr = env, dir, p, p
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	ready := "/"
+	if name != "bare" {
+		ready = "/health/ready"
+	}
+	deadline := time.Now().Add(120 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("%s exited: %s", name, p.logs.String())
+		default:
+		}
+		if res, err := http.Get(p.origin + ready); err == nil {
+			_ = res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.stop()
+	return nil, fmt.Errorf("%s not ready: %s", name, p.logs.String())
+}
+
+func (p *proc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of createDB
+
+	"github.com/latchkey-auth/latchkey/models"
+)
+
+func envFloat(name string, def float64) float64 {
+	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func numCPU() int { return runtime.NumCPU() }
+
+// machine is the CPU's model name.
+func machine() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+// createDB creates database name on the server of adminURL and returns its URL.
+func createDB(adminURL, name string) (string, error) {
+	admin, err := sql.Open("pgx", adminURL)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+// dbBytes is the database's size on disk, indexes included: the SQLite
+// file and its WAL after a checkpoint, or pg_database_size.
+func dbBytes(s *models.Store, path string) (int64, error) {
+	if s.Dialect() == models.DialectPostgres {
+		var n int64
+		err := s.DB().Raw("SELECT pg_database_size(current_database())").Scan(&n).Error
+		return n, err
+	}
+	// Read to the end: an Exec of a PRAGMA that returns a row leaves its
+	// prepared statement busy on the connection.
+	var ck []struct{ Busy, Log, Checkpointed int }
+	if err := s.DB().Raw("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&ck).Error; err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			total += fi.Size()
+		}
+	}
+	return total, nil
+}
+
+// rss is a process's resident set in KiB.
+func rss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+}
+
+// report prints one dialect's table: the small size and the full size side by side.
+func report(dialect string, r [2]*result) {
+	fmt.Printf("## %s\n\n| | %d sessions | %d sessions | full ÷ small |\n|---|---|---|---|\n", dialect, r[0].Sizes.Sessions, r[1].Sizes.Sessions)
+	row := func(name string, f func(*result) string, ratio func(*result) float64) {
+		cmp := ""
+		if ratio != nil && ratio(r[0]) != 0 {
+			cmp = fmt.Sprintf("%.2f", ratio(r[1])/ratio(r[0]))
+		}
+		fmt.Printf("| %s | %s | %s | %s |\n", name, f(r[0]), f(r[1]), cmp)
+	}
+	bare := func(x *result) float64 { return (x.Bare.RPS + x.BareAfter.RPS) / 2 }
+	row("users / sessions / links", func(x *result) string {
+		return fmt.Sprintf("%d / %d / %d", x.Sizes.Users, x.Sizes.Sessions, x.Sizes.Tokens)
+	}, nil)
+	row("fill", func(x *result) string { return x.Fill.Round(time.Millisecond).String() }, nil)
+	row("bytes on disk per user / per session", func(x *result) string {
+		return fmt.Sprintf("%d / %d", x.Bytes/int64(x.Sizes.Users), x.Bytes/int64(max(1, x.Sizes.Sessions)))
+	}, nil)
+	row("start-up to /health/ready", func(x *result) string { return ms(x.Ready) }, nil)
+	row("bare handler req/s (p99)", func(x *result) string { return fmt.Sprintf("%.0f (%s)", bare(x), ms(x.Bare.P99)) }, bare)
+	for _, t := range []struct {
+		name string
+		get  func(*result) stat
+	}{{"`GET /session` random live session", func(x *result) stat { return x.Session }},
+		{"forward-auth random live session", func(x *result) stat { return x.Authz }}} {
+		row(t.name+": req/s, share of bare, p99", func(x *result) string {
+			s := t.get(x)
+			return fmt.Sprintf("%.0f, %.2f, %s%s", s.RPS, s.RPS/bare(x), ms(s.P99), errNote(s))
+		}, func(x *result) float64 { return t.get(x).RPS / bare(x) })
+		row(t.name+": p99", func(x *result) string { return ms(t.get(x).P99) }, func(x *result) float64 { return float64(t.get(x).P99) })
+	}
+	row("purge: rows deleted, duration", func(x *result) string { return fmt.Sprintf("%d, %s", x.Purged, x.PurgeTook.Round(time.Millisecond)) }, nil)
+	row("`GET /session` during the purge: req/s, p99 (× before)", func(x *result) string {
+		return fmt.Sprintf("%.0f, %s (%.2f×)%s", x.DuringPurge.RPS, ms(x.DuringPurge.P99), float64(x.DuringPurge.P99)/float64(x.Session.P99), errNote(x.DuringPurge))
+	}, nil)
+	row("longest session insert during the purge", func(x *result) string { return ms(x.MaxInsertWait) }, nil)
+	row("`users list` page 1 / page 100", func(x *result) string { return ms(x.UsersFirst) + " / " + ms(x.UsersHundredth) }, nil)
+	row("`sessions list` page 1 / page 100", func(x *result) string { return ms(x.SessionsFirst) + " / " + ms(x.SessionsHundth) }, nil)
+	row("`users delete` of a user with N sessions", func(x *result) string { return fmt.Sprintf("%s (N=%d)", ms(x.Delete), x.DeleteSessions) }, nil)
+	row("latchkey RSS after the load", func(x *result) string { return fmt.Sprintf("%.1f MiB", float64(x.RSSKiB)/1024) }, nil)
+	fmt.Println()
+}
+
+func errNote(s stat) string {
+	if s.Errors == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d errors, e.g. %s)", s.Errors, s.FirstBad)
+}
