@@ -56,12 +56,7 @@ func (a apiDriver) account() {
 	require.NotContains(t, off.get(c, "/account").body, `/delete-user"`, "self_delete off: no delete form")
 	require.Equal(t, "kept@example.com", userEmail(off.session(c)), "nothing changed")
 
-	for _, op := range accountOps {
-		require.True(t, d.v.seen[op], "%s: no real answer checked", op)
-	}
-	for _, s := range documentedStatuses(d.v.doc, accountOps) {
-		require.True(t, d.v.statuses[s], "%s: documented but never answered", s)
-	}
+	d.v.requireCovered(t, accountOps)
 }
 
 // TestOpenAPIMatchesAccountResponses is account on its own, in both

@@ -310,6 +310,18 @@ func operations(doc *openapi3.T) (base, root []string) {
 	return base, root
 }
 
+// requireCovered fails unless each of ops got a real answer checked and
+// each status the document gives them was answered at least once.
+func (v *apiChecker) requireCovered(t testing.TB, ops []string) {
+	t.Helper()
+	for _, op := range ops {
+		require.True(t, v.seen[op], "%s: no real answer checked", op)
+	}
+	for _, s := range documentedStatuses(v.doc, ops) {
+		require.True(t, v.statuses[s], "%s: documented but never answered", s)
+	}
+}
+
 // documentedStatuses is every "METHOD /path status" of ops.
 func documentedStatuses(doc *openapi3.T, ops []string) []string {
 	var out []string

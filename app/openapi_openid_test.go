@@ -93,12 +93,7 @@ func (a apiDriver) openID() {
 	oe := startOP(a.e.t, backend{name: a.e.cfg.Session.Strategy, strategy: a.e.cfg.Session.Strategy}, style)
 	d := a.checkedOn(oe)
 	d.openIDAnswers()
-	for _, op := range openIDOps(d.v.doc) {
-		require.True(a.e.t, d.v.seen[op], "%s: no real answer checked", op)
-	}
-	for _, s := range documentedStatuses(d.v.doc, openIDOps(d.v.doc)) {
-		require.True(a.e.t, d.v.statuses[s], "%s: documented but never answered", s)
-	}
+	d.v.requireCovered(a.e.t, openIDOps(d.v.doc))
 }
 
 // TestOpenAPIMatchesOpenIDResponses is openID on its own, in both session

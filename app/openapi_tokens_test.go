@@ -58,12 +58,7 @@ func (a apiDriver) tokens() {
 	require.Equal(t, http.StatusServiceUnavailable, r.StatusCode, r.body)
 	require.NotEmpty(t, r.Header.Get("Retry-After"))
 
-	for _, op := range tokenOps {
-		require.True(t, d.v.seen[op], "%s: no real answer checked", op)
-	}
-	for _, s := range documentedStatuses(d.v.doc, tokenOps) {
-		require.True(t, d.v.statuses[s], "%s: documented but never answered", s)
-	}
+	d.v.requireCovered(t, tokenOps)
 }
 
 // TestOpenAPIMatchesTokenResponses is tokens on its own, in both session

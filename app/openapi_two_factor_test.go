@@ -80,12 +80,7 @@ func (a apiDriver) twoFactor() {
 	te := startTwoFactor(a.e.t, backend{name: a.e.cfg.Session.Strategy, strategy: a.e.cfg.Session.Strategy}, style)
 	d := a.checkedOn(te)
 	d.twoFactorAnswers()
-	for _, op := range twoFactorOps(d.v.doc) {
-		require.True(a.e.t, d.v.seen[op], "%s: no real answer checked", op)
-	}
-	for _, s := range documentedStatuses(d.v.doc, twoFactorOps(d.v.doc)) {
-		require.True(a.e.t, d.v.statuses[s], "%s: documented but never answered", s)
-	}
+	d.v.requireCovered(a.e.t, twoFactorOps(d.v.doc))
 }
 
 // TestOpenAPIMatchesTwoFactorResponses is twoFactor on its own, in both
