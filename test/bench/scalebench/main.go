@@ -160,7 +160,9 @@ type result struct {
 	DeleteSessions                int
 	// The sign-in round trips (signin_*.go).
 	EmailSignIn, PasswordSignIn, OAuthSignIn stat
-	Mem                                      memory
+	// latchkey's memory after the session loads, and after the sign-ins
+	// (whose Argon2id takes 19 MiB a password).
+	Mem, MemSignedIn memory
 }
 
 func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*result, error) {
@@ -241,6 +243,7 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 	r.Session = meter.measure(func() stat { return load(o, sessionURL, cookie) })
 	r.Authz = meter.measure(func() stat { return load(o, authzURL, cookie) })
 	r.BareAfter = load(o, h.bare.origin+"/", nil)
+	r.Mem = readMemory(lk.cmd.Process.Pid)
 
 	logf("%s %d: sign-ins", dialect, sz.Sessions)
 	base := lk.origin + "/api/auth"
@@ -296,7 +299,7 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 		return nil, purgeErr
 	}
 	r.MaxInsertWait = time.Duration(maxWait.Load())
-	r.Mem = readMemory(lk.cmd.Process.Pid)
+	r.MemSignedIn = readMemory(lk.cmd.Process.Pid)
 
 	ad := adminstore.New(s)
 	if r.UsersFirst, r.UsersHundredth, err = pages(func(p adminstore.Page) (string, error) {

@@ -168,11 +168,18 @@ func report(dialect string, r [2]*result) {
 	row("`users list` page 1 / page 100", func(x *result) string { return ms(x.UsersFirst) + " / " + ms(x.UsersHundredth) }, nil)
 	row("`sessions list` page 1 / page 100", func(x *result) string { return ms(x.SessionsFirst) + " / " + ms(x.SessionsHundth) }, nil)
 	row("`users delete` of a user with N sessions", func(x *result) string { return fmt.Sprintf("%s (N=%d)", ms(x.Delete), x.DeleteSessions) }, nil)
-	row("latchkey RSS after the load: VmRSS (RssAnon + RssFile)", func(x *result) string {
-		return fmt.Sprintf("%s (%s + %s)", mib(x.Mem.RSS), mib(x.Mem.Anon), mib(x.Mem.File))
-	}, func(small, full *result) string {
-		return "anon " + div(float64(full.Mem.Anon), float64(small.Mem.Anon))
-	})
+	for _, t := range []struct {
+		name string
+		get  func(*result) memory
+	}{{"after the session loads", func(x *result) memory { return x.Mem }},
+		{"after the sign-ins and the purge", func(x *result) memory { return x.MemSignedIn }}} {
+		row("latchkey RSS "+t.name+": VmRSS (RssAnon + RssFile)", func(x *result) string {
+			m := t.get(x)
+			return fmt.Sprintf("%s (%s + %s)", mib(m.RSS), mib(m.Anon), mib(m.File))
+		}, func(small, full *result) string {
+			return "anon " + div(float64(t.get(full).Anon), float64(t.get(small).Anon))
+		})
+	}
 	fmt.Println()
 }
 
