@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -152,7 +151,7 @@ func (b *browser) signedInAs(email string) error {
 		return fmt.Errorf("GET /session: %w: %.200s", err, body)
 	}
 	if s.User.Email != email {
-		return errors.New("GET /session: signed in as " + s.User.Email + ", want " + email + ": " + body)
+		return fmt.Errorf("GET /session: signed in as %q, want %s: %.200s", s.User.Email, email, body)
 	}
 	return nil
 }
