@@ -63,6 +63,10 @@ type conn struct {
 	inTx bool
 }
 
+// PgxConn is the pgx connection underneath, for what database/sql cannot
+// say, such as COPY (models/scalefill's fill of PostgreSQL).
+func (c *conn) PgxConn() *pgx.Conn { return c.Conn.Conn() }
+
 func (c *conn) failed(err error, query string) error {
 	err = classify(err, statement{read: isRead(query), inTx: c.inTx})
 	if _, ok := err.(*Error); ok {

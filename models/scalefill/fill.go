@@ -1,6 +1,6 @@
 // Package scalefill fills a migrated database with many rows quickly, by
-// multi-row INSERTs in large transactions rather than through the store's
-// methods: the EXPLAIN test of the request paths' queries and `go tool task
+// multi-row INSERTs in large transactions on SQLite and COPY on PostgreSQL
+// rather than through the store's methods: the EXPLAIN test of the request paths' queries and `go tool task
 // bench:scale` (issue #36) measure latchkey against it. Every row is a
 // function of its number, so a caller can rebuild any session's cookie
 // (SessionToken) or user's address (Email) without reading the database.
@@ -50,8 +50,11 @@ func Email(i int) string { return fmt.Sprintf("u%d@scale.example", i) }
 // SessionToken is session i's cookie value; sessions of even i are live.
 func SessionToken(i int) string { return fmt.Sprintf("scale-session-%012d", i) }
 
+// Password is the password of every tenth user (i a multiple of 10).
+const Password = "scale-password"
+
 // PasswordHash is the password of every tenth user (i a multiple of 10):
-// a real Argon2id hash of "scale-password", so a bench can sign in with it.
+// a real Argon2id hash of Password, so a bench can sign in with it.
 const PasswordHash = "$argon2id$v=19$m=19456,t=2,p=1$M48dyCSAWo2+HO2UkitWFw$t0GnUXParY51VdizIigqf2C2CV8fZv9ie/4YAFE9sZw"
 
 // SessionUser is the user of session i.
@@ -137,13 +140,17 @@ func Fill(ctx context.Context, s *models.Store, sz Sizes, now time.Time, progres
 	return s.DB().WithContext(ctx).Exec("ANALYZE").Error
 }
 
-// insert writes t's rows: statements of as many rows as the dialect's
-// bound parameters allow, many statements per transaction.
+// insert writes t's rows: by COPY on PostgreSQL (copy.go), else in
+// statements of as many rows as SQLite's bound parameters allow, many
+// statements per transaction.
 func insert(ctx context.Context, s *models.Store, t table, progress func(string, int)) error {
 	if t.n <= 0 {
 		return nil
 	}
-	per := 30000 / len(t.cols) // SQLite allows 32766 parameters, PostgreSQL 65535
+	if s.Dialect() == models.DialectPostgres {
+		return copyRows(ctx, s, t, progress)
+	}
+	per := 30000 / len(t.cols) // SQLite allows 32766 parameters
 	one := "(" + strings.TrimSuffix(strings.Repeat("?,", len(t.cols)), ",") + ")"
 	head := "INSERT INTO " + t.name + " (" + strings.Join(t.cols, ",") + ") VALUES "
 	const perTx = 100_000

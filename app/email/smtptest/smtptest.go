@@ -1,12 +1,14 @@
 // Package smtptest runs a real SMTP server (github.com/emersion/go-smtp) on a
 // loopback port for tests, and parses what it receives with net/mail and
-// mime/multipart, as a mail client would. Only tests import it.
+// mime/multipart, as a mail client would. Tests import it, and so does
+// the scale bench (test/bench/scalebench), through Listen.
 package smtptest
 
 import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -32,6 +34,10 @@ type Options struct {
 	CRAMMD5 bool
 	// RejectRcpt answers RCPT TO with 550 for the addresses it returns true for.
 	RejectRcpt func(addr string) bool
+	// OnMail, when set, is handed every accepted message instead of the
+	// server keeping it (Mails stays empty): a bench receiving thousands
+	// of messages neither grows without bound nor scans them all.
+	OnMail func(Mail)
 }
 
 // Mail is one accepted message.
@@ -47,6 +53,7 @@ type Mail struct {
 type Server struct {
 	Addr string // 127.0.0.1:port
 	opts Options
+	srv  *smtp.Server
 
 	mu     sync.Mutex
 	mails  []Mail
@@ -62,29 +69,42 @@ const RemoteHost = "relay.smtptest.test"
 // Start listens on a free loopback port until the test ends.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
+	s, err := Listen(opts)
+	if err != nil {
+		t.Fatalf("smtptest: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// Listen listens on a free loopback port until Close, for a caller
+// outside a test (the scale bench).
+func Listen(opts Options) (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("smtptest: listen: %v", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	if opts.Implicit {
 		l = tls.NewListener(l, opts.TLS)
 	}
 	s := &Server{Addr: l.Addr().String(), opts: opts, notify: make(chan struct{}, 1)}
-	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+	s.srv = smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
 		_, isTLS := c.TLSConnectionState()
 		return &session{srv: s, mail: Mail{TLS: isTLS}, conn: c}, nil
 	}))
-	srv.Domain = "smtptest.localhost"
-	srv.AllowInsecureAuth = true
-	srv.ReadTimeout, srv.WriteTimeout = 10*time.Second, 10*time.Second
-	srv.ErrorLog = nopLogger{}
+	s.srv.Domain = "smtptest.localhost"
+	s.srv.AllowInsecureAuth = true
+	s.srv.ReadTimeout, s.srv.WriteTimeout = 10*time.Second, 10*time.Second
+	s.srv.ErrorLog = nopLogger{}
 	if !opts.Implicit {
-		srv.TLSConfig = opts.TLS
+		s.srv.TLSConfig = opts.TLS
 	}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return s
+	go func() { _ = s.srv.Serve(l) }()
+	return s, nil
 }
+
+// Close stops the server and its connections.
+func (s *Server) Close() error { return s.srv.Close() }
 
 // URL is the server as a latchkey `server:` value: scheme smtp or smtps,
 // userinfo "" or "user:pass" (already escaped).
@@ -134,6 +154,10 @@ func (s *Server) Wait(t testing.TB, n int) []Mail {
 }
 
 func (s *Server) add(m Mail) {
+	if s.opts.OnMail != nil {
+		s.opts.OnMail(m)
+		return
+	}
 	s.mu.Lock()
 	s.mails = append(s.mails, m)
 	s.mu.Unlock()

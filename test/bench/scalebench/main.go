@@ -9,11 +9,15 @@
 // GET /session load (its duration, GET /session's p99 before and during,
 // and the longest a sign-in's session insert waited meanwhile), the admin
 // listings' first and hundredth page, `users delete` of a user with many
-// sessions, and latchkey's RSS after the load. It prints Markdown tables.
+// sessions, sign-in round trips (e-mail link through a real SMTP server,
+// password, OAuth callback through a real OpenID Connect provider) of
+// filled users, the CPU per request of latchkey and PostgreSQL during
+// each load, and latchkey's RSS (anonymous and file-backed) after the
+// load. It prints Markdown tables.
 //
 // The full size is models/scalefill.Default (10⁶ users, 10⁷ sessions, ...)
-// times BENCH_SCALE (default 1); the load is Go HTTP clients (-connections)
-// for -duration per measurement.
+// times BENCH_SCALE (default 1); the load is Go HTTP clients (-connections;
+// -signin-connections for the sign-ins) for -duration per measurement.
 package main
 
 import (
@@ -23,12 +27,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/app/email/smtptest"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/adminstore"
 	"github.com/latchkey-auth/latchkey/models/pgtest"
@@ -50,6 +53,10 @@ type options struct {
 	Postgres bool
 	Small    int
 	NoSQLite bool
+	// SignInConns is the sign-ins' clients: a few, as sign-ins are rare
+	// beside session reads, and the password one's Argon2id (19 MiB, at
+	// most 2 × CPUs at once) would only queue behind more.
+	SignInConns int
 }
 
 func main() {
@@ -61,6 +68,7 @@ func main() {
 	fs.BoolVar(&o.Postgres, "postgres", os.Getenv("BENCH_POSTGRES") == "1", "also PostgreSQL (BENCH_POSTGRES=1)")
 	fs.IntVar(&o.Small, "small", 1000, "sessions of the small size")
 	fs.BoolVar(&o.NoSQLite, "no-sqlite", os.Getenv("BENCH_NO_SQLITE") == "1", "PostgreSQL only (BENCH_NO_SQLITE=1)")
+	fs.IntVar(&o.SignInConns, "signin-connections", envInt("BENCH_SIGNIN_CONNECTIONS", 4), "concurrent clients of the sign-in round trips (BENCH_SIGNIN_CONNECTIONS)")
 	_ = fs.Parse(os.Args[1:])
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "scalebench: FAILED:", err)
@@ -92,6 +100,15 @@ func run(o options) error {
 		return err
 	}
 	defer bare.stop()
+	h := &harness{o: o, dir: dir, bin: bin, bare: bare, box: newMailbox()}
+	if h.smtp, err = smtptest.Listen(smtptest.Options{OnMail: h.box.deliver}); err != nil {
+		return fmt.Errorf("SMTP server: %w", err)
+	}
+	defer h.smtp.Close()
+	if h.idp, err = startIdP(); err != nil {
+		return err
+	}
+	defer func() { _ = h.idp.Shutdown() }()
 
 	full := scalefill.Default.Scaled(o.Scale)
 	small := scalefill.Default.Scaled(float64(o.Small) / float64(scalefill.Default.Sessions))
@@ -99,22 +116,21 @@ func run(o options) error {
 	if o.NoSQLite {
 		dialects = nil
 	}
-	var pgAdmin string
 	if o.Postgres {
 		srv, stop, err := pgtest.Start()
 		if err != nil {
 			return err
 		}
 		defer stop()
-		pgAdmin = srv.AdminURL
+		h.pgAdmin = srv.AdminURL
 		dialects = append(dialects, models.DialectPostgres)
 	}
-	fmt.Printf("# bench:scale — %s, %d CPUs; full size ×%g: %d users, %d sessions (half expired), %d links; load %d clients × %v\n\n",
-		machine(), numCPU(), o.Scale, full.Users, full.Sessions, full.Tokens, o.Conns, o.Duration)
+	fmt.Printf("# bench:scale — %s, %d CPUs; full size ×%g: %d users, %d sessions (half expired), %d links; load %d clients (sign-ins %d) × %v\n\n",
+		machine(), numCPU(), o.Scale, full.Users, full.Sessions, full.Tokens, o.Conns, o.SignInConns, o.Duration)
 	for _, d := range dialects {
 		var rows [2]*result
 		for i, sz := range []scalefill.Sizes{small, full} {
-			r, err := measureSize(o, dir, bin, bare, d, pgAdmin, sz, i)
+			r, err := h.measureSize(d, sz, i)
 			if err != nil {
 				return fmt.Errorf("%s, %d sessions: %w", d, sz.Sessions, err)
 			}
@@ -142,13 +158,18 @@ type result struct {
 	SessionsFirst, SessionsHundth time.Duration
 	Delete                        time.Duration
 	DeleteSessions                int
-	RSSKiB                        int64
+	// The sign-in round trips (signin_*.go).
+	EmailSignIn, PasswordSignIn, OAuthSignIn stat
+	// latchkey's memory after the session loads, and after the sign-ins
+	// (whose Argon2id takes 19 MiB a password).
+	Mem, MemSignedIn memory
 }
 
-func measureSize(o options, dir, bin string, bare *proc, dialect, pgAdmin string, sz scalefill.Sizes, n int) (*result, error) {
+func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*result, error) {
 	ctx := context.Background()
+	o := h.o
 	r := &result{Sizes: sz}
-	home := filepath.Join(dir, fmt.Sprintf("%s-%d", dialect, n))
+	home := filepath.Join(h.dir, fmt.Sprintf("%s-%d", dialect, n))
 	if err := os.MkdirAll(filepath.Join(home, "data"), 0o700); err != nil {
 		return nil, err
 	}
@@ -156,7 +177,7 @@ func measureSize(o options, dir, bin string, bare *proc, dialect, pgAdmin string
 	dbURL := ""
 	if dialect == models.DialectPostgres {
 		var err error
-		if dbURL, err = createDB(pgAdmin, fmt.Sprintf("scale_%d_%d", os.Getpid(), n)); err != nil {
+		if dbURL, err = createDB(h.pgAdmin, fmt.Sprintf("scale_%d_%d", os.Getpid(), n)); err != nil {
 			return nil, err
 		}
 		c.DSN = dbURL
@@ -185,19 +206,25 @@ func measureSize(o options, dir, bin string, bare *proc, dialect, pgAdmin string
 		return nil, err
 	}
 
-	conf := fmt.Sprintf("data_dir: %q\nproviders:\n  - id: email\n    type: email\n    rate_limit:\n      disabled: true\nsession:\n  strategy: database\n  cache_ttl: 0s\n", filepath.Join(home, "data"))
-	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(conf), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(h.config(filepath.Join(home, "data"))), 0o600); err != nil {
 		return nil, err
 	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "AUTH_SECRET=latchkey-scale-bench-secret-0123456789abcdef",
 		"DATABASE_URL=" + dbURL, "LOG_LEVEL=warn"}
 	start = time.Now()
-	lk, err := startProc("latchkey", bin, env, home, "--config", filepath.Join(home, "config.yaml"))
+	lk, err := startProc("latchkey", h.bin, env, home, "--config", filepath.Join(home, "config.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	defer lk.stop()
 	r.Ready = time.Since(start)
+	postmaster := 0
+	if dialect == models.DialectPostgres {
+		if postmaster, err = postmasterPID(s); err != nil {
+			return nil, err
+		}
+	}
+	meter := newCPUMeter(lk.cmd.Process.Pid, postmaster)
 
 	live := sz.Sessions / 2
 	cookie := func() string {
@@ -212,10 +239,27 @@ func measureSize(o options, dir, bin string, bare *proc, dialect, pgAdmin string
 	warm := o
 	warm.Duration = o.Duration / 2
 	load(warm, sessionURL, cookie)
-	r.Bare = load(o, bare.origin+"/", nil)
-	r.Session = load(o, sessionURL, cookie)
-	r.Authz = load(o, authzURL, cookie)
-	r.BareAfter = load(o, bare.origin+"/", nil)
+	r.Bare = load(o, h.bare.origin+"/", nil)
+	r.Session = meter.measure(func() stat { return load(o, sessionURL, cookie) })
+	r.Authz = meter.measure(func() stat { return load(o, authzURL, cookie) })
+	r.BareAfter = load(o, h.bare.origin+"/", nil)
+	r.Mem = readMemory(lk.cmd.Process.Pid)
+
+	logf("%s %d: sign-ins", dialect, sz.Sessions)
+	base := lk.origin + "/api/auth"
+	for _, f := range []struct {
+		name string
+		to   *stat
+		flow signInFlow
+	}{
+		{"e-mail", &r.EmailSignIn, emailSignIn(h.box, sz.Users, o.SignInConns)},
+		{"password", &r.PasswordSignIn, passwordSignIn(sz.Users)},
+		{"OAuth", &r.OAuthSignIn, oauthSignIn(h.idp, sz.Users)},
+	} {
+		if *f.to, err = signIns(o, base, meter, f.flow); err != nil {
+			return nil, fmt.Errorf("%s sign-in: %w", f.name, err)
+		}
+	}
 
 	// The purge of the expired half, under GET /session load, while a
 	// "sign-in" inserts a session every 10 ms and times each insert.
@@ -255,7 +299,7 @@ func measureSize(o options, dir, bin string, bare *proc, dialect, pgAdmin string
 		return nil, purgeErr
 	}
 	r.MaxInsertWait = time.Duration(maxWait.Load())
-	r.RSSKiB = rss(lk.cmd.Process.Pid)
+	r.MemSignedIn = readMemory(lk.cmd.Process.Pid)
 
 	ad := adminstore.New(s)
 	if r.UsersFirst, r.UsersHundredth, err = pages(func(p adminstore.Page) (string, error) {
@@ -317,84 +361,6 @@ func pages(page func(adminstore.Page) (string, error)) (first, hundredth time.Du
 		p.After = next
 	}
 	return first, hundredth, nil
-}
-
-// stat is one load's throughput and latency.
-type stat struct {
-	N        int
-	RPS      float64
-	P50, P99 time.Duration
-	Errors   int
-	FirstBad string // the first failed answer
-}
-
-func load(o options, url string, cookie func() string) stat {
-	stop := make(chan struct{})
-	time.AfterFunc(o.Duration, func() { close(stop) })
-	return loadUntil(o, url, cookie, stop)
-}
-
-// loadUntil runs o.Conns clients on url until stop is closed.
-func loadUntil(o options, url string, cookie func() string, stop <-chan struct{}) stat {
-	var mu sync.Mutex
-	var lat []time.Duration
-	var errs int
-	var firstBad string
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range o.Conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DialContext: (&net.Dialer{}).DialContext}}
-			var mine []time.Duration
-			bad := 0
-			for {
-				select {
-				case <-stop:
-					mu.Lock()
-					lat, errs = append(lat, mine...), errs+bad
-					mu.Unlock()
-					return
-				default:
-				}
-				req, _ := http.NewRequest(http.MethodGet, url, nil)
-				if cookie != nil {
-					req.Header.Set("Cookie", cookie())
-				}
-				t0 := time.Now()
-				res, err := client.Do(req)
-				if err == nil {
-					_, _ = io.Copy(io.Discard, res.Body)
-					_ = res.Body.Close()
-					if res.StatusCode != http.StatusOK {
-						bad++
-						mu.Lock()
-						if firstBad == "" {
-							firstBad = res.Status
-						}
-						mu.Unlock()
-					}
-				} else {
-					bad++
-					mu.Lock()
-					if firstBad == "" {
-						firstBad = err.Error()
-					}
-					mu.Unlock()
-				}
-				mine = append(mine, time.Since(t0))
-			}
-		}()
-	}
-	wg.Wait()
-	el := time.Since(start)
-	slices.Sort(lat)
-	st := stat{N: len(lat), RPS: float64(len(lat)) / el.Seconds(), Errors: errs, FirstBad: firstBad}
-	if len(lat) > 0 {
-		st.P50, st.P99 = lat[len(lat)/2], lat[len(lat)*99/100]
-	}
-	return st
 }
 
 func check(url, cookie, want string) error {

@@ -99,21 +99,6 @@ func dbBytes(s *models.Store, path string) (int64, error) {
 	return total, nil
 }
 
-// rss is a process's resident set in KiB.
-func rss(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
 func ms(d time.Duration) string {
 	if d == 0 {
 		return "–"
@@ -124,12 +109,18 @@ func ms(d time.Duration) string {
 // report prints one dialect's table: the small size and the full size side by side.
 func report(dialect string, r [2]*result) {
 	fmt.Printf("## %s\n\n| | %d sessions | %d sessions | full ÷ small |\n|---|---|---|---|\n", dialect, r[0].Sizes.Sessions, r[1].Sizes.Sessions)
-	row := func(name string, f func(*result) string, ratio func(*result) float64) {
-		cmp := ""
-		if ratio != nil && ratio(r[0]) != 0 {
-			cmp = fmt.Sprintf("%.2f", ratio(r[1])/ratio(r[0]))
+	// row prints a measurement at both sizes; cmp, when not nil, is
+	// given both and says how the full size compares.
+	row := func(name string, f func(*result) string, cmp func(small, full *result) string) {
+		c := ""
+		if cmp != nil {
+			c = cmp(r[0], r[1])
 		}
-		fmt.Printf("| %s | %s | %s | %s |\n", name, f(r[0]), f(r[1]), cmp)
+		fmt.Printf("| %s | %s | %s | %s |\n", name, f(r[0]), f(r[1]), c)
+	}
+	// ratio compares one figure of the two sizes.
+	ratio := func(f func(*result) float64) func(small, full *result) string {
+		return func(small, full *result) string { return div(f(full), f(small)) }
 	}
 	bare := func(x *result) float64 { return (x.Bare.RPS + x.BareAfter.RPS) / 2 }
 	row("users / sessions / links", func(x *result) string {
@@ -140,7 +131,8 @@ func report(dialect string, r [2]*result) {
 		return fmt.Sprintf("%d / %d", x.Bytes/int64(x.Sizes.Users), x.Bytes/int64(max(1, x.Sizes.Sessions)))
 	}, nil)
 	row("start-up to /health/ready", func(x *result) string { return ms(x.Ready) }, nil)
-	row("bare handler req/s (p99)", func(x *result) string { return fmt.Sprintf("%.0f (%s)", bare(x), ms(x.Bare.P99)) }, bare)
+	row("bare handler req/s (p99)", func(x *result) string { return fmt.Sprintf("%.0f (%s)", bare(x), ms(x.Bare.P99)) }, ratio(bare))
+	cpu := cpuRow(dialect, row)
 	for _, t := range []struct {
 		name string
 		get  func(*result) stat
@@ -149,8 +141,24 @@ func report(dialect string, r [2]*result) {
 		row(t.name+": req/s, share of bare, p99", func(x *result) string {
 			s := t.get(x)
 			return fmt.Sprintf("%.0f, %.2f, %s%s", s.RPS, s.RPS/bare(x), ms(s.P99), errNote(s))
-		}, func(x *result) float64 { return t.get(x).RPS / bare(x) })
-		row(t.name+": p99", func(x *result) string { return ms(t.get(x).P99) }, func(x *result) float64 { return float64(t.get(x).P99) })
+		}, ratio(func(x *result) float64 { return t.get(x).RPS / bare(x) }))
+		row(t.name+": p99", func(x *result) string { return ms(t.get(x).P99) }, ratio(func(x *result) float64 { return float64(t.get(x).P99) }))
+		cpu(t.name, t.get)
+	}
+	for _, t := range []struct {
+		name string
+		get  func(*result) stat
+	}{{"e-mail sign-in round trip (csrf, POST /signin/email, SMTP, link)", func(x *result) stat { return x.EmailSignIn }},
+		{"password sign-in (csrf, POST /callback/credentials)", func(x *result) stat { return x.PasswordSignIn }},
+		{"OAuth sign-in of a linked account (csrf, POST /signin/github, IdP, callback)", func(x *result) stat { return x.OAuthSignIn }}} {
+		row(t.name+": ops/s, p50, p99", func(x *result) string {
+			s := t.get(x)
+			return fmt.Sprintf("%.1f, %s, %s%s", s.RPS, ms(s.P50), ms(s.P99), errNote(s))
+		}, func(small, full *result) string {
+			a, b := t.get(small), t.get(full)
+			return fmt.Sprintf("ops %s, p99 %s", div(b.RPS, a.RPS), div(float64(b.P99), float64(a.P99)))
+		})
+		cpu(t.name, t.get)
 	}
 	row("purge: rows deleted, duration", func(x *result) string { return fmt.Sprintf("%d, %s", x.Purged, x.PurgeTook.Round(time.Millisecond)) }, nil)
 	row("`GET /session` during the purge: req/s, p99 (× before)", func(x *result) string {
@@ -160,9 +168,51 @@ func report(dialect string, r [2]*result) {
 	row("`users list` page 1 / page 100", func(x *result) string { return ms(x.UsersFirst) + " / " + ms(x.UsersHundredth) }, nil)
 	row("`sessions list` page 1 / page 100", func(x *result) string { return ms(x.SessionsFirst) + " / " + ms(x.SessionsHundth) }, nil)
 	row("`users delete` of a user with N sessions", func(x *result) string { return fmt.Sprintf("%s (N=%d)", ms(x.Delete), x.DeleteSessions) }, nil)
-	row("latchkey RSS after the load", func(x *result) string { return fmt.Sprintf("%.1f MiB", float64(x.RSSKiB)/1024) }, nil)
+	for _, t := range []struct {
+		name string
+		get  func(*result) memory
+	}{{"after the session loads", func(x *result) memory { return x.Mem }},
+		{"after the sign-ins and the purge", func(x *result) memory { return x.MemSignedIn }}} {
+		row("latchkey RSS "+t.name+": VmRSS (RssAnon + RssFile)", func(x *result) string {
+			m := t.get(x)
+			return fmt.Sprintf("%s (%s + %s)", mib(m.RSS), mib(m.Anon), mib(m.File))
+		}, func(small, full *result) string {
+			return "anon " + div(float64(t.get(full).Anon), float64(t.get(small).Anon))
+		})
+	}
 	fmt.Println()
 }
+
+// cpuRow returns the printer of a load's CPU per request: latchkey's and
+// PostgreSQL's, or on SQLite latchkey's alone (the database runs inside it).
+func cpuRow(dialect string, row func(string, func(*result) string, func(small, full *result) string)) func(string, func(*result) stat) {
+	us := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/1e3) }
+	return func(name string, get func(*result) stat) {
+		per := func(x *result) cpuUse { s := get(x); return s.CPU.perReq(s.N) }
+		if dialect != models.DialectPostgres {
+			row(name+": latchkey CPU µs per request (SQLite inside)", func(x *result) string { return us(per(x).Latchkey) },
+				func(small, full *result) string {
+					return div(float64(per(full).Latchkey), float64(per(small).Latchkey))
+				})
+			return
+		}
+		row(name+": CPU µs per request, latchkey / PostgreSQL", func(x *result) string {
+			return us(per(x).Latchkey) + " / " + us(per(x).DB)
+		}, func(small, full *result) string {
+			return div(float64(per(full).Latchkey), float64(per(small).Latchkey)) + " / " + div(float64(per(full).DB), float64(per(small).DB))
+		})
+	}
+}
+
+// div is a ÷ b to two places, "–" when b is 0.
+func div(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
 
 func errNote(s stat) string {
 	if s.Errors == 0 {
