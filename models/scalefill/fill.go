@@ -157,6 +157,13 @@ func insert(ctx context.Context, s *models.Store, t table, progress func(string,
 	for start := 0; start < t.n; start += perTx {
 		end := min(t.n, start+perTx)
 		err := s.DB().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			// A page cache the size of the indexes being filled: inserting
+			// random token hashes into a B-tree of millions of entries
+			// otherwise reads most of its pages back from the file for every
+			// batch. The pragma holds for this transaction's connection.
+			if err := tx.Exec("PRAGMA cache_size = -1048576").Error; err != nil {
+				return err
+			}
 			for lo := start; lo < end; lo += per {
 				hi := min(end, lo+per)
 				vals := make([]any, 0, (hi-lo)*len(t.cols))
