@@ -244,8 +244,7 @@ func sqliteDialector(path string) (gorm.Dialector, error) {
 	// silently becoming another file with the umask's mode.
 	// _txlock=immediate takes the write lock at BEGIN, so two writers queue
 	// on the busy timeout instead of deadlocking on a lock upgrade.
-	dsn := uri + "?mode=rw&_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
-	return sqlite.New(sqlite.Config{Conn: openSQLite(dsn)}), nil
+	return sqlite.Open(uri + "?mode=rw&_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"), nil
 }
 
 // fileURI returns the SQLite URI (https://sqlite.org/uri.html) naming
