@@ -59,10 +59,11 @@ const (
 	// sqlitePurgeBatch is how many rows one of the SQLite purge's deletes
 	// removes. A batch holds the one write lock for as long as it runs, and
 	// each deleted session changes pages of five indexes (token_hash, id,
-	// user_id, expires, (created_at, id)), about 1.5 WAL frames a row at
-	// 10⁵ sessions and more as the indexes grow: 200 rows stay well within
-	// the 1 000 frames past which SQLite's auto-checkpoint runs in whichever
-	// connection commits (see purgeSQLite), and take ~20 ms.
+	// user_id, expires, (created_at, id)): 100 rows wrote ~330 WAL frames
+	// at 10⁵ sessions, well within the 1 000 past which SQLite's
+	// auto-checkpoint runs in whichever connection commits (see
+	// purgeSQLite), and took 5 ms (27 ms at most) under load on 2 busy
+	// cores; 500 took 67 ms (433 ms at most).
 	sqlitePurgeBatch = 100
 	// sqlitePurgePause is the least time the SQLite purge leaves the write
 	// lock free after a batch. A writer that found it taken sleeps in
@@ -88,12 +89,13 @@ const (
 // commit just wrote, the WAL is never fully copied, never restarts and
 // grows past its 1 000-frame auto-checkpoint threshold for good (to 19 000
 // frames during a purge of 6×10⁴ sessions). Past it every commit runs a
-// checkpoint, and the one after a batch copies the batch's ~750 frames
-// with two fsyncs: measured, a sign-in's COMMIT took up to 185 ms that
-// way. Checkpointed by the purge a few milliseconds after its commit, once
-// the readers have moved to the new snapshot, the WAL is copied whole, the
-// next writer starts it again from the beginning, and a sign-in's commit
-// finds a short WAL and checkpoints nothing.
+// checkpoint, and the first after a batch, a sign-in's that waited for
+// the lock, copies the batch's ~750 frames with two fsyncs: measured, a
+// sign-in's COMMIT took up to 185 ms that way. Checkpointed by the purge
+// a few milliseconds after its commit, once the readers have moved to the
+// new snapshot, and once more just before the next batch, the WAL is
+// copied whole, the next batch starts it again from the beginning, and a
+// sign-in's commit finds a short WAL and checkpoints nothing.
 //
 // No keyset over expires is needed here, unlike on PostgreSQL: SQLite
 // removes a deleted row's index entries at once, so each batch's walk of
@@ -103,6 +105,13 @@ func purgeSQLite(ctx context.Context, db *gorm.DB, table, key string, now time.T
 		" WHERE expires < ? ORDER BY expires LIMIT ?)"
 	var n int64
 	for {
+		if n > 0 {
+			// The sign-ins' pages of the pause: the batch then starts the WAL
+			// anew (see checkpointWAL).
+			if err := checkpointWAL(ctx, db, time.Time{}, false); err != nil {
+				return n, err
+			}
+		}
 		t0 := time.Now()
 		r := db.Exec(del, now, sqlitePurgeBatch)
 		if r.Error != nil {
@@ -113,7 +122,7 @@ func purgeSQLite(ctx context.Context, db *gorm.DB, table, key string, now time.T
 			return n, nil
 		}
 		until := time.Now().Add(max(time.Since(t0), sqlitePurgePause))
-		if err := checkpointWAL(ctx, db, until); err != nil {
+		if err := checkpointWAL(ctx, db, until, true); err != nil {
 			return n, err
 		}
 		if r.RowsAffected < sqlitePurgeBatch {
@@ -125,72 +134,41 @@ func purgeSQLite(ctx context.Context, db *gorm.DB, table, key string, now time.T
 	}
 }
 
-// checkpointWAL copies the WAL into the database file and has the next
-// writer start it again from the beginning, so that no commit of a
-// sign-in finds it past the auto-checkpoint threshold and copies the
-// purge's pages itself. It gives up at until, or when a reader or writer
-// keeps it waiting (the next pause tries again).
+// checkpointWAL copies the WAL into the database file with PASSIVE
+// checkpoints, which wait for no reader nor writer and hold no lock a
+// writer needs, retried every few milliseconds while readers of an older
+// snapshot hold back part of it, until it is copied whole or until is
+// reached. With wait false it tries once, at once.
 //
-// First a PASSIVE checkpoint, which holds no lock a writer needs, retried
-// every few milliseconds while readers of an older snapshot hold back part
-// of the WAL; once it is copied whole, a RESTART checkpoint, which takes
-// the write lock, copies what sign-ins committed since (a few pages) and
-// waits until no reader reads from the WAL, for at most
-// restartBusyTimeout: a writer that starts then begins the WAL anew.
-// Without it, readers under load always hold some snapshot, and the WAL
-// grew to 29 000 frames while every commit checkpointed.
-func checkpointWAL(ctx context.Context, db *gorm.DB, until time.Time) error {
+// A writer that starts on a WAL copied whole (and that no reader still
+// reads from) starts it again from the beginning: the purge's next batch,
+// which checkpoints once just before it begins, mostly. That keeps the
+// WAL short, so no sign-in's commit passes the auto-checkpoint threshold
+// and copies the purge's pages, with two fsyncs, itself. (A RESTART
+// checkpoint, which waits for the readers to leave the WAL, would restart
+// it every time, but holds the write lock meanwhile and through its
+// fsyncs: measured, up to 242 ms of a sign-in's wait.)
+func checkpointWAL(ctx context.Context, db *gorm.DB, until time.Time, wait bool) error {
 	for {
-		// Readers that began before the batch's commit hold back its frames:
-		// they are done in well under a millisecond unless starved of CPU.
-		if err := sleepUntil(ctx, time.Now().Add(5*time.Millisecond)); err != nil {
-			return err
+		if wait {
+			// Readers that began before the batch's commit hold back its
+			// frames; they are done in well under a millisecond unless
+			// starved of CPU.
+			if err := sleepUntil(ctx, time.Now().Add(5*time.Millisecond)); err != nil {
+				return err
+			}
 		}
 		var busy, frames, copied int
 		if err := db.Raw("PRAGMA wal_checkpoint(PASSIVE)").Row().Scan(&busy, &frames, &copied); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
-		// frames is -1 when the database is not in WAL mode.
-		if frames < 0 || time.Now().After(until) {
+		// busy is 1 when another checkpoint runs; frames is -1 then and when
+		// the database is not in WAL mode.
+		if !wait || busy == 0 && frames == copied || time.Now().After(until) {
 			return nil
 		}
-		if frames == copied {
-			break
-		}
 	}
-	sqlDB, err := db.DB()
-	if err != nil {
-		return err
-	}
-	conn, err := sqlDB.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	defer conn.Close()
-	// The connection's own busy timeout (the DSN's) is put back before it
-	// returns to the pool.
-	var timeout int
-	if err := conn.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&timeout); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", restartBusyTimeout.Milliseconds())); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	var busy, frames, copied int
-	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &copied)
-	if _, err2 := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", timeout)); err2 != nil && err == nil {
-		err = err2
-	}
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	return nil
 }
-
-// restartBusyTimeout bounds how long the purge's RESTART checkpoint waits
-// for a writer to finish and for readers to leave the WAL, holding the
-// write lock meanwhile.
-const restartBusyTimeout = 10 * time.Millisecond
 
 // sleepUntil waits until t, or returns ctx's error when it ends first.
 func sleepUntil(ctx context.Context, t time.Time) error {
