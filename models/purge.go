@@ -62,8 +62,8 @@ const (
 	// user_id, expires, (created_at, id)): 100 rows wrote ~330 WAL frames
 	// at 10⁵ sessions, well within the 1 000 past which SQLite's
 	// auto-checkpoint runs in whichever connection commits (see
-	// purgeSQLite), and took 5 ms (27 ms at most) under load on 2 busy
-	// cores; 500 took 67 ms (433 ms at most).
+	// purgeSQLite), and took 5 ms (27 ms at most) under bench:scale's load
+	// on 2 busy cores, where 500 took 46 ms on average.
 	sqlitePurgeBatch = 100
 	// sqlitePurgePause is the least time the SQLite purge leaves the write
 	// lock free after a batch. A writer that found it taken sleeps in
