@@ -16,8 +16,8 @@ import (
 // every instance may run it at once. The tables that grow with the users
 // are purged in batches, each its own transaction, oldest first through the
 // expires index, with a pause after each (purgeSQLite, purgePostgres): a
-// purge of millions of rows never makes a sign-in's insert wait for more
-// than about one batch.
+// purge of millions of rows holds no lock a sign-in's insert waits for
+// longer than about one short batch.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	db := s.db.WithContext(ctx)
