@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/oauth2-proxy/mockoidc"
 
@@ -28,6 +29,19 @@ func startIdP() (*mockoidc.MockOIDC, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("mockoidc listen: %w", err)
+	}
+	// mockoidc keeps its sessions in a plain map: its handlers run one at
+	// a time, or concurrent sign-ins crash the bench ("concurrent map read
+	// and map write" in SessionStore.GetSessionByID).
+	var mu sync.Mutex
+	if err := idp.AddMiddleware(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			next.ServeHTTP(w, r)
+		})
+	}); err != nil {
+		return nil, fmt.Errorf("mockoidc: %w", err)
 	}
 	if err := idp.Start(ln, nil); err != nil {
 		return nil, fmt.Errorf("mockoidc start: %w", err)
