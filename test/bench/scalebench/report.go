@@ -160,7 +160,13 @@ func report(dialect string, r [2]*result) {
 		})
 		cpu(t.name, t.get)
 	}
-	row("purge: rows deleted, duration", func(x *result) string { return fmt.Sprintf("%d, %s", x.Purged, x.PurgeTook.Round(time.Millisecond)) }, nil)
+	row("purge: rows deleted, duration (rows/s)", func(x *result) string {
+		cut := ""
+		if x.PurgeCut {
+			cut = ", stopped by BENCH_PURGE_FOR"
+		}
+		return fmt.Sprintf("%d, %s (%.0f/s%s)", x.Purged, x.PurgeTook.Round(time.Millisecond), float64(x.Purged)/x.PurgeTook.Seconds(), cut)
+	}, nil)
 	row("`GET /session` during the purge: req/s, p99 (× before)", func(x *result) string {
 		return fmt.Sprintf("%.0f, %s (%.2f×)%s", x.DuringPurge.RPS, ms(x.DuringPurge.P99), float64(x.DuringPurge.P99)/float64(x.Session.P99), errNote(x.DuringPurge))
 	}, nil)
