@@ -25,7 +25,7 @@ func (w *wiring) buildAccountCentre(rules *accounts.Service, linker accountcentr
 	// A JWT ended by id is refused here at once (and on the other
 	// instances within the poll), with no second to wait out.
 	rules.RevocationsChanged = func(ctx context.Context) {
-		if err := w.loadRevocations(ctx); err != nil {
+		if err := w.loadRevocations(ctx, true); err != nil {
 			w.log.Warn("session revocations not reloaded; the poll will", "err", err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/accountstore"
 )
@@ -24,19 +25,41 @@ func (a *App) revocationPoll() time.Duration {
 	return time.Second
 }
 
-// loadRevocations reads the table into the copy.
-func (a *App) loadRevocations(ctx context.Context) error {
+// revocationsFullRead is how long the poll trusts the digests alone
+// before it reads the rows anyway (session.Revocations.Current).
+const revocationsFullRead = time.Minute
+
+// loadRevocations reads the tables into the copy when their digests
+// changed since the last read, or that read is older than
+// revocationsFullRead, or force: two aggregate queries on an unchanged
+// poll, where reading every row each second grew with the tables.
+func (a *App) loadRevocations(ctx context.Context, force bool) error {
+	now := a.now()
+	signIns := accountstore.New(a.store)
+	revs, err := a.store.RevocationsDigest(ctx)
+	if err != nil {
+		return err
+	}
+	ends, err := signIns.EndedSignInsDigest(ctx, now)
+	if err != nil {
+		return err
+	}
+	d := session.Digest{Revocations: revs.Rows, SumNotBefore: revs.SumNotBefore, Ended: ends.Rows, LastEnded: ends.Last}
+	if !force && a.revocations.Current(d, now, revocationsFullRead) {
+		return nil
+	}
 	rows, err := a.store.Revocations(ctx)
 	if err != nil {
 		return err
 	}
-	ended, err := accountstore.New(a.store).EndedSignIns(ctx, a.now())
+	ended, err := signIns.EndedSignIns(ctx, now)
 	if err != nil {
 		return err
 	}
 	if a.revocations.Set(rows, ended) {
 		a.log.Debug("session revocations loaded", "rows", len(rows), "ended_sign_ins", len(ended))
 	}
+	a.revocations.MarkRead(d, now)
 	return nil
 }
 
@@ -55,7 +78,7 @@ func (a *App) revocationLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		read, cancel := context.WithTimeout(ctx, max(a.revocationPoll(), 5*time.Second))
-		err := a.loadRevocations(read)
+		err := a.loadRevocations(read, false)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -87,7 +110,7 @@ func purgeRevocations(cfg config.Config, store *models.Store, now func() time.Ti
 // revocations, so they apply here at once; other instances follow within
 // session.revocation_poll.
 func (a *App) sessionsEnded(ctx context.Context, at time.Time) {
-	if err := a.loadRevocations(ctx); err != nil {
+	if err := a.loadRevocations(ctx, true); err != nil {
 		a.log.Warn("session revocations not reloaded; the poll will", "err", err)
 	}
 	wait := at.Truncate(time.Second).Add(time.Second).Sub(at)

@@ -175,7 +175,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.revocations = &session.Revocations{}
-	if err := a.loadRevocations(context.Background()); err != nil {
+	if err := a.loadRevocations(context.Background(), true); err != nil {
 		_ = a.store.Close()
 		return nil, fmt.Errorf("start: %w", err)
 	}

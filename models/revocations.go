@@ -49,6 +49,24 @@ func (s *Store) Revocations(ctx context.Context) ([]SessionRevocation, error) {
 	return out, nil
 }
 
+// RevocationDigest summarises session_revocations for the instances' poll:
+// any insert, delete or update changes it, since an update only moves a
+// row's NotBefore forward (revoke never moves it back), so the poll reads
+// the rows only when it changed. One aggregate over the primary key,
+// instead of every row into the process every second.
+type RevocationDigest struct{ Rows, SumNotBefore int64 }
+
+// RevocationsDigest is the table's RevocationDigest.
+func (s *Store) RevocationsDigest(ctx context.Context) (RevocationDigest, error) {
+	var d RevocationDigest
+	err := s.db.WithContext(ctx).Raw("SELECT count(*), COALESCE(SUM(not_before), 0) FROM session_revocations").
+		Row().Scan(&d.Rows, &d.SumNotBefore)
+	if err != nil {
+		return d, fmt.Errorf("read session revocations' digest: %w", err)
+	}
+	return d, nil
+}
+
 // RevokeSessions ends every session of userID (AllUsers: of everyone)
 // signed in up to at, in one transaction: the database sessions' rows are
 // deleted, and the "not before" time is recorded (never moved back) for the

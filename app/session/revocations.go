@@ -14,7 +14,41 @@ import (
 // into it (Set) and both strategies ask Revoked on every read, which is an
 // atomic load and a map lookup: no lock, no allocation, no query.
 type Revocations struct {
-	set atomic.Pointer[revocationSet]
+	set  atomic.Pointer[revocationSet]
+	read atomic.Pointer[readMark]
+}
+
+// Digest is what the poll reads before the rows: the tables' summaries
+// (models.RevocationDigest, accountstore.EndedDigest). Equal digests
+// mean the same rows, so the poll reads the rows only when it changed:
+// at a million users, with 10⁴ revocations and 10⁴ ended sign-ins,
+// reading them every second cost an idle instance 5.6 % of a core and
+// 5 MB of memory (issue #36).
+type Digest struct {
+	Revocations, Ended int64
+	SumNotBefore       int64
+	LastEnded          string
+}
+
+// readMark is the digest the copy was last read at, and when.
+type readMark struct {
+	digest Digest
+	at     time.Time
+}
+
+// Current reports whether the copy was read at digest d less than maxAge
+// before now: the poll need not read the rows. maxAge bounds how long a
+// change the digest cannot tell (an ended sign-in whose ended_at is older
+// than the latest, written by an instance whose clock is behind, while
+// another ended one expires) goes unseen.
+func (r *Revocations) Current(d Digest, now time.Time, maxAge time.Duration) bool {
+	m := r.read.Load()
+	return m != nil && m.digest == d && now.Sub(m.at) < maxAge
+}
+
+// MarkRead records that the copy was read at digest d at now.
+func (r *Revocations) MarkRead(d Digest, now time.Time) {
+	r.read.Store(&readMark{digest: d, at: now})
 }
 
 // revocationSet is one poll's table; it is replaced whole, never changed.

@@ -2,6 +2,7 @@ package accountstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -149,6 +150,28 @@ func (s *Store) EndOtherSignIns(ctx context.Context, userID, keepID string, at t
 		return 0, fmt.Errorf("end other sign-ins: %w", err)
 	}
 	return n, nil
+}
+
+// EndedDigest summarises EndedSignIns for the instances' poll: how many
+// there are and the latest ended_at among them (as the driver reads it:
+// compared, never parsed), so the poll reads the ids only when it changed.
+type EndedDigest struct {
+	Rows int64
+	Last string
+}
+
+// EndedSignInsDigest is EndedSignIns' EndedDigest at now: one aggregate on
+// the partial index of ended sign-ins.
+func (s *Store) EndedSignInsDigest(ctx context.Context, now time.Time) (EndedDigest, error) {
+	var d EndedDigest
+	var last sql.NullString
+	err := s.db().WithContext(ctx).Model(&SignIn{}).Where("ended_at IS NOT NULL AND expires > ?", models.DBTime(now)).
+		Select("count(*), max(ended_at)").Row().Scan(&d.Rows, &last)
+	if err != nil {
+		return d, fmt.Errorf("read ended sign-ins' digest: %w", err)
+	}
+	d.Last = last.String
+	return d, nil
 }
 
 // EndedSignIns is every instance's poll: the ids of sign-ins ended and not

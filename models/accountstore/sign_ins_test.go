@@ -204,3 +204,34 @@ func TestSignInsGo(t *testing.T) {
 		require.EqualValues(t, 1, count(t, s, "sign_ins"), "a deleted user's sign-ins go with it")
 	})
 }
+
+// TestEndedSignInsDigest: the poll's digest changes when a sign-in ends
+// and when an ended one expires, and not otherwise.
+func TestEndedSignInsDigest(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		u := newUser(t, s, "u@example.com")
+		signIn(t, s, u, "a", acNow, acNow.Add(time.Hour))
+		signIn(t, s, u, "b", acNow, acNow.Add(2*time.Hour))
+		none, err := s.EndedSignInsDigest(ctx, acNow)
+		require.NoError(t, err)
+		require.Equal(t, EndedDigest{}, none)
+		_, err = s.EndSignIn(ctx, u.ID, "a", acNow)
+		require.NoError(t, err)
+		one, err := s.EndedSignInsDigest(ctx, acNow)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, one.Rows)
+		require.NotEmpty(t, one.Last)
+		again, err := s.EndedSignInsDigest(ctx, acNow)
+		require.NoError(t, err)
+		require.Equal(t, one, again, "nothing changed, the same digest")
+		_, err = s.EndSignIn(ctx, u.ID, "b", acNow.Add(time.Second))
+		require.NoError(t, err)
+		two, err := s.EndedSignInsDigest(ctx, acNow.Add(time.Second))
+		require.NoError(t, err)
+		require.NotEqual(t, one, two)
+		gone, err := s.EndedSignInsDigest(ctx, acNow.Add(time.Hour))
+		require.NoError(t, err)
+		require.EqualValues(t, 1, gone.Rows, "a is past its end")
+	})
+}
