@@ -21,20 +21,13 @@ func TestStep15CoversTheSessionLookup(t *testing.T) {
 	s := storetest.Connect(t, c)
 	now := time.Now()
 	require.NoError(t, Fill(ctx, s, Sizes{Users: 2_000, Sessions: 10_000}, now, nil))
-	db := s.DB()
-	// Back to the database a latchkey before step 15 left.
-	require.NoError(t, db.Exec("DROP INDEX idx_sessions_lookup").Error)
-	require.NoError(t, db.Exec("DROP INDEX idx_users_lookup").Error)
-	require.NoError(t, db.Exec("DELETE FROM schema_migrations WHERE version = 15").Error)
-	st, err := s.Status(ctx)
-	require.NoError(t, err)
-	require.Len(t, st.Pending, 1)
+	undoIndexStep(t, s, 15, "idx_sessions_lookup", "idx_users_lookup")
 	require.NoError(t, s.Close())
 
 	// The next start applies it, and prepares the lookup against it.
 	s = storetest.Connect(t, c)
 	require.NoError(t, s.Migrate(ctx), "a later start finds the step applied")
-	st, err = s.Status(ctx)
+	st, err := s.Status(ctx)
 	require.NoError(t, err)
 	require.Empty(t, st.Pending)
 
