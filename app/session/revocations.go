@@ -22,8 +22,8 @@ type Revocations struct {
 // (models.RevocationDigest, accountstore.EndedDigest). Equal digests
 // mean the same rows, so the poll reads the rows only when it changed:
 // at a million users, with 10⁴ revocations and 10⁴ ended sign-ins,
-// reading them every second cost an idle instance 5.6 % of a core and
-// 5 MB of memory (issue #36).
+// reading them every second cost an idle instance 5.6 % of a core
+// (issue #36).
 type Digest struct {
 	Revocations, Ended int64
 	SumNotBefore       int64
