@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/test/bench/procfs"
 	"github.com/latchkey-auth/latchkey/test/testport"
 
 	"github.com/latchkey-auth/latchkey/app/random"
@@ -232,41 +232,18 @@ func (p *proc) stop() {
 // mem is the process's resident set now and at its peak, in KiB, from
 // /proc/PID/status (VmRSS, VmHWM).
 func (p *proc) mem() (rss, peak int64) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), ":")
-		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			peak = n
-		}
-	}
-	return rss, peak
+	st := procfs.Status(p.cmd.Process.Pid)
+	return st["VmRSS"], st["VmHWM"]
 }
 
 // cpu is the CPU time the process has used so far (user and system), from
 // /proc/PID/stat in clock ticks (100 per second on Linux).
 func (p *proc) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	st, err := procfs.ReadStat(p.cmd.Process.Pid)
 	if err != nil {
 		return 0
 	}
-	// The command name, field 2, is in parentheses and may hold spaces:
-	// the numbered fields start after the last ')'.
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(fields[11], 10, 64) // field 14
-	stime, _ := strconv.ParseInt(fields[12], 10, 64) // field 15
-	return time.Duration(utime+stime) * (time.Second / 100)
+	return time.Duration(st.CPU()) * (time.Second / 100)
 }
 
 // fds is the number of open file descriptors of the process, and how many

@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/test/bench/procfs"
 )
 
 // cpuUse is the CPU time latchkey's process and the PostgreSQL server's
@@ -36,13 +36,7 @@ type cpuMeter struct {
 }
 
 func newCPUMeter(latchkey, postmaster int) cpuMeter {
-	hz := 100 // USER_HZ on Linux, when getconf is missing
-	if out, err := exec.Command("getconf", "CLK_TCK").Output(); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && n > 0 {
-			hz = n
-		}
-	}
-	return cpuMeter{latchkey: latchkey, postmaster: postmaster, tick: time.Second / time.Duration(hz)}
+	return cpuMeter{latchkey: latchkey, postmaster: postmaster, tick: procfs.Tick()}
 }
 
 // measure runs a load and adds the CPU spent while it ran.
@@ -56,54 +50,29 @@ func (m cpuMeter) measure(run func() stat) stat {
 
 func (m cpuMeter) read() cpuUse {
 	var u cpuUse
-	if f, _, err := procStat(m.latchkey); err == nil {
-		u.Latchkey = time.Duration(f[11]+f[12]) * m.tick
+	if st, err := procfs.ReadStat(m.latchkey); err == nil {
+		u.Latchkey = time.Duration(st.CPU()) * m.tick
 	}
 	if m.postmaster == 0 {
 		return u
 	}
-	f, _, err := procStat(m.postmaster)
+	pm, err := procfs.ReadStat(m.postmaster)
 	if err != nil {
 		return u
 	}
-	ticks := f[11] + f[12] + f[13] + f[14]
+	ticks := pm.CPU() + pm.CUTime + pm.CSTime
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(filepath.Base(d))
 		if err != nil || pid == m.postmaster {
 			continue
 		}
-		if f, ppid, err := procStat(pid); err == nil && ppid == m.postmaster {
-			ticks += f[11] + f[12]
+		if st, err := procfs.ReadStat(pid); err == nil && st.PPID == m.postmaster {
+			ticks += st.CPU()
 		}
 	}
 	u.DB = time.Duration(ticks) * m.tick
 	return u
-}
-
-// procStat is /proc/pid/stat's numeric fields from the third (state is
-// 0, so utime is [11], stime [12], cutime [13], cstime [14]) and the
-// parent's pid.
-func procStat(pid int) (f []int64, ppid int, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil, 0, err
-	}
-	// The command name may hold spaces and parentheses: the fields start
-	// after the last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return nil, 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(b[i+1:]))
-	if len(fields) < 15 {
-		return nil, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
-	}
-	f = make([]int64, 15)
-	for k := 1; k < 15; k++ {
-		f[k], _ = strconv.ParseInt(fields[k], 10, 64)
-	}
-	return f, int(f[1]), nil
 }
 
 // postmasterPID is the PostgreSQL server's main process on this machine:
@@ -119,9 +88,9 @@ func postmasterPID(s *models.Store) (int, error) {
 	if err != nil || !strings.HasPrefix(string(comm), "postgres") {
 		return 0, nil
 	}
-	_, ppid, err := procStat(backend)
+	st, err := procfs.ReadStat(backend)
 	if err != nil {
 		return 0, nil
 	}
-	return ppid, nil
+	return st.PPID, nil
 }
