@@ -28,9 +28,10 @@ const (
 type Store struct {
 	db          *gorm.DB
 	dialect     string
-	sessionStmt *sql.Stmt   // prepared once: GET /session's lookup
-	file        *sqliteFile // SQLite: the file opened, for Ready
-	onError     func()      // Config.OnError
+	sessionStmt *sql.Stmt     // prepared once: GET /session's lookup
+	prepared    preparedStmts // QueryPrepared's statements
+	file        *sqliteFile   // SQLite: the file opened, for Ready
+	onError     func()        // Config.OnError
 	outbox      events.Outbox
 }
 
@@ -279,6 +280,7 @@ func (s *Store) Close() error {
 	if s.sessionStmt != nil {
 		_ = s.sessionStmt.Close()
 	}
+	s.prepared.close()
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return fmt.Errorf("close database: %w", err)
