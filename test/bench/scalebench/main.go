@@ -62,6 +62,10 @@ type options struct {
 	// deletes ~1 500 rows/s, so the 5×10⁶ expired sessions of the full size
 	// would take about an hour; a bounded purge reports its rate instead.
 	PurgeFor time.Duration
+	// PGSharedBuffers, when set, is PostgreSQL's shared_buffers for the
+	// run (its default is 128 MB, against ~7 GB of tables at the full
+	// size): an operator sizes it to the indexes the lookups read.
+	PGSharedBuffers string
 }
 
 func main() {
@@ -75,6 +79,7 @@ func main() {
 	fs.BoolVar(&o.NoSQLite, "no-sqlite", os.Getenv("BENCH_NO_SQLITE") == "1", "PostgreSQL only (BENCH_NO_SQLITE=1)")
 	fs.IntVar(&o.SignInConns, "signin-connections", envInt("BENCH_SIGNIN_CONNECTIONS", 4), "concurrent clients of the sign-in round trips (BENCH_SIGNIN_CONNECTIONS)")
 	fs.DurationVar(&o.PurgeFor, "purge-for", envDuration("BENCH_PURGE_FOR", 0), "stop the measured purge after this long, 0: when done (BENCH_PURGE_FOR)")
+	fs.StringVar(&o.PGSharedBuffers, "pg-shared-buffers", os.Getenv("BENCH_PG_SHARED_BUFFERS"), "PostgreSQL's shared_buffers, e.g. 4GB; empty: its default, 128MB (BENCH_PG_SHARED_BUFFERS)")
 	_ = fs.Parse(os.Args[1:])
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "scalebench: FAILED:", err)
@@ -128,6 +133,11 @@ func run(o options) error {
 			return err
 		}
 		defer stop()
+		if o.PGSharedBuffers != "" {
+			if err := setSharedBuffers(srv, o.PGSharedBuffers); err != nil {
+				return err
+			}
+		}
 		h.pgAdmin = srv.AdminURL
 		dialects = append(dialects, models.DialectPostgres)
 	}
