@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/models/events"
+	"github.com/latchkey-auth/latchkey/models/onerow"
 	"gorm.io/gorm"
 )
 
@@ -59,8 +60,8 @@ type RevocationDigest struct{ Rows, SumNotBefore int64 }
 // RevocationsDigest is the table's RevocationDigest.
 func (s *Store) RevocationsDigest(ctx context.Context) (RevocationDigest, error) {
 	var d RevocationDigest
-	err := s.db.WithContext(ctx).Raw("SELECT count(*), COALESCE(SUM(not_before), 0) FROM session_revocations").
-		Row().Scan(&d.Rows, &d.SumNotBefore)
+	err := onerow.Scan(s.db.WithContext(ctx).Raw("SELECT count(*), COALESCE(SUM(not_before), 0) FROM session_revocations"),
+		&d.Rows, &d.SumNotBefore)
 	if err != nil {
 		return d, fmt.Errorf("read session revocations' digest: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/events"
+	"github.com/latchkey-auth/latchkey/models/onerow"
 	"gorm.io/gorm"
 )
 
@@ -165,8 +166,8 @@ type EndedDigest struct {
 func (s *Store) EndedSignInsDigest(ctx context.Context, now time.Time) (EndedDigest, error) {
 	var d EndedDigest
 	var last sql.NullString
-	err := s.db().WithContext(ctx).Model(&SignIn{}).Where("ended_at IS NOT NULL AND expires > ?", models.DBTime(now)).
-		Select("count(*), max(ended_at)").Row().Scan(&d.Rows, &last)
+	err := onerow.Scan(s.db().WithContext(ctx).Model(&SignIn{}).Where("ended_at IS NOT NULL AND expires > ?", models.DBTime(now)).
+		Select("count(*), max(ended_at)"), &d.Rows, &last)
 	if err != nil {
 		return d, fmt.Errorf("read ended sign-ins' digest: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/models/onerow"
 	"gorm.io/gorm"
 )
 
@@ -127,7 +128,7 @@ func checkpointWAL(ctx context.Context, db *gorm.DB, until time.Time, wait bool)
 			}
 		}
 		var busy, frames, copied int
-		if err := db.Raw("PRAGMA wal_checkpoint(PASSIVE)").Row().Scan(&busy, &frames, &copied); err != nil {
+		if err := onerow.Scan(db.Raw("PRAGMA wal_checkpoint(PASSIVE)"), &busy, &frames, &copied); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 		// busy is 1 when another checkpoint runs; frames is -1 then and when
@@ -178,9 +179,9 @@ func purgePostgres(ctx context.Context, db *gorm.DB, table, key string, now time
 		t0 := time.Now()
 		var batch int64
 		var last any
-		err := db.Raw("WITH gone AS (DELETE FROM "+table+" WHERE "+key+" = ANY(ARRAY(SELECT "+key+" FROM "+table+
-			" WHERE "+where+" ORDER BY expires LIMIT ?)) RETURNING expires) SELECT count(*), max(expires) FROM gone", args...).
-			Row().Scan(&batch, &last)
+		err := onerow.Scan(db.Raw("WITH gone AS (DELETE FROM "+table+" WHERE "+key+" = ANY(ARRAY(SELECT "+key+" FROM "+table+
+			" WHERE "+where+" ORDER BY expires LIMIT ?)) RETURNING expires) SELECT count(*), max(expires) FROM gone", args...),
+			&batch, &last)
 		if err != nil {
 			return n, err
 		}
