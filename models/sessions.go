@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkey-auth/latchkey/models/events"
+	"github.com/latchkey-auth/latchkey/models/onerow"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -156,17 +157,11 @@ func (s *Store) readSession(ctx context.Context, tokenHash string, row *SessionR
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
+	err = onerow.From(rows, row.targets()...)
+	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
-	if err := rows.Scan(row.targets()...); err != nil {
-		return err
-	}
-	return rows.Close()
+	return err
 }
 
 // SessionAndUser is ReadSession's row as a Session with its User. Its ID

@@ -20,6 +20,13 @@ func Scan(q *gorm.DB, dest ...any) error {
 	if err != nil {
 		return err
 	}
+	return From(rows, dest...)
+}
+
+// From scans the first row of rows into dest and closes them; sql.ErrNoRows
+// when there is none. It is QueryRow(...).Scan without the *sql.Row
+// QueryRow allocates.
+func From(rows *sql.Rows, dest ...any) error {
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
