@@ -143,6 +143,13 @@ func run(o options) error {
 	}
 	fmt.Printf("# bench:scale — %s, %d CPUs; full size ×%g: %d users, %d sessions (half expired), %d links; load %d clients (sign-ins %d) × %v\n\n",
 		machine(), numCPU(), o.Scale, full.Users, full.Sessions, full.Tokens, o.Conns, o.SignInConns, o.Duration)
+	if o.Postgres {
+		sb := o.PGSharedBuffers
+		if sb == "" {
+			sb = "its default (128MB)"
+		}
+		fmt.Printf("PostgreSQL's shared_buffers: %s\n\n", sb)
+	}
 	for _, d := range dialects {
 		var rows [2]*result
 		for i, sz := range []scalefill.Sizes{small, full} {
