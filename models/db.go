@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/models/events"
+	"github.com/latchkey-auth/latchkey/models/stmtcache"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -28,10 +29,10 @@ const (
 type Store struct {
 	db          *gorm.DB
 	dialect     string
-	sessionStmt *sql.Stmt     // prepared once: GET /session's lookup
-	prepared    preparedStmts // QueryPrepared's statements
-	file        *sqliteFile   // SQLite: the file opened, for Ready
-	onError     func()        // Config.OnError
+	sessionStmt *sql.Stmt        // prepared once: GET /session's lookup
+	stmts       *stmtcache.Cache // Statements: prepared reads that bypass GORM
+	file        *sqliteFile      // SQLite: the file opened, for Ready
+	onError     func()           // Config.OnError
 	outbox      events.Outbox
 }
 
@@ -123,6 +124,7 @@ func Connect(c Config) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("%s %w: %w", c.Dialect, ErrNoAnswer, err)
 	}
+	s.stmts = stmtcache.New(sqlDB, s.dialect == DialectSQLite)
 	if c.SkipMigrate { // a store for `migrate status` only: it serves no requests
 		return s, nil
 	}
@@ -280,7 +282,9 @@ func (s *Store) Close() error {
 	if s.sessionStmt != nil {
 		_ = s.sessionStmt.Close()
 	}
-	s.prepared.close()
+	if s.stmts != nil {
+		s.stmts.Close()
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return fmt.Errorf("close database: %w", err)

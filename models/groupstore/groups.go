@@ -17,7 +17,7 @@ import (
 // lookup on the primary key's (user_id, name) prefix. Forward-auth asks
 // for them on every request its cache misses, which at a million users is
 // nearly every one, so the query is a prepared statement read without
-// GORM (models.Store.QueryPrepared): GORM's Pluck cost three times the
+// GORM (models.Store.Statements): GORM's Pluck cost three times the
 // lookup itself (issue #36).
 func (s *Store) Groups(ctx context.Context, userID string) ([]string, error) {
 	names, err := s.groups(ctx, userID)
@@ -41,7 +41,7 @@ func (s *Store) GroupsSQL() string {
 }
 
 func (s *Store) groups(ctx context.Context, userID string) ([]string, error) {
-	rows, err := s.store.QueryPrepared(ctx, s.GroupsSQL(), userID)
+	rows, err := s.store.Statements().Query(ctx, s.GroupsSQL(), userID)
 	if err != nil {
 		return nil, err
 	}
