@@ -34,7 +34,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -80,6 +79,13 @@ func main() {
 	fs.IntVar(&o.SignInConns, "signin-connections", envInt("BENCH_SIGNIN_CONNECTIONS", 4), "concurrent clients of the sign-in round trips (BENCH_SIGNIN_CONNECTIONS)")
 	fs.DurationVar(&o.PurgeFor, "purge-for", envDuration("BENCH_PURGE_FOR", 0), "stop the measured purge after this long, 0: when done (BENCH_PURGE_FOR)")
 	fs.StringVar(&o.PGSharedBuffers, "pg-shared-buffers", os.Getenv("BENCH_PG_SHARED_BUFFERS"), "PostgreSQL's shared_buffers, e.g. 4GB; empty: its default, 128MB (BENCH_PG_SHARED_BUFFERS)")
+	if len(os.Args) > 1 && os.Args[1] == probeCommand {
+		if err := insertProbeMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "scalebench: insert probe:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	_ = fs.Parse(os.Args[1:])
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "scalebench: FAILED:", err)
@@ -287,18 +293,25 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 	}
 
 	// The purge of the expired half, under GET /session load, while a
-	// "sign-in" inserts a session every 10 ms and times each insert; first
-	// the same inserts under the same load without a purge, the longest
-	// wait that is none of the purge's doing (the scheduler of 2 busy
-	// cores, the commit).
+	// "sign-in" in its own process (insertprobe.go) inserts a session every
+	// 10 ms and times each insert; first the same inserts under the same
+	// load without a purge, the longest wait that is none of the purge's
+	// doing (the scheduler of 2 busy cores, the commit).
 	logf("%s %d: inserts under load", dialect, sz.Sessions)
 	idleDone := make(chan struct{})
-	stopIdle := insertEvery(ctx, s, sz, now, fmt.Sprintf("idle-%d", n), &r.MaxInsertIdle)
+	probe, err := startInsertProbe(c, sz, now, fmt.Sprintf("idle-%d", n))
+	if err != nil {
+		return nil, err
+	}
 	go func() { time.Sleep(o.Duration); close(idleDone) }()
 	loadUntil(o, sessionURL, cookie, idleDone)
-	stopIdle()
+	if r.MaxInsertIdle, err = probe.stop(); err != nil {
+		return nil, err
+	}
 	logf("%s %d: purge under load", dialect, sz.Sessions)
-	stopIns := insertEvery(ctx, s, sz, now, fmt.Sprintf("purge-%d", n), &r.MaxInsertWait)
+	if probe, err = startInsertProbe(c, sz, now, fmt.Sprintf("purge-%d", n)); err != nil {
+		return nil, err
+	}
 	purgeDone := make(chan struct{})
 	var purgeErr error
 	go func() {
@@ -316,7 +329,9 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 		}
 	}()
 	r.DuringPurge = loadUntil(o, sessionURL, cookie, purgeDone)
-	stopIns()
+	if r.MaxInsertWait, err = probe.stop(); err != nil {
+		return nil, err
+	}
 	if purgeErr != nil {
 		return nil, purgeErr
 	}
@@ -461,36 +476,5 @@ func (p *proc) stop() {
 	case <-time.After(15 * time.Second):
 		_ = p.cmd.Process.Kill()
 		<-p.done
-	}
-}
-
-// insertEvery has a "sign-in" insert a session every 10 ms with the
-// store's CreateSession until the returned stop is called, which sets
-// *longest to the longest insert.
-func insertEvery(ctx context.Context, s *models.Store, sz scalefill.Sizes, now time.Time, prefix string, longest *time.Duration) (stop func()) {
-	var maxWait atomic.Int64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			t0 := time.Now()
-			_ = s.CreateSession(ctx, models.NewSession{UserID: scalefill.UserID(i % sz.Users), TokenHash: fmt.Sprintf("%s-%d", prefix, i),
-				SignedIn: now, Expires: now.Add(time.Hour)})
-			if w := int64(time.Since(t0)); w > maxWait.Load() {
-				maxWait.Store(w)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		wg.Wait()
-		*longest = time.Duration(maxWait.Load())
 	}
 }
