@@ -154,6 +154,9 @@ func run(o options) error {
 		if sb == "" {
 			sb = "its default (128MB)"
 		}
+		if o.PGSharedBuffers != "" {
+			sb += "; before the loads the lookups' relations (" + strings.Join(lookupRelations, ", ") + ") are loaded into them (pg_prewarm), as a server that has been up holds them"
+		}
 		fmt.Printf("PostgreSQL's shared_buffers: %s\n\n", sb)
 	}
 	for _, d := range dialects {
@@ -176,6 +179,7 @@ type result struct {
 	Sizes                         scalefill.Sizes
 	Fill                          time.Duration
 	Bytes                         int64
+	Prewarmed                     int64 // bytes of lookupRelations loaded into PostgreSQL's buffers
 	Ready                         time.Duration
 	Bare, Session, Authz          stat
 	BareAfter                     stat
@@ -235,6 +239,13 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 	r.Fill = time.Since(start)
 	if r.Bytes, err = dbBytes(s, c.DSN); err != nil {
 		return nil, err
+	}
+	if dialect == models.DialectPostgres && o.PGSharedBuffers != "" {
+		t0 := time.Now()
+		if r.Prewarmed, err = prewarmLookups(s); err != nil {
+			return nil, err
+		}
+		logf("%s %d: prewarmed %d MiB in %v", dialect, sz.Sessions, r.Prewarmed>>20, time.Since(t0))
 	}
 
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(h.config(filepath.Join(home, "data"))), 0o600); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
@@ -33,3 +34,31 @@ func setSharedBuffers(srv *pgtest.Server, size string) error {
 
 // pgQuote is s as an SQL string literal.
 func pgQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// lookupRelations are what GET /session and forward-auth read on
+// PostgreSQL: the session by its token hash, its user by key, the user's
+// stored groups by key.
+var lookupRelations = []string{"idx_sessions_token_hash", "sessions", "users_pkey", "users", "user_groups_pkey"}
+
+// prewarmLookups loads lookupRelations into PostgreSQL's buffers
+// (pg_prewarm) and returns their size. A server that has been up holds
+// in shared_buffers what its lookups read, as far as they fit; a run of a
+// few seconds on a cluster just restarted would instead measure each
+// page's first read from the OS (a copy into the buffers), which at 10⁷
+// sessions is most of the lookups' pages. Only with
+// BENCH_PG_SHARED_BUFFERS: a default 128 MB would keep little of them.
+func prewarmLookups(s *models.Store) (int64, error) {
+	db := s.DB()
+	if err := db.Exec("CREATE EXTENSION IF NOT EXISTS pg_prewarm").Error; err != nil {
+		return 0, fmt.Errorf("pg_prewarm: %w", err)
+	}
+	var total int64
+	for _, rel := range lookupRelations {
+		var blocks int64
+		if err := db.Raw("SELECT pg_prewarm(?::regclass)", rel).Scan(&blocks).Error; err != nil {
+			return 0, fmt.Errorf("pg_prewarm %s: %w", rel, err)
+		}
+		total += blocks * 8192
+	}
+	return total, nil
+}

@@ -130,6 +130,9 @@ func report(dialect string, r [2]*result) {
 	row("bytes on disk per user / per session", func(x *result) string {
 		return fmt.Sprintf("%d / %d", x.Bytes/int64(x.Sizes.Users), x.Bytes/int64(max(1, x.Sizes.Sessions)))
 	}, nil)
+	if r[1].Prewarmed > 0 {
+		row("lookups' relations prewarmed into shared_buffers", func(x *result) string { return fmt.Sprintf("%.1f MiB", float64(x.Prewarmed)/(1<<20)) }, nil)
+	}
 	row("start-up to /health/ready", func(x *result) string { return ms(x.Ready) }, nil)
 	row("bare handler req/s (p99)", func(x *result) string { return fmt.Sprintf("%.0f (%s)", bare(x), ms(x.Bare.P99)) }, ratio(bare))
 	cpu := cpuRow(dialect, row)
