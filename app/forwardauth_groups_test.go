@@ -57,11 +57,11 @@ func TestForwardAuthGroups(t *testing.T) {
 				}
 				return "next-auth.session-token=" + e.addDBSession(u, time.Now().Add(time.Hour))
 			}
-			ann := cookie("ann@example.com", true, "ops")     // stored ops; staff, everyone by domain
-			bob := cookie("bob@example.org", true)            // no groups
-			mallory := cookie("mallory@example.com", false)   // unverified: no domain groups
-			eve := cookie("eve@example.com", false, "ops")    // unverified, but an admin put her in ops
-			root := cookie("root@example.net", true, "Staff") // names are case-sensitive
+			ann := cookie("ann@example.com", true, "ops")           // stored ops; staff, everyone by domain
+			bob := cookie("bob@example.org", true)                  // no groups
+			mallory := cookie("mallory@example.com", false)         // unverified: no domain groups
+			eve := cookie("eve@example.com", false, "ops", "audit") // unverified, but an admin put her in ops
+			root := cookie("root@example.net", true, "Staff")       // names are case-sensitive
 			for _, tc := range []struct {
 				cookie, host string
 				want         int
@@ -75,7 +75,7 @@ func TestForwardAuthGroups(t *testing.T) {
 				{bob, "open.example.com", http.StatusOK, ""},
 				{mallory, "staff.example.com", http.StatusForbidden, ""},
 				{mallory, "open.example.com", http.StatusOK, ""},
-				{eve, "ops.example.com", http.StatusOK, "ops"},
+				{eve, "ops.example.com", http.StatusOK, "audit,ops"},
 				{eve, "staff.example.com", http.StatusForbidden, ""},
 				{root, "staff.example.com", http.StatusOK, "Staff"}, // by address
 				{root, "ops.example.com", http.StatusForbidden, ""},
@@ -96,4 +96,43 @@ func TestForwardAuthGroups(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With database sessions, forward-auth reads the user's stored groups in
+// the session's own statement (issue #36): a session read from the
+// database comes with its groups as they are now, so a membership an
+// admin adds or removes elsewhere (another instance, `latchkey groups
+// add`: straight in the database) counts at the next request whose
+// session is not in the lookup cache, instead of within the groups
+// cache's 5 s. Both databases, lookup cache off.
+func TestForwardAuthReadsGroupsWithTheSession(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, postgres bool) {
+		e := startEnv(t, envOpts{ownURL: true, strategy: config.StrategyDatabase, postgres: postgres, config: func(c *config.Config) {
+			c.TrustedProxies = []string{"127.0.0.1/32"}
+			c.Session.CacheTTL = 0
+			c.Access = []config.AccessRule{{Hosts: []string{"ops.example.com"}, Groups: []string{"ops"}}}
+		}})
+		ctx := context.Background()
+		elsewhere := groupstore.New(e.app.Store())
+		address := "kim@example.org"
+		u := &models.User{ID: models.NewID(), Email: &address}
+		require.NoError(t, e.app.Store().CreateUser(ctx, u))
+		cookie := "next-auth.session-token=" + e.addDBSession(u, time.Now().Add(time.Hour))
+		ask := func() resp {
+			return e.rawDo(http.MethodGet, e.srv.URL+authRequestPath, cookie, nil, "X-Forwarded-Host", "ops.example.com")
+		}
+
+		requireAuthzAnswer(t, ask(), http.StatusForbidden)
+		for _, g := range []string{"ops", "billing"} {
+			_, err := elsewhere.Add(ctx, u.ID, g, time.Now())
+			require.NoError(t, err)
+		}
+		res := ask()
+		requireAuthzAnswer(t, res, http.StatusOK)
+		require.Equal(t, []string{"billing,ops"}, res.Header.Values("Remote-Groups"), "sorted, at once")
+
+		_, err := elsewhere.Remove(ctx, u.ID, "ops")
+		require.NoError(t, err)
+		requireAuthzAnswer(t, ask(), http.StatusForbidden)
+	})
 }

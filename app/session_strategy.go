@@ -4,6 +4,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/models/accountstore"
+	"github.com/latchkey-auth/latchkey/models/groupstore"
 )
 
 // buildSessions picks the configured strategy; JWT keys are derived here, once.
@@ -32,6 +33,8 @@ func (w *wiring) buildSessions() (session.Strategy, error) {
 		}
 		return j, nil
 	}
+	// Forward-auth reads the user's stored groups with the session
+	// (session.Database.ReadWithGroups).
 	return session.NewDatabase(w.store, w.names.SessionToken, cw, life).WithRevocations(w.revocations).
-		WithRecords(records, ip).WithLookupCache(w.cfg.Session.CacheTTL.D(), w.cfg.Session.OutageGrace.D())
+		WithRecords(records, ip).WithGroups(groupstore.New(w.store)).WithLookupCache(w.cfg.Session.CacheTTL.D(), w.cfg.Session.OutageGrace.D())
 }

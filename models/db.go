@@ -132,7 +132,7 @@ func Connect(c Config) (*Store, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	if s.sessionStmt, err = sqlDB.Prepare(s.sessionAndUserSQL()); err != nil {
+	if s.sessionStmt, err = sqlDB.Prepare(s.sessionAndUserSQL("")); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("prepare session lookup: %w", err)
 	}

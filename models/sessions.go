@@ -78,20 +78,29 @@ func (s *Store) SessionsOf(ctx context.Context, userID string) ([]Session, error
 //     millions of sessions are page reads from the file (issue #36). The
 //     planner would pick them given ANALYZE's statistics; naming them
 //     keeps the plan whatever the statistics say.
-func (s *Store) sessionAndUserSQL() string {
+func (s *Store) sessionAndUserSQL(column string) string {
 	if s.dialect == DialectPostgres {
-		return `SELECT s.user_id, s.expires, s.created_at, s.amr, u.name, u.email, u.image, u.email_verified IS NOT NULL
+		if column != "" {
+			column = ", " + column
+		}
+		return `SELECT s.user_id, s.expires, s.created_at, s.amr, u.name, u.email, u.image, u.email_verified IS NOT NULL` + column + `
 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`
+	}
+	if column != "" {
+		column = ", " + column + ` AS ""`
 	}
 	return `SELECT CAST(s.user_id AS TEXT) AS "", s.expires AS "", s.created_at AS "", CAST(s.amr AS TEXT) AS "",
 CAST(u.name AS TEXT) AS "", CAST(u.email AS TEXT) AS "", CAST(u.image AS TEXT) AS "",
-u.email_verified IS NOT NULL AS ""
+u.email_verified IS NOT NULL AS ""` + column + `
 FROM sessions s INDEXED BY idx_sessions_lookup JOIN users u INDEXED BY idx_users_lookup ON u.id = s.user_id WHERE s.token_hash = ?`
 }
 
-// SessionLookupSQL is ReadSession's prepared statement, for the EXPLAIN
-// test of the request paths (models/scalefill): it bypasses GORM.
-func (s *Store) SessionLookupSQL() string { return s.sessionAndUserSQL() }
+// SessionLookupSQL is ReadSession's statement with column (an expression
+// over s and u; "" for none) read last, scanned into SessionRow.Groups:
+// forward-auth's lookup reads the user's stored groups so
+// (groupstore.Store.ReadSession). The EXPLAIN test of the request paths
+// (models/scalefill) checks both: they bypass GORM.
+func (s *Store) SessionLookupSQL(column string) string { return s.sessionAndUserSQL(column) }
 
 // SessionRow is a session and its user as GET /session reads them
 // (ReadSession): values, not pointers, so a caller can reuse one row for
@@ -109,6 +118,9 @@ type SessionRow struct {
 	// EmailVerified is the user's emailVerified IS NOT NULL: forward-auth
 	// trusts a verified address only.
 	EmailVerified bool
+	// Groups is the user's stored groups, comma-separated, NULL for none:
+	// forward-auth's lookup only (SessionLookupSQL, Targets(true)).
+	Groups sql.NullString
 
 	// dest are Scan's targets, this row's fields: built once per row
 	// instead of a variadic slice per lookup. self tells a copied row,
@@ -117,12 +129,17 @@ type SessionRow struct {
 	self *SessionRow
 }
 
-func (r *SessionRow) targets() []any {
+// Targets are Scan's destinations for the lookup's columns, in order;
+// withGroups adds Groups for SessionLookupSQL's column.
+func (r *SessionRow) Targets(withGroups bool) []any {
 	if r.self != r {
 		r.self = r
-		r.dest = []any{&r.UserID, &r.Expires, &r.CreatedAt, &r.AMR, &r.Name, &r.Email, &r.Image, &r.EmailVerified}
+		r.dest = []any{&r.UserID, &r.Expires, &r.CreatedAt, &r.AMR, &r.Name, &r.Email, &r.Image, &r.EmailVerified, &r.Groups}
 	}
-	return r.dest
+	if withGroups {
+		return r.dest
+	}
+	return r.dest[:len(r.dest)-1]
 }
 
 // ReadSession finds a session and its user in one indexed query and scans
@@ -157,7 +174,7 @@ func (s *Store) readSession(ctx context.Context, tokenHash string, row *SessionR
 	if err != nil {
 		return err
 	}
-	err = onerow.From(rows, row.targets()...)
+	err = onerow.From(rows, row.Targets(false)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}

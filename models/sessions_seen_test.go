@@ -51,7 +51,7 @@ func TestSessionDeviceAndLastSeen(t *testing.T) {
 		var r SessionRow
 		require.NoError(t, s.ReadSession(ctx, "d", &r))
 		require.Equal(t, u.ID, r.UserID)
-		require.NotContains(t, s.sessionAndUserSQL(), "device")
-		require.NotContains(t, s.sessionAndUserSQL(), "last_seen")
+		require.NotContains(t, s.sessionAndUserSQL(""), "device")
+		require.NotContains(t, s.sessionAndUserSQL(""), "last_seen")
 	})
 }

@@ -49,9 +49,11 @@ import (
 //	     nor a sign-in
 
 // Sessions is the read half of GET /session: the request's session as
-// the strategy reads it, through the JWT hook, writing nothing (nil: none).
+// the strategy reads it, through the JWT hook, writing nothing (nil: none);
+// a database session read from the database comes with the user's stored
+// groups.
 type Sessions interface {
-	SignedIn(ctx context.Context, r *http.Request) (*session.Session, error)
+	SignedInWithGroups(ctx context.Context, r *http.Request) (*session.Session, session.StoredGroups, error)
 }
 
 // Groups answers a user's groups (app/groups.Service): the ones an admin
@@ -60,6 +62,8 @@ type Sessions interface {
 // request, so it should answer from memory most of the time.
 type Groups interface {
 	Of(ctx context.Context, userID string, verifiedEmail *string) ([]string, error)
+	// OfRead is Of for the stored groups the session came with.
+	OfRead(userID string, verifiedEmail *string, stored []string) []string
 }
 
 // Handler owns GET (any method) /authz/auth-request and /authz/forward-auth.
@@ -105,6 +109,15 @@ const maxIdentityHeader = 1024
 // names of the longest kind, far more of the usual.
 const maxGroupsHeader = 2048
 
+// groupsOf is the user's groups: from the stored ones the session was
+// read with when it was, else asked for.
+func (h *Handler) groupsOf(ctx context.Context, userID string, stored session.StoredGroups, email *string) ([]string, error) {
+	if stored.Read {
+		return h.groups.OfRead(userID, email, stored.Names), nil
+	}
+	return h.groups.Of(ctx, userID, email)
+}
+
 // authRequest is GET /authz/auth-request, for nginx's auth_request: 200 or 401.
 func (h *Handler) authRequest(c echo.Context) error { return h.authorize(c, false) }
 
@@ -120,7 +133,7 @@ func (h *Handler) authorize(c echo.Context, sendToSignIn bool) error {
 	// own routes; here they would be two more header names on an answer
 	// proxies ask for before every request (see documentPolicy).
 	c.Response().Header()["Cache-Control"] = web.NoStoreCacheControl
-	s, err := h.sessions.SignedIn(ctx, r)
+	s, stored, err := h.sessions.SignedInWithGroups(ctx, r)
 	if err != nil {
 		if ctx.Err() == nil {
 			h.log.Warn("forward-auth: session lookup failed", "err", err)
@@ -137,7 +150,7 @@ func (h *Handler) authorize(c echo.Context, sendToSignIn bool) error {
 	if s.User.EmailVerified {
 		email = s.User.Email
 	}
-	groups, err := h.groups.Of(ctx, s.User.ID, email)
+	groups, err := h.groupsOf(ctx, s.User.ID, stored, email)
 	if err != nil {
 		if ctx.Err() == nil {
 			h.log.Warn("forward-auth: groups lookup failed", "err", err)

@@ -99,6 +99,17 @@ func (s *Service) Of(ctx context.Context, userID string, verifiedEmail *string) 
 	return union(stored, s.ruled(verifiedEmail)), nil
 }
 
+// OfRead is Of for stored groups just read from the store (with the
+// session: app/session's Database.ReadWithGroups), sorted: no query. They
+// become this instance's copy, which answers Of within the TTL and, while
+// the database is unavailable, within the outage grace.
+func (s *Service) OfRead(userID string, verifiedEmail *string, stored []string) []string {
+	if s.cache != nil {
+		s.cache.Add(userID, cached{names: slices.Clip(stored), read: s.now()})
+	}
+	return union(stored, s.ruled(verifiedEmail))
+}
+
 // Listing is a user's groups by where they come from.
 type Listing struct {
 	Stored []string // added by an admin, sorted

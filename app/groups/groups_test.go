@@ -3,6 +3,7 @@ package groups
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models/failover"
 	"github.com/latchkey-auth/latchkey/models/groupstore"
 )
 
@@ -207,6 +209,39 @@ func TestCache(t *testing.T) {
 	_, err = s.Of(ctx, "u2", nil)
 	require.NoError(t, err)
 	require.Equal(t, before+1, f.calls(), "a failure is not cached")
+}
+
+// Stored groups read with the session (OfRead) answer with the rules'
+// groups added, cost no query, and become the copy that Of answers from
+// within the TTL and, while the database is unavailable, within the
+// outage grace; an answer never writes into that copy.
+func TestOfRead(t *testing.T) {
+	ctx := context.Background()
+	f := newFake()
+	s := New(f, rules, 5*time.Second).WithOutageGrace(time.Minute)
+	clock := time.Unix(1_000_000, 0)
+	s.now = func() time.Time { return clock }
+
+	got := s.OfRead("u1", str("ann@example.org"), []string{"ops"})
+	require.Equal(t, []string{"everyone", "ops", "staff"}, got)
+	got = s.OfRead("u2", nil, nil)
+	require.Empty(t, got)
+	require.Equal(t, 0, f.calls(), "no query")
+
+	got, err := s.Of(ctx, "u1", nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"ops"}, got, "the copy answers within the TTL")
+	_ = append(got, "injected")
+	require.Equal(t, 0, f.calls())
+
+	clock = clock.Add(30 * time.Second)
+	f.fail = fmt.Errorf("lookup: %w", failover.ErrUnavailable)
+	got, err = s.Of(ctx, "u1", nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"ops"}, got, "past the TTL, the database unavailable: the copy, within the grace")
+	clock = clock.Add(time.Minute)
+	_, err = s.Of(ctx, "u1", nil)
+	require.ErrorIs(t, err, failover.ErrUnavailable, "past the grace")
 }
 
 // Rules compile to one sorted, unique list per domain, whatever their

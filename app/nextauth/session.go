@@ -59,6 +59,23 @@ func (h *Handler) SignedIn(ctx context.Context, r *http.Request) (*session.Sessi
 	return s, err
 }
 
+// SignedInWithGroups is SignedIn for forward-auth (forwardauth.Sessions):
+// a database session read from the database comes with its user's stored
+// groups, read in the same statement (session.Database.ReadWithGroups),
+// which forward-auth would otherwise ask for in a query of its own.
+func (h *Handler) SignedInWithGroups(ctx context.Context, r *http.Request) (*session.Session, session.StoredGroups, error) {
+	if d, ok := h.sessions.(groupsReading); ok {
+		return d.ReadWithGroups(ctx, r)
+	}
+	s, err := h.SignedIn(ctx, r)
+	return s, session.StoredGroups{}, err
+}
+
+// groupsReading is the database strategy (session.Database).
+type groupsReading interface {
+	ReadWithGroups(ctx context.Context, r *http.Request) (*session.Session, session.StoredGroups, error)
+}
+
 func (h *Handler) answerSession(c echo.Context, jin signin.JWTInput, sin signin.SessionInput) error {
 	ctx, w, r := c.Request().Context(), c.Response(), c.Request()
 	s, stale, err := h.signedIn(ctx, r, jin)

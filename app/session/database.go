@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,22 @@ type Database struct {
 	// (records.go); clientIP tells where a session starts. nil: none.
 	records  SessionRecords
 	clientIP ClientIP
+	// groups reads a session with its user's stored groups, for
+	// ReadWithGroups; nil: that reads as Read does.
+	groups GroupsReader
+}
+
+// GroupsReader reads a session, its user and the user's stored groups
+// (row.Groups) in one statement: models/groupstore.Store.ReadSession.
+type GroupsReader interface {
+	ReadSession(ctx context.Context, tokenHash string, row *models.SessionRow) error
+}
+
+// WithGroups lets ReadWithGroups read the user's stored groups in the
+// session's own statement.
+func (d *Database) WithGroups(g GroupsReader) *Database {
+	d.groups = g
+	return d
 }
 
 // WithRecords lets the account page list and end sessions one by one, and
@@ -131,6 +148,34 @@ func (d *Database) token(r *http.Request) (string, bool) {
 // does not keep dead sessions. Only a row just read decides that: a cached
 // one that is not plainly alive is read again.
 func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, error) {
+	return d.read(ctx, r, nil)
+}
+
+// StoredGroups are a user's stored groups as ReadWithGroups read them
+// with the session.
+type StoredGroups struct {
+	Names []string // sorted; nil: none
+	// Read: the session came from the database, with the groups; false
+	// when it came from the lookup cache (Names is then empty, not known).
+	Read bool
+}
+
+// ReadWithGroups is Read for forward-auth, which needs the user's stored
+// groups too: a session read from the database (not the lookup cache)
+// comes with them, read in the same statement (WithGroups; without it
+// none come).
+func (d *Database) ReadWithGroups(ctx context.Context, r *http.Request) (*Session, StoredGroups, error) {
+	var g StoredGroups
+	into := &g
+	if d.groups == nil {
+		into = nil
+	}
+	s, _, err := d.read(ctx, r, into)
+	return s, g, err
+}
+
+// read is Read, and with groups not nil ReadWithGroups.
+func (d *Database) read(ctx context.Context, r *http.Request, groups *StoredGroups) (*Session, bool, error) {
 	tok, sent := d.token(r)
 	if !sent {
 		return nil, false, nil
@@ -147,7 +192,12 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 	}
 	tk := d.cache.begin()
 	hash := hexSum(sum)
-	err := d.store.ReadSession(ctx, hash, row)
+	var err error
+	if groups != nil {
+		err = d.groups.ReadSession(ctx, hash, row)
+	} else {
+		err = d.store.ReadSession(ctx, hash, row)
+	}
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, true, nil
 	}
@@ -164,7 +214,21 @@ func (d *Database) Read(ctx context.Context, r *http.Request) (*Session, bool, e
 		return nil, true, nil
 	}
 	d.cache.put(sum, tk, row)
+	if groups != nil {
+		*groups = StoredGroups{Names: splitGroups(row.Groups), Read: true}
+	}
 	return d.session(row), true, nil
+}
+
+// splitGroups is a comma-separated list of group names (names hold no
+// comma), sorted; nil for none.
+func splitGroups(v sql.NullString) []string {
+	if !v.Valid || v.String == "" {
+		return nil
+	}
+	names := strings.Split(v.String, ",")
+	slices.Sort(names)
+	return names
 }
 
 // alive reports whether row's session is neither past its expiry or its

@@ -16,7 +16,9 @@ import (
 // field of models.SessionRow, so a column added to the lookup (as amr was)
 // cannot be served empty from the cache while the database has it. Each
 // field is set to a non-zero value by reflection: a new field fails here
-// until the cache copies it.
+// until the cache copies it. Groups is the exception: forward-auth's
+// stored groups are kept by app/groups' cache, and a session from this
+// cache reports none read (Database.ReadWithGroups).
 func TestLookupCacheCopiesEveryField(t *testing.T) {
 	var in models.SessionRow
 	v := reflect.ValueOf(&in).Elem()
@@ -48,8 +50,9 @@ func TestLookupCacheCopiesEveryField(t *testing.T) {
 	var out models.SessionRow
 	require.True(t, c.get(key, &out))
 	o := reflect.ValueOf(&out).Elem()
+	require.False(t, out.Groups.Valid, "groups are not the lookup cache's")
 	for i := range v.NumField() {
-		if sf := v.Type().Field(i); sf.IsExported() {
+		if sf := v.Type().Field(i); sf.IsExported() && sf.Name != "Groups" {
 			require.Equal(t, v.Field(i).Interface(), o.Field(i).Interface(), "SessionRow.%s", sf.Name)
 		}
 	}

@@ -106,8 +106,9 @@ func TestRequestPathsUseIndexes(t *testing.T) {
 		exercise(t, s, now)
 		stmts := got()
 		require.Greater(t, len(stmts), 30)
-		stmts = append(stmts, statement{s.SessionLookupSQL(), []any{TokenHash(SessionToken(0))}},
-			statement{groupstore.New(s).GroupsSQL(), []any{UserID(2)}})
+		stmts = append(stmts, statement{s.SessionLookupSQL(""), []any{TokenHash(SessionToken(0))}},
+			statement{groupstore.New(s).GroupsSQL(), []any{UserID(2)}},
+			statement{groupstore.New(s).SessionSQL(), []any{TokenHash(SessionToken(0))}})
 		var large []string
 		for _, tbl := range []string{"users", "accounts", "sessions", "verification_tokens", "passwords", "user_groups",
 			"rate_limits", "password_throttles", "sign_ins", "webhook_deliveries", "session_revocations", "authenticators"} {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/groupstore"
 	"github.com/latchkey-auth/latchkey/models/storetest"
 )
 
@@ -31,9 +32,14 @@ func TestStep15CoversTheSessionLookup(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, st.Pending)
 
-	plan := explain(t, s, statement{s.SessionLookupSQL(), []any{TokenHash(SessionToken(0))}})
+	plan := explain(t, s, statement{s.SessionLookupSQL(""), []any{TokenHash(SessionToken(0))}})
 	require.Regexp(t, `SEARCH s USING COVERING INDEX idx_sessions_lookup \(token_hash=\?\)`, plan)
 	require.Regexp(t, `SEARCH u USING COVERING INDEX idx_users_lookup \(id=\?\)`, plan)
+	// Forward-auth's variant reads the same two leaves and the user's
+	// groups from user_groups' key.
+	plan = explain(t, s, statement{groupstore.New(s).SessionSQL(), []any{TokenHash(SessionToken(0))}})
+	require.Regexp(t, `SEARCH s USING COVERING INDEX idx_sessions_lookup \(token_hash=\?\)`, plan)
+	require.Regexp(t, `SEARCH g USING COVERING INDEX sqlite_autoindex_user_groups_1 \(user_id=\?\)`, plan)
 
 	var row models.SessionRow
 	require.NoError(t, s.ReadSession(ctx, TokenHash(SessionToken(2)), &row))
