@@ -251,8 +251,14 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(h.config(filepath.Join(home, "data"))), 0o600); err != nil {
 		return nil, err
 	}
+	metricsPort, err := testport.Free()
+	if err != nil {
+		return nil, err
+	}
+	metricsAddr := "127.0.0.1:" + strconv.Itoa(metricsPort)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "AUTH_SECRET=latchkey-scale-bench-secret-0123456789abcdef",
-		"DATABASE_URL=" + dbURL, "LOG_LEVEL=warn"}
+		"DATABASE_URL=" + dbURL, "LOG_LEVEL=warn", "METRICS_ADDR=" + metricsAddr}
+	metricsURL := "http://" + metricsAddr + "/metrics"
 	start = time.Now()
 	lk, err := startProc("latchkey", h.bin, env, home, "--config", filepath.Join(home, "config.yaml"))
 	if err != nil {
@@ -285,7 +291,7 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 	r.Session = meter.measure(func() stat { return load(o, sessionURL, cookie) })
 	r.Authz = meter.measure(func() stat { return load(o, authzURL, cookie) })
 	r.BareAfter = load(o, h.bare.origin+"/", nil)
-	r.Mem = readMemory(lk.cmd.Process.Pid)
+	r.Mem = readMemory(lk.cmd.Process.Pid, metricsURL, s)
 
 	logf("%s %d: sign-ins", dialect, sz.Sessions)
 	base := lk.origin + "/api/auth"
@@ -346,7 +352,7 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 	if purgeErr != nil {
 		return nil, purgeErr
 	}
-	r.MemSignedIn = readMemory(lk.cmd.Process.Pid)
+	r.MemSignedIn = readMemory(lk.cmd.Process.Pid, metricsURL, s)
 
 	ad := adminstore.New(s)
 	if r.UsersFirst, r.UsersHundredth, err = pages(func(p adminstore.Page) (string, error) {

@@ -190,8 +190,26 @@ func report(dialect string, r [2]*result) {
 		}, func(small, full *result) string {
 			return "anon " + div(float64(t.get(full).Anon), float64(t.get(small).Anon))
 		})
+		row("… of which Go's heap in use / goroutine stacks; goroutines"+conns(dialect), func(x *result) string {
+			m := t.get(x)
+			v := fmt.Sprintf("%s / %s; %d", mib(m.HeapInuse), mib(m.Stacks), m.Goroutines)
+			if dialect == models.DialectPostgres {
+				v += fmt.Sprintf("; %d", m.Connections)
+			}
+			return v
+		}, func(small, full *result) string {
+			return "heap " + div(float64(t.get(full).HeapInuse), float64(t.get(small).HeapInuse))
+		})
 	}
 	fmt.Println()
+}
+
+// conns names the connections column on PostgreSQL.
+func conns(dialect string) string {
+	if dialect == models.DialectPostgres {
+		return "; connections to PostgreSQL"
+	}
+	return ""
 }
 
 // cpuRow returns the printer of a load's CPU per request: latchkey's and
