@@ -25,15 +25,28 @@ func Expired(ctx context.Context, db *gorm.DB, postgres bool, table, key string,
 }
 
 const (
-	// sqlitePurgeBatch is how many rows one of the SQLite purge's deletes
+	// sqlitePurgeBatch is the most rows one of the SQLite purge's deletes
 	// removes. A batch holds the one write lock for as long as it runs, and
-	// each deleted session changes pages of five indexes (token_hash, id,
-	// user_id, expires, (created_at, id)): 100 rows wrote ~330 WAL frames
-	// at 10⁵ sessions, well within the 1 000 past which SQLite's
-	// auto-checkpoint runs in whichever connection commits (see
-	// purgeSQLite), and took 5 ms (27 ms at most) under bench:scale's load
-	// on 2 busy cores, where 500 took 46 ms on average.
+	// each deleted session changes pages of six B-trees (the table; the
+	// token_hash, user_id, expires, (created_at, id) and lookup indexes):
+	// 100 rows wrote ~330 WAL frames at 10⁵ sessions, well within the 1 000
+	// past which SQLite's auto-checkpoint runs in whichever connection
+	// commits (see purgeSQLite), and took 5 ms (27 ms at most) under
+	// bench:scale's load on 2 busy cores, where 500 took 46 ms on average.
 	sqlitePurgeBatch = 100
+	// sqlitePurgeTarget is how long a batch should hold the write lock: the
+	// batch after one that took longer is half as large, the batch after
+	// one that took under a quarter of it twice as large, between
+	// sqlitePurgeMinBatch and sqlitePurgeBatch (nextSQLiteBatch). At 10⁷
+	// sessions a deleted row's entries lie on pages the page cache seldom
+	// holds, and under the same load batches of 100 took 30–340 ms: a
+	// sign-in's insert waited up to 334 ms (issue #36).
+	sqlitePurgeTarget   = 20 * time.Millisecond
+	sqlitePurgeMinBatch = 5
+	// sqlitePurgeFirstBatch is the first batch: small, as what a row costs
+	// is not known yet (it grows to sqlitePurgeBatch within a few batches
+	// where rows are cheap).
+	sqlitePurgeFirstBatch = 10
 	// sqlitePurgePause is the least time the SQLite purge leaves the write
 	// lock free after a batch. A writer that found it taken sleeps in
 	// SQLite's busy handler in steps of 1, 2, 5, 10, 15, 20, 25, 25, 25,
@@ -48,8 +61,8 @@ const (
 	postgresPurgeBatch = 500
 )
 
-// purgeSQLite deletes table's rows that expired before now, in batches of
-// sqlitePurgeBatch, and after each checkpoints the WAL itself and leaves
+// purgeSQLite deletes table's rows that expired before now, in batches
+// sized to hold the write lock about sqlitePurgeTarget, and after each checkpoints the WAL itself and leaves
 // the write lock free for at least sqlitePurgePause (or as long as the
 // batch took, if longer). It returns how many rows went.
 //
@@ -73,6 +86,7 @@ func purgeSQLite(ctx context.Context, db *gorm.DB, table, key string, now time.T
 	del := "DELETE FROM " + table + " WHERE " + key + " IN (SELECT " + key + " FROM " + table +
 		" WHERE expires < ? ORDER BY expires LIMIT ?)"
 	var n int64
+	batch := sqlitePurgeFirstBatch
 	for {
 		if n > 0 {
 			// The sign-ins' pages of the pause: the batch then starts the WAL
@@ -82,25 +96,39 @@ func purgeSQLite(ctx context.Context, db *gorm.DB, table, key string, now time.T
 			}
 		}
 		t0 := time.Now()
-		r := db.Exec(del, now, sqlitePurgeBatch)
+		r := db.Exec(del, now, batch)
 		if r.Error != nil {
 			return n, r.Error
 		}
+		took := time.Since(t0)
 		n += r.RowsAffected
 		if r.RowsAffected == 0 {
 			return n, nil
 		}
-		until := time.Now().Add(max(time.Since(t0), sqlitePurgePause))
+		until := time.Now().Add(max(took, sqlitePurgePause))
 		if err := checkpointWAL(ctx, db, until, true); err != nil {
 			return n, err
 		}
-		if r.RowsAffected < sqlitePurgeBatch {
+		if r.RowsAffected < int64(batch) {
 			return n, nil
 		}
+		batch = nextSQLiteBatch(batch, took)
 		if err := sleepUntil(ctx, until); err != nil {
 			return n, err
 		}
 	}
+}
+
+// nextSQLiteBatch is the size of the SQLite purge's batch after one of n
+// rows that held the write lock for took (see sqlitePurgeTarget).
+func nextSQLiteBatch(n int, took time.Duration) int {
+	switch {
+	case took > sqlitePurgeTarget:
+		return max(n/2, sqlitePurgeMinBatch)
+	case took < sqlitePurgeTarget/4:
+		return min(n*2, sqlitePurgeBatch)
+	}
+	return n
 }
 
 // checkpointWAL copies the WAL into the database file with PASSIVE
