@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/models/events"
+	"github.com/latchkey-auth/latchkey/models/sqlitefile"
 	"github.com/latchkey-auth/latchkey/models/stmtcache"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
@@ -31,7 +32,7 @@ type Store struct {
 	dialect     string
 	sessionStmt *sql.Stmt        // prepared once: GET /session's lookup
 	stmts       *stmtcache.Cache // Statements: prepared reads that bypass GORM
-	file        *sqliteFile      // SQLite: the file opened, for Ready
+	file        *sqlitefile.File // SQLite: the file opened, for Ready
 	onError     func()           // Config.OnError
 	outbox      events.Outbox
 }
@@ -113,7 +114,7 @@ func Connect(c Config) (*Store, error) {
 		return nil, err
 	}
 	if c.Dialect == DialectSQLite {
-		if s.file, err = statSQLiteFile(c.DSN); err != nil {
+		if s.file, err = sqlitefile.Stat(c.DSN); err != nil {
 			_ = s.Close()
 			return nil, err
 		}
@@ -232,7 +233,7 @@ func sqliteDialector(path string) (gorm.Dialector, error) {
 	// its -wal and -shm files the same mode). This descriptor is closed
 	// before SQLite opens the file, so it drops no lock of this process;
 	// once SQLite has it open, nothing here may open and close it again
-	// (see sqliteFile.intact).
+	// (see sqlitefile.File.Intact).
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)

@@ -4,71 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/latchkey-auth/latchkey/models/failover"
-	"golang.org/x/sys/unix"
 	"gorm.io/gorm"
 )
-
-// sqliteFile is the SQLite database file as it was when the store opened
-// it: readiness checks that the path still names that very file.
-type sqliteFile struct {
-	path string
-	info os.FileInfo
-}
-
-func statSQLiteFile(path string) (*sqliteFile, error) {
-	path, err := filepath.Abs(path) // as the driver opened it (fileURI)
-	if err != nil {
-		return nil, fmt.Errorf("database file: %w", err)
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("database file: %w", err)
-	}
-	return &sqliteFile{path: path, info: info}, nil
-}
-
-// intact reports an outage that a query on an already-open SQLite
-// connection would not notice: the open connections keep working on a file
-// that was removed, renamed or replaced (everything written from then on is
-// lost at the next start), and a file this process can no longer open for
-// writing, or a disk that is gone, fails only the next new connection.
-//
-// It never opens the file: POSIX (fcntl) locks belong to the process and
-// the file, so closing any descriptor of the database drops every lock
-// SQLite holds on it, the shared lock of each WAL connection included. The
-// next other process to close the database (an admin command, a backup)
-// would then take it for the last user, checkpoint, and delete the -wal
-// and -shm files this process still writes to. Writability is asked of
-// the kernel instead (access(2) with the effective ids), which needs no
-// descriptor.
-func (f *sqliteFile) intact() error {
-	now, err := os.Stat(f.path)
-	if err != nil {
-		return fmt.Errorf("database file: %w", err)
-	}
-	if !os.SameFile(now, f.info) {
-		return fmt.Errorf("database file %s was replaced: the open connections still use the old one", f.path)
-	}
-	if err := unix.Faccessat(unix.AT_FDCWD, f.path, unix.W_OK, unix.AT_EACCESS); err != nil {
-		return fmt.Errorf("database file: %w", &os.PathError{Op: "access", Path: f.path, Err: err})
-	}
-	return nil
-}
 
 // Ready reports whether the database can serve requests now, within ctx's
 // deadline: a statement that reads a table (schema_migrations) through
 // the pool, after, for SQLite, a check that the file the pool has open is
 // still the one at the configured path and may be written (asked without
-// opening it, see intact).
+// opening it, see sqlitefile.File.Intact).
 // PostgreSQL that is stopped, restarting or unreachable fails the
 // statement; so does a SQLite file whose disk returns I/O errors.
 func (s *Store) Ready(ctx context.Context) error {
 	if s.file != nil {
-		if err := s.file.intact(); err != nil {
+		if err := s.file.Intact(); err != nil {
 			return err
 		}
 	}
