@@ -37,8 +37,9 @@ func pgQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + 
 
 // lookupRelations are what GET /session and forward-auth read on
 // PostgreSQL: the session by its token hash, its user by key, the user's
-// stored groups by key.
-var lookupRelations = []string{"idx_sessions_token_hash", "sessions", "users_pkey", "users", "user_groups_pkey"}
+// stored groups by key (forward-auth's subquery: its index, and the table
+// while the visibility map does not yet let it skip the table).
+var lookupRelations = []string{"idx_sessions_token_hash", "sessions", "users_pkey", "users", "user_groups_pkey", "user_groups"}
 
 // prewarmLookups loads lookupRelations into PostgreSQL's buffers
 // (pg_prewarm) and returns their size. A server that has been up holds
