@@ -18,7 +18,7 @@ import (
 // request (issue #36). GET /session keeps models' lookup, which reads no
 // groups.
 func (s *Store) ReadSession(ctx context.Context, tokenHash string, row *models.SessionRow) error {
-	rows, err := s.store.Statements().Query(ctx, s.SessionSQL(), tokenHash)
+	rows, err := s.store.Statements().Query(ctx, s.sessionSQL, tokenHash)
 	if err == nil {
 		err = onerow.From(rows, row.Targets(true)...)
 	}
@@ -35,7 +35,9 @@ func (s *Store) ReadSession(ctx context.Context, tokenHash string, row *models.S
 // SessionSQL is ReadSession's statement, for the EXPLAIN test of the
 // request paths (models/scalefill): the session lookup with the groups
 // as a subquery on user_groups' primary key (user_id, name).
-func (s *Store) SessionSQL() string {
+func (s *Store) SessionSQL() string { return s.sessionSQL }
+
+func (s *Store) buildSessionSQL() string {
 	agg := `group_concat(g.name, ',')`
 	if s.store.Dialect() == models.DialectPostgres {
 		agg = `string_agg(g.name, ',')`

@@ -16,11 +16,18 @@ import (
 // app/groups' Store. Build it with New.
 type Store struct {
 	store *models.Store
+	// sessionSQL is ReadSession's statement, built once: forward-auth
+	// runs it on every request.
+	sessionSQL string
 }
 
-// New returns the group storage on s's database (no state of its own: any
-// number may share s).
-func New(s *models.Store) *Store { return &Store{store: s} }
+// New returns the group storage on s's database (no state of its own
+// beyond its statements' text: any number may share s).
+func New(s *models.Store) *Store {
+	g := &Store{store: s}
+	g.sessionSQL = g.buildSessionSQL()
+	return g
+}
 
 // db is the shared GORM handle every query starts from.
 func (s *Store) db() *gorm.DB { return s.store.DB() }
