@@ -33,18 +33,22 @@ func (u cpuUse) perReq(n int) cpuUse {
 type cpuMeter struct {
 	latchkey, postmaster int
 	tick                 time.Duration // one clock tick (1/CLK_TCK s)
+	statements           *statementMeter
 }
 
-func newCPUMeter(latchkey, postmaster int) cpuMeter {
-	return cpuMeter{latchkey: latchkey, postmaster: postmaster, tick: procfs.Tick()}
+func newCPUMeter(latchkey, postmaster int, statements *statementMeter) cpuMeter {
+	return cpuMeter{latchkey: latchkey, postmaster: postmaster, tick: procfs.Tick(), statements: statements}
 }
 
-// measure runs a load and adds the CPU spent while it ran.
+// measure runs a load and adds the CPU spent while it ran, and
+// PostgreSQL's costliest statements meanwhile.
 func (m cpuMeter) measure(run func() stat) stat {
+	m.statements.reset()
 	before := m.read()
 	st := run()
 	after := m.read()
 	st.CPU = cpuUse{after.Latchkey - before.Latchkey, after.DB - before.DB}
+	st.Statements = m.statements.top(8)
 	return st
 }
 

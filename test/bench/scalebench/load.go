@@ -18,6 +18,9 @@ type stat struct {
 	Errors   int
 	FirstBad string // the first failed answer
 	CPU      cpuUse // latchkey's and PostgreSQL's CPU during the load (cpu.go)
+	// Statements are PostgreSQL's costliest statements during the load
+	// (statements.go); none on SQLite.
+	Statements []statement
 }
 
 // op is one measured request, or round trip of requests, by client w over

@@ -139,10 +139,11 @@ func run(o options) error {
 			return err
 		}
 		defer stop()
-		if o.PGSharedBuffers != "" {
-			if err := setSharedBuffers(srv, o.PGSharedBuffers); err != nil {
+		if err := configurePG(srv, o.PGSharedBuffers); err != nil {
+			if o.PGSharedBuffers != "" {
 				return err
 			}
+			logf("PostgreSQL keeps its settings: %v", err)
 		}
 		h.pgAdmin = srv.AdminURL
 		dialects = append(dialects, models.DialectPostgres)
@@ -170,6 +171,7 @@ func run(o options) error {
 			logf("%s %d: %+v", d, sz.Sessions, *r) // kept should a later step fail
 		}
 		report(d, rows)
+		reportStatements(rows)
 	}
 	return nil
 }
@@ -267,12 +269,14 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 	defer lk.stop()
 	r.Ready = time.Since(start)
 	postmaster := 0
+	var statements *statementMeter
 	if dialect == models.DialectPostgres {
 		if postmaster, err = postmasterPID(s); err != nil {
 			return nil, err
 		}
+		statements = newStatementMeter(s)
 	}
-	meter := newCPUMeter(lk.cmd.Process.Pid, postmaster)
+	meter := newCPUMeter(lk.cmd.Process.Pid, postmaster, statements)
 
 	live := sz.Sessions / 2
 	cookie := func() string {

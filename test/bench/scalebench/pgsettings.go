@@ -9,26 +9,35 @@ import (
 	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
-// setSharedBuffers sets the cluster's shared_buffers (ALTER SYSTEM) and
-// restarts it, which that setting needs: only a cluster pgtest started
-// can be restarted.
-func setSharedBuffers(srv *pgtest.Server, size string) error {
+// configurePG sets the cluster's shared_buffers (when asked) and loads
+// pg_stat_statements with I/O timing on, so that each load can say where
+// PostgreSQL's own CPU went, statement by statement; both need a restart,
+// which only a cluster pgtest started allows (a server named by
+// LATCHKEY_TEST_POSTGRES_URL keeps its settings and reports no
+// statements).
+func configurePG(srv *pgtest.Server, sharedBuffers string) error {
 	admin, err := sql.Open("pgx", srv.AdminURL)
 	if err != nil {
 		return err
 	}
 	defer admin.Close()
-	if _, err := admin.Exec("ALTER SYSTEM SET shared_buffers = " + pgQuote(size)); err != nil {
-		return fmt.Errorf("shared_buffers = %s: %w", size, err)
+	set := []string{"shared_preload_libraries = 'pg_stat_statements'", "track_io_timing = on"}
+	if sharedBuffers != "" {
+		set = append(set, "shared_buffers = "+pgQuote(sharedBuffers))
+	}
+	for _, s := range set {
+		if _, err := admin.Exec("ALTER SYSTEM SET " + s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
 	}
 	_ = admin.Close()
 	if err := srv.Stop(); err != nil {
-		return fmt.Errorf("restart for shared_buffers: %w", err)
+		return fmt.Errorf("restart for %s: %w", strings.Join(set, ", "), err)
 	}
 	if err := srv.Start(); err != nil {
-		return fmt.Errorf("restart for shared_buffers: %w", err)
+		return fmt.Errorf("restart for %s: %w", strings.Join(set, ", "), err)
 	}
-	logf("PostgreSQL restarted with shared_buffers = %s", size)
+	logf("PostgreSQL restarted with %s", strings.Join(set, ", "))
 	return nil
 }
 
