@@ -75,7 +75,12 @@ type table struct {
 }
 
 // Fill writes sz's rows into s's migrated, empty database, relative to now,
-// and ANALYZEs the tables so plans see their size.
+// and ANALYZEs the tables so plans see their size. On PostgreSQL it
+// VACUUMs them too, as autovacuum would have on a server that has been
+// up: without it, the first read of each copied row sets its hint bits
+// and dirties its page (measured at 10⁷: 0.16 pages dirtied per GET
+// /session), and autovacuum, which the COPY's inserts wake, runs during
+// whatever is measured next.
 // progress, when not nil, is told each table's rows as they are written.
 func Fill(ctx context.Context, s *models.Store, sz Sizes, now time.Time, progress func(table string, done int)) error {
 	now = models.DBTime(now)
@@ -136,6 +141,9 @@ func Fill(ctx context.Context, s *models.Store, sz Sizes, now time.Time, progres
 		if err := insert(ctx, s, t, progress); err != nil {
 			return err
 		}
+	}
+	if s.Dialect() == models.DialectPostgres {
+		return s.DB().WithContext(ctx).Exec("VACUUM ANALYZE").Error
 	}
 	return s.DB().WithContext(ctx).Exec("ANALYZE").Error
 }

@@ -8,8 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"sort"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -64,24 +65,39 @@ func startInsertProbe(c models.Config, sz scalefill.Sizes, now time.Time, prefix
 	return p, nil
 }
 
-// stop ends the probe and returns its longest insert.
-func (p *insertProbe) stop() (time.Duration, error) {
+// inserts is what the probe measured: how many inserts, the p99 and the
+// longest of them, and how many took over 100 ms (the bound on a
+// sign-in's wait for the purge's lock).
+type inserts struct {
+	N, Over100ms int
+	P99, Longest time.Duration
+}
+
+func (i inserts) String() string {
+	return fmt.Sprintf("%s, p99 %s, %d of %d over 100 ms", ms(i.Longest), ms(i.P99), i.Over100ms, i.N)
+}
+
+// stop ends the probe and returns what it measured.
+func (p *insertProbe) stop() (inserts, error) {
 	_ = p.stdin.Close()
 	line, rerr := p.out.ReadString('\n')
 	if err := p.cmd.Wait(); err != nil {
-		return 0, fmt.Errorf("insert probe: %w", err)
+		return inserts{}, fmt.Errorf("insert probe: %w", err)
 	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("insert probe's answer %q: %w", line, errors.Join(err, rerr))
+	var r inserts
+	var p99, longest int64
+	if _, err := fmt.Sscanf(line, "%d %d %d %d", &r.N, &p99, &longest, &r.Over100ms); err != nil {
+		return inserts{}, fmt.Errorf("insert probe's answer %q: %w", line, errors.Join(err, rerr))
 	}
-	return time.Duration(ns), nil
+	r.P99, r.Longest = time.Duration(p99), time.Duration(longest)
+	return r, nil
 }
 
 // insertProbeMain is the probe's process: args are the dialect, the DSN,
 // the token prefix, the number of filled users and the sign-in time. It
 // says "inserting", inserts until its standard input closes, then prints
-// the longest insert in nanoseconds. A failed insert fails the probe: a
+// the number of inserts, their p99 and longest in nanoseconds, and how
+// many took over 100 ms. A failed insert fails the probe: a
 // sign-in that fails is worse than a slow one.
 func insertProbeMain(args []string) error {
 	if len(args) != 5 {
@@ -106,7 +122,7 @@ func insertProbeMain(args []string) error {
 		done.Store(true)
 	}()
 	fmt.Println("inserting")
-	var longest time.Duration
+	var took []time.Duration
 	for i := 0; !done.Load(); i++ {
 		time.Sleep(10 * time.Millisecond)
 		t0 := time.Now()
@@ -115,8 +131,13 @@ func insertProbeMain(args []string) error {
 		if err != nil {
 			return fmt.Errorf("insert %d: %w", i, err)
 		}
-		longest = max(longest, time.Since(t0))
+		took = append(took, time.Since(t0))
 	}
-	fmt.Println(int64(longest))
+	if len(took) == 0 {
+		return errors.New("no insert")
+	}
+	slices.Sort(took)
+	over := len(took) - sort.Search(len(took), func(i int) bool { return took[i] > 100*time.Millisecond })
+	fmt.Println(len(took), int64(took[len(took)*99/100]), int64(took[len(took)-1]), over)
 	return nil
 }

@@ -156,7 +156,7 @@ func run(o options) error {
 			sb = "its default (128MB)"
 		}
 		if o.PGSharedBuffers != "" {
-			sb += "; before the loads the lookups' relations (" + strings.Join(lookupRelations, ", ") + ") are loaded into them (pg_prewarm), as a server that has been up holds them"
+			sb += "; before the loads the database's tables and indexes are loaded into them (pg_prewarm), the lookups' (" + strings.Join(lookupRelations, ", ") + ") last, as a server that has been up holds what its requests read"
 		}
 		fmt.Printf("PostgreSQL's shared_buffers: %s\n\n", sb)
 	}
@@ -181,7 +181,7 @@ type result struct {
 	Sizes                         scalefill.Sizes
 	Fill                          time.Duration
 	Bytes                         int64
-	Prewarmed                     int64 // bytes of lookupRelations loaded into PostgreSQL's buffers
+	Prewarmed                     int64 // bytes of relations loaded into PostgreSQL's buffers (prewarm)
 	Ready                         time.Duration
 	Bare, Session, Authz          stat
 	BareAfter                     stat
@@ -189,8 +189,8 @@ type result struct {
 	Purged                        int64
 	PurgeCut                      bool // stopped by PurgeFor before the end
 	DuringPurge                   stat
-	MaxInsertWait                 time.Duration
-	MaxInsertIdle                 time.Duration // the same inserts under the same load, no purge
+	InsertsPurge                  inserts // a sign-in's session inserts during the purge
+	InsertsIdle                   inserts // the same inserts under the same load, no purge
 	UsersFirst, UsersHundredth    time.Duration
 	SessionsFirst, SessionsHundth time.Duration
 	Delete                        time.Duration
@@ -244,7 +244,7 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 	}
 	if dialect == models.DialectPostgres && o.PGSharedBuffers != "" {
 		t0 := time.Now()
-		if r.Prewarmed, err = prewarmLookups(s); err != nil {
+		if r.Prewarmed, err = prewarm(s); err != nil {
 			return nil, err
 		}
 		logf("%s %d: prewarmed %d MiB in %v", dialect, sz.Sessions, r.Prewarmed>>20, time.Since(t0))
@@ -326,7 +326,7 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 	}
 	go func() { time.Sleep(o.Duration); close(idleDone) }()
 	loadUntil(o, sessionURL, cookie, idleDone)
-	if r.MaxInsertIdle, err = probe.stop(); err != nil {
+	if r.InsertsIdle, err = probe.stop(); err != nil {
 		return nil, err
 	}
 	logf("%s %d: purge under load", dialect, sz.Sessions)
@@ -350,7 +350,7 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 		}
 	}()
 	r.DuringPurge = loadUntil(o, sessionURL, cookie, purgeDone)
-	if r.MaxInsertWait, err = probe.stop(); err != nil {
+	if r.InsertsPurge, err = probe.stop(); err != nil {
 		return nil, err
 	}
 	if purgeErr != nil {

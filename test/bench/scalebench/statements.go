@@ -114,7 +114,7 @@ func reportStatements(r [2]*result) {
 		return
 	}
 	fmt.Printf("### PostgreSQL per statement (pg_stat_statements; per operation of the load, %d → %d sessions)\n\n", r[0].Sizes.Sessions, r[1].Sizes.Sessions)
-	fmt.Printf("| load | statement | calls | executor µs | buffers hit / read from the OS / dirtied | WAL bytes |\n|---|---|---|---|---|---|\n")
+	fmt.Printf("| load | statement | calls | executor µs | buffers hit / read from the OS / dirtied | µs reading | WAL bytes |\n|---|---|---|---|---|---|---|\n")
 	for _, t := range loadsOf() {
 		small, full := t.get(r[0]), t.get(r[1])
 		per := func(s stat) map[string]statement {
@@ -144,11 +144,11 @@ func reportStatements(r [2]*result) {
 			if float64(x.Calls)/n < 0.05 && float64(y.Calls)/m < 0.05 {
 				continue
 			}
-			fmt.Printf("| %s | `%s` | %.2f → %.2f | %.0f → %.0f (%s) | %.1f / %.2f / %.2f → %.1f / %.2f / %.2f | %.0f → %.0f |\n",
+			fmt.Printf("| %s | `%s` | %.2f → %.2f | %.0f → %.0f (%s) | %.1f / %.2f / %.2f → %.1f / %.2f / %.2f | %.0f → %.0f | %.0f → %.0f |\n",
 				t.name, text, float64(x.Calls)/n, float64(y.Calls)/m,
 				float64(x.Exec)/1e3/n, float64(y.Exec)/1e3/m, div(float64(y.Exec)/m, float64(x.Exec)/n),
 				float64(x.Hit)/n, float64(x.Read)/n, float64(x.Dirtied)/n, float64(y.Hit)/m, float64(y.Read)/m, float64(y.Dirtied)/m,
-				float64(x.WALBytes)/n, float64(y.WALBytes)/m)
+				float64(x.ReadTime)/1e3/n, float64(y.ReadTime)/1e3/m, float64(x.WALBytes)/n, float64(y.WALBytes)/m)
 		}
 	}
 	fmt.Println()
