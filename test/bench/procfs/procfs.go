@@ -18,6 +18,10 @@ import (
 type Stat struct {
 	PPID                         int
 	UTime, STime, CUTime, CSTime int64
+	// MinFlt and CMinFlt are the minor page faults of the process and of
+	// its reaped children: a PostgreSQL backend takes one on its first
+	// touch of each page of shared_buffers.
+	MinFlt, CMinFlt int64
 }
 
 // CPU is the process's own CPU time, user and system, in clock ticks.
@@ -40,7 +44,7 @@ func ReadStat(pid int) (Stat, error) {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
 	}
 	n := func(k int) int64 { v, _ := strconv.ParseInt(f[k], 10, 64); return v }
-	return Stat{PPID: int(n(1)), UTime: n(11), STime: n(12), CUTime: n(13), CSTime: n(14)}, nil
+	return Stat{PPID: int(n(1)), MinFlt: n(7), CMinFlt: n(8), UTime: n(11), STime: n(12), CUTime: n(13), CSTime: n(14)}, nil
 }
 
 // Tick is one clock tick, the unit of Stat's times: 1/CLK_TCK seconds,

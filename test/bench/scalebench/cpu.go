@@ -15,14 +15,25 @@ import (
 // cpuUse is the CPU time latchkey's process and the PostgreSQL server's
 // processes spent during one load (DB stays 0 on SQLite, which runs
 // inside latchkey).
-type cpuUse struct{ Latchkey, DB time.Duration }
+type cpuUse struct {
+	Latchkey, DB time.Duration
+	// DBSys is the system (kernel) part of DB, and DBFaults the PostgreSQL
+	// processes' minor page faults.
+	DBSys    time.Duration
+	DBFaults int64
+}
 
 // perReq is u divided by n requests.
 func (u cpuUse) perReq(n int) cpuUse {
 	if n == 0 {
 		return cpuUse{}
 	}
-	return cpuUse{u.Latchkey / time.Duration(n), u.DB / time.Duration(n)}
+	d := time.Duration(n)
+	return cpuUse{u.Latchkey / d, u.DB / d, u.DBSys / d, u.DBFaults / int64(n)}
+}
+
+func (u cpuUse) minus(v cpuUse) cpuUse {
+	return cpuUse{u.Latchkey - v.Latchkey, u.DB - v.DB, u.DBSys - v.DBSys, u.DBFaults - v.DBFaults}
 }
 
 // cpuMeter reads the CPU time of latchkey and, when postmaster is not 0,
@@ -47,7 +58,7 @@ func (m cpuMeter) measure(run func() stat) stat {
 	before := m.read()
 	st := run()
 	after := m.read()
-	st.CPU = cpuUse{after.Latchkey - before.Latchkey, after.DB - before.DB}
+	st.CPU = after.minus(before)
 	st.Statements = m.statements.top(8)
 	return st
 }
@@ -64,7 +75,7 @@ func (m cpuMeter) read() cpuUse {
 	if err != nil {
 		return u
 	}
-	ticks := pm.CPU() + pm.CUTime + pm.CSTime
+	ticks, sys, faults := pm.CPU()+pm.CUTime+pm.CSTime, pm.STime+pm.CSTime, pm.MinFlt+pm.CMinFlt
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(filepath.Base(d))
@@ -72,10 +83,10 @@ func (m cpuMeter) read() cpuUse {
 			continue
 		}
 		if st, err := procfs.ReadStat(pid); err == nil && st.PPID == m.postmaster {
-			ticks += st.CPU()
+			ticks, sys, faults = ticks+st.CPU(), sys+st.STime, faults+st.MinFlt
 		}
 	}
-	u.DB = time.Duration(ticks) * m.tick
+	u.DB, u.DBSys, u.DBFaults = time.Duration(ticks)*m.tick, time.Duration(sys)*m.tick, faults
 	return u
 }
 
