@@ -65,6 +65,13 @@ type options struct {
 	// run (its default is 128 MB, against ~7 GB of tables at the full
 	// size): an operator sizes it to the indexes the lookups read.
 	PGSharedBuffers string
+	// PGHugePages makes PostgreSQL map shared_buffers in huge pages
+	// (huge_pages = on: it will not start without them), which the
+	// machine must have reserved (vm.nr_hugepages). With 4 KiB pages each
+	// backend takes a page fault on its first touch of every page of the
+	// buffers, which at gigabytes of buffers and a fresh connection pool
+	// is most of what a lookup costs the kernel.
+	PGHugePages bool
 }
 
 func main() {
@@ -78,6 +85,7 @@ func main() {
 	fs.BoolVar(&o.NoSQLite, "no-sqlite", os.Getenv("BENCH_NO_SQLITE") == "1", "PostgreSQL only (BENCH_NO_SQLITE=1)")
 	fs.IntVar(&o.SignInConns, "signin-connections", envInt("BENCH_SIGNIN_CONNECTIONS", 4), "concurrent clients of the sign-in round trips (BENCH_SIGNIN_CONNECTIONS)")
 	fs.DurationVar(&o.PurgeFor, "purge-for", envDuration("BENCH_PURGE_FOR", 0), "stop the measured purge after this long, 0: when done (BENCH_PURGE_FOR)")
+	fs.BoolVar(&o.PGHugePages, "pg-huge-pages", os.Getenv("BENCH_PG_HUGE_PAGES") == "1", "PostgreSQL's shared_buffers in huge pages, reserved beforehand with sysctl vm.nr_hugepages (BENCH_PG_HUGE_PAGES=1)")
 	fs.StringVar(&o.PGSharedBuffers, "pg-shared-buffers", os.Getenv("BENCH_PG_SHARED_BUFFERS"), "PostgreSQL's shared_buffers, e.g. 4GB; empty: its default, 128MB (BENCH_PG_SHARED_BUFFERS)")
 	if len(os.Args) > 1 && os.Args[1] == probeCommand {
 		if err := insertProbeMain(os.Args[2:]); err != nil {
@@ -139,8 +147,8 @@ func run(o options) error {
 			return err
 		}
 		defer stop()
-		if err := configurePG(srv, o.PGSharedBuffers); err != nil {
-			if o.PGSharedBuffers != "" {
+		if err := configurePG(srv, o.PGSharedBuffers, o.PGHugePages); err != nil {
+			if o.PGSharedBuffers != "" || o.PGHugePages {
 				return err
 			}
 			logf("PostgreSQL keeps its settings: %v", err)
@@ -157,6 +165,9 @@ func run(o options) error {
 		}
 		if o.PGSharedBuffers != "" {
 			sb += "; before the loads the database's tables and indexes are loaded into them (pg_prewarm), the lookups' (" + strings.Join(lookupRelations, ", ") + ") last, as a server that has been up holds what its requests read"
+		}
+		if o.PGHugePages {
+			sb += "; in huge pages (huge_pages = on)"
 		}
 		fmt.Printf("PostgreSQL's shared_buffers: %s\n\n", sb)
 	}

@@ -9,13 +9,14 @@ import (
 	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
-// configurePG sets the cluster's shared_buffers (when asked) and loads
-// pg_stat_statements with I/O timing on, so that each load can say where
-// PostgreSQL's own CPU went, statement by statement; both need a restart,
+// configurePG sets the cluster's shared_buffers and huge pages (when
+// asked) and loads pg_stat_statements with I/O timing on, so that each
+// load can say where PostgreSQL's own CPU went, statement by statement;
+// all need a restart,
 // which only a cluster pgtest started allows (a server named by
 // LATCHKEY_TEST_POSTGRES_URL keeps its settings and reports no
 // statements).
-func configurePG(srv *pgtest.Server, sharedBuffers string) error {
+func configurePG(srv *pgtest.Server, sharedBuffers string, hugePages bool) error {
 	admin, err := sql.Open("pgx", srv.AdminURL)
 	if err != nil {
 		return err
@@ -24,6 +25,9 @@ func configurePG(srv *pgtest.Server, sharedBuffers string) error {
 	set := []string{"shared_preload_libraries = 'pg_stat_statements'", "track_io_timing = on"}
 	if sharedBuffers != "" {
 		set = append(set, "shared_buffers = "+pgQuote(sharedBuffers))
+	}
+	if hugePages {
+		set = append(set, "huge_pages = on")
 	}
 	for _, s := range set {
 		if _, err := admin.Exec("ALTER SYSTEM SET " + s); err != nil {
