@@ -11,9 +11,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"github.com/latchkey-auth/latchkey/models"
@@ -46,6 +48,15 @@ func UserID(i int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", 
 
 // Email is user i's address.
 func Email(i int) string { return fmt.Sprintf("u%d@scale.example", i) }
+
+// SessionID is the filled session i's primary key: a UUID spread over
+// the whole key space, as ids drawn at random over years of sign-ins are,
+// so that a new session's key lands among the filled ones in the index as
+// it would in production (ids in one narrow range would all sort before a
+// new one, and its insert would find a hot, recent leaf).
+func SessionID(i int) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte("latchkey-scale-session-"+strconv.Itoa(i))).String()
+}
 
 // SessionToken is session i's cookie value; sessions of even i are live.
 func SessionToken(i int) string { return fmt.Sprintf("scale-session-%012d", i) }
@@ -100,7 +111,7 @@ func Fill(ctx context.Context, s *models.Store, sz Sizes, now time.Time, progres
 				exp = now.Add(-time.Hour - time.Duration(i%1000)*time.Minute)
 			}
 			at := exp.Add(-30 * 24 * time.Hour)
-			return []any{fmt.Sprintf("00000000-0000-4000-8002-%012d", i), TokenHash(SessionToken(i)), UserID(SessionUser(i, sz)),
+			return []any{SessionID(i), TokenHash(SessionToken(i)), UserID(SessionUser(i, sz)),
 				exp, at, "email", "Firefox 128 on Linux", "192.0.2.0/24", at}
 		}},
 		{"passwords", []string{"user_id", "hash", "updated_at"}, sz.Users / 10, func(i int) []any {
