@@ -41,11 +41,12 @@ func (m *statementMeter) reset() {
 
 // statement is one normalised statement's figures during a load.
 type statement struct {
-	Query                          string
-	Calls                          int64
-	Exec, ReadTime                 time.Duration // executor time; time reading blocks from the OS
-	Hit, Read, Dirtied, Written    int64         // shared buffers
-	TempBlocks, WALBytes, RowsSeen int64
+	Query              string // shortened for a table cell
+	Key                string // sameStatement of the whole text
+	Calls              int64
+	Exec, ReadTime     time.Duration // executor time; time reading blocks from the OS
+	Hit, Read, Dirtied int64         // shared buffers
+	WALBytes           int64
 }
 
 // top reads the statements of this database since the last reset, the
@@ -55,8 +56,7 @@ func (m *statementMeter) top(n int) []statement {
 		return nil
 	}
 	rows, err := m.db.Query(`SELECT query, calls, total_exec_time, blk_read_time,
-		shared_blks_hit, shared_blks_read, shared_blks_dirtied, shared_blks_written,
-		temp_blks_read + temp_blks_written, wal_bytes::bigint, rows
+		shared_blks_hit, shared_blks_read, shared_blks_dirtied, wal_bytes::bigint
 		FROM pg_stat_statements
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 		  AND query NOT LIKE '%pg_stat_statements%'
@@ -70,13 +70,12 @@ func (m *statementMeter) top(n int) []statement {
 	for rows.Next() {
 		var st statement
 		var exec, read float64
-		if err := rows.Scan(&st.Query, &st.Calls, &exec, &read, &st.Hit, &st.Read, &st.Dirtied, &st.Written,
-			&st.TempBlocks, &st.WALBytes, &st.RowsSeen); err != nil {
+		if err := rows.Scan(&st.Query, &st.Calls, &exec, &read, &st.Hit, &st.Read, &st.Dirtied, &st.WALBytes); err != nil {
 			logf("pg_stat_statements: %v", err)
 			return nil
 		}
 		st.Exec, st.ReadTime = time.Duration(exec*1e6), time.Duration(read*1e6)
-		st.Query = shortQuery(st.Query)
+		st.Query, st.Key = shortQuery(st.Query), sameStatement(st.Query)
 		out = append(out, st)
 	}
 	return out
@@ -120,18 +119,18 @@ func reportStatements(r [2]*result) {
 		per := func(s stat) map[string]statement {
 			m := map[string]statement{}
 			for _, st := range s.Statements {
-				m[sameStatement(st.Query)] = st
+				m[st.Key] = st
 			}
 			return m
 		}
 		a, b := per(small), per(full)
 		var queries []string
 		for _, st := range full.Statements {
-			queries = append(queries, sameStatement(st.Query))
+			queries = append(queries, st.Key)
 		}
 		for _, st := range small.Statements {
-			if _, ok := b[sameStatement(st.Query)]; !ok {
-				queries = append(queries, sameStatement(st.Query))
+			if _, ok := b[st.Key]; !ok {
+				queries = append(queries, st.Key)
 			}
 		}
 		for _, q := range queries {
