@@ -32,6 +32,10 @@ func (u cpuUse) perReq(n int) cpuUse {
 	return cpuUse{u.Latchkey / d, u.DB / d, u.DBSys / d, u.DBFaults / int64(n)}
 }
 
+func (u cpuUse) plus(v cpuUse) cpuUse {
+	return cpuUse{u.Latchkey + v.Latchkey, u.DB + v.DB, u.DBSys + v.DBSys, u.DBFaults + v.DBFaults}
+}
+
 func (u cpuUse) minus(v cpuUse) cpuUse {
 	return cpuUse{u.Latchkey - v.Latchkey, u.DB - v.DB, u.DBSys - v.DBSys, u.DBFaults - v.DBFaults}
 }

@@ -21,6 +21,8 @@ type stat struct {
 	// Statements are PostgreSQL's costliest statements during the load
 	// (statements.go); none on SQLite.
 	Statements []statement
+	Elapsed    time.Duration
+	lat        []time.Duration // every call's time, sorted: merge's; nil once merged
 }
 
 // op is one measured request, or round trip of requests, by client w over
@@ -104,9 +106,14 @@ func runOps(conns int, stop <-chan struct{}, do op) stat {
 	wg.Wait()
 	el := time.Since(start)
 	slices.Sort(lat)
-	st := stat{N: len(lat), RPS: float64(len(lat)) / el.Seconds(), Errors: errs, FirstBad: firstBad}
-	if len(lat) > 0 {
-		st.P50, st.P99 = lat[len(lat)/2], lat[len(lat)*99/100]
-	}
+	st := stat{N: len(lat), RPS: float64(len(lat)) / el.Seconds(), Errors: errs, FirstBad: firstBad, Elapsed: el, lat: lat}
+	st.percentiles()
 	return st
+}
+
+// percentiles sets P50 and P99 from the sorted times.
+func (s *stat) percentiles() {
+	if len(s.lat) > 0 {
+		s.P50, s.P99 = s.lat[len(s.lat)/2], s.lat[len(s.lat)*99/100]
+	}
 }

@@ -1,9 +1,10 @@
 // Command scalebench is `go tool task bench:scale` (issue #36): latchkey's
 // cost as its tables grow. For each dialect (SQLite; PostgreSQL with
-// BENCH_POSTGRES=1) and each size (10³ sessions, then the full size) it
-// fills a fresh database by bulk INSERT (models/scalefill), starts the
-// real binary on it (database sessions, lookup cache off) and measures,
-// beside the bare Echo handler (test/bench/bare) in the same run:
+// BENCH_POSTGRES=1) it fills a fresh database of each size (10³ sessions
+// and the full size) by bulk INSERT (models/scalefill), starts the real
+// binary on each (database sessions, lookup cache off) and measures,
+// beside the bare Echo handler (test/bench/bare) in the same run, the
+// loads in rounds in which the two sizes take turns (BENCH_ROUNDS):
 // start-up to /health/ready, GET /session and forward-auth signed in with
 // a random live session per request, the purge of the expired half under
 // GET /session load (its duration, GET /session's p99 before and during,
@@ -26,7 +27,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -48,6 +48,10 @@ import (
 type options struct {
 	Scale    float64
 	Duration time.Duration
+	// Rounds is how many times each size's loads run, the sizes taking
+	// turns: on 2 shared cores one 5-second load moves by as much as the
+	// difference being measured.
+	Rounds   int
 	Conns    int
 	Postgres bool
 	Small    int
@@ -79,6 +83,7 @@ func main() {
 	fs := flag.NewFlagSet("scalebench", flag.ExitOnError)
 	fs.Float64Var(&o.Scale, "scale", envFloat("BENCH_SCALE", 1), "full size = scalefill.Default (10⁶ users, 10⁷ sessions) × this (BENCH_SCALE)")
 	fs.DurationVar(&o.Duration, "duration", envDuration("BENCH_DURATION", 5*time.Second), "load per measurement (BENCH_DURATION)")
+	fs.IntVar(&o.Rounds, "rounds", envInt("BENCH_ROUNDS", 3), "interleaved rounds of the loads (BENCH_ROUNDS)")
 	fs.IntVar(&o.Conns, "connections", envInt("BENCH_CONNECTIONS", 16), "concurrent clients (BENCH_CONNECTIONS)")
 	fs.BoolVar(&o.Postgres, "postgres", os.Getenv("BENCH_POSTGRES") == "1", "also PostgreSQL (BENCH_POSTGRES=1)")
 	fs.IntVar(&o.Small, "small", 1000, "sessions of the small size")
@@ -95,6 +100,10 @@ func main() {
 		return
 	}
 	_ = fs.Parse(os.Args[1:])
+	if o.Rounds < 1 {
+		fmt.Fprintln(os.Stderr, "scalebench: BENCH_ROUNDS must be at least 1")
+		os.Exit(2)
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "scalebench: FAILED:", err)
 		os.Exit(1)
@@ -156,8 +165,8 @@ func run(o options) error {
 		h.pgAdmin = srv.AdminURL
 		dialects = append(dialects, models.DialectPostgres)
 	}
-	fmt.Printf("# bench:scale — %s, %d CPUs; full size ×%g: %d users, %d sessions (half expired), %d links; load %d clients (sign-ins %d) × %v\n\n",
-		machine(), numCPU(), o.Scale, full.Users, full.Sessions, full.Tokens, o.Conns, o.SignInConns, o.Duration)
+	fmt.Printf("# bench:scale — %s, %d CPUs; full size ×%g: %d users, %d sessions (half expired), %d links; load %d clients (sign-ins %d) × %v × %d rounds, the sizes taking turns\n\n",
+		machine(), numCPU(), o.Scale, full.Users, full.Sessions, full.Tokens, o.Conns, o.SignInConns, o.Duration, o.Rounds)
 	if o.Postgres {
 		sb := o.PGSharedBuffers
 		if sb == "" {
@@ -172,16 +181,12 @@ func run(o options) error {
 		fmt.Printf("PostgreSQL's shared_buffers: %s\n\n", sb)
 	}
 	for _, d := range dialects {
-		var rows [2]*result
-		for i, sz := range []scalefill.Sizes{small, full} {
-			r, err := h.measureSize(d, sz, i)
-			if err != nil {
-				return fmt.Errorf("%s, %d sessions: %w", d, sz.Sessions, err)
-			}
-			rows[i] = r
-			logf("%s %d: %+v", d, sz.Sessions, *r) // kept should a later step fail
+		rows, err := h.measure(d, [2]scalefill.Sizes{small, full})
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
 		}
 		report(d, rows)
+		reportRounds(d, rows)
 		reportStatements(rows)
 	}
 	return nil
@@ -208,141 +213,114 @@ type result struct {
 	DeleteSessions                int
 	// The sign-in round trips (signin_*.go).
 	EmailSignIn, PasswordSignIn, OAuthSignIn stat
-	// latchkey's memory after the session loads, and after the sign-ins
-	// (whose Argon2id takes 19 MiB a password).
+	// latchkey's memory after the first round's session loads, and after
+	// the sign-ins (whose Argon2id takes 19 MiB a password) and the purge.
 	Mem, MemSignedIn memory
+	// Rounds are the loads of each round; the stats above are their
+	// merge (rounds.go).
+	Rounds []round
 }
 
-func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*result, error) {
-	ctx := context.Background()
+// measure fills both sizes of one dialect, starts latchkey on each, runs
+// the loads in o.Rounds interleaved rounds (the order of the sizes
+// alternating, so that a drift of the shared machine falls on both), then
+// the purge and the operations on each.
+func (h *harness) measure(dialect string, sizes [2]scalefill.Sizes) ([2]*result, error) {
+	var ins [2]*instance
+	defer func() {
+		for _, in := range ins {
+			in.close()
+		}
+	}()
+	for i, sz := range sizes {
+		in, err := h.start(dialect, sz, i)
+		if err != nil {
+			return [2]*result{}, fmt.Errorf("%d sessions: %w", sz.Sessions, err)
+		}
+		ins[i] = in
+	}
+	for i := range h.o.Rounds {
+		order := ins
+		if i%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, in := range order {
+			logf("%s %d: round %d of %d", dialect, in.r.Sizes.Sessions, i+1, h.o.Rounds)
+			if err := h.loads(in); err != nil {
+				return [2]*result{}, fmt.Errorf("%d sessions: %w", in.r.Sizes.Sessions, err)
+			}
+		}
+	}
+	var rows [2]*result
+	for i, in := range ins {
+		in.r.mergeRounds()
+		if err := h.purgeAndOperations(in); err != nil {
+			return [2]*result{}, fmt.Errorf("%d sessions: %w", in.r.Sizes.Sessions, err)
+		}
+		rows[i] = in.r
+		logf("%s %d: %+v", dialect, in.r.Sizes.Sessions, *in.r) // kept should a later step fail
+	}
+	return rows, nil
+}
+
+// loads is one round of the measured loads on one size: the bare
+// handler, GET /session and forward-auth, the bare handler again, and the
+// three sign-ins. latchkey's memory is read after the first round's
+// session loads.
+func (h *harness) loads(in *instance) error {
 	o := h.o
-	r := &result{Sizes: sz}
-	home := filepath.Join(h.dir, fmt.Sprintf("%s-%d", dialect, n))
-	if err := os.MkdirAll(filepath.Join(home, "data"), 0o700); err != nil {
-		return nil, err
+	var rd round
+	rd.Bare = load(o, h.bare.origin+"/", nil)
+	rd.Session = in.meter.measure(func() stat { return load(o, in.sessionURL, in.cookie) })
+	rd.Authz = in.meter.measure(func() stat { return load(o, in.authzURL, in.cookie) })
+	rd.BareAfter = load(o, h.bare.origin+"/", nil)
+	if len(in.r.Rounds) == 0 {
+		in.r.Mem = readMemory(in.lk.cmd.Process.Pid, in.metricsURL, in.s)
 	}
-	c := models.Config{Dialect: dialect, DSN: filepath.Join(home, "data", "latchkey.db")}
-	dbURL := ""
-	if dialect == models.DialectPostgres {
-		var err error
-		if dbURL, err = createDB(h.pgAdmin, fmt.Sprintf("scale_%d_%d", os.Getpid(), n)); err != nil {
-			return nil, err
-		}
-		c.DSN = dbURL
-	}
-	s, err := models.Connect(c)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	logf("%s: filling %d users, %d sessions", dialect, sz.Users, sz.Sessions)
-	start := time.Now()
-	// The fill's "expired" half expires two days from now (its rows end
-	// before the fill's clock, two days ahead): latchkey's own purge at
-	// start-up leaves it, and the measured purge below, run at the fill's
-	// clock, deletes it.
-	now := time.Now().Add(48 * time.Hour)
-	if err := scalefill.Fill(ctx, s, sz, now, func(t string, done int) {
-		if done%1_000_000 == 0 {
-			logf("  %s %d", t, done)
-		}
-	}); err != nil {
-		return nil, err
-	}
-	r.Fill = time.Since(start)
-	if r.Bytes, err = dbBytes(s, c.DSN); err != nil {
-		return nil, err
-	}
-	if dialect == models.DialectPostgres && o.PGSharedBuffers != "" {
-		t0 := time.Now()
-		if r.Prewarmed, err = prewarm(s); err != nil {
-			return nil, err
-		}
-		logf("%s %d: prewarmed %d MiB in %v", dialect, sz.Sessions, r.Prewarmed>>20, time.Since(t0))
-	}
-
-	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(h.config(filepath.Join(home, "data"))), 0o600); err != nil {
-		return nil, err
-	}
-	metricsPort, err := testport.Free()
-	if err != nil {
-		return nil, err
-	}
-	metricsAddr := "127.0.0.1:" + strconv.Itoa(metricsPort)
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "AUTH_SECRET=latchkey-scale-bench-secret-0123456789abcdef",
-		"DATABASE_URL=" + dbURL, "LOG_LEVEL=warn", "METRICS_ADDR=" + metricsAddr}
-	metricsURL := "http://" + metricsAddr + "/metrics"
-	start = time.Now()
-	lk, err := startProc("latchkey", h.bin, env, home, "--config", filepath.Join(home, "config.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	defer lk.stop()
-	r.Ready = time.Since(start)
-	postmaster := 0
-	var statements *statementMeter
-	if dialect == models.DialectPostgres {
-		if postmaster, err = postmasterPID(s); err != nil {
-			return nil, err
-		}
-		statements = newStatementMeter(s)
-	}
-	meter := newCPUMeter(lk.cmd.Process.Pid, postmaster, statements)
-
-	live := sz.Sessions / 2
-	cookie := func() string {
-		return "next-auth.session-token=" + scalefill.SessionToken(2*rand.IntN(live))
-	}
-	sessionURL, authzURL := lk.origin+"/api/auth/session", lk.origin+"/authz/auth-request"
-	// One answer of each checked: signed in, as the session's user.
-	if err := check(sessionURL, "next-auth.session-token="+scalefill.SessionToken(0), `"email":"`+scalefill.Email(0)+`"`); err != nil {
-		return nil, err
-	}
-	logf("%s %d: load", dialect, sz.Sessions)
-	warm := o
-	warm.Duration = o.Duration / 2
-	load(warm, sessionURL, cookie)
-	r.Bare = load(o, h.bare.origin+"/", nil)
-	r.Session = meter.measure(func() stat { return load(o, sessionURL, cookie) })
-	r.Authz = meter.measure(func() stat { return load(o, authzURL, cookie) })
-	r.BareAfter = load(o, h.bare.origin+"/", nil)
-	r.Mem = readMemory(lk.cmd.Process.Pid, metricsURL, s)
-
-	logf("%s %d: sign-ins", dialect, sz.Sessions)
-	base := lk.origin + "/api/auth"
+	base := in.lk.origin + "/api/auth"
+	sz := in.r.Sizes
 	for _, f := range []struct {
 		name string
 		to   *stat
 		flow signInFlow
 	}{
-		{"e-mail", &r.EmailSignIn, emailSignIn(h.box, sz.Users, o.SignInConns)},
-		{"password", &r.PasswordSignIn, passwordSignIn(sz.Users)},
-		{"OAuth", &r.OAuthSignIn, oauthSignIn(h.idp, sz.Users)},
+		{"e-mail", &rd.EmailSignIn, emailSignIn(h.box, sz.Users, o.SignInConns)},
+		{"password", &rd.PasswordSignIn, passwordSignIn(sz.Users)},
+		{"OAuth", &rd.OAuthSignIn, oauthSignIn(h.idp, sz.Users)},
 	} {
-		if *f.to, err = signIns(o, base, meter, f.flow); err != nil {
-			return nil, fmt.Errorf("%s sign-in: %w", f.name, err)
+		var err error
+		if *f.to, err = signIns(o, base, in.meter, f.flow); err != nil {
+			return fmt.Errorf("%s sign-in: %w", f.name, err)
 		}
 	}
+	in.r.Rounds = append(in.r.Rounds, rd)
+	return nil
+}
 
+// purgeAndOperations measures the purge of the expired half under GET
+// /session load, the admin listings' pages and users delete on one size.
+func (h *harness) purgeAndOperations(in *instance) error {
+	ctx := context.Background()
+	o, r, s, n, now, sz := h.o, in.r, in.s, in.n, in.now, in.r.Sizes
 	// The purge of the expired half, under GET /session load, while a
 	// "sign-in" in its own process (insertprobe.go) inserts a session every
 	// 10 ms and times each insert; first the same inserts under the same
 	// load without a purge, the longest wait that is none of the purge's
 	// doing (the scheduler of 2 busy cores, the commit).
-	logf("%s %d: inserts under load", dialect, sz.Sessions)
+	logf("%s %d: inserts under load", s.Dialect(), sz.Sessions)
 	idleDone := make(chan struct{})
-	probe, err := startInsertProbe(c, sz, now, fmt.Sprintf("idle-%d", n))
+	probe, err := startInsertProbe(in.c, sz, now, fmt.Sprintf("idle-%d", n))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	go func() { time.Sleep(o.Duration); close(idleDone) }()
-	loadUntil(o, sessionURL, cookie, idleDone)
+	loadUntil(o, in.sessionURL, in.cookie, idleDone)
 	if r.InsertsIdle, err = probe.stop(); err != nil {
-		return nil, err
+		return err
 	}
-	logf("%s %d: purge under load", dialect, sz.Sessions)
-	if probe, err = startInsertProbe(c, sz, now, fmt.Sprintf("purge-%d", n)); err != nil {
-		return nil, err
+	logf("%s %d: purge under load", s.Dialect(), sz.Sessions)
+	if probe, err = startInsertProbe(in.c, sz, now, fmt.Sprintf("purge-%d", n)); err != nil {
+		return err
 	}
 	purgeDone := make(chan struct{})
 	var purgeErr error
@@ -360,33 +338,34 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 			r.PurgeCut, purgeErr = true, nil
 		}
 	}()
-	r.DuringPurge = loadUntil(o, sessionURL, cookie, purgeDone)
+	r.DuringPurge = loadUntil(o, in.sessionURL, in.cookie, purgeDone)
+	r.DuringPurge.lat = nil
 	if r.InsertsPurge, err = probe.stop(); err != nil {
-		return nil, err
+		return err
 	}
 	if purgeErr != nil {
-		return nil, purgeErr
+		return purgeErr
 	}
-	r.MemSignedIn = readMemory(lk.cmd.Process.Pid, metricsURL, s)
+	r.MemSignedIn = readMemory(in.lk.cmd.Process.Pid, in.metricsURL, s)
 
 	ad := adminstore.New(s)
 	if r.UsersFirst, r.UsersHundredth, err = pages(func(p adminstore.Page) (string, error) {
 		_, next, err := ad.UserOverviews(ctx, time.Now(), p)
 		return next, err
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	if r.SessionsFirst, r.SessionsHundth, err = pages(func(p adminstore.Page) (string, error) {
 		_, next, err := ad.SessionListings(ctx, "", time.Now(), p)
 		return next, err
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	// users delete of a user with many sessions.
 	r.DeleteSessions = min(10_000, max(100, sz.Sessions/100))
 	u := &models.User{}
 	if err := s.CreateUser(ctx, u); err != nil {
-		return nil, err
+		return err
 	}
 	for i := 0; i < r.DeleteSessions; i += 500 {
 		var vals []string
@@ -396,15 +375,15 @@ func (h *harness) measureSize(dialect string, sz scalefill.Sizes, n int) (*resul
 			args = append(args, fmt.Sprintf("del-%d-%d", n, j), fmt.Sprintf("del-hash-%d-%d", n, j), u.ID, now.Add(time.Hour), now)
 		}
 		if err := s.DB().Exec("INSERT INTO sessions (id, token_hash, user_id, expires, created_at) VALUES "+strings.Join(vals, ","), args...).Error; err != nil {
-			return nil, err
+			return err
 		}
 	}
 	t0 := time.Now()
 	if _, err := s.DeleteUser(ctx, u.ID, time.Now()); err != nil {
-		return nil, err
+		return err
 	}
 	r.Delete = time.Since(t0)
-	return r, nil
+	return nil
 }
 
 // pages times a listing's first page and its hundredth (of 100 rows).

@@ -49,6 +49,19 @@ type statement struct {
 	WALBytes           int64
 }
 
+// plus adds another load's figures of the same statement.
+func (st statement) plus(o statement) statement {
+	st.Query, st.Key = o.Query, o.Key
+	st.Calls += o.Calls
+	st.Exec += o.Exec
+	st.ReadTime += o.ReadTime
+	st.Hit += o.Hit
+	st.Read += o.Read
+	st.Dirtied += o.Dirtied
+	st.WALBytes += o.WALBytes
+	return st
+}
+
 // top reads the statements of this database since the last reset, the
 // costliest first (pg_stat_statements' own and the meter's excluded).
 func (m *statementMeter) top(n int) []statement {
