@@ -76,6 +76,9 @@ type options struct {
 	// buffers, which at gigabytes of buffers and a fresh connection pool
 	// is most of what a lookup costs the kernel.
 	PGHugePages bool
+	// PGSet are more of PostgreSQL's settings for the run, name=value
+	// (BENCH_PG_SET, separated by ";"), such as wal_compression=lz4.
+	PGSet []string
 }
 
 func main() {
@@ -92,6 +95,7 @@ func main() {
 	fs.DurationVar(&o.PurgeFor, "purge-for", envDuration("BENCH_PURGE_FOR", 0), "stop the measured purge after this long, 0: when done (BENCH_PURGE_FOR)")
 	fs.BoolVar(&o.PGHugePages, "pg-huge-pages", os.Getenv("BENCH_PG_HUGE_PAGES") == "1", "PostgreSQL's shared_buffers in huge pages, reserved beforehand with sysctl vm.nr_hugepages (BENCH_PG_HUGE_PAGES=1)")
 	fs.StringVar(&o.PGSharedBuffers, "pg-shared-buffers", os.Getenv("BENCH_PG_SHARED_BUFFERS"), "PostgreSQL's shared_buffers, e.g. 4GB; empty: its default, 128MB (BENCH_PG_SHARED_BUFFERS)")
+	pgSet := fs.String("pg-set", os.Getenv("BENCH_PG_SET"), "more PostgreSQL settings, name=value;… e.g. wal_compression=lz4 (BENCH_PG_SET)")
 	if len(os.Args) > 1 && os.Args[1] == probeCommand {
 		if err := insertProbeMain(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "scalebench: insert probe:", err)
@@ -100,6 +104,11 @@ func main() {
 		return
 	}
 	_ = fs.Parse(os.Args[1:])
+	for _, e := range strings.Split(*pgSet, ";") {
+		if strings.TrimSpace(e) != "" {
+			o.PGSet = append(o.PGSet, e)
+		}
+	}
 	if o.Rounds < 1 {
 		fmt.Fprintln(os.Stderr, "scalebench: BENCH_ROUNDS must be at least 1")
 		os.Exit(2)
@@ -156,8 +165,8 @@ func run(o options) error {
 			return err
 		}
 		defer stop()
-		if err := configurePG(srv, o.PGSharedBuffers, o.PGHugePages); err != nil {
-			if o.PGSharedBuffers != "" || o.PGHugePages {
+		if err := configurePG(srv, o.PGSharedBuffers, o.PGHugePages, o.PGSet); err != nil {
+			if o.PGSharedBuffers != "" || o.PGHugePages || len(o.PGSet) > 0 {
 				return err
 			}
 			logf("PostgreSQL keeps its settings: %v", err)
@@ -177,6 +186,9 @@ func run(o options) error {
 		}
 		if o.PGHugePages {
 			sb += "; in huge pages (huge_pages = on)"
+		}
+		if len(o.PGSet) > 0 {
+			sb += "; also set: " + strings.Join(o.PGSet, ", ")
 		}
 		fmt.Printf("PostgreSQL's shared_buffers: %s\n\n", sb)
 	}

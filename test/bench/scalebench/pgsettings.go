@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/latchkey-auth/latchkey/models"
@@ -16,7 +17,7 @@ import (
 // which only a cluster pgtest started allows (a server named by
 // LATCHKEY_TEST_POSTGRES_URL keeps its settings and reports no
 // statements).
-func configurePG(srv *pgtest.Server, sharedBuffers string, hugePages bool) error {
+func configurePG(srv *pgtest.Server, sharedBuffers string, hugePages bool, extra []string) error {
 	admin, err := sql.Open("pgx", srv.AdminURL)
 	if err != nil {
 		return err
@@ -28,6 +29,14 @@ func configurePG(srv *pgtest.Server, sharedBuffers string, hugePages bool) error
 	}
 	if hugePages {
 		set = append(set, "huge_pages = on")
+	}
+	for _, e := range extra {
+		name, value, ok := strings.Cut(e, "=")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || !settingName.MatchString(name) || value == "" {
+			return fmt.Errorf("BENCH_PG_SET: %q is not name=value", e)
+		}
+		set = append(set, name+" = "+pgQuote(value))
 	}
 	for _, s := range set {
 		if _, err := admin.Exec("ALTER SYSTEM SET " + s); err != nil {
@@ -44,6 +53,9 @@ func configurePG(srv *pgtest.Server, sharedBuffers string, hugePages bool) error
 	logf("PostgreSQL restarted with %s", strings.Join(set, ", "))
 	return nil
 }
+
+// settingName is what a PostgreSQL setting's name may be (BENCH_PG_SET).
+var settingName = regexp.MustCompile(`^[a-z_][a-z0-9_.]*$`)
 
 // pgQuote is s as an SQL string literal.
 func pgQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
