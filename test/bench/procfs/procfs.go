@@ -61,8 +61,15 @@ func Tick() time.Duration {
 
 // Status is /proc/pid/status's sizes in KiB by name (VmRSS, VmHWM,
 // RssAnon, RssFile, ...); empty when the process is gone.
-func Status(pid int) map[string]int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+func Status(pid int) map[string]int64 { return kibFile(fmt.Sprintf("/proc/%d/status", pid)) }
+
+// Meminfo is /proc/meminfo's sizes in KiB by name (MemAvailable, Cached,
+// ...); empty when it cannot be read.
+func Meminfo() map[string]int64 { return kibFile("/proc/meminfo") }
+
+// kibFile reads the "Name: N kB" lines of a /proc file.
+func kibFile(path string) map[string]int64 {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}

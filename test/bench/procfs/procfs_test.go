@@ -25,6 +25,9 @@ func TestReadsThisProcess(t *testing.T) {
 	if m["VmRSS"] <= 0 || m["VmRSS"] > m["VmHWM"] || m["RssAnon"] <= 0 {
 		t.Fatalf("status %v", m)
 	}
+	if mem := Meminfo(); mem["MemTotal"] <= 0 || mem["MemAvailable"] > mem["MemTotal"] {
+		t.Fatalf("meminfo %v", mem)
+	}
 	if _, err := ReadStat(-1); err == nil {
 		t.Fatal("no error for a process that does not exist")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/scalefill"
+	"github.com/latchkey-auth/latchkey/test/bench/procfs"
 	"github.com/latchkey-auth/latchkey/test/testport"
 )
 
@@ -143,4 +144,19 @@ func (in *instance) close() {
 		in.lk.stop()
 	}
 	_ = in.s.Close()
+}
+
+// state is what may change under the instance between rounds: on SQLite
+// the length of the WAL (pages a lookup may find there), and the
+// machine's page cache and available memory (a file pushed out of the
+// OS's cache is read from the disk).
+func (in *instance) state() string {
+	out := ""
+	if in.s.Dialect() == models.DialectSQLite {
+		if fi, err := os.Stat(in.c.DSN + "-wal"); err == nil {
+			out = fmt.Sprintf("WAL %.0f MiB, ", float64(fi.Size())/(1<<20))
+		}
+	}
+	m := procfs.Meminfo()
+	return out + fmt.Sprintf("page cache %.1f GiB, available %.1f GiB", float64(m["Cached"])/(1<<20), float64(m["MemAvailable"])/(1<<20))
 }

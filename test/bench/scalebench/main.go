@@ -106,7 +106,7 @@ func main() {
 	_ = fs.Parse(os.Args[1:])
 	for _, e := range strings.Split(*pgSet, ";") {
 		if strings.TrimSpace(e) != "" {
-			o.PGSet = append(o.PGSet, e)
+			o.PGSet = append(o.PGSet, strings.TrimSpace(e))
 		}
 	}
 	if o.Rounds < 1 {
@@ -261,6 +261,7 @@ func (h *harness) measure(dialect string, sizes [2]scalefill.Sizes) ([2]*result,
 			if err := h.loads(in); err != nil {
 				return [2]*result{}, fmt.Errorf("%d sessions: %w", in.r.Sizes.Sessions, err)
 			}
+			logf("%s %d: round %d: %s", dialect, in.r.Sizes.Sessions, i+1, in.state())
 		}
 	}
 	var rows [2]*result
