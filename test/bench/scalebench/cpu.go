@@ -49,19 +49,30 @@ type cpuMeter struct {
 	latchkey, postmaster int
 	tick                 time.Duration // one clock tick (1/CLK_TCK s)
 	statements           *statementMeter
+	perf                 perfRecorder // off unless profiling (profiling)
 }
 
 func newCPUMeter(latchkey, postmaster int, statements *statementMeter) cpuMeter {
 	return cpuMeter{latchkey: latchkey, postmaster: postmaster, tick: procfs.Tick(), statements: statements}
 }
 
-// measure runs a load and adds the CPU spent while it ran, and
-// PostgreSQL's costliest statements meanwhile.
-func (m cpuMeter) measure(run func() stat) stat {
+// profiling is m recording latchkey's profile of each load into dir,
+// the files named prefix-load.data.
+func (m cpuMeter) profiling(dir, prefix string) cpuMeter {
+	m.perf = perfRecorder{dir: dir, prefix: prefix}
+	return m
+}
+
+// measure runs a load (name: what it is, for its profile's file) and adds
+// the CPU spent while it ran, and PostgreSQL's costliest statements
+// meanwhile.
+func (m cpuMeter) measure(name string, run func() stat) stat {
 	m.statements.reset()
+	stopPerf := m.perf.start(m.latchkey, name)
 	before := m.read()
 	st := run()
 	after := m.read()
+	stopPerf()
 	st.CPU = after.minus(before)
 	st.Statements = m.statements.top(8)
 	return st

@@ -79,6 +79,9 @@ type options struct {
 	// PGSet are more of PostgreSQL's settings for the run, name=value
 	// (BENCH_PG_SET, separated by ";"), such as wal_compression=lz4.
 	PGSet []string
+	// PerfDir, when set, receives latchkey's CPU profile of each load of
+	// the last round (perf.go; BENCH_PERF).
+	PerfDir string
 }
 
 func main() {
@@ -95,6 +98,7 @@ func main() {
 	fs.DurationVar(&o.PurgeFor, "purge-for", envDuration("BENCH_PURGE_FOR", 0), "stop the measured purge after this long, 0: when done (BENCH_PURGE_FOR)")
 	fs.BoolVar(&o.PGHugePages, "pg-huge-pages", os.Getenv("BENCH_PG_HUGE_PAGES") == "1", "PostgreSQL's shared_buffers in huge pages, reserved beforehand with sysctl vm.nr_hugepages (BENCH_PG_HUGE_PAGES=1)")
 	fs.StringVar(&o.PGSharedBuffers, "pg-shared-buffers", os.Getenv("BENCH_PG_SHARED_BUFFERS"), "PostgreSQL's shared_buffers, e.g. 4GB; empty: its default, 128MB (BENCH_PG_SHARED_BUFFERS)")
+	fs.StringVar(&o.PerfDir, "perf", os.Getenv("BENCH_PERF"), "record latchkey's CPU profile (Linux perf) of each load of the last round into this directory (BENCH_PERF)")
 	pgSet := fs.String("pg-set", os.Getenv("BENCH_PG_SET"), "more PostgreSQL settings, name=value;… e.g. wal_compression=lz4 (BENCH_PG_SET)")
 	if len(os.Args) > 1 && os.Args[1] == probeCommand {
 		if err := insertProbeMain(os.Args[2:]); err != nil {
@@ -284,8 +288,12 @@ func (h *harness) loads(in *instance) error {
 	o := h.o
 	var rd round
 	rd.Bare = load(o, h.bare.origin+"/", nil)
-	rd.Session = in.meter.measure(func() stat { return load(o, in.sessionURL, in.cookie) })
-	rd.Authz = in.meter.measure(func() stat { return load(o, in.authzURL, in.cookie) })
+	meter := in.meter
+	if o.PerfDir != "" && len(in.r.Rounds) == o.Rounds-1 {
+		meter = meter.profiling(o.PerfDir, fmt.Sprintf("%s-%d", in.s.Dialect(), in.r.Sizes.Sessions))
+	}
+	rd.Session = meter.measure("session", func() stat { return load(o, in.sessionURL, in.cookie) })
+	rd.Authz = meter.measure("forward-auth", func() stat { return load(o, in.authzURL, in.cookie) })
 	rd.BareAfter = load(o, h.bare.origin+"/", nil)
 	if len(in.r.Rounds) == 0 {
 		in.r.Mem = readMemory(in.lk.cmd.Process.Pid, in.metricsURL, in.s)
@@ -297,12 +305,12 @@ func (h *harness) loads(in *instance) error {
 		to   *stat
 		flow signInFlow
 	}{
-		{"e-mail", &rd.EmailSignIn, emailSignIn(h.box, sz.Users, o.SignInConns)},
+		{"email", &rd.EmailSignIn, emailSignIn(h.box, sz.Users, o.SignInConns)},
 		{"password", &rd.PasswordSignIn, passwordSignIn(sz.Users)},
-		{"OAuth", &rd.OAuthSignIn, oauthSignIn(h.idp, sz.Users)},
+		{"oauth", &rd.OAuthSignIn, oauthSignIn(h.idp, sz.Users)},
 	} {
 		var err error
-		if *f.to, err = signIns(o, base, in.meter, f.flow); err != nil {
+		if *f.to, err = signIns(o, base, meter, f.name, f.flow); err != nil {
 			return fmt.Errorf("%s sign-in: %w", f.name, err)
 		}
 	}

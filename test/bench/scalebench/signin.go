@@ -22,7 +22,7 @@ type signInFlow func(w int, b *browser) (email string, err error)
 // signIns checks that one round trip of flow really signs in (GET
 // /session answers its user), then runs it with o.SignInConns clients
 // for o.Duration, each round trip in a fresh browser.
-func signIns(o options, base string, m cpuMeter, flow signInFlow) (stat, error) {
+func signIns(o options, base string, m cpuMeter, name string, flow signInFlow) (stat, error) {
 	b := newBrowser(http.DefaultTransport, base)
 	email, err := flow(0, b)
 	if err != nil {
@@ -31,7 +31,7 @@ func signIns(o options, base string, m cpuMeter, flow signInFlow) (stat, error) 
 	if err := b.signedInAs(email); err != nil {
 		return stat{}, err
 	}
-	return m.measure(func() stat {
+	return m.measure(name, func() stat {
 		stop := make(chan struct{})
 		time.AfterFunc(o.Duration, func() { close(stop) })
 		return runOps(o.SignInConns, stop, func(w int, tr http.RoundTripper) error {
