@@ -25,6 +25,7 @@ type instance struct {
 	s     *models.Store
 	lk    *proc
 	meter cpuMeter
+	unpin func() // BENCH_SQLITE_PIN: lets the OS evict the file again
 	// now is the fill's clock, two days ahead: its expired half ends
 	// before it.
 	now                              time.Time
@@ -85,6 +86,14 @@ func (h *harness) start(dialect string, sz scalefill.Sizes, n int) (*instance, e
 		}
 		logf("%s %d: prewarmed %d MiB in %v", dialect, sz.Sessions, r.Prewarmed>>20, time.Since(t0))
 	}
+	if dialect == models.DialectSQLite && h.o.PinSQLite {
+		t0 := time.Now()
+		if in.unpin, err = pinFile(in.c.DSN); err != nil {
+			in.close()
+			return nil, err
+		}
+		logf("%s %d: pinned the file in the page cache in %v", dialect, sz.Sessions, time.Since(t0))
+	}
 	if err := in.startLatchkey(h, home, dbURL); err != nil {
 		in.close()
 		return nil, err
@@ -144,17 +153,22 @@ func (in *instance) close() {
 		in.lk.stop()
 	}
 	_ = in.s.Close()
+	if in.unpin != nil {
+		in.unpin()
+	}
 }
 
 // state is what may change under the instance between rounds: on SQLite
-// the length of the WAL (pages a lookup may find there), and the
+// the share of the file in the OS's page cache (pin.go) and the length of
+// the WAL (pages a lookup may find there), and the
 // machine's page cache and available memory (a file pushed out of the
 // OS's cache is read from the disk).
 func (in *instance) state() string {
 	out := ""
 	if in.s.Dialect() == models.DialectSQLite {
+		out = fmt.Sprintf("file %.0f %% in the page cache, ", 100*residentShare(in.c.DSN))
 		if fi, err := os.Stat(in.c.DSN + "-wal"); err == nil {
-			out = fmt.Sprintf("WAL %.0f MiB, ", float64(fi.Size())/(1<<20))
+			out += fmt.Sprintf("WAL %.0f MiB, ", float64(fi.Size())/(1<<20))
 		}
 	}
 	m := procfs.Meminfo()

@@ -82,6 +82,9 @@ type options struct {
 	// PerfDir, when set, receives latchkey's CPU profile of each load of
 	// the last round (perf.go; BENCH_PERF).
 	PerfDir string
+	// PinSQLite keeps each SQLite file in the OS's page cache for the
+	// run (pin.go; BENCH_SQLITE_PIN=1).
+	PinSQLite bool
 }
 
 func main() {
@@ -98,6 +101,7 @@ func main() {
 	fs.DurationVar(&o.PurgeFor, "purge-for", envDuration("BENCH_PURGE_FOR", 0), "stop the measured purge after this long, 0: when done (BENCH_PURGE_FOR)")
 	fs.BoolVar(&o.PGHugePages, "pg-huge-pages", os.Getenv("BENCH_PG_HUGE_PAGES") == "1", "PostgreSQL's shared_buffers in huge pages, reserved beforehand with sysctl vm.nr_hugepages (BENCH_PG_HUGE_PAGES=1)")
 	fs.StringVar(&o.PGSharedBuffers, "pg-shared-buffers", os.Getenv("BENCH_PG_SHARED_BUFFERS"), "PostgreSQL's shared_buffers, e.g. 4GB; empty: its default, 128MB (BENCH_PG_SHARED_BUFFERS)")
+	fs.BoolVar(&o.PinSQLite, "sqlite-pin", os.Getenv("BENCH_SQLITE_PIN") == "1", "keep each SQLite file in the page cache (mlock) for the run (BENCH_SQLITE_PIN=1)")
 	fs.StringVar(&o.PerfDir, "perf", os.Getenv("BENCH_PERF"), "record latchkey's CPU profile (Linux perf) of each load of the last round into this directory (BENCH_PERF)")
 	pgSet := fs.String("pg-set", os.Getenv("BENCH_PG_SET"), "more PostgreSQL settings, name=value;… e.g. wal_compression=lz4 (BENCH_PG_SET)")
 	if len(os.Args) > 1 && os.Args[1] == probeCommand {
@@ -180,6 +184,13 @@ func run(o options) error {
 	}
 	fmt.Printf("# bench:scale — %s, %d CPUs; full size ×%g: %d users, %d sessions (half expired), %d links; load %d clients (sign-ins %d) × %v × %d rounds, the sizes taking turns\n\n",
 		machine(), numCPU(), o.Scale, full.Users, full.Sessions, full.Tokens, o.Conns, o.SignInConns, o.Duration, o.Rounds)
+	if !o.NoSQLite {
+		if o.PinSQLite {
+			fmt.Printf("SQLite's files are kept in the OS's page cache for the run (BENCH_SQLITE_PIN=1: mapped and locked after the fill).\n\n")
+		} else {
+			fmt.Printf("SQLite's files are left to the OS's page cache (on a machine that evicts pages untouched for a while, as these sandboxes' DAMON reclaim does, BENCH_SQLITE_PIN=1 keeps them; each round's share in the cache is logged).\n\n")
+		}
+	}
 	if o.Postgres {
 		sb := o.PGSharedBuffers
 		if sb == "" {
