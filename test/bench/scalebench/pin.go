@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -33,15 +32,15 @@ func pinFile(path string) (unpin func(), err error) {
 	if fi.Size() == 0 {
 		return func() {}, nil
 	}
-	b, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("pin %s: map: %w", path, err)
 	}
-	if err := syscall.Mlock(b); err != nil {
-		_ = syscall.Munmap(b)
+	if err := unix.Mlock(b); err != nil {
+		_ = unix.Munmap(b)
 		return nil, fmt.Errorf("pin %s: mlock (root, or a memlock limit the size of the file): %w", path, err)
 	}
-	return func() { _ = syscall.Munmap(b) }, nil
+	return func() { _ = unix.Munmap(b) }, nil
 }
 
 // residentShare is the share of the file at path in the OS's page cache
