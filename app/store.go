@@ -21,6 +21,7 @@ func StoreConfig(cfg config.Config) models.Config {
 		MaxOpen:          cfg.Database.MaxOpen,
 		MaxIdle:          cfg.Database.MaxIdle,
 		ConnMaxLifetime:  cfg.Database.ConnMaxLifetime.D(),
+		ConnMaxIdleTime:  cfg.Database.ConnMaxIdleTime.D(),
 		StatementTimeout: cfg.Database.StatementTimeout.D(),
 		Outbox:           webhookOutbox(cfg),
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/models/pgtest"
@@ -21,17 +22,8 @@ import (
 // other connections before reusing them.
 func TestPoolSurvivesEndedConnections(t *testing.T) {
 	for _, pool := range []int{1, 4} {
-		dbURL := pgtest.NewDatabase(t, postgresURL)
-		s, err := Connect(Config{Dialect: DialectPostgres, DSN: dbURL, MaxOpen: pool, MaxIdle: pool})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = s.Close() })
-		admin, err := sql.Open("pgx", dbURL)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = admin.Close() })
+		s, admin, u := pooledSession(t, Config{MaxOpen: pool, MaxIdle: pool})
 		ctx := context.Background()
-		u := newUser(t, s, "kim@example.com")
-		now := time.Now()
-		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "hash", SignedIn: now, Expires: now.Add(time.Hour)}))
 
 		for round := range 3 {
 			// Every connection used just now, and more than once: pgx pings a
@@ -67,4 +59,63 @@ func TestPoolSurvivesEndedConnections(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Sixteen clients read sessions at once through a pool with the default
+// settings. The pool keeps the connections it opened: no new PostgreSQL
+// backend after the first ones. With fewer connections kept idle than
+// open (the old default, 10 of 20), every dip of the load closed one and
+// every rise opened one, a new backend every few dozen requests.
+func TestPoolKeepsItsConnectionsUnderLoad(t *testing.T) {
+	s, admin, u := pooledSession(t, Config{})
+	ctx := context.Background()
+	backends := func() int64 {
+		var n int64
+		require.NoError(t, admin.QueryRowContext(ctx, `SELECT sessions FROM pg_stat_database WHERE datname = current_database()`).Scan(&n))
+		return n
+	}
+	before := backends()
+
+	const clients, lookups = 16, 300
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range lookups {
+				row, err := s.SessionAndUser(ctx, "hash")
+				if !assert.NoError(t, err) || !assert.Equal(t, u.ID, row.UserID) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	sqlDB, err := s.DB().DB()
+	require.NoError(t, err)
+	st := sqlDB.Stats()
+	require.Zero(t, st.MaxIdleClosed, "connections closed because more were idle than kept")
+	require.LessOrEqual(t, st.OpenConnections, 20)
+	// Backends that ended are counted when they end; those still open may
+	// be counted a little later, so this bounds from one side only.
+	require.LessOrEqual(t, backends()-before, int64(clients), "new PostgreSQL backends during %d lookups", clients*lookups)
+}
+
+// pooledSession is a new PostgreSQL database opened with the pool settings
+// of c, a user with a session whose token hash is "hash", and a
+// connection of its own to the same database.
+func pooledSession(t *testing.T, c Config) (*Store, *sql.DB, *User) {
+	dbURL := pgtest.NewDatabase(t, postgresURL)
+	c.Dialect, c.DSN = DialectPostgres, dbURL
+	s, err := Connect(c)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	admin, err := sql.Open("pgx", dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close() })
+	u := newUser(t, s, "kim@example.com")
+	now := time.Now()
+	require.NoError(t, s.CreateSession(context.Background(), NewSession{UserID: u.ID, TokenHash: "hash", SignedIn: now, Expires: now.Add(time.Hour)}))
+	return s, admin, u
 }

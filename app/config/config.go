@@ -159,11 +159,13 @@ type Server struct {
 }
 
 // Database is the connection pool and statement limits. Zero means the
-// default: for PostgreSQL 20 open, 10 idle, 30 min lifetime, 10 s per statement.
+// default: for PostgreSQL 20 open, all of them kept idle, closed after 5 min
+// unused or 30 min open, 10 s per statement.
 type Database struct {
 	MaxOpen          int      `yaml:"max_open"`
 	MaxIdle          int      `yaml:"max_idle"`
 	ConnMaxLifetime  Duration `yaml:"conn_max_lifetime"`
+	ConnMaxIdleTime  Duration `yaml:"conn_max_idle_time"`
 	StatementTimeout Duration `yaml:"statement_timeout"`
 	// StartupWait is how long a starting instance (and `latchkey
 	// migrate`) keeps trying a PostgreSQL that does not answer or has no

@@ -137,3 +137,14 @@ func TestStartupWait(t *testing.T) {
 	_, err = cfg.Validate(catalogue)
 	requireProblem(t, problems(t, err), "database", "startup_wait must not be negative")
 }
+
+// database.conn_max_idle_time: read from the file into the store's pool
+// settings; negative is refused.
+func TestConnMaxIdleTime(t *testing.T) {
+	cfg, err := config.Parse([]byte("database:\n  conn_max_idle_time: 90s\n"), func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	require.Equal(t, 90*time.Second, cfg.Database.ConnMaxIdleTime.D())
+	cfg.Database.ConnMaxIdleTime = config.Duration(-time.Second)
+	_, err = cfg.Validate(catalogue)
+	requireProblem(t, problems(t, err), "database", "conn_max_idle_time, statement_timeout and startup_wait must not be negative")
+}

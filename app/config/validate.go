@@ -62,8 +62,8 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 		add("database_url (DATABASE_URL) %q: %v", c.DatabaseURL, err)
 	}
 	d := c.Database
-	if d.MaxOpen < 0 || d.MaxIdle < 0 || d.ConnMaxLifetime < 0 || d.StatementTimeout < 0 || d.StartupWait < 0 {
-		add("database: max_open, max_idle, conn_max_lifetime, statement_timeout and startup_wait must not be negative")
+	if d.MaxOpen < 0 || d.MaxIdle < 0 || d.ConnMaxLifetime < 0 || d.ConnMaxIdleTime < 0 || d.StatementTimeout < 0 || d.StartupWait < 0 {
+		add("database: max_open, max_idle, conn_max_lifetime, conn_max_idle_time, statement_timeout and startup_wait must not be negative")
 	}
 	if d.MaxOpen > 0 && d.MaxIdle > d.MaxOpen {
 		add("database.max_idle (%d) must not exceed database.max_open (%d)", d.MaxIdle, d.MaxOpen)
