@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,10 @@ type cpuUse struct {
 	// processes' minor page faults.
 	DBSys    time.Duration
 	DBFaults int64
+	// DBBackends is how many connections the server accepted (new
+	// backends, each a fork, a login and cold catalog caches): a pool that
+	// closes and reopens connections under a steady load shows here.
+	DBBackends int64
 }
 
 // perReq is u divided by n requests.
@@ -29,15 +34,15 @@ func (u cpuUse) perReq(n int) cpuUse {
 		return cpuUse{}
 	}
 	d := time.Duration(n)
-	return cpuUse{u.Latchkey / d, u.DB / d, u.DBSys / d, u.DBFaults / int64(n)}
+	return cpuUse{u.Latchkey / d, u.DB / d, u.DBSys / d, u.DBFaults / int64(n), u.DBBackends / int64(n)}
 }
 
 func (u cpuUse) plus(v cpuUse) cpuUse {
-	return cpuUse{u.Latchkey + v.Latchkey, u.DB + v.DB, u.DBSys + v.DBSys, u.DBFaults + v.DBFaults}
+	return cpuUse{u.Latchkey + v.Latchkey, u.DB + v.DB, u.DBSys + v.DBSys, u.DBFaults + v.DBFaults, u.DBBackends + v.DBBackends}
 }
 
 func (u cpuUse) minus(v cpuUse) cpuUse {
-	return cpuUse{u.Latchkey - v.Latchkey, u.DB - v.DB, u.DBSys - v.DBSys, u.DBFaults - v.DBFaults}
+	return cpuUse{u.Latchkey - v.Latchkey, u.DB - v.DB, u.DBSys - v.DBSys, u.DBFaults - v.DBFaults, u.DBBackends - v.DBBackends}
 }
 
 // cpuMeter reads the CPU time of latchkey and, when postmaster is not 0,
@@ -49,11 +54,12 @@ type cpuMeter struct {
 	latchkey, postmaster int
 	tick                 time.Duration // one clock tick (1/CLK_TCK s)
 	statements           *statementMeter
+	server               *sql.DB      // PostgreSQL's statistics; nil on SQLite
 	perf                 perfRecorder // off unless profiling (profiling)
 }
 
-func newCPUMeter(latchkey, postmaster int, statements *statementMeter) cpuMeter {
-	return cpuMeter{latchkey: latchkey, postmaster: postmaster, tick: procfs.Tick(), statements: statements}
+func newCPUMeter(latchkey, postmaster int, statements *statementMeter, server *sql.DB) cpuMeter {
+	return cpuMeter{latchkey: latchkey, postmaster: postmaster, tick: procfs.Tick(), statements: statements, server: server}
 }
 
 // profiling is m recording latchkey's profile of each load into dir,
@@ -102,6 +108,11 @@ func (m cpuMeter) read() cpuUse {
 		}
 	}
 	u.DB, u.DBSys, u.DBFaults = time.Duration(ticks)*m.tick, time.Duration(sys)*m.tick, faults
+	if m.server != nil {
+		// Counted when a backend starts (reported within a second or so)
+		// or ends, so a load's connections that closed all count.
+		_ = m.server.QueryRow("SELECT COALESCE(sum(sessions), 0) FROM pg_stat_database").Scan(&u.DBBackends)
+	}
 	return u
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -122,13 +123,17 @@ func (in *instance) startLatchkey(h *harness, home, dbURL string) error {
 	in.r.Ready = time.Since(start)
 	postmaster := 0
 	var statements *statementMeter
+	var server *sql.DB
 	if in.s.Dialect() == models.DialectPostgres {
 		if postmaster, err = postmasterPID(in.s); err != nil {
 			return err
 		}
 		statements = newStatementMeter(in.s)
+		if server, err = in.s.DB().DB(); err != nil {
+			return err
+		}
 	}
-	in.meter = newCPUMeter(in.lk.cmd.Process.Pid, postmaster, statements)
+	in.meter = newCPUMeter(in.lk.cmd.Process.Pid, postmaster, statements, server)
 	live := in.r.Sizes.Sessions / 2
 	in.cookie = func() string {
 		return "next-auth.session-token=" + scalefill.SessionToken(2*rand.IntN(live))

@@ -233,9 +233,10 @@ func cpuRow(dialect string, row func(string, func(*result) string, func(small, f
 		}, func(small, full *result) string {
 			return div(float64(per(full).Latchkey), float64(per(small).Latchkey)) + " / " + div(float64(per(full).DB), float64(per(small).DB))
 		})
-		row(name+": PostgreSQL's system CPU µs and minor page faults per request", func(x *result) string {
+		row(name+": PostgreSQL's system CPU µs and minor page faults per request; new backends per 1 000 requests", func(x *result) string {
 			s := get(x)
-			return fmt.Sprintf("%s; %.1f", us(per(x).DBSys), float64(s.CPU.DBFaults)/float64(max(1, s.N)))
+			n := float64(max(1, s.N))
+			return fmt.Sprintf("%s; %.1f; %.1f", us(per(x).DBSys), float64(s.CPU.DBFaults)/n, 1000*float64(s.CPU.DBBackends)/n)
 		}, nil)
 	}
 }
