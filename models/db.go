@@ -52,7 +52,8 @@ type Config struct {
 	MaxIdle         int
 	ConnMaxLifetime time.Duration
 	// ConnMaxIdleTime closes a connection left idle this long, so that
-	// the connections a burst opened are given back; PostgreSQL only.
+	// the connections a burst opened are given back (PostgreSQL: 5 min
+	// by default; SQLite keeps its connections unless it is set).
 	ConnMaxIdleTime time.Duration
 	// StatementTimeout bounds every PostgreSQL statement, so a stuck
 	// database cannot hang a request for ever; zero means 10 s.
@@ -166,8 +167,8 @@ func applyPool(db *sql.DB, c Config) {
 		// count closes a connection at each dip and opens one at each rise,
 		// and each opening is a new PostgreSQL backend (fork, login,
 		// catalog caches). Measured with 16 clients on GET /session: one
-		// new backend per ~90 requests, 7 200–8 600 req/s against 11 900
-		// with none (issue #36, twelfth session).
+		// new backend per ~90 requests, 6 500–9 300 req/s against
+		// 11 200–13 900 with none (issue #36, twelfth session).
 		maxOpen, life = positive(maxOpen, 20), positiveDuration(life, 30*time.Minute)
 		maxIdle, idleTime = positive(maxIdle, maxOpen), positiveDuration(idleTime, 5*time.Minute)
 	default:
