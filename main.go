@@ -185,6 +185,14 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
+// setDefaultLogger makes log slog's default logger, through which the
+// OpenID Provider's library (zitadel/oidc) logs: its lines come out as
+// ours do, with its failures of requests the client abandoned lowered to
+// info (logs.ClientGone).
+func setDefaultLogger(log *slog.Logger) {
+	slog.SetDefault(slog.New(logs.ClientGone(log.Handler())))
+}
+
 // dropClientState leaves the state a relying party sent (a value it
 // checks, so not for the logs) out of the OpenID Provider library's
 // error lines (zitadel/oidc logs an oidc.Error as the group oidc_error).
@@ -402,9 +410,7 @@ func serve(path string, stderr io.Writer) int {
 	out := logs.NewOutput(stderr, 100*time.Millisecond)
 	defer out.Close()
 	log := newLogger(out, format)
-	// The OpenID Provider's library (zitadel/oidc) logs through slog's
-	// default logger: make that ours, so its lines come out as ours do.
-	slog.SetDefault(log)
+	setDefaultLogger(log)
 	for _, w := range warnings {
 		log.Warn(w)
 	}
