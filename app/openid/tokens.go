@@ -102,7 +102,7 @@ func (s *Service) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 	if rr, ok := req.(*refreshRequest); ok {
 		won, err := s.store.RotateRefresh(ctx, rr.row.ID, s.now(), access, refresh)
 		if err != nil {
-			return "", "", time.Time{}, oidc.ErrServerError().WithParent(fmt.Errorf("rotate refresh token: %w", err))
+			return "", "", time.Time{}, oidc.ErrServerError().WithParent(err) // the store says "rotate refresh token"
 		}
 		if !won {
 			s.refreshReused(ctx, rr.row)

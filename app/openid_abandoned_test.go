@@ -1,0 +1,75 @@
+package app_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
+)
+
+// TestOpenIDRefreshAbandonedMidRotation: a relying party that gives up on
+// a refresh while its rotation waits for the database (here, for a lock a
+// test transaction holds on the refresh tokens) leaves everything as it
+// was: the rotation's transaction is rolled back with the request, no
+// token is written or used up, the same refresh token works on the retry,
+// and the failure is logged at info with client_gone=true, not as the
+// error the library logs for a server_error (main wires logs.ClientGone
+// into slog's default logger, which the library logs through; so does
+// this test). Not parallel: it swaps slog's default logger.
+func TestOpenIDRefreshAbandonedMidRotation(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		var lib logBuffer
+		prev := slog.Default()
+		slog.SetDefault(slog.New(logs.ClientGone(slog.NewTextHandler(&lib, nil))))
+		t.Cleanup(func() { slog.SetDefault(prev) })
+
+		e := startOP(t, backend{name: "database", strategy: config.StrategyDatabase, postgres: pg}, nil)
+		r := e.relyingParty("app", rpSecret, offline...)
+		tok, _ := r.signInFlow(e.signedIn(ada))
+		before, _ := e.oidcTokens()
+
+		// Hold the refresh tokens: row locks on PostgreSQL, the write
+		// lock on SQLite (the app's transactions are BEGIN IMMEDIATE).
+		hold := e.app.Store().DB().Begin()
+		require.NoError(t, hold.Error)
+		require.NoError(t, hold.Exec("UPDATE oidc_tokens SET used_at = used_at WHERE kind = 'refresh'").Error)
+
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}}
+		req, err := http.NewRequest(http.MethodPost, r.endpoint("token_endpoint"), strings.NewReader(form.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", basicAuth("app", rpSecret))
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err = r.http.Do(req.WithContext(ctx))
+		require.Error(t, err, "the refresh answered while its token was locked")
+
+		// The request ends when the database gives up (at once on
+		// PostgreSQL, which cancels the statement; after the busy
+		// timeout on SQLite): its line is the sign.
+		for end := time.Now().Add(15 * time.Second); time.Now().Before(end) && !strings.Contains(lib.String(), "msg="); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		require.Contains(t, lib.String(), "client_gone=true")
+		require.Contains(t, lib.String(), `msg="request error"`)
+		require.NoError(t, hold.Rollback().Error)
+
+		require.NotContains(t, lib.String(), "level=ERROR")
+		require.NotContains(t, lib.String(), "level=WARN")
+		require.NotContains(t, lib.String(), tok.RefreshToken)
+		after, _ := e.oidcTokens()
+		require.Equal(t, before, after, "the abandoned rotation wrote tokens")
+
+		next, err := r.refresh(tok.RefreshToken)
+		require.NoError(t, err, "the refresh token was used up by the abandoned rotation")
+		require.NotEmpty(t, next.AccessToken)
+	})
+}
