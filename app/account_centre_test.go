@@ -179,10 +179,12 @@ func (e *env) accountsOf(c *http.Client) []map[string]any {
 
 // Changing the e-mail: a link to the new address changes it when its page's
 // button is pressed, once; the old address is told; an address another
-// user has gets a notice instead, and the answer is the same.
+// user has gets a notice instead, and the answer is the same. The session
+// shows the new address at once, however long session.cache_ttl keeps
+// the copy of it read before.
 func TestAccountEmailChange(t *testing.T) {
 	eachDatabase(t, func(t *testing.T, pg bool) {
-		e := startPasswords(t, envOpts{postgres: pg})
+		e := startPasswords(t, envOpts{postgres: pg, config: func(c *config.Config) { c.Session.CacheTTL = config.Duration(time.Minute) }})
 		e.addPasswordUser("ada@example.com", goodPassword, true)
 		e.addPasswordUser("bob@example.com", goodPassword, true)
 		c := e.browser()
@@ -214,6 +216,8 @@ func TestAccountEmailChange(t *testing.T) {
 		require.NotNil(t, u.EmailVerified)
 		require.Contains(t, e.mailAt(n+3).Subject, "", "the old address is told")
 		require.Equal(t, "ada@example.com", strings.ToLower(e.mailTo(n+3)))
+		addr, _ = e.sessionUser(c)
+		require.Equal(t, "ada.new@example.com", addr, "GET /session after the change")
 		res = e.post(other, "/account/email/confirm", url.Values{"csrfToken": {e.csrf(other)}, "token": {token}, "json": {"true"}})
 		e.apiError(res, http.StatusGone, "Verification")
 		require.Equal(t, http.StatusOK, e.passwordSignIn(e.browser(), "ada.new@example.com", goodPassword).StatusCode)

@@ -8,6 +8,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 	"github.com/latchkey-auth/latchkey/app/passkey"
+	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/twofactor"
 	"github.com/latchkey-auth/latchkey/models/accountstore"
 )
@@ -28,6 +29,11 @@ func (w *wiring) buildAccountCentre(rules *accounts.Service, linker accountcentr
 		if err := w.loadRevocations(ctx, true); err != nil {
 			w.log.Warn("session revocations not reloaded; the poll will", "err", err)
 		}
+	}
+	// The new address shows in GET /session at once, not after the lookup
+	// cache's copy of the session ages out.
+	if pc, ok := w.sessions.(session.ProfileCache); ok {
+		rules.UserChanged = pc.UsersChanged
 	}
 	offers := accountcentre.Offers{Names: map[string]string{}, Mail: rules.Mail != nil, SelfDelete: w.cfg.Account.SelfDelete}
 	for _, p := range w.cfg.Providers {

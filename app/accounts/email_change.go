@@ -95,6 +95,9 @@ func (s *Service) ApplyEmailChange(ctx context.Context, token string) (string, e
 	case err != nil:
 		return "", fmt.Errorf("e-mail change: %w", err)
 	}
+	if s.UserChanged != nil {
+		s.UserChanged()
+	}
 	s.Log.Info("e-mail address changed", "user", uid, "to", email.Mask(addr))
 	if old != "" && s.Mail != nil {
 		if err := s.Mail.EmailChanged(ctx, old, addr); err != nil {

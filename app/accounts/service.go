@@ -186,8 +186,12 @@ type Service struct {
 	// RevocationsChanged has this instance read the ended sign-ins at once
 	// (a JWT ended by id); nil: the poll will.
 	RevocationsChanged func(ctx context.Context)
-	Now                func() time.Time
-	Log                *slog.Logger
+	// UserChanged runs after a user's profile changed (an e-mail change):
+	// the session strategy drops the profiles it kept (session.ProfileCache);
+	// nil: none are kept.
+	UserChanged func()
+	Now         func() time.Time
+	Log         *slog.Logger
 	// Centre is the account page's storage (models/accountstore).
 	Centre Centre
 	// ReauthWindow is how recently a session must have signed in for the

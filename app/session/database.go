@@ -358,6 +358,11 @@ func (d *Database) DestroyAll(ctx context.Context, w http.ResponseWriter, r *htt
 	return true, nil
 }
 
+// UsersChanged implements ProfileCache: a lookup that follows it reads
+// the database, so GET /session and forward-auth show the change at once
+// on this instance (on the others within session.cache_ttl).
+func (d *Database) UsersChanged() { d.cache.changed() }
+
 // Clear implements Strategy.
 func (d *Database) Clear(w http.ResponseWriter, r *http.Request) {
 	d.writer.ClearChunked(w, r, d.name)

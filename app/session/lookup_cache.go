@@ -171,6 +171,16 @@ func (c *lookupCache) invalidate() {
 	}
 }
 
+// changed makes every kept row unservable by get (getStale may still
+// serve one: a profile a moment old beats no answer in an outage): called
+// after a user's profile (e-mail, name, image, verification) changed on
+// this instance, which the kept copies carry.
+func (c *lookupCache) changed() {
+	if c != nil {
+		c.gen.Add(1)
+	}
+}
+
 // ended makes every kept row unservable by get and drops key's: called
 // after a sign-out deleted that one session. The order matters: a lookup
 // of key that began before the delete either puts its copy before the

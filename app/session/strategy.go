@@ -89,6 +89,15 @@ type Strategy interface {
 	Recorder
 }
 
+// ProfileCache is a strategy that keeps users' profiles between reads (the
+// database strategy's lookup cache, session.cache_ttl). UsersChanged tells
+// it that a user's profile changed on this instance, so no copy read
+// before is served. The jwt strategy keeps the profile in the token
+// itself, minted at sign-in, and is not one.
+type ProfileCache interface {
+	UsersChanged()
+}
+
 // Lifetime is the configured session timing and clock.
 type Lifetime struct {
 	MaxAge    time.Duration
