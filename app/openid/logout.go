@@ -55,6 +55,8 @@ func (s *Service) LoggedOut(ctx context.Context, l *Logout, userID string) error
 	if l.ClientID == "" || userID == "" {
 		return nil
 	}
+	ctx, cancel := unstoppable(ctx) // the session has ended already: the grant follows it
+	defer cancel()
 	if _, err := s.store.RevokeGrants(ctx, userID, l.ClientID, s.now()); err != nil {
 		return fmt.Errorf("revoke grants at logout: %w", err)
 	}

@@ -92,6 +92,8 @@ func (s *Service) AuthRequestByCode(ctx context.Context, code string) (op.AuthRe
 }
 
 func (s *Service) codeReused(ctx context.Context, id string) {
+	ctx, cancel := unstoppable(ctx)
+	defer cancel()
 	n, err := s.store.RevokeFamily(ctx, id, s.now())
 	if err != nil {
 		s.log.ErrorContext(ctx, "openid: revoke the tokens of a reused code", "err", err)

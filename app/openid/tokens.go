@@ -155,6 +155,8 @@ func (s *Service) stillSignedIn(ctx context.Context, row *openidstore.Token) err
 		return oidc.ErrServerError().WithParent(fmt.Errorf("read revocations: %w", err))
 	}
 	if !nb.IsZero() && row.AuthTime.Before(nb) {
+		ctx, cancel := unstoppable(ctx)
+		defer cancel()
 		if _, err := s.store.RevokeFamily(ctx, row.FamilyID, s.now()); err != nil {
 			s.log.ErrorContext(ctx, "openid: revoke the tokens of ended sessions", "err", err)
 		}
@@ -164,6 +166,8 @@ func (s *Service) stillSignedIn(ctx context.Context, row *openidstore.Token) err
 }
 
 func (s *Service) refreshReused(ctx context.Context, row *openidstore.Token) {
+	ctx, cancel := unstoppable(ctx)
+	defer cancel()
 	n, err := s.store.RevokeFamily(ctx, row.FamilyID, s.now())
 	if err != nil {
 		s.log.ErrorContext(ctx, "openid: revoke the family of a reused refresh token", "err", err)
