@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/latchkey-auth/latchkey/app/accountcentre"
 	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/oauth/catalogue"
 	"github.com/latchkey-auth/latchkey/app/passkey"
 	"github.com/latchkey-auth/latchkey/app/session"
@@ -27,7 +29,7 @@ func (w *wiring) buildAccountCentre(rules *accounts.Service, linker accountcentr
 	// instances within the poll), with no second to wait out.
 	rules.RevocationsChanged = func(ctx context.Context) {
 		if err := w.loadRevocations(ctx, true); err != nil {
-			w.log.Warn("session revocations not reloaded; the poll will", "err", err)
+			logs.RequestFailed(w.log, slog.LevelWarn, err, "session revocations not reloaded; the poll will", "err", err)
 		}
 	}
 	// The new address shows in GET /session at once, not after the lookup

@@ -38,24 +38,12 @@ func TestOpenIDRefreshAbandonedMidRotation(t *testing.T) {
 
 		// Hold the refresh tokens: row locks on PostgreSQL, the write
 		// lock on SQLite (the app's transactions are BEGIN IMMEDIATE).
-		hold := e.app.Store().DB().Begin()
-		require.NoError(t, hold.Error)
-		held := true
-		t.Cleanup(func() { // a failed assertion must not leave the lock to the app's Close
-			if held {
-				hold.Rollback()
-			}
-		})
-		require.NoError(t, hold.Exec("UPDATE oidc_tokens SET used_at = used_at WHERE kind = 'refresh'").Error)
+		release := holdLocks(t, e.app.Store().DB(), "UPDATE oidc_tokens SET used_at = used_at WHERE kind = 'refresh'")
 
-		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}}
-		req, err := http.NewRequest(http.MethodPost, r.endpoint("token_endpoint"), strings.NewReader(form.Encode()))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Authorization", basicAuth("app", rpSecret))
+		req := tokenRequest(t, r, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}})
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		_, err = r.http.Do(req.WithContext(ctx))
+		_, err := r.http.Do(req.WithContext(ctx))
 		require.Error(t, err, "the refresh answered while its token was locked")
 
 		// The request ends when the database gives up (at once on
@@ -66,8 +54,7 @@ func TestOpenIDRefreshAbandonedMidRotation(t *testing.T) {
 		}
 		require.Contains(t, lib.String(), "client_gone=true")
 		require.Contains(t, lib.String(), `msg="request error"`)
-		require.NoError(t, hold.Rollback().Error)
-		held = false
+		release()
 
 		require.NotContains(t, lib.String(), "level=ERROR")
 		require.NotContains(t, lib.String(), "level=WARN")
@@ -98,48 +85,26 @@ func TestOpenIDReuseRevokesWhenTheClientGivesUp(t *testing.T) {
 		// reuse's line.
 		abandoned := func(req *http.Request, line string) string {
 			mark := len(e.logs.String())
-			hold := e.app.Store().DB().Begin()
-			require.NoError(t, hold.Error)
-			held := true
-			release := func() {
-				if held {
-					held = false
-					require.NoError(t, hold.Rollback().Error)
-				}
-			}
-			t.Cleanup(release)
 			// Row locks on PostgreSQL, the write lock on SQLite: the
 			// token's read goes through, the revocation's write waits.
-			require.NoError(t, hold.Exec("UPDATE oidc_tokens SET used_at = used_at").Error)
+			release := holdLocks(t, e.app.Store().DB(), "UPDATE oidc_tokens SET used_at = used_at")
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			_, err := r.http.Do(req.WithContext(ctx))
 			require.Error(t, err, "the reuse was answered while the tokens were held")
 			time.Sleep(500 * time.Millisecond)
 			release()
-			var lines string
-			for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-				if lines = e.logs.String()[mark:]; strings.Contains(lines, "openid: ") {
-					break
-				}
-			}
+			lines := logsAfter(e, mark, "openid: ")
 			require.Contains(t, lines, "level=WARN msg=\""+line)
 			require.NotContains(t, lines, "level=ERROR")
 			return lines
-		}
-		tokenRequest := func(form url.Values) *http.Request {
-			req, err := http.NewRequest(http.MethodPost, r.endpoint("token_endpoint"), strings.NewReader(form.Encode()))
-			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("Authorization", basicAuth("app", rpSecret))
-			return req
 		}
 
 		// A refresh token used twice.
 		first, _ := r.signInFlow(e.signedIn(ada))
 		second, err := r.refresh(first.RefreshToken)
 		require.NoError(t, err)
-		lines := abandoned(tokenRequest(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.RefreshToken}}),
+		lines := abandoned(tokenRequest(t, r, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.RefreshToken}}),
 			"openid: refresh token used twice; its family is revoked")
 		require.NotContains(t, lines, first.RefreshToken)
 		_, err = r.refresh(second.RefreshToken)
@@ -155,7 +120,7 @@ func TestOpenIDReuseRevokesWhenTheClientGivesUp(t *testing.T) {
 		code := r.codeFrom(res, a)
 		tok, _, err := r.exchange(code, a)
 		require.NoError(t, err)
-		abandoned(tokenRequest(url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {rpRedirect}, "code_verifier": {a.verifier}}),
+		abandoned(tokenRequest(t, r, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {rpRedirect}, "code_verifier": {a.verifier}}),
 			"openid: authorization code used twice; its tokens are revoked")
 		_, err = r.refresh(tok.RefreshToken)
 		requireGrantRefused(t, err)
@@ -163,4 +128,55 @@ func TestOpenIDReuseRevokesWhenTheClientGivesUp(t *testing.T) {
 		_, live := e.oidcTokens()
 		require.Zero(t, live, "a reused secret's family outlived the reuse")
 	})
+}
+
+// tokenRequest is a POST of form to r's token endpoint, authenticated as
+// the confidential client "app".
+func tokenRequest(t *testing.T, r *rp, form url.Values) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, r.endpoint("token_endpoint"), strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", basicAuth("app", rpSecret))
+	return req
+}
+
+// TestOpenIDLogoutRevokesWhenTheBrowserGivesUp: an RP-initiated logout
+// ends the latchkey session and then the application's grant; a browser
+// that gives up while the grant's revocation waits for the database (row
+// locks a test transaction holds on the tokens) still has the grant
+// revoked once the database answers, rather than a session ended with its
+// application's tokens alive. PostgreSQL only: on SQLite the held write
+// lock stops the session's own end first, and nothing is revoked by a
+// logout that answers "try again".
+func TestOpenIDLogoutRevokesWhenTheBrowserGivesUp(t *testing.T) {
+	e := startOP(t, backend{name: "database", strategy: config.StrategyDatabase, postgres: true}, nil)
+	r := e.relyingParty("app", rpSecret, offline...)
+	c := e.signedIn(ada)
+	tok, _ := r.signInFlow(c)
+	_, live := e.oidcTokens()
+	require.NotZero(t, live)
+
+	res := e.post(c, "/oidc/end_session", url.Values{"id_token_hint": {tok.Extra("id_token").(string)}, "post_logout_redirect_uri": {rpLogout}})
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	signOut := res.location() // the logout itself, which the browser follows
+
+	mark := len(e.logs.String())
+	release := holdLocks(t, e.app.Store().DB(), "UPDATE oidc_tokens SET used_at = used_at")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, signOut, nil)
+	require.NoError(t, err)
+	_, err = noRedirects(c).Do(req)
+	require.Error(t, err, "the logout answered while the tokens were held")
+	time.Sleep(500 * time.Millisecond)
+	release()
+
+	lines := logsAfter(e, mark, "msg=request method=GET")
+	require.NotContains(t, lines, "level=ERROR")
+	require.Equal(t, map[string]any{}, e.session(c), "the logout did not end the session")
+	_, err = r.refresh(tok.RefreshToken)
+	requireGrantRefused(t, err)
+	_, live = e.oidcTokens()
+	require.Zero(t, live, "the application's tokens outlived the logout")
 }

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/accountstore"
@@ -111,7 +113,7 @@ func purgeRevocations(cfg config.Config, store *models.Store, now func() time.Ti
 // session.revocation_poll.
 func (a *App) sessionsEnded(ctx context.Context, at time.Time) {
 	if err := a.loadRevocations(ctx, true); err != nil {
-		a.log.Warn("session revocations not reloaded; the poll will", "err", err)
+		logs.RequestFailed(a.log, slog.LevelWarn, err, "session revocations not reloaded; the poll will", "err", err)
 	}
 	wait := at.Truncate(time.Second).Add(time.Second).Sub(at)
 	if at.Equal(at.Truncate(time.Second)) {

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/web"
 )
 
@@ -183,7 +185,7 @@ func (f *front) handleError(err error, c echo.Context) {
 	}
 	var he *echo.HTTPError
 	if !errors.As(err, &he) {
-		f.log.Error("unhandled error", "path", c.Request().URL.Path, "request_id", web.RequestID(c), "err", err)
+		logs.RequestFailed(f.log, slog.LevelError, err, "unhandled error", "path", c.Request().URL.Path, "request_id", web.RequestID(c), "err", err)
 		he = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
 	}
 	r := c.Request()

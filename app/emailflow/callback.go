@@ -2,12 +2,14 @@ package emailflow
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
 	"github.com/latchkey-auth/latchkey/views"
@@ -56,7 +58,7 @@ func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) e
 	// The spent link's binding goes; a failure here only leaves an entry
 	// that matches nothing and expires with the link.
 	if err := h.bindings.drop(c.Response(), r, out.LinkHash, h.now()); err != nil {
-		h.log.Warn("spent link's binding not removed", "provider", p.ID, "err", err)
+		logs.RequestFailed(h.log, slog.LevelWarn, err, "spent link's binding not removed", "provider", p.ID, "err", err)
 	}
 	return h.kit.AfterSignIn(c, rq, out)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/i18n"
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
@@ -37,7 +38,7 @@ func (h *Handler) SignIn(c echo.Context, rq *web.Request, p config.Provider) err
 	if err := h.bindings.add(c.Response(), c.Request(), sent.TokenHash, sent.Expires, h.now()); err != nil {
 		// The link is on its way and works without the binding (through
 		// the confirm page); failing the request now would only confuse.
-		h.log.Warn("sign-in link not bound to the browser", "provider", p.ID, "err", err)
+		logs.RequestFailed(h.log, slog.LevelWarn, err, "sign-in link not bound to the browser", "provider", p.ID, "err", err)
 	}
 	q := url.Values{"provider": {p.ID}, "type": {config.TypeEmail}}
 	if l := h.kit.ExplicitLang(c, rq); l != nil {

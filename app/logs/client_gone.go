@@ -32,7 +32,7 @@ func (c clientGone) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level >= slog.LevelWarn && gone(ctx) {
 		r = r.Clone()
 		r.Level = slog.LevelInfo
-		r.AddAttrs(slog.Bool("client_gone", true))
+		r.AddAttrs(slog.Bool(clientGoneKey, true))
 	}
 	return c.next.Handle(ctx, r)
 }

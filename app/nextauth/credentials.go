@@ -2,12 +2,14 @@ package nextauth
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
 )
@@ -61,7 +63,7 @@ func (h *Handler) credentialsRefused(c echo.Context, rq *web.Request, p config.P
 		cause = e.Cause.Error()
 	}
 	h.countFailedSignIn(c, code)
-	h.log.Warn("password sign-in refused", "provider", p.ID, "code", string(code), "cause", cause, "request_id", web.RequestID(c))
+	logs.RequestFailed(h.log, slog.LevelWarn, err, "password sign-in refused", "provider", p.ID, "code", string(code), "cause", cause, "request_id", web.RequestID(c))
 	if code == signin.CodeTryLater { // busy, or the throttle's counters out of reach: say when to ask again
 		web.SetRetryAfter(c)
 	}

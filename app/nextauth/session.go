@@ -2,10 +2,12 @@ package nextauth
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
@@ -106,12 +108,12 @@ func (h *Handler) answerSession(c echo.Context, jin signin.JWTInput, sin signin.
 		// Only with a provider that keeps tokens: one indexed read. A
 		// failure leaves the field out rather than failing the session.
 		if obj.Error, err = h.tokenErrors.SessionError(ctx, s.User.ID); err != nil {
-			h.log.Warn("session: provider token mark unreadable", "err", err, "request_id", web.RequestID(c))
+			logs.RequestFailed(h.log, slog.LevelWarn, err, "session: provider token mark unreadable", "err", err, "request_id", web.RequestID(c))
 		}
 	}
 	obj = h.hooks.Session(obj, sin)
 	if err := h.sessions.Refresh(ctx, w, r, s); err != nil {
-		h.log.Warn("session refresh failed", "err", err)
+		logs.RequestFailed(h.log, slog.LevelWarn, err, "session refresh failed", "err", err)
 	}
 	if !web.PlainJSON(c) {
 		return c.JSON(http.StatusOK, obj)

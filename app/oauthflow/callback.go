@@ -3,12 +3,14 @@ package oauthflow
 import (
 	"cmp"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
@@ -71,7 +73,7 @@ func (h *Handler) completeOAuth(c echo.Context, rq *web.Request, p config.Provid
 		// The sign-in stands without them: the app asks the user to sign
 		// in again when it needs the token (GET /token answers so).
 		if err := h.tokens.Keep(c.Request().Context(), p.ID, res.Profile.ID, res.Token, res.IDToken); err != nil {
-			h.log.Warn("keep provider tokens", "provider", p.ID, "request_id", web.RequestID(c), "err", err)
+			logs.RequestFailed(h.log, slog.LevelWarn, err, "keep provider tokens", "provider", p.ID, "request_id", web.RequestID(c), "err", err)
 		}
 	}
 	if out.Linked {

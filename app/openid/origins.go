@@ -2,8 +2,11 @@ package openid
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/latchkey-auth/latchkey/app/logs"
 )
 
 // clientURIs caches every client's redirect and post-logout URIs for the
@@ -34,7 +37,7 @@ func (s *Service) ClientURIs(ctx context.Context) []string {
 	}
 	rows, err := s.store.Clients(ctx)
 	if err != nil {
-		s.log.WarnContext(ctx, "openid: read clients for the pages' form-action", "err", err)
+		logs.RequestFailed(s.log, slog.LevelWarn, err, "openid: read clients for the pages' form-action", "err", err)
 		if c.uris != nil {
 			return c.uris
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/accounts"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/passkey"
 	"github.com/latchkey-auth/latchkey/app/session"
@@ -145,7 +146,7 @@ func (h *Handler) getWebAuthnOptions(c echo.Context) error {
 	case actionRegister:
 		uid, recent, err := h.signedInRecently(c)
 		if err != nil { // as GET /session: an unreadable session is none
-			h.log.Warn("passkey options: the session could not be read", "err", err)
+			logs.RequestFailed(h.log, slog.LevelWarn, err, "passkey options: the session could not be read", "err", err)
 		}
 		if uid == "" {
 			return h.optionsRefused(c, http.StatusUnauthorized, "Sign in before adding a passkey", "", nil)
@@ -202,7 +203,7 @@ func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) e
 			_, err = h.core.AddPasskey(ctx, h.browser(c), cer, rq.Form.Get("name"))
 		}
 		if err != nil {
-			h.log.Warn("passkey not added", "code", string(signin.CodeOf(err)), "cause", err.Error())
+			logs.RequestFailed(h.log, slog.LevelWarn, err, "passkey not added", "code", string(signin.CodeOf(err)), "cause", err.Error())
 			return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/passkeys")+"?error="+url.QueryEscape(string(signin.CodeOf(wrapVerify(err))))))
 		}
 		h.log.Info("passkey added", "provider", id)

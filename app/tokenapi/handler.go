@@ -30,6 +30,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/providertokens"
 	"github.com/latchkey-auth/latchkey/app/proxies"
 	"github.com/latchkey-auth/latchkey/app/redirect"
@@ -89,7 +90,7 @@ func (h *Handler) token(c echo.Context) error {
 	}
 	s, err := h.sessions.SignedIn(r.Context(), r)
 	if err != nil {
-		h.log.Warn("token request: session lookup failed", "err", err, "request_id", web.RequestID(c))
+		logs.RequestFailed(h.log, slog.LevelWarn, err, "token request: session lookup failed", "err", err, "request_id", web.RequestID(c))
 		web.SetRetryAfter(c)
 		return fail(c, http.StatusServiceUnavailable, "TryLater")
 	}
@@ -110,10 +111,10 @@ func (h *Handler) token(c echo.Context) error {
 	case errors.Is(err, providertokens.ErrRefreshFailed):
 		return fail(c, http.StatusUnauthorized, providertokens.RefreshError)
 	case errors.Is(err, providertokens.ErrProviderDown):
-		h.log.Warn("token refresh failed", "provider", provider, "err", err, "request_id", web.RequestID(c))
+		logs.RequestFailed(h.log, slog.LevelWarn, err, "token refresh failed", "provider", provider, "err", err, "request_id", web.RequestID(c))
 		return fail(c, http.StatusBadGateway, "ProviderUnavailable")
 	default:
-		h.log.Warn("token request failed", "provider", provider, "err", err, "request_id", web.RequestID(c))
+		logs.RequestFailed(h.log, slog.LevelWarn, err, "token request failed", "provider", provider, "err", err, "request_id", web.RequestID(c))
 		web.SetRetryAfter(c)
 		return fail(c, http.StatusServiceUnavailable, "TryLater")
 	}

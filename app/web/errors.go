@@ -2,11 +2,13 @@ package web
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/views"
 )
@@ -125,7 +127,7 @@ func (k *Kit) Fail(c echo.Context, rq *Request, err error) error {
 	} else if we != nil && we.Cause != nil {
 		cause = we.Cause
 	}
-	k.log.Warn("request failed", "path", c.Request().URL.Path, "code", string(code), "cause", cause.Error(), "request_id", RequestID(c))
+	logs.RequestFailed(k.log, slog.LevelWarn, cause, "request failed", "path", c.Request().URL.Path, "code", string(code), "cause", cause.Error(), "request_id", RequestID(c))
 	return k.SendRedirect(c, rq, k.WithLang(c, rq, k.ErrorURL(code)))
 }
 
@@ -135,7 +137,7 @@ func (k *Kit) logCause(c echo.Context, e *Error) {
 	if e.Cause == nil {
 		return
 	}
-	k.log.Error("request failed", "path", c.Request().URL.Path, "step", e.What, "err", e.Cause, "request_id", RequestID(c))
+	logs.RequestFailed(k.log, slog.LevelError, e.Cause, "request failed", "path", c.Request().URL.Path, "step", e.What, "err", e.Cause, "request_id", RequestID(c))
 }
 
 // NotSupported is the answer to a route that is off (a page whose flow the

@@ -1,0 +1,138 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+// holdLocks opens a transaction that runs stmt and keeps the locks it
+// took until release (or the test's end, so that a failed assertion does
+// not leave them to the app's Close).
+func holdLocks(t *testing.T, db *gorm.DB, stmt string) (release func()) {
+	t.Helper()
+	hold := db.Begin()
+	require.NoError(t, hold.Error)
+	require.NoError(t, hold.Exec(stmt).Error)
+	held := true
+	release = func() {
+		if held {
+			held = false
+			require.NoError(t, hold.Rollback().Error)
+		}
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// holdWrites keeps the app's writes to table waiting: an exclusive lock
+// on the table on PostgreSQL (reads wait too), the database's write lock
+// on SQLite (the app's transactions are BEGIN IMMEDIATE; readers go on).
+func holdWrites(t *testing.T, db *gorm.DB, pg bool, table string) (release func()) {
+	t.Helper()
+	if pg {
+		return holdLocks(t, db, "LOCK TABLE "+table+" IN ACCESS EXCLUSIVE MODE")
+	}
+	return holdLocks(t, db, "CREATE TABLE client_gone_probe (x INTEGER)") // any write takes the lock
+}
+
+// logsAfter waits up to 15 s for needle in what the app logged after mark
+// (a length of e.logs) and returns that part.
+func logsAfter(e *env, mark int, needle string) string {
+	var lines string
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if lines = e.logs.String()[mark:]; strings.Contains(lines, needle) {
+			break
+		}
+	}
+	return lines
+}
+
+// TestEmailSignInAbandonedWhileTheDatabaseWaits: a browser that gives up
+// on an e-mail sign-in while the link's row waits for the database
+// leaves nothing behind (no link stored, no e-mail sent) and the next
+// request works. On PostgreSQL the driver cancels the waiting statement
+// with the request, so the failure is the client's and its line is info
+// with client_gone=true, not the "request failed" warning an operator
+// would look into; on SQLite the link's write waits for the lock until
+// the busy timeout whatever the client does, and "database is locked"
+// is the service's problem, so it stays a warning.
+func TestEmailSignInAbandonedWhileTheDatabaseWaits(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startMail(t, envOpts{postgres: pg, logs: true})
+		c := e.browser()
+		form := url.Values{"csrfToken": {e.csrf(c)}, "email": {"ada@example.com"}}
+		tokens := e.tokens()
+		mark := len(e.logs.String())
+
+		release := holdWrites(t, e.app.Store().DB(), pg, "verification_tokens")
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url("/signin/email"), strings.NewReader(form.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		_, err = c.Do(req)
+		require.Error(t, err, "the sign-in answered while the database held its write")
+
+		// The request ends when the store gives up (at once on
+		// PostgreSQL; after the busy timeout on SQLite): its access line
+		// is the sign.
+		lines := logsAfter(e, mark, "msg=request method=POST")
+		release()
+		require.Contains(t, lines, "msg=request method=POST", "the abandoned request never ended")
+		if pg {
+			require.Contains(t, lines, `level=INFO msg="request failed"`)
+			require.Contains(t, lines, "context canceled")
+			require.Contains(t, lines, "client_gone=true")
+			require.NotContains(t, lines, "level=WARN")
+			require.NotContains(t, lines, "level=ERROR")
+		} else { // the e-mail rate limit's counter meets the lock first
+			require.Contains(t, lines, `level=WARN msg="database unavailable"`)
+			require.Contains(t, lines, "database is locked")
+			require.NotContains(t, lines, "client_gone")
+		}
+		require.Equal(t, tokens, e.tokens(), "the abandoned sign-in stored a link")
+		require.Empty(t, e.smtp.Mails(), "the abandoned sign-in sent an e-mail")
+
+		e.emailLink(c, "ada@example.com", e.base)
+	})
+}
+
+// TestProviderTokenAbandonedWhileTheSessionWaits: an app backend that
+// gives up on GET /token while the session's lookup waits (PostgreSQL;
+// SQLite's readers never wait for a writer) gets nothing, nothing
+// changes, the line is info with client_gone=true instead of the
+// "session lookup failed" warning, and the next request is answered.
+func TestProviderTokenAbandonedWhileTheSessionWaits(t *testing.T) {
+	e := startTokens(t, true, func(c *config.Config) { c.Session.CacheTTL = 0 }) // every lookup reads the table
+	first := e.accessToken()
+	mark := len(e.logs.String())
+
+	release := holdWrites(t, e.app.Store().DB(), true, "sessions")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url("/token/idp"), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+clientSecret)
+	_, err = e.client.Do(req)
+	require.Error(t, err, "GET /token answered while its session was locked")
+
+	lines := logsAfter(e.env, mark, "msg=request method=GET")
+	release()
+	require.Contains(t, lines, `level=INFO msg="token request: session lookup failed"`)
+	require.Contains(t, lines, "context canceled")
+	require.Contains(t, lines, "client_gone=true")
+	require.NotContains(t, lines, "level=WARN")
+	require.NotContains(t, lines, "level=ERROR")
+	require.NotContains(t, lines, first)
+
+	require.Equal(t, first, e.accessToken(), "the abandoned request changed the kept token")
+}
