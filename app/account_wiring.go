@@ -3,7 +3,6 @@ package app
 import (
 	"github.com/latchkey-auth/latchkey/app/accountpages"
 	"github.com/latchkey-auth/latchkey/app/accounts"
-	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/emailflow"
 	"github.com/latchkey-auth/latchkey/app/passkey"
@@ -48,7 +47,7 @@ func (w *wiring) buildAccountPages(mail *emailflow.Handler) (*accounts.Service, 
 	}
 	h := accountpages.New(accountpages.Deps{
 		Kit: w.kit, Offers: offers, Rules: rules, Sessions: w.sessions,
-		JWT: w.cfg.Session.Strategy == config.StrategyJWT, Metrics: w.metrics, Log: w.log,
+		Metrics: w.metrics, Log: w.log,
 	})
 	return rules, h
 }

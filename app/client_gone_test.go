@@ -44,6 +44,19 @@ func holdWrites(t *testing.T, db *gorm.DB, pg bool, table string) (release func(
 	return holdLocks(t, db, "CREATE TABLE client_gone_probe (x INTEGER)") // any write takes the lock
 }
 
+// postGivingUp posts form to target through c and gives up after 300 ms,
+// as a client that times out or is closed: the error says it did.
+func postGivingUp(t *testing.T, c *http.Client, target string, form url.Values) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	_, err = c.Do(req)
+	return err
+}
+
 // logsAfter waits up to 15 s for needle in what the app logged after mark
 // (a length of e.logs) and returns that part.
 func logsAfter(e *env, mark int, needle string) string {
@@ -74,13 +87,7 @@ func TestEmailSignInAbandonedWhileTheDatabaseWaits(t *testing.T) {
 		mark := len(e.logs.String())
 
 		release := holdWrites(t, e.app.Store().DB(), pg, "verification_tokens")
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url("/signin/email"), strings.NewReader(form.Encode()))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		_, err = c.Do(req)
-		require.Error(t, err, "the sign-in answered while the database held its write")
+		require.Error(t, postGivingUp(t, c, e.url("/signin/email"), form), "the sign-in answered while the database held its write")
 
 		// The request ends when the store gives up (at once on
 		// PostgreSQL; after the busy timeout on SQLite): its access line
@@ -135,4 +142,33 @@ func TestProviderTokenAbandonedWhileTheSessionWaits(t *testing.T) {
 	require.NotContains(t, lines, first)
 
 	require.Equal(t, first, e.accessToken(), "the abandoned request changed the kept token")
+}
+
+// TestSignOutEverywhereFinishesWhenTheBrowserGivesUp: a sign-out
+// everywhere, once asked for, runs to its end when the browser gives up
+// while the revocation waits for the database (a test transaction holds
+// session_revocations on PostgreSQL): the user's other sessions end, as
+// they would have with an answer, rather than whatever had committed
+// before the hang-up (remembered browsers forgotten, linked methods
+// removed) standing alone with every session alive.
+func TestSignOutEverywhereFinishesWhenTheBrowserGivesUp(t *testing.T) {
+	e := startMail(t, envOpts{postgres: true, logs: true})
+	alice1 := e.signInByEmail("alice@example.com")
+	alice2 := e.signInByEmail("alice@example.com")
+	e.clock.Add(time.Second) // a revocation ends the sessions signed in before its second
+	form := url.Values{"csrfToken": {e.csrf(alice1)}, "callbackUrl": {e.origin + "/bye"}}
+	mark := len(e.logs.String())
+
+	release := holdWrites(t, e.app.Store().DB(), true, "session_revocations")
+	require.Error(t, postGivingUp(t, noRedirects(alice1), e.url("/signout/all"), form), "the sign-out everywhere answered while the revocations were held")
+	time.Sleep(500 * time.Millisecond)
+	release()
+
+	lines := logsAfter(e, mark, "msg=request method=POST")
+	require.Contains(t, lines, `msg="signed out everywhere: sessions revoked"`)
+	require.NotContains(t, lines, "level=ERROR")
+	require.NotContains(t, lines, "level=WARN")
+	addr, _ := e.sessionUser(alice2)
+	require.Empty(t, addr, "the user's session in another browser lives on")
+	require.Zero(t, e.counts().Sessions)
 }

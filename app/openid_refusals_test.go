@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -533,4 +534,31 @@ func TestOpenIDHintForAnotherUser(t *testing.T) {
 			require.Equal(t, adaID.Subject, id.Subject)
 		})
 	}
+}
+
+// TestOpenIDTokensEndWithSignOutEverywhere: the user's own "sign out
+// everywhere" (POST /signout/all, the account page's button) stops the
+// applications' tokens as an admin's revoke does, in both session
+// strategies: the refresh is refused and the access token answers 401.
+// With database sessions it once deleted the rows only, and the
+// applications' grants lived on.
+func TestOpenIDTokensEndWithSignOutEverywhere(t *testing.T) {
+	eachOP(t, nil, func(t *testing.T, e *env) {
+		c := e.signedIn(ada)
+		r := e.relyingParty("tool", rpSecret, offline...)
+		tok, _ := r.signInFlow(c)
+
+		e.clock.Add(time.Second)
+		res := e.post(c, "/signout/all", url.Values{"csrfToken": {e.csrf(c)}})
+		require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+		require.Equal(t, map[string]any{}, e.session(c))
+		_, err := r.refresh(tok.RefreshToken)
+		requireGrantRefused(t, err)
+		require.Equal(t, http.StatusUnauthorized, r.userinfo(tok.AccessToken).StatusCode)
+
+		e.clock.Add(time.Second)
+		tok, _ = r.signInFlow(e.signedIn(ada))
+		_, err = r.refresh(tok.RefreshToken)
+		require.NoError(t, err, "a sign-in after the sign-out everywhere")
+	})
 }

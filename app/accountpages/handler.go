@@ -65,7 +65,6 @@ type Handler struct {
 	rules    *accounts.Service
 	sessions session.Strategy
 	users    signedInUsers    // the session's user (web.Kit.RequireUser)
-	jwt      bool             // the session strategy is jwt (sign-out everywhere revokes)
 	metrics  *metrics.Metrics // sign-outs and sessions; nil: off
 	log      *slog.Logger
 }
@@ -76,7 +75,6 @@ type Deps struct {
 	Offers   Offers
 	Rules    *accounts.Service
 	Sessions session.Strategy
-	JWT      bool
 	Metrics  *metrics.Metrics
 	Log      *slog.Logger
 }
@@ -84,7 +82,7 @@ type Deps struct {
 // New builds the handler.
 func New(d Deps) *Handler {
 	return &Handler{kit: d.Kit, base: d.Kit.Base(), offers: d.Offers, rules: d.Rules, sessions: d.Sessions, users: signedInUsers{d.Sessions},
-		jwt: d.JWT, metrics: d.Metrics, log: d.Log}
+		metrics: d.Metrics, log: d.Log}
 }
 
 // Mount registers the account pages' routes.

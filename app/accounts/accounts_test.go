@@ -200,41 +200,42 @@ func TestPasskeysOfAnotherUser(t *testing.T) {
 
 // everywhere is a fake accounts.Browser.
 type everywhere struct {
-	user               string
-	endedOne, endedAll bool
+	user     string
+	endedOne bool
 }
 
 func (b *everywhere) SignedInUser(context.Context) (string, error) { return b.user, nil }
 func (b *everywhere) EndSession(context.Context) error             { b.endedOne = true; return nil }
-func (b *everywhere) EndAllSessions(context.Context) error         { b.endedAll = true; return nil }
 
-// TestSignOutEverywhere: database sessions are all deleted; JWT sessions
-// are revoked up to now and this cookie cleared; removeLinked unlinks
-// first, keeping the last way to sign in.
+// TestSignOutEverywhere: in both strategies the user's sessions are
+// revoked up to now (the database sessions' rows go with it) and this
+// cookie cleared; removeLinked unlinks first, keeping the last way to
+// sign in; a caller that already left does not stop it.
 func TestSignOutEverywhere(t *testing.T) {
-	t.Run("database", func(t *testing.T) {
+	t.Run("revoked", func(t *testing.T) {
 		w := newWorld()
 		u := w.st.addUser("a@example.com", true)
 		b := &everywhere{user: u.ID}
-		require.NoError(t, w.rules.SignOutEverywhere(ctx, b, false, false))
-		require.True(t, b.endedAll)
-		require.Empty(t, w.st.revoked)
-		require.Empty(t, w.core.unlinked)
-	})
-	t.Run("jwt", func(t *testing.T) {
-		w := newWorld()
-		u := w.st.addUser("a@example.com", true)
-		b := &everywhere{user: u.ID}
-		require.NoError(t, w.rules.SignOutEverywhere(ctx, b, true, false))
+		require.NoError(t, w.rules.SignOutEverywhere(ctx, b, false))
 		require.Equal(t, now, w.st.revoked[u.ID])
 		require.True(t, b.endedOne)
-		require.False(t, b.endedAll)
 		require.Equal(t, []any{now}, []any{w.ended[0]})
+		require.Empty(t, w.core.unlinked)
 	})
-	t.Run("jwt, nobody signed in: only the cookie", func(t *testing.T) {
+	t.Run("the caller gone", func(t *testing.T) {
+		w := newWorld()
+		u := w.st.addUser("a@example.com", true)
+		gone, cancel := context.WithCancel(ctx)
+		cancel()
+		b := &everywhere{user: u.ID}
+		require.NoError(t, w.rules.SignOutEverywhere(gone, b, false))
+		require.Equal(t, now, w.st.revoked[u.ID])
+		require.True(t, b.endedOne)
+	})
+	t.Run("nobody signed in: only the cookie", func(t *testing.T) {
 		w := newWorld()
 		b := &everywhere{}
-		require.NoError(t, w.rules.SignOutEverywhere(ctx, b, true, true))
+		require.NoError(t, w.rules.SignOutEverywhere(ctx, b, true))
 		require.True(t, b.endedOne)
 		require.Empty(t, w.st.revoked)
 		require.Empty(t, w.core.unlinked)
@@ -244,13 +245,13 @@ func TestSignOutEverywhere(t *testing.T) {
 		w.rules.Offered = accounts.Offered{} // no e-mail, password or passkey sign-in
 		u := w.st.addUser("a@example.com", true)
 		w.st.accounts[u.ID] = []models.Account{{ID: "a1", UserID: u.ID}}
-		require.NoError(t, w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, false, true))
+		require.NoError(t, w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, true))
 		require.Equal(t, []string{u.ID + " other:false"}, w.core.unlinked)
 	})
 	t.Run("removeLinked, e-mail sign-in to a verified address", func(t *testing.T) {
 		w := newWorld()
 		u := w.st.addUser("a@example.com", true)
-		require.NoError(t, w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, true, true))
+		require.NoError(t, w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, true))
 		require.Equal(t, []string{u.ID + " other:true"}, w.core.unlinked)
 	})
 }

@@ -4,33 +4,41 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // Browser is the requesting browser as sign-out everywhere needs it: the
-// session it holds, and the two ways to end sessions.
+// session it holds, and how to end it.
 type Browser interface {
 	// SignedInUser is the user id of the browser's valid session, "" when none.
 	SignedInUser(ctx context.Context) (string, error)
 	// EndSession ends the browser's own session and clears its cookie.
 	EndSession(ctx context.Context) error
-	// EndAllSessions deletes every database session of the browser's user
-	// and clears its cookie.
-	EndAllSessions(ctx context.Context) error
 }
 
-// SignOutEverywhere ends every session of the browser's signed-in user.
-// Database sessions (jwt false): their rows are deleted. JWT sessions live
-// in their cookies, so the user's sessions signed in until now are revoked
-// (session_revocations, as `latchkey sessions revoke --user`), then this
-// browser's cookie is cleared; it returns once the second of the
-// revocation is over (SessionsEnded), so a sign-in right after is not
-// ended. With removeLinked the user's linked sign-in methods are removed
-// first (never the last way to sign in). Every failure is Configuration
-// and signs nobody out (nothing claims a sign-out that did not happen):
-// the user sees it and can retry.
-func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, jwt, removeLinked bool) error {
+// finishTimeout bounds a sign-out everywhere that goes on after its
+// request was cancelled.
+const finishTimeout = 10 * time.Second
+
+// SignOutEverywhere ends every session of the browser's signed-in user, in
+// both strategies the same way (as `latchkey sessions revoke --user`): the
+// sessions signed in until now are revoked (session_revocations, in the
+// transaction that deletes the user's database sessions), which ends the
+// JWTs living in cookies and the OpenID Provider's grants of those
+// sign-ins too; then this browser's cookie is cleared. It returns once
+// the second of the revocation is over (SessionsEnded), so a sign-in right
+// after is not ended. With removeLinked the user's linked sign-in methods
+// are removed first (never the last way to sign in). Once begun it runs
+// to its end whether or not the client waits: one that left halfway
+// (after the remembered browsers were forgotten, before the sessions
+// ended) would have left every session alive. Every failure is
+// Configuration and signs nobody out (nothing claims a sign-out that did
+// not happen): the user sees it and can retry.
+func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, removeLinked bool) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
 	if s.Devices != nil {
 		// The remembered browsers go first: a sign-out everywhere that
 		// left one able to skip the second factor would not be one.
@@ -45,22 +53,17 @@ func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, jwt, removeL
 			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: remove linked sign-in methods: %w", err)
 		}
 	}
-	if !jwt {
-		if err := b.EndAllSessions(ctx); err != nil {
-			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: delete sessions: %w", err)
-		}
-		return nil
-	}
 	uid, err := b.SignedInUser(ctx)
 	if err != nil { // as GET /session: an unreadable session is none
 		s.Log.Warn("sign-out everywhere: the session could not be read", "err", err)
 	}
 	if uid != "" {
 		at := s.Now()
-		if _, err := s.Store.RevokeSessions(ctx, uid, at); err != nil {
-			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: revoke jwt sessions: %w", err)
+		n, err := s.Store.RevokeSessions(ctx, uid, at)
+		if err != nil {
+			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: revoke sessions: %w", err)
 		}
-		s.Log.Info("signed out everywhere: jwt sessions revoked", "user", uid)
+		s.Log.Info("signed out everywhere: sessions revoked", "user", uid, "database_sessions", n)
 		s.sessionsEnded(ctx, at)
 	}
 	if err := b.EndSession(ctx); err != nil {

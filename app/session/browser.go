@@ -80,10 +80,3 @@ func (b Browser) StartSession(ctx context.Context, u User, claims map[string]any
 func (b Browser) EndSession(ctx context.Context) error {
 	return b.Sessions.Destroy(ctx, b.W, b.R)
 }
-
-// EndAllSessions ends every session of the request's user (database rows)
-// and clears this browser's cookie.
-func (b Browser) EndAllSessions(ctx context.Context) error {
-	_, err := b.Sessions.DestroyAll(ctx, b.W, b.R)
-	return err
-}

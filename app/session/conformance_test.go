@@ -395,37 +395,6 @@ func runConformance(t *testing.T, build constructor) {
 		require.True(t, start.Equal(s.SignedIn))
 	})
 
-	t.Run("destroy all", func(t *testing.T) {
-		h := newHarness(t)
-		u, other := h.newUser(t), h.newUser(t)
-		mine1, mine2, theirs := browser{}, browser{}, browser{}
-		create(t, h, mine1, u, nil)
-		create(t, h, mine2, u, nil)
-		create(t, h, theirs, other, nil)
-		rec := httptest.NewRecorder()
-		everywhere, err := h.strategy.DestroyAll(context.Background(), rec, mine1.request())
-		require.NoError(t, err)
-		mine1.apply(rec.Header())
-		require.Empty(t, mine1.sessionCookies(), "this browser's cookie is cleared")
-		s, _ := read(t, h, theirs)
-		require.NotNil(t, s, "another user's session stays")
-		s, _ = read(t, h, mine2)
-		if h.stored(t) >= 0 {
-			require.True(t, everywhere)
-			require.Nil(t, s, "the user's other session ends")
-			require.Equal(t, 1, h.stored(t))
-		} else {
-			require.False(t, everywhere, "a stateless strategy says it ended only this browser's session")
-			require.NotNil(t, s, "a JWT in another browser lives on")
-		}
-		// Without a session, nothing but the cookie is touched.
-		rec = httptest.NewRecorder()
-		_, err = h.strategy.DestroyAll(context.Background(), rec, browser{cookieName: "junk"}.request())
-		require.NoError(t, err)
-		s, _ = read(t, h, theirs)
-		require.NotNil(t, s)
-	})
-
 	t.Run("concurrent reads", func(t *testing.T) {
 		h := newHarness(t)
 		b := browser{}

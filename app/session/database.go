@@ -338,26 +338,6 @@ func (d *Database) Destroy(ctx context.Context, w http.ResponseWriter, r *http.R
 	return d.store.DeleteSession(ctx, hexSum(sum))
 }
 
-// DestroyAll deletes every session row of the request's user and clears the
-// cookie. The user is the one of the request's valid session: a browser
-// without one ends nothing but its own cookie. The cookie is cleared even
-// when the delete fails, as in Destroy.
-func (d *Database) DestroyAll(ctx context.Context, w http.ResponseWriter, r *http.Request) (bool, error) {
-	s, _, err := d.Read(ctx, r)
-	d.Clear(w, r)
-	if err != nil {
-		return false, err
-	}
-	if s == nil {
-		return true, nil
-	}
-	defer d.cache.invalidate() // after the delete: see lookupCache.gen
-	if err := d.store.DeleteUserSessions(ctx, s.User.ID); err != nil {
-		return false, err
-	}
-	return true, nil
-}
-
 // UsersChanged implements ProfileCache: a lookup that follows it reads
 // the database, so GET /session and forward-auth show the change at once
 // on this instance (on the others within session.cache_ttl).

@@ -358,14 +358,6 @@ func (j *JWT) Destroy(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	return err
 }
 
-// DestroyAll can end only this browser's session: a JWT session lives in
-// its cookie, and other browsers' tokens stay valid until they expire or
-// are revoked. Sign-out everywhere (app/accountpages, app/accounts) records the user's
-// revocation (session_revocations) before it clears this cookie.
-func (j *JWT) DestroyAll(ctx context.Context, w http.ResponseWriter, r *http.Request) (bool, error) {
-	return false, j.Destroy(ctx, w, r)
-}
-
 // Clear implements Strategy.
 func (j *JWT) Clear(w http.ResponseWriter, r *http.Request) {
 	j.writer.ClearChunked(w, r, j.name)

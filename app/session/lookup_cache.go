@@ -22,7 +22,7 @@ const lookupCacheSize = 8192
 // query, not one each.
 //
 // What it may never do is keep a session alive that was ended:
-//   - on this instance, every sign-out (Destroy, DestroyAll) invalidates
+//   - on this instance, every sign-out (Destroy) invalidates
 //     every row at once, and a revocation (password reset or change,
 //     sign-out everywhere) is seen through Revocations, which the strategy
 //     asks on every hit as on every query;

@@ -76,11 +76,6 @@ type Strategy interface {
 	Create(ctx context.Context, w http.ResponseWriter, r *http.Request, u User, claims map[string]any) error
 	// Destroy ends the request's session, if any, and clears every cookie chunk.
 	Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error
-	// DestroyAll ends every session of the request's user and clears the
-	// request's cookie chunks. everywhere is false when the strategy could
-	// end only this browser's session (jwt: other browsers' tokens hold no
-	// server state to revoke and stay valid until they expire).
-	DestroyAll(ctx context.Context, w http.ResponseWriter, r *http.Request) (everywhere bool, err error)
 	// Clear removes the session cookie(s) without touching storage.
 	Clear(w http.ResponseWriter, r *http.Request)
 	// Name is "database" or "jwt".
