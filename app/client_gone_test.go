@@ -172,3 +172,36 @@ func TestSignOutEverywhereFinishesWhenTheBrowserGivesUp(t *testing.T) {
 	require.Empty(t, addr, "the user's session in another browser lives on")
 	require.Zero(t, e.counts().Sessions)
 }
+
+// TestLinkNoticeWhenTheSignInFailsAfterTheLink: an OAuth identity linked
+// to the signed-in user is told to the user's address even when the
+// sign-in fails after the link was made — here because the browser gave
+// up while its new session waited for the database (a test transaction
+// holds sessions' writes on PostgreSQL). The link stands, so the notice
+// must go: it once went only with a sign-in that succeeded.
+func TestLinkNoticeWhenTheSignInFailsAfterTheLink(t *testing.T) {
+	e := startMail(t, envOpts{postgres: true}.oidc(nil, nil))
+	c := e.browser()
+	uid := e.emailSignIn(c, "ada@example.com") // mail 1: the sign-in link
+	e.idp.QueueUser(user("ada-idp", "ada@elsewhere.example"))
+	res := e.signIn(c, "idp", "/home")
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	res = e.get(c, res.location()) // the IdP answers at once
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	callback := res.location()
+
+	release := holdLocks(t, e.app.Store().DB(), "LOCK TABLE sessions IN SHARE MODE") // reads go on, writes wait
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, callback, nil)
+	require.NoError(t, err)
+	_, err = c.Do(req)
+	require.Error(t, err, "the callback answered while the sessions were held")
+	time.Sleep(500 * time.Millisecond)
+	release()
+
+	require.Equal(t, []string{"idp"}, e.providersOf(uid), "the link was made")
+	m, p := e.mail(2)
+	require.Equal(t, []string{"ada@example.com"}, m.To)
+	require.Contains(t, p.Subject, "A sign-in method was added to your account")
+}

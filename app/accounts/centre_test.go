@@ -129,6 +129,35 @@ func TestEmailChangeRules(t *testing.T) {
 	}
 }
 
+// TestNoticesGoOutWhenTheCallerLeft: the notice of a change that has
+// committed is sent whether or not the caller is still there (a cancelled
+// context, as a client that hung up leaves): an e-mail change confirmed
+// with a stolen session's link must reach the old address however soon
+// the confirming client leaves, and so must the two-factor and linking
+// notices.
+func TestNoticesGoOutWhenTheCallerLeft(t *testing.T) {
+	w, _ := newCentreWorld()
+	u := w.st.addUser("ada@example.com", true)
+	if err := w.rules.StartEmailChange(context.Background(), u, "ada.new@example.com", "192.0.2.1"); err != nil {
+		t.Fatal(err)
+	}
+	token := strings.Fields(w.mail.sent[len(w.mail.sent)-1])[2]
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := w.rules.ApplyEmailChange(gone, token); err != nil {
+		t.Fatal(err)
+	}
+	w.rules.TellTwoFactor(gone, u, accounts.TwoFactorTurnedOn, 0)
+	w.rules.TellMethodAdded(gone, u, "gh", "GitHub")
+	want := []string{"email-changed ada@example.com ada.new@example.com", "two-factor", "added"}
+	got := w.mail.sent[len(w.mail.sent)-3:]
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Fatalf("notices sent: %v", w.mail.sent)
+		}
+	}
+}
+
 func TestDeleteAccountRules(t *testing.T) {
 	w, _ := newCentreWorld()
 	u := w.st.addUser("ada@example.com", true)

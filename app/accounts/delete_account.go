@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -59,10 +58,8 @@ func (s *Service) DeleteAccount(ctx context.Context, b Browser, u *models.User, 
 		s.Log.Warn("account deleted; the browser's cookie was not cleared", "user", u.ID, "err", err)
 	}
 	if u.Email != nil && *u.Email != "" && u.EmailVerified != nil && s.Mail != nil {
-		if err := s.Mail.AccountDeleted(ctx, *u.Email); err != nil {
-			cause := strings.ReplaceAll(err.Error(), *u.Email, email.Mask(*u.Email))
-			s.Log.Error("account deleted, but the notice e-mail failed", "user", u.ID, "err", cause)
-		}
+		s.notify(ctx, *u.Email, "account deleted, but the notice e-mail failed",
+			func(ctx context.Context) error { return s.Mail.AccountDeleted(ctx, *u.Email) }, "user", u.ID)
 	}
 	return nil
 }

@@ -100,10 +100,8 @@ func (s *Service) ApplyEmailChange(ctx context.Context, token string) (string, e
 	}
 	s.Log.Info("e-mail address changed", "user", uid, "to", email.Mask(addr))
 	if old != "" && s.Mail != nil {
-		if err := s.Mail.EmailChanged(ctx, old, addr); err != nil {
-			cause := strings.ReplaceAll(err.Error(), old, email.Mask(old))
-			s.Log.Error("e-mail address changed, but the notice to the old address failed", "user", uid, "err", cause)
-		}
+		s.notify(ctx, old, "e-mail address changed, but the notice to the old address failed",
+			func(ctx context.Context) error { return s.Mail.EmailChanged(ctx, old, addr) }, "user", uid)
 	}
 	return addr, nil
 }

@@ -265,21 +265,36 @@ func (m *mailer) SignUpExisting(_ context.Context, to string) error { return m.a
 func (m *mailer) ResetLink(_ context.Context, to, token string) error {
 	return m.add("reset", to, token)
 }
-func (m *mailer) ResetUnknown(_ context.Context, to string) error   { return m.add("unknown", to, "") }
-func (m *mailer) MethodAdded(_ context.Context, to, p string) error { return m.add("added", to, p) }
+func (m *mailer) ResetUnknown(_ context.Context, to string) error { return m.add("unknown", to, "") }
+func (m *mailer) MethodAdded(ctx context.Context, to, p string) error {
+	return m.notice(ctx, "added", to, p)
+}
 
-func (m *mailer) MethodRemoved(_ context.Context, to, p string) error { return m.add("removed", to, p) }
+func (m *mailer) MethodRemoved(ctx context.Context, to, p string) error {
+	return m.notice(ctx, "removed", to, p)
+}
 func (m *mailer) EmailChangeLink(_ context.Context, to, token string) error {
 	return m.add("email-change", to, token)
 }
 func (m *mailer) EmailInUse(_ context.Context, to string) error { return m.add("email-in-use", to, "") }
-func (m *mailer) EmailChanged(_ context.Context, to, addr string) error {
-	return m.add("email-changed", to, addr)
+func (m *mailer) EmailChanged(ctx context.Context, to, addr string) error {
+	return m.notice(ctx, "email-changed", to, addr)
 }
-func (m *mailer) AccountDeleted(_ context.Context, to string) error { return m.add("deleted", to, "") }
+func (m *mailer) AccountDeleted(ctx context.Context, to string) error {
+	return m.notice(ctx, "deleted", to, "")
+}
 
-func (m *mailer) TwoFactorChanged(_ context.Context, to string, e accounts.TwoFactorEvent, left int) error {
-	return m.add("two-factor", to, fmt.Sprint(e, left))
+func (m *mailer) TwoFactorChanged(ctx context.Context, to string, e accounts.TwoFactorEvent, left int) error {
+	return m.notice(ctx, "two-factor", to, fmt.Sprint(e, left))
+}
+
+// notice is add for the notices of committed changes, failing as the
+// real sender does in a cancelled context (its dial gives up at once).
+func (m *mailer) notice(ctx context.Context, kind, to, token string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("dial: %w", err)
+	}
+	return m.add(kind, to, token)
 }
 
 // token is the token of the last mail.

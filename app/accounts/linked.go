@@ -3,9 +3,7 @@ package accounts
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -24,11 +22,8 @@ func (s *Service) TellMethodAdded(ctx context.Context, u *models.User, providerI
 	if u.Email == nil || *u.Email == "" || u.EmailVerified == nil || s.Mail == nil {
 		return
 	}
-	if err := s.Mail.MethodAdded(ctx, *u.Email, providerName); err != nil {
-		// The SMTP library's error may quote the recipient: mask it.
-		cause := strings.ReplaceAll(err.Error(), *u.Email, email.Mask(*u.Email))
-		s.Log.Error("sign-in method linked, but the notice e-mail failed", "user", u.ID, "provider", providerID, "err", cause)
-	}
+	s.notify(ctx, *u.Email, "sign-in method linked, but the notice e-mail failed",
+		func(ctx context.Context) error { return s.Mail.MethodAdded(ctx, *u.Email, providerName) }, "user", u.ID, "provider", providerID)
 }
 
 // TellTwoFactor tells the user's verified address about a two-factor
@@ -37,10 +32,8 @@ func (s *Service) TellTwoFactor(ctx context.Context, u *models.User, event TwoFa
 	if u.Email == nil || *u.Email == "" || u.EmailVerified == nil || s.Mail == nil {
 		return
 	}
-	if err := s.Mail.TwoFactorChanged(ctx, *u.Email, event, left); err != nil {
-		cause := strings.ReplaceAll(err.Error(), *u.Email, email.Mask(*u.Email))
-		s.Log.Error("two-factor changed, but the notice e-mail failed", "user", u.ID, "err", cause)
-	}
+	s.notify(ctx, *u.Email, "two-factor changed, but the notice e-mail failed",
+		func(ctx context.Context) error { return s.Mail.TwoFactorChanged(ctx, *u.Email, event, left) }, "user", u.ID)
 }
 
 // removeLinked removes the user's linked sign-in methods

@@ -3,9 +3,7 @@ package accounts
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -59,10 +57,10 @@ func (s *Service) UnlinkMethod(ctx context.Context, u *models.User, accountID st
 	}
 	s.Log.Info("sign-in method unlinked", "user", u.ID, "provider", target.Provider)
 	if u.Email != nil && *u.Email != "" && u.EmailVerified != nil && s.Mail != nil {
-		if err := s.Mail.MethodRemoved(ctx, *u.Email, providerName(target.Provider)); err != nil {
-			cause := strings.ReplaceAll(err.Error(), *u.Email, email.Mask(*u.Email))
-			s.Log.Error("sign-in method unlinked, but the notice e-mail failed", "user", u.ID, "err", cause)
-		}
+		s.notify(ctx, *u.Email, "sign-in method unlinked, but the notice e-mail failed",
+			func(ctx context.Context) error {
+				return s.Mail.MethodRemoved(ctx, *u.Email, providerName(target.Provider))
+			}, "user", u.ID)
 	}
 	return nil
 }

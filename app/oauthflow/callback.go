@@ -66,6 +66,9 @@ func (h *Handler) completeOAuth(c echo.Context, rq *web.Request, p config.Provid
 		Profile:                           res.Profile,
 		Account:                           accountFrom(p.ID, client.Type(), res),
 	})
+	if out != nil && out.Linked { // told even when the sign-in then failed (signin.Service.OAuth)
+		h.linkNotice(h.kit.MailContext(c, rq), out.User, p)
+	}
 	if err != nil {
 		return err
 	}
@@ -75,9 +78,6 @@ func (h *Handler) completeOAuth(c echo.Context, rq *web.Request, p config.Provid
 		if err := h.tokens.Keep(c.Request().Context(), p.ID, res.Profile.ID, res.Token, res.IDToken); err != nil {
 			logs.RequestFailed(h.log, slog.LevelWarn, err, "keep provider tokens", "provider", p.ID, "request_id", web.RequestID(c), "err", err)
 		}
-	}
-	if out.Linked {
-		h.linkNotice(h.kit.MailContext(c, rq), out.User, p)
 	}
 	return h.kit.AfterSignIn(c, rq, out)
 }

@@ -37,6 +37,9 @@ type OAuthIdentity struct {
 // "Recently" is within ReauthWindow, as for adding a passkey (next-auth
 // links whatever the session's age). The hook sees the linked user, or the
 // user the profile would create. Nothing is written before the hook agreed.
+// A link that committed is reported (SignedIn.Linked) even when the
+// session then failed to start, with the error: the user is told of the
+// link whatever became of the sign-in.
 func (s *Service) OAuth(ctx context.Context, b Browser, in OAuthIdentity) (*SignedIn, error) {
 	current, since, err := b.SignedInSince(ctx)
 	if err != nil {
@@ -65,6 +68,9 @@ func (s *Service) OAuth(ctx context.Context, b Browser, in OAuthIdentity) (*Sign
 	}
 	out := &SignedIn{User: user, Provider: in.Provider, IsNew: isNew, Linked: linked == nil && !isNew, Methods: []string{twofactor.MethodFederated}}
 	if err := s.startSession(ctx, b, out); err != nil {
+		if out.Linked { // the link has committed: the caller tells the user of it all the same
+			return out, err
+		}
 		return nil, err
 	}
 	return out, nil
