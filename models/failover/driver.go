@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -88,7 +89,43 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, c.failed(err, query)
 	}
-	return r, nil
+	return c.result(r, query), nil
+}
+
+// result wraps a statement's rows so that the errors met while reading
+// them are classified too: pgx answers a query once its first message
+// came, so a connection lost after that — a DELETE ... RETURNING whose
+// answer never came, the server shutting down mid-result — surfaces in
+// Next or Close, not in the query's own error.
+func (c *conn) result(r driver.Rows, query string) driver.Rows {
+	if sr, ok := r.(*stdlib.Rows); ok {
+		return &rows{Rows: sr, conn: c, query: query}
+	}
+	return r
+}
+
+// rows is a result whose reading errors are classified. The embedded
+// *stdlib.Rows supplies the column-type methods database/sql asks for.
+type rows struct {
+	*stdlib.Rows
+	conn  *conn
+	query string
+}
+
+// Next classifies every error but io.EOF, the end of the rows.
+func (r *rows) Next(dest []driver.Value) error {
+	err := r.Rows.Next(dest)
+	if err != nil && err != io.EOF {
+		return r.conn.failed(err, r.query)
+	}
+	return err
+}
+
+func (r *rows) Close() error {
+	if err := r.Rows.Close(); err != nil {
+		return r.conn.failed(err, r.query)
+	}
+	return nil
 }
 
 // PrepareContext wraps the statement: pgx's statements call its
@@ -165,7 +202,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 	if err != nil {
 		return nil, s.conn.failed(err, s.query)
 	}
-	return r, nil
+	return s.conn.result(r, s.query), nil
 }
 
 // onStandby drops a pooled connection whose server has become a standby

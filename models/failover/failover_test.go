@@ -120,3 +120,23 @@ func TestReadRetriedAfterQuickRestart(t *testing.T) {
 		require.NoError(t, db.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n), "a plain read after the restart")
 	}
 }
+
+// A connection lost while a result is read — the rows meet it, not the
+// statement, as a DELETE ... RETURNING whose answer never came — is
+// marked unavailable like one lost on the statement: it was a sign-out
+// answered as a Configuration error (and its row gone) in a fail-over
+// test's planned switchover. The pool answers again after it.
+func TestLostWhileReadingRowsIsUnavailable(t *testing.T) {
+	_, db := server(t)
+	ctx := context.Background()
+	rows, err := db.QueryContext(ctx, "SELECT g, CASE WHEN g = 5000 THEN pg_terminate_backend(pg_backend_pid()) END FROM generate_series(1, 100000) g")
+	require.NoError(t, err, "the statement was sent and its first rows came")
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	require.Less(t, n, 100000, "the connection was lost before the last row")
+	require.ErrorIs(t, rows.Err(), failover.ErrUnavailable)
+	require.NoError(t, rows.Close())
+	require.Zero(t, count(t, db), "the pool answers")
+}
