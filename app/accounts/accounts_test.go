@@ -130,6 +130,24 @@ func TestResetRemoveLinked(t *testing.T) {
 	require.Equal(t, []string{u.ID + " other:true"}, w.core.unlinked)
 }
 
+// TestResetFinishesWhenTheClientLeaves: a client that hangs up once the
+// reset's transaction has committed (the password changed, the sessions
+// ended) does not stop the rest: the linked methods the user asked to
+// remove go all the same.
+func TestResetFinishesWhenTheClientLeaves(t *testing.T) {
+	w := newWorld()
+	u := w.st.addUser("a@example.com", true)
+	w.st.accounts[u.ID] = []models.Account{{ID: "a1", UserID: u.ID, Provider: "gh"}}
+	_, err := w.rules.StartReset(ctx, "a@example.com", "")
+	require.NoError(t, err)
+	gone, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w.st.committed = cancel
+	require.NoError(t, w.rules.CompleteReset(gone, accounts.ResetRequest{Token: w.mail.token(t), Password: goodPassword, RemoveLinked: true}))
+	require.Equal(t, []string{u.ID + " other:true"}, w.core.unlinked)
+	require.Empty(t, w.st.accounts[u.ID])
+}
+
 // TestChangePassword: wrong, throttled, right; a user without a password
 // is sent to add one by e-mail.
 func TestChangePassword(t *testing.T) {

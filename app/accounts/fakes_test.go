@@ -33,6 +33,9 @@ type store struct {
 	resets    map[string]string               // token hash → user id
 	revoked   map[string]time.Time
 	nextID    int
+	// committed, when set, runs after a password reset's transaction: a
+	// test's client hanging up at that moment.
+	committed func()
 }
 
 func newStore() *store {
@@ -163,6 +166,9 @@ func (s *store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pw
 	}
 	s.passwords[userID] = pwHash
 	s.revoked[userID] = at
+	if s.committed != nil {
+		s.committed()
+	}
 	return 1, nil
 }
 
@@ -228,7 +234,10 @@ type core struct {
 	unlinked []string
 }
 
-func (c *core) UnlinkAccounts(_ context.Context, userID string, otherWay bool) (int64, error) {
+func (c *core) UnlinkAccounts(ctx context.Context, userID string, otherWay bool) (int64, error) {
+	if err := ctx.Err(); err != nil { // as a database driver
+		return 0, err
+	}
 	c.unlinked = append(c.unlinked, fmt.Sprint(userID, " other:", otherWay))
 	n := len(c.st.accounts[userID])
 	delete(c.st.accounts, userID)

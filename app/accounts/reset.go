@@ -135,6 +135,8 @@ func (s *Service) CompleteReset(ctx context.Context, in ResetRequest) error {
 		return fmt.Errorf("reset: %w", err)
 	}
 	s.Log.Info("password reset", "user", u.ID, "database_sessions_ended", ended)
+	ctx, cancel := finishing(ctx) // the password is changed: the rest follows it
+	defer cancel()
 	s.sessionsEnded(ctx, at)
 	if err := s.forgetDevices(ctx, u.ID); err != nil {
 		// The password is changed and the sessions ended: say so, and

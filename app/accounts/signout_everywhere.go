@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
@@ -17,10 +16,6 @@ type Browser interface {
 	// EndSession ends the browser's own session and clears its cookie.
 	EndSession(ctx context.Context) error
 }
-
-// finishTimeout bounds a sign-out everywhere that goes on after its
-// request was cancelled.
-const finishTimeout = 10 * time.Second
 
 // SignOutEverywhere ends every session of the browser's signed-in user, in
 // both strategies the same way (as `latchkey sessions revoke --user`): the
@@ -37,7 +32,7 @@ const finishTimeout = 10 * time.Second
 // Configuration and signs nobody out (nothing claims a sign-out that did
 // not happen): the user sees it and can retry.
 func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, removeLinked bool) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	ctx, cancel := finishing(ctx)
 	defer cancel()
 	if s.Devices != nil {
 		// The remembered browsers go first: a sign-out everywhere that
