@@ -221,6 +221,16 @@ func TestAccountEmailChange(t *testing.T) {
 		res = e.post(other, "/account/email/confirm", url.Values{"csrfToken": {e.csrf(other)}, "token": {token}, "json": {"true"}})
 		e.apiError(res, http.StatusGone, "Verification")
 		require.Equal(t, http.StatusOK, e.passwordSignIn(e.browser(), "ada.new@example.com", goodPassword).StatusCode)
+
+		// A session that signed in longer ago may not start one: the link
+		// proves the new address, not the owner. Nothing is sent.
+		e.clock.Add(11 * time.Minute)
+		n = e.mailCount()
+		e.apiError(e.apiPost(c, "/change-email", "email", "ada.other@example.com"), http.StatusForbidden, "SessionRequired")
+		time.Sleep(100 * time.Millisecond)
+		require.Equal(t, n, e.mailCount(), "a refused change sent an e-mail")
+		addr, _ = e.sessionUser(c)
+		require.Equal(t, "ada.new@example.com", addr, "the session stands")
 	})
 }
 

@@ -11,10 +11,11 @@ import (
 	"github.com/latchkey-auth/latchkey/views"
 )
 
-// postChangeEmail is POST {base}/change-email (email): a link to the new
-// address; the same answer whether or not the address has an account.
+// postChangeEmail is POST {base}/change-email (email): with a recent
+// sign-in, a link to the new address; the same answer whether or not the
+// address has an account.
 func (h *Handler) postChangeEmail(c echo.Context, rq *web.Request, u user) error {
-	err := h.rules.StartEmailChange(h.kit.MailContext(c, rq), u.User, rq.Form.Get("email"), c.RealIP())
+	err := h.rules.StartEmailChange(h.kit.MailContext(c, rq), u.User, rq.Form.Get("email"), c.RealIP(), u.recent)
 	if err != nil {
 		return h.refuse(c, rq, "an e-mail change", err)
 	}

@@ -101,16 +101,23 @@ func TestEmailChangeRules(t *testing.T) {
 	u := w.st.addUser("ada@example.com", true)
 	w.st.addUser("bob@example.com", true)
 	ctx := context.Background()
-	if err := w.rules.StartEmailChange(ctx, u, "ADA@example.com", "192.0.2.1"); !errors.Is(err, accounts.ErrNothingToChange) {
+	sent := len(w.mail.sent)
+	if err := w.rules.StartEmailChange(ctx, u, "ada.new@example.com", "192.0.2.1", false); !errors.Is(err, accounts.ErrReauth) {
+		t.Fatalf("a session that did not sign in recently: %v", err)
+	}
+	if len(w.mail.sent) != sent || len(c.changes) != 0 {
+		t.Fatalf("a refused change sent or stored something: %v %v", w.mail.sent, c.changes)
+	}
+	if err := w.rules.StartEmailChange(ctx, u, "ADA@example.com", "192.0.2.1", true); !errors.Is(err, accounts.ErrNothingToChange) {
 		t.Fatalf("the same address: %v", err)
 	}
-	if err := w.rules.StartEmailChange(ctx, u, "bob@example.com", "192.0.2.1"); err != nil {
+	if err := w.rules.StartEmailChange(ctx, u, "bob@example.com", "192.0.2.1", true); err != nil {
 		t.Fatalf("a taken address answers as any: %v", err)
 	}
 	if len(c.changes) != 0 || !strings.HasPrefix(w.mail.sent[len(w.mail.sent)-1], "email-in-use bob@example.com") {
 		t.Fatalf("a taken address gets a notice, no link: %v %v", c.changes, w.mail.sent)
 	}
-	if err := w.rules.StartEmailChange(ctx, u, "ada.new@example.com", "192.0.2.1"); err != nil {
+	if err := w.rules.StartEmailChange(ctx, u, "ada.new@example.com", "192.0.2.1", true); err != nil {
 		t.Fatal(err)
 	}
 	last := strings.Fields(w.mail.sent[len(w.mail.sent)-1])
@@ -138,7 +145,7 @@ func TestEmailChangeRules(t *testing.T) {
 func TestNoticesGoOutWhenTheCallerLeft(t *testing.T) {
 	w, _ := newCentreWorld()
 	u := w.st.addUser("ada@example.com", true)
-	if err := w.rules.StartEmailChange(context.Background(), u, "ada.new@example.com", "192.0.2.1"); err != nil {
+	if err := w.rules.StartEmailChange(context.Background(), u, "ada.new@example.com", "192.0.2.1", true); err != nil {
 		t.Fatal(err)
 	}
 	token := strings.Fields(w.mail.sent[len(w.mail.sent)-1])[2]
