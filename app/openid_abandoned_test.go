@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/logs"
@@ -179,4 +180,50 @@ func TestOpenIDLogoutRevokesWhenTheBrowserGivesUp(t *testing.T) {
 	requireGrantRefused(t, err)
 	_, live = e.oidcTokens()
 	require.Zero(t, live, "the application's tokens outlived the logout")
+}
+
+// TestOpenIDCodeReuseRacingItsExchange: a code exchanged twice at once —
+// a stolen code raced against the application's own exchange — leaves no
+// live token, whichever exchange wins: the loser's reuse revokes what the
+// winner issued (RFC 6749 §4.1.2). The code was once marked exchanged in
+// one transaction and its tokens written in another, so a reuse that came
+// between them revoked a family with nothing in it yet, and the winner's
+// tokens, written after, lived on. Here the winner's tokens wait (a test
+// transaction holds the user's row, which their insert's foreign key
+// check needs) while the second exchange comes. PostgreSQL: SQLite runs
+// one writing transaction at a time, so nothing can come between.
+func TestOpenIDCodeReuseRacingItsExchange(t *testing.T) {
+	e := startOP(t, backend{name: "database", strategy: config.StrategyDatabase, postgres: true}, nil)
+	r := e.relyingParty("tool", rpSecret, offline...)
+	c := e.signedIn(ada)
+	res, a := r.authorize(c)
+	code := r.codeFrom(res, a)
+	db := e.app.Store().DB()
+	waiting := func() int64 {
+		var n int64
+		require.NoError(t, db.Raw("SELECT count(*) FROM pg_locks WHERE NOT granted").Scan(&n).Error)
+		return n
+	}
+
+	release := holdLocks(t, db, "SELECT id FROM users WHERE email = '"+ada+"' FOR UPDATE")
+	type result struct {
+		tok *oauth2.Token
+		err error
+	}
+	first, second := make(chan result, 1), make(chan result, 1)
+	go func() { tok, _, err := r.exchange(code, a); first <- result{tok, err} }()
+	require.Eventually(t, func() bool { return waiting() > 0 }, 10*time.Second, 10*time.Millisecond, "the first exchange waits for its tokens' insert")
+	go func() { tok, _, err := r.exchange(code, a); second <- result{tok, err} }()
+	time.Sleep(500 * time.Millisecond) // the second exchange reaches the database
+	release()
+
+	won := <-first
+	require.NoError(t, won.err, "the first exchange")
+	lost := <-second
+	requireGrantRefused(t, lost.err)
+	require.Equal(t, http.StatusUnauthorized, r.userinfo(won.tok.AccessToken).StatusCode, "the winner's access token outlived the reuse")
+	_, err := r.refresh(won.tok.RefreshToken)
+	requireGrantRefused(t, err)
+	_, live := e.oidcTokens()
+	require.Zero(t, live)
 }

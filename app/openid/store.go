@@ -32,14 +32,12 @@ type Store interface {
 	// SaveCode stores the hash of the code handed out for a completed
 	// request; false when the request already has one (a code is issued once).
 	SaveCode(ctx context.Context, id, codeHash string) (bool, error)
-	// ClaimCode marks the request's code exchanged; false when it already
-	// was (a reuse).
-	ClaimCode(ctx context.Context, id string, now time.Time) (bool, error)
+	// ExchangeCode marks the request's code exchanged and writes the
+	// tokens it issues (refresh may be nil), in one transaction; false
+	// (and nothing written) when it already was exchanged (a reuse).
+	ExchangeCode(ctx context.Context, id string, now time.Time, access, refresh *openidstore.Token) (bool, error)
 
 	// Tokens.
-	// CreateTokens writes the access token and, when refresh is not nil,
-	// the refresh token, in one transaction.
-	CreateTokens(ctx context.Context, access, refresh *openidstore.Token) error
 	// RotateRefresh marks the refresh token oldID used and writes the new
 	// pair, in one transaction; false (and nothing written) when oldID was
 	// already used or revoked.

@@ -51,16 +51,14 @@ func (s *Service) token(g *grant, kind string, ttl time.Duration) *openidstore.T
 	}
 }
 
-// claimCode marks a code's request exchanged, once: the second exchange of
-// one code (two racing, or a replay) revokes what the first issued.
-func (s *Service) claimCode(ctx context.Context, req op.TokenRequest) error {
-	ar, ok := req.(authRequest)
-	if !ok {
-		return nil
-	}
-	won, err := s.store.ClaimCode(ctx, ar.row.ID, s.now())
+// exchangeCode marks a code's request exchanged, once, and stores the
+// tokens it issues in the same transaction: the second exchange of one
+// code (two racing, or a replay) revokes what the first issued, which is
+// then there to revoke.
+func (s *Service) exchangeCode(ctx context.Context, ar authRequest, access, refresh *openidstore.Token) error {
+	won, err := s.store.ExchangeCode(ctx, ar.row.ID, s.now(), access, refresh)
 	if err != nil {
-		return oidc.ErrServerError().WithParent(fmt.Errorf("claim code: %w", err))
+		return oidc.ErrServerError().WithParent(err) // the store says "exchange code"
 	}
 	if !won {
 		s.codeReused(ctx, ar.row.ID)
@@ -75,12 +73,13 @@ func (s *Service) CreateAccessToken(ctx context.Context, req op.TokenRequest) (s
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	if err := s.claimCode(ctx, req); err != nil {
-		return "", time.Time{}, err
+	ar, ok := req.(authRequest)
+	if !ok {
+		return "", time.Time{}, oidc.ErrUnsupportedGrantType() // a refresh always rotates (CreateAccessAndRefreshTokens)
 	}
 	access := s.token(g, kindAccess, s.set.AccessTTL)
-	if err := s.store.CreateTokens(ctx, access, nil); err != nil {
-		return "", time.Time{}, oidc.ErrServerError().WithParent(fmt.Errorf("store access token: %w", err))
+	if err := s.exchangeCode(ctx, ar, access, nil); err != nil {
+		return "", time.Time{}, err
 	}
 	return access.ID, access.Expires, nil
 }
@@ -110,11 +109,12 @@ func (s *Service) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 		}
 		return access.ID, value, access.Expires, nil
 	}
-	if err := s.claimCode(ctx, req); err != nil {
-		return "", "", time.Time{}, err
+	ar, ok := req.(authRequest)
+	if !ok {
+		return "", "", time.Time{}, oidc.ErrUnsupportedGrantType()
 	}
-	if err := s.store.CreateTokens(ctx, access, refresh); err != nil {
-		return "", "", time.Time{}, oidc.ErrServerError().WithParent(fmt.Errorf("store tokens: %w", err))
+	if err := s.exchangeCode(ctx, ar, access, refresh); err != nil {
+		return "", "", time.Time{}, err
 	}
 	return access.ID, value, access.Expires, nil
 }

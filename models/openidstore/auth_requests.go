@@ -93,17 +93,29 @@ func (s *Store) SaveCode(ctx context.Context, id, codeHash string) (bool, error)
 	return r.RowsAffected == 1, nil
 }
 
-// ClaimCode marks the request's code exchanged at now. false, nothing
-// written, when it was exchanged already (a reuse) or the request has no
-// code (or is unknown): of several exchanges racing, exactly one wins.
+// ExchangeCode marks the request's code exchanged at now and writes the
+// tokens it issues (refresh may be nil), in one transaction. false,
+// nothing written, when it was exchanged already (a reuse) or the request
+// has no code (or is unknown): of several exchanges racing, exactly one
+// wins, and a loser that goes on to revoke the winner's family (the
+// reuse) finds the tokens there — with the claim and the tokens in two
+// transactions it could come between them and revoke an empty family.
 // Expiry is not checked here: the caller found the request with
 // AuthRequestByCode, which does.
-func (s *Store) ClaimCode(ctx context.Context, id string, now time.Time) (bool, error) {
-	r := s.db().WithContext(ctx).Model(&AuthRequest{}).
-		Where("id = ? AND code_hash IS NOT NULL AND exchanged_at IS NULL", id).
-		Update("exchanged_at", models.DBTime(now))
-	if r.Error != nil {
-		return false, fmt.Errorf("claim code: %w", r.Error)
+func (s *Store) ExchangeCode(ctx context.Context, id string, now time.Time, access, refresh *Token) (bool, error) {
+	var won bool
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Model(&AuthRequest{}).
+			Where("id = ? AND code_hash IS NOT NULL AND exchanged_at IS NULL", id).
+			Update("exchanged_at", models.DBTime(now))
+		if r.Error != nil || r.RowsAffected == 0 {
+			return r.Error
+		}
+		won = true
+		return createTokens(tx, access, refresh)
+	})
+	if err != nil {
+		return false, fmt.Errorf("exchange code: %w", err)
 	}
-	return r.RowsAffected == 1, nil
+	return won, nil
 }

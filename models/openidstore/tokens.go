@@ -18,17 +18,6 @@ const (
 	KindRefresh = "refresh"
 )
 
-// CreateTokens writes the access token and, when refresh is not nil, the
-// refresh token, in one transaction. Times are stored at models.DBTime's
-// precision; a token hash stored already is models.ErrConflict.
-func (s *Store) CreateTokens(ctx context.Context, access, refresh *Token) error {
-	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error { return createTokens(tx, access, refresh) })
-	if err != nil {
-		return fmt.Errorf("create tokens: %w", err)
-	}
-	return nil
-}
-
 // createTokens inserts access and refresh (when not nil) inside tx.
 func createTokens(tx *gorm.DB, tokens ...*Token) error {
 	for _, t := range tokens {
