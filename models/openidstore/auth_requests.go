@@ -103,17 +103,10 @@ func (s *Store) SaveCode(ctx context.Context, id, codeHash string) (bool, error)
 // Expiry is not checked here: the caller found the request with
 // AuthRequestByCode, which does.
 func (s *Store) ExchangeCode(ctx context.Context, id string, now time.Time, access, refresh *Token) (bool, error) {
-	var won bool
-	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Model(&AuthRequest{}).
-			Where("id = ? AND code_hash IS NOT NULL AND exchanged_at IS NULL", id).
+	won, err := s.issue(ctx, func(tx *gorm.DB) *gorm.DB {
+		return tx.Model(&AuthRequest{}).Where("id = ? AND code_hash IS NOT NULL AND exchanged_at IS NULL", id).
 			Update("exchanged_at", models.DBTime(now))
-		if r.Error != nil || r.RowsAffected == 0 {
-			return r.Error
-		}
-		won = true
-		return createTokens(tx, access, refresh)
-	})
+	}, access, refresh)
 	if err != nil {
 		return false, fmt.Errorf("exchange code: %w", err)
 	}

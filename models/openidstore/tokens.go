@@ -41,20 +41,32 @@ func createTokens(tx *gorm.DB, tokens ...*Token) error {
 // or revoked already (or is unknown): the conditional UPDATE lets exactly
 // one of several refreshes racing with one token win.
 func (s *Store) RotateRefresh(ctx context.Context, oldID string, now time.Time, access, refresh *Token) (bool, error) {
-	var ok bool
-	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Model(&Token{}).Where("id = ? AND used_at IS NULL AND revoked_at IS NULL", oldID).
+	won, err := s.issue(ctx, func(tx *gorm.DB) *gorm.DB {
+		return tx.Model(&Token{}).Where("id = ? AND used_at IS NULL AND revoked_at IS NULL", oldID).
 			Update("used_at", models.DBTime(now))
-		if r.Error != nil || r.RowsAffected == 0 {
-			return r.Error
-		}
-		ok = true
-		return createTokens(tx, access, refresh)
-	})
+	}, access, refresh)
 	if err != nil {
 		return false, fmt.Errorf("rotate refresh token: %w", err)
 	}
-	return ok, nil
+	return won, nil
+}
+
+// issue runs claim, a conditional UPDATE of what the tokens are issued
+// for (a code, a refresh token), and when it changed a row writes tokens,
+// in one transaction: false, nothing written, when it changed none. Of
+// several requests racing for one code or refresh token exactly one wins,
+// and its tokens are there by the time a loser sees the claim.
+func (s *Store) issue(ctx context.Context, claim func(tx *gorm.DB) *gorm.DB, tokens ...*Token) (bool, error) {
+	var won bool
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := claim(tx)
+		if r.Error != nil || r.RowsAffected == 0 {
+			return r.Error
+		}
+		won = true
+		return createTokens(tx, tokens...)
+	})
+	return won, err
 }
 
 // RefreshToken returns the refresh token whose hash is hash, whatever its
