@@ -205,3 +205,42 @@ func TestLinkNoticeWhenTheSignInFailsAfterTheLink(t *testing.T) {
 	require.Equal(t, []string{"ada@example.com"}, m.To)
 	require.Contains(t, p.Subject, "A sign-in method was added to your account")
 }
+
+// TestSignOutFinishesWhenTheBrowserGivesUp: a sign-out whose write waits
+// for the database (a test transaction holds it) and whose browser gives
+// up meanwhile still ends the session once the database answers: the
+// database session's row is gone, so the cookie the browser kept (it
+// never saw the answer that cleared it) signs nobody in, and the
+// session.ended webhook goes out — for a JWT session too, where the
+// event is the sign-out's only write. A shared computer whose user
+// clicked "Sign out" and closed the tab is signed out.
+func TestSignOutFinishesWhenTheBrowserGivesUp(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			rx := newHookReceiver(t)
+			e := startMail(t, b.opts(envOpts{config: rx.configure}))
+			runBackground(t, e)
+			c := e.signInByEmail("ann@example.com")
+			_, uid := e.sessionUser(c)
+			rx.waitFor("session.created", 1)
+
+			table := "sessions"
+			if b.strategy == config.StrategyJWT {
+				table = "webhook_deliveries"
+			}
+			form := url.Values{"csrfToken": {e.csrf(c)}, "callbackUrl": {e.origin + "/bye"}}
+			release := holdWrites(t, e.app.Store().DB(), b.postgres, table)
+			require.Error(t, postGivingUp(t, noRedirects(c), e.url("/signout"), form), "the sign-out answered while its write was held")
+			time.Sleep(500 * time.Millisecond)
+			release()
+
+			ended := rx.waitFor("session.ended", 1)
+			require.Equal(t, uid, ended[0].Data["user_id"])
+			require.Equal(t, "signout", ended[0].Data["reason"])
+			if b.strategy == config.StrategyDatabase {
+				require.Eventually(t, func() bool { return e.counts().Sessions == 0 }, 5*time.Second, 20*time.Millisecond, "the session's row lives on")
+				require.Empty(t, e.session(c), "the cookie the browser kept still signs it in")
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/finish"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -135,7 +136,7 @@ func (s *Service) CompleteReset(ctx context.Context, in ResetRequest) error {
 		return fmt.Errorf("reset: %w", err)
 	}
 	s.Log.Info("password reset", "user", u.ID, "database_sessions_ended", ended)
-	ctx, cancel := finishing(ctx) // the password is changed: the rest follows it
+	ctx, cancel := finish.Detached(ctx) // the password is changed: the rest follows it
 	defer cancel()
 	s.sessionsEnded(ctx, at)
 	if err := s.forgetDevices(ctx, u.ID); err != nil {

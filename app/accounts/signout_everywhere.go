@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/latchkey-auth/latchkey/app/finish"
 	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
@@ -32,7 +33,7 @@ type Browser interface {
 // Configuration and signs nobody out (nothing claims a sign-out that did
 // not happen): the user sees it and can retry.
 func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, removeLinked bool) error {
-	ctx, cancel := finishing(ctx)
+	ctx, cancel := finish.Detached(ctx)
 	defer cancel()
 	if s.Devices != nil {
 		// The remembered browsers go first: a sign-out everywhere that

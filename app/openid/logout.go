@@ -7,6 +7,8 @@ import (
 
 	"github.com/gorilla/securecookie"
 	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/latchkey-auth/latchkey/app/finish"
 )
 
 // LogoutTTL is how long a logout request waits on latchkey's page.
@@ -55,7 +57,7 @@ func (s *Service) LoggedOut(ctx context.Context, l *Logout, userID string) error
 	if l.ClientID == "" || userID == "" {
 		return nil
 	}
-	ctx, cancel := unstoppable(ctx) // the session has ended already: the grant follows it
+	ctx, cancel := finish.Detached(ctx) // the session has ended already: the grant follows it
 	defer cancel()
 	if _, err := s.store.RevokeGrants(ctx, userID, l.ClientID, s.now()); err != nil {
 		return fmt.Errorf("revoke grants at logout: %w", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/latchkey-auth/latchkey/app/finish"
 	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
@@ -92,7 +93,7 @@ func (s *Service) AuthRequestByCode(ctx context.Context, code string) (op.AuthRe
 }
 
 func (s *Service) codeReused(ctx context.Context, id string) {
-	ctx, cancel := unstoppable(ctx)
+	ctx, cancel := finish.Detached(ctx)
 	defer cancel()
 	n, err := s.store.RevokeFamily(ctx, id, s.now())
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
+	"github.com/latchkey-auth/latchkey/app/finish"
 	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
@@ -155,7 +156,7 @@ func (s *Service) stillSignedIn(ctx context.Context, row *openidstore.Token) err
 		return oidc.ErrServerError().WithParent(fmt.Errorf("read revocations: %w", err))
 	}
 	if !nb.IsZero() && row.AuthTime.Before(nb) {
-		ctx, cancel := unstoppable(ctx)
+		ctx, cancel := finish.Detached(ctx)
 		defer cancel()
 		if _, err := s.store.RevokeFamily(ctx, row.FamilyID, s.now()); err != nil {
 			s.log.ErrorContext(ctx, "openid: revoke the tokens of ended sessions", "err", err)
@@ -166,7 +167,7 @@ func (s *Service) stillSignedIn(ctx context.Context, row *openidstore.Token) err
 }
 
 func (s *Service) refreshReused(ctx context.Context, row *openidstore.Token) {
-	ctx, cancel := unstoppable(ctx)
+	ctx, cancel := finish.Detached(ctx)
 	defer cancel()
 	n, err := s.store.RevokeFamily(ctx, row.FamilyID, s.now())
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/app/finish"
 	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/failover"
@@ -326,13 +327,17 @@ func (d *Database) Create(ctx context.Context, w http.ResponseWriter, r *http.Re
 
 // Destroy deletes the row (if any) and clears the cookie.
 // The cookie is cleared even when the delete fails, so the browser is signed
-// out either way; the error tells the caller the row may remain.
+// out either way; the error tells the caller the row may remain. The delete
+// runs to its end when the browser hangs up meanwhile: the cookie it kept,
+// never having seen the answer that cleared it, must not sign it in again.
 func (d *Database) Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
 	d.Clear(w, r)
 	tok, sent := d.token(r)
 	if !sent || tok == "" || len(tok) > maxDBTokenLen {
 		return nil
 	}
+	ctx, cancel := finish.Detached(ctx)
+	defer cancel()
 	sum := tokenSum(tok)
 	defer d.cache.ended(sum) // after the delete: see lookupCache.ended
 	return d.store.DeleteSession(ctx, hexSum(sum))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/app/finish"
 	"github.com/latchkey-auth/latchkey/app/jwt"
 	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models/accountstore"
@@ -344,12 +345,15 @@ func (j *JWT) write(w http.ResponseWriter, r *http.Request, claims map[string]an
 
 // Destroy clears every chunk: the token is not stored server-side.
 // A sign-out with webhooks reads the token first, to report which
-// sign-in ended; the report failing does not keep the cookie.
+// sign-in ended; the report failing does not keep the cookie, and a
+// browser that hangs up meanwhile does not stop it.
 func (j *JWT) Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
 	var err error
 	if j.records != nil && j.records.WantsSignOuts() {
 		if s, _, rerr := j.Read(ctx, r); rerr == nil && s != nil {
 			if sid := claimString(s.Claims, SIDClaim); sid != "" {
+				ctx, cancel := finish.Detached(ctx)
+				defer cancel()
 				err = j.records.SignedOut(ctx, s.User.ID, sid)
 			}
 		}
