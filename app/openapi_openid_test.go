@@ -248,4 +248,5 @@ func (a apiDriver) openIDAnswers() {
 	// The database gone: 503 pages, never a 500.
 	require.NoError(t, e.app.Store().Close())
 	require.Equal(t, http.StatusServiceUnavailable, e.get(a.browser(), "/oidc/continue?id=0123").StatusCode)
+	require.Equal(t, http.StatusServiceUnavailable, e.get(a.browser(), "/oidc/authorize/callback?id=0123").StatusCode)
 }

@@ -53,6 +53,31 @@ const (
 // ErrPendingGone: the request is unknown, expired or complete already.
 var ErrPendingGone = errors.New("openid: authorization request unknown or expired")
 
+// ErrOtherBrowser: the browser about to receive a request's code is not
+// signed in as the user who completed the request (or it is not complete).
+var ErrOtherBrowser = errors.New("openid: authorization request completed by another browser")
+
+// CompletedBy checks that who, the session of the browser at the
+// library's callback, is the user who completed request id: the code goes
+// to that browser only. The callback's link carries nothing but the
+// request's id, which the browser that started the request read in its
+// continue link; without this check an attacker who had a signed-in
+// victim open that link fetched the code first (silently for a
+// first-party client) and exchanged it with their own PKCE verifier.
+func (s *Service) CompletedBy(ctx context.Context, id string, who *Who) error {
+	row, err := s.store.AuthRequest(ctx, id, s.now())
+	if errors.Is(err, ErrNotFound) {
+		return ErrPendingGone
+	}
+	if err != nil {
+		return fmt.Errorf("read auth request: %w", err)
+	}
+	if row.DoneAt == nil || row.UserID == nil || who == nil || *row.UserID != who.UserID {
+		return ErrOtherBrowser
+	}
+	return nil
+}
+
 // Pending reads a request for the pages.
 func (s *Service) Pending(ctx context.Context, id string) (*Pending, error) {
 	row, err := s.store.AuthRequest(ctx, id, s.now())

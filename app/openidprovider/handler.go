@@ -48,6 +48,8 @@ type Handler struct {
 	base     config.Base
 	rules    *openid.Service
 	provider *op.Provider
+	// lib is the library's routes, under the base path.
+	lib      http.Handler
 	sessions session.Strategy
 	log      *slog.Logger
 }
@@ -100,7 +102,8 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openid provider: %w", err)
 	}
-	return &Handler{kit: d.Kit, base: d.Base, rules: d.Rules, provider: provider, sessions: d.Sessions, log: d.Log}, nil
+	lib := http.StripPrefix(d.Base.Path, bearerErrors(provider, "/"+endpoints["userinfo"]))
+	return &Handler{kit: d.Kit, base: d.Base, rules: d.Rules, provider: provider, lib: lib, sessions: d.Sessions, log: d.Log}, nil
 }
 
 // Issuer is the OP's issuer: the base URL (SERVICE_URL), so discovery
@@ -118,9 +121,9 @@ func LogoutURL(b config.Base) func(string) string {
 
 // Mount implements the app's mounter.
 func (h *Handler) Mount(m web.Mux) {
-	lib := http.StripPrefix(h.base.Path, bearerErrors(h.provider, "/"+endpoints["userinfo"]))
 	m.Protocol(discovery, http.HandlerFunc(h.discovery))
-	m.Protocol(protocol, lib)
+	m.Protocol(protocol, h.lib)
+	m.Page(callbackPath, h.getCallback)
 	m.Page(continuePage, h.getContinue)
 	m.Post(consentPath, h.postConsent, h.consentMismatch)
 	m.Page(logoutPage, h.getLogout)

@@ -74,6 +74,25 @@ func (h *Handler) getContinue(c echo.Context, rq *web.Request) error {
 	return h.toLibrary(c, rq, p.ID)
 }
 
+// getCallback is the library's callback, where the code is issued to the
+// client's redirect URI, for the browser signed in as the user who
+// completed the request only (openid.Service.CompletedBy); any other
+// browser gets the gone page and nothing is used up.
+func (h *Handler) getCallback(c echo.Context, _ *web.Request) error {
+	who, err := h.who(c)
+	if err != nil {
+		return web.TryLater("read session", err)
+	}
+	switch err := h.rules.CompletedBy(c.Request().Context(), c.QueryParam("id"), who); {
+	case errors.Is(err, openid.ErrPendingGone), errors.Is(err, openid.ErrOtherBrowser):
+		return gone(err)
+	case err != nil:
+		return web.TryLater("read authorization request", err)
+	}
+	h.lib.ServeHTTP(c.Response(), c.Request())
+	return nil
+}
+
 // toLibrary sends the browser to the library's callback, which issues the
 // code to the client's redirect URI.
 func (h *Handler) toLibrary(c echo.Context, rq *web.Request, id string) error {
