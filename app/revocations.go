@@ -93,12 +93,19 @@ func (a *App) revocationLoop(ctx context.Context) {
 	}
 }
 
-// purgeRevocations is the purge (purger) of the revocations that no
-// session can outlive: older than the longest a session lives after its
-// sign-in (with absolute_max_age) or after its last extension (max_age),
-// plus a day for instances that were late to read them.
+// purgeRevocations is the purge (purger) of the revocations that nothing
+// they ended can outlive: older than the longest a session lives after its
+// sign-in (with absolute_max_age) or after its last extension (max_age)
+// and, with the OpenID Provider, than its refresh and access tokens live
+// (a refresh token left unused across the revocation is refused by it
+// alone: purged with the sessions' window, the token worked again), plus
+// a day for instances that were late to read them.
 func purgeRevocations(cfg config.Config, store *models.Store, now func() time.Time) func(context.Context) (int64, error) {
-	keep := max(cfg.Session.MaxAge.D(), cfg.Session.AbsoluteMaxAge.D()) + 24*time.Hour
+	keep := max(cfg.Session.MaxAge.D(), cfg.Session.AbsoluteMaxAge.D())
+	if cfg.OpenID.Enabled {
+		keep = max(keep, cfg.OpenID.RefreshTokenLifetime.D(), cfg.OpenID.AccessTokenLifetime.D())
+	}
+	keep += 24 * time.Hour
 	return func(ctx context.Context) (int64, error) {
 		return store.PurgeRevocations(ctx, now().Add(-keep))
 	}

@@ -89,6 +89,18 @@ func (s *Service) AuthRequestByCode(ctx context.Context, code string) (op.AuthRe
 		s.codeReused(ctx, row.ID)
 		return nil, errors.New("code already used")
 	}
+	if row.UserID == nil || row.AuthTime == nil {
+		return nil, errors.New("code of an unfinished request") // SaveAuthCode follows completion: never
+	}
+	ended, err := s.signInEnded(ctx, *row.UserID, *row.AuthTime)
+	if err != nil {
+		return nil, err
+	}
+	if ended {
+		// A code kept across "sign out everywhere" (a stolen session's)
+		// would otherwise still buy a valid ID token.
+		return nil, errors.New("the sign-in behind this code has ended")
+	}
 	return authRequest{row}, nil
 }
 

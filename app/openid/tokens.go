@@ -151,11 +151,11 @@ func (s *Service) TokenRequestByRefreshToken(ctx context.Context, value string) 
 // ("sign out everywhere", a password reset, an admin's revoke): the
 // grant goes with the sessions.
 func (s *Service) stillSignedIn(ctx context.Context, row *openidstore.Token) error {
-	nb, err := s.store.RevokedNotBefore(ctx, row.UserID)
+	ended, err := s.signInEnded(ctx, row.UserID, row.AuthTime)
 	if err != nil {
-		return oidc.ErrServerError().WithParent(fmt.Errorf("read revocations: %w", err))
+		return err
 	}
-	if !nb.IsZero() && row.AuthTime.Before(nb) {
+	if ended {
 		ctx, cancel := finish.Detached(ctx)
 		defer cancel()
 		if _, err := s.store.RevokeFamily(ctx, row.FamilyID, s.now()); err != nil {
@@ -164,6 +164,16 @@ func (s *Service) stillSignedIn(ctx context.Context, row *openidstore.Token) err
 		return oidc.ErrInvalidGrant().WithDescription("the sign-in behind this token has ended")
 	}
 	return nil
+}
+
+// signInEnded reports whether a session revocation ended userID's sign-in
+// of authTime.
+func (s *Service) signInEnded(ctx context.Context, userID string, authTime time.Time) (bool, error) {
+	nb, err := s.store.RevokedNotBefore(ctx, userID)
+	if err != nil {
+		return false, oidc.ErrServerError().WithParent(fmt.Errorf("read revocations: %w", err))
+	}
+	return !nb.IsZero() && authTime.Before(nb), nil
 }
 
 func (s *Service) refreshReused(ctx context.Context, row *openidstore.Token) {
