@@ -80,9 +80,18 @@ func (c *Client) checkSecret(secret string) bool {
 	return len(c.secretHash) == sha256.Size && subtle.ConstantTimeCompare(sum[:], c.secretHash) == 1
 }
 
-// errUnknownClient is a plain error (not oidc.ErrServerError): the library
-// answers invalid_client / invalid_request, never a 500.
+// errUnknownClient is why a client is unknown; client returns it inside
+// an invalid_client (errUnknownClientAnswer), since the library turns a
+// plain error into a 500 server_error at the refresh grant and at
+// end_session (it answers invalid_request at /authorize either way).
 var errUnknownClient = errors.New("openid: unknown client")
+
+// errUnknownClientAnswer is an unknown client's answer: the description
+// of a wrong secret's, so the answer does not tell which client ids
+// exist.
+func errUnknownClientAnswer() *oidc.Error {
+	return oidc.ErrInvalidClient().WithDescription("invalid client_id / client_secret").WithParent(errUnknownClient)
+}
 
 // client finds a client: config.yaml's first, then the stored ones.
 func (s *Service) client(ctx context.Context, id string) (*Client, error) {
@@ -91,7 +100,7 @@ func (s *Service) client(ctx context.Context, id string) (*Client, error) {
 	}
 	row, err := s.store.Client(ctx, id)
 	if errors.Is(err, ErrNotFound) {
-		return nil, errUnknownClient
+		return nil, errUnknownClientAnswer()
 	}
 	if err != nil {
 		return nil, oidc.ErrServerError().WithParent(err)

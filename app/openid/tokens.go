@@ -201,9 +201,15 @@ func (s *Service) GetRefreshTokenInfo(ctx context.Context, clientID, value strin
 
 // RevokeToken is RFC 7009: a refresh token revokes its whole family (the
 // access tokens issued with it too), an access token itself. An unknown
-// token is not an error (§2.2); another client's token is refused.
+// token is not an error (§2.2); another client's token is refused. id is
+// the row's id, or the value itself when the library could not name it:
+// a refresh token sent with token_type_hint=access_token, which the
+// library does not look up as one (§2.1 says the search goes on).
 func (s *Service) RevokeToken(ctx context.Context, id, _, clientID string) *oidc.Error {
 	row, err := s.store.Token(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		row, err = s.store.RefreshToken(ctx, hashToken(id))
+	}
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}

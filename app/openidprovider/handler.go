@@ -102,7 +102,7 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openid provider: %w", err)
 	}
-	lib := http.StripPrefix(d.Base.Path, bearerErrors(provider, "/"+endpoints["userinfo"]))
+	lib := http.StripPrefix(d.Base.Path, refusals(provider, Issuer(d.Base)))
 	return &Handler{kit: d.Kit, base: d.Base, rules: d.Rules, provider: provider, lib: lib, sessions: d.Sessions, log: d.Log}, nil
 }
 

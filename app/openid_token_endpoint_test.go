@@ -1,0 +1,99 @@
+package app_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The token, revocation and introspection endpoints as RFC 6749 §5,
+// RFC 7009 and RFC 7662 say a client sees them: answers never cached,
+// a failed client authentication a 401 invalid_client that names its
+// scheme and does not tell an unknown client from a wrong secret, an
+// unknown client never a 500, and a revocation that finds the token
+// whatever type the client hinted.
+
+// TestOpenIDTokenAnswersAreNotCached: a token response carries
+// Cache-Control: no-store and Pragma: no-cache (RFC 6749 §5.1), its
+// errors and the introspection's answers too.
+func TestOpenIDTokenAnswersAreNotCached(t *testing.T) {
+	eachOP(t, nil, func(t *testing.T, e *env) {
+		r := e.relyingParty("tool", rpSecret, offline...)
+		res, a := r.authorize(e.signedIn(ada))
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {r.codeFrom(res, a)}, "redirect_uri": {rpRedirect}, "code_verifier": {a.verifier}}
+		auth := basicAuth("tool", rpSecret)
+		for name, got := range map[string]resp{
+			"tokens":        r.call(http.MethodPost, r.endpoint("token_endpoint"), form, "Authorization", auth),
+			"refused":       r.call(http.MethodPost, r.endpoint("token_endpoint"), form, "Authorization", auth), // the code again
+			"introspection": r.introspect("nothing"),
+		} {
+			require.Contains(t, got.Header.Get("Cache-Control"), "no-store", "%s %d %s", name, got.StatusCode, got.body)
+			require.Equal(t, "no-cache", got.Header.Get("Pragma"), name)
+		}
+	})
+}
+
+// TestOpenIDClientAuthenticationFailures: a wrong secret, an unknown
+// client or none at all at the token, revocation and introspection
+// endpoints is 401 {"error":"invalid_client"} as JSON with a
+// WWW-Authenticate header naming Basic (RFC 6749 §5.2), the same body for
+// an unknown client as for a wrong secret; an unknown client at
+// end_session is a 400, never a 500.
+func TestOpenIDClientAuthenticationFailures(t *testing.T) {
+	eachOP(t, nil, func(t *testing.T, e *env) {
+		r := e.relyingParty("tool", rpSecret, offline...)
+		tok, _ := r.signInFlow(e.signedIn(ada))
+		refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}}
+		bodies := map[string]string{}
+		for _, endpoint := range []string{"token_endpoint", "revocation_endpoint", "introspection_endpoint"} {
+			form := refresh
+			if endpoint != "token_endpoint" {
+				form = url.Values{"token": {tok.RefreshToken}}
+			}
+			for name, auth := range map[string]string{
+				"wrong secret":   basicAuth("tool", "wrong"),
+				"unknown client": basicAuth("nope", rpSecret),
+			} {
+				got := r.call(http.MethodPost, r.endpoint(endpoint), form, "Authorization", auth)
+				require.Equal(t, http.StatusUnauthorized, got.StatusCode, "%s %s: %s", endpoint, name, got.body)
+				require.Contains(t, got.Header.Get("WWW-Authenticate"), "Basic", "%s %s", endpoint, name)
+				require.Contains(t, got.Header.Get("Content-Type"), "application/json", "%s %s: %s", endpoint, name, got.body)
+				require.Contains(t, got.body, `"error":"invalid_client"`, "%s %s", endpoint, name)
+				bodies[endpoint+" "+name] = got.body
+			}
+			require.Equal(t, bodies[endpoint+" wrong secret"], bodies[endpoint+" unknown client"], endpoint)
+		}
+		got := r.call(http.MethodPost, r.endpoint("token_endpoint"), url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {"nope"}})
+		require.Equal(t, http.StatusUnauthorized, got.StatusCode, got.body)
+		require.Contains(t, got.body, `"error":"invalid_client"`)
+		got = r.call(http.MethodGet, r.endpoint("end_session_endpoint")+"?client_id=nope", nil)
+		require.Equal(t, http.StatusBadRequest, got.StatusCode, got.body)
+
+		_, err := r.refresh(tok.RefreshToken)
+		require.NoError(t, err, "no refusal above revoked or spent the grant")
+	})
+}
+
+// TestOpenIDRevokeFindsTheTokenWhateverTheHint: a refresh token revoked
+// with token_type_hint=access_token (a client's mistake) is revoked all
+// the same (RFC 7009 §2.1: the server extends its search): it answered
+// 200 and the token went on refreshing for 30 days.
+func TestOpenIDRevokeFindsTheTokenWhateverTheHint(t *testing.T) {
+	eachOP(t, nil, func(t *testing.T, e *env) {
+		r := e.relyingParty("tool", rpSecret, offline...)
+		tok, _ := r.signInFlow(e.signedIn(ada))
+		got := r.revoke(tok.RefreshToken, "access_token")
+		require.Equal(t, http.StatusOK, got.StatusCode, got.body)
+		_, err := r.refresh(tok.RefreshToken)
+		requireGrantRefused(t, err)
+		require.Equal(t, http.StatusUnauthorized, r.userinfo(tok.AccessToken).StatusCode, "the family's access token goes with it")
+
+		other := e.relyingParty("app", rpSecret, offline...)
+		tok, _ = r.signInFlow(e.signedIn(ada))
+		require.NotEqual(t, http.StatusOK, other.revoke(tok.RefreshToken, "access_token").StatusCode, "another client's token")
+		_, err = r.refresh(tok.RefreshToken)
+		require.NoError(t, err, "another client cannot revoke it")
+	})
+}

@@ -1,0 +1,95 @@
+package openidprovider
+
+import (
+	"io"
+	"net/http"
+)
+
+// refusals makes the library's refusals, and its answers' caching, what
+// the RFCs say where the library does not:
+//   - token, revocation, introspection (RFC 6749 §5): never cached
+//     (Cache-Control: no-store, Pragma: no-cache; the library sets
+//     neither, and a shared cache could keep tokens), and a failed client
+//     authentication one answer, 401 invalid_client as JSON with a
+//     WWW-Authenticate header naming Basic (§5.2). The library answered
+//     it without the header, and at introspection as text carrying its
+//     internal error, which told an unknown client id from a wrong secret.
+//   - userinfo (RFC 6750, OpenID Connect Core §5.3.3): not cached
+//     (personal data); an access token that is revoked, expired, of a
+//     deleted user or of an ended sign-in, which the library answers 403
+//     with an empty body, is 401 invalid_token with a WWW-Authenticate
+//     header, a relying party's cue to refresh or sign the user in again;
+//     its other 401s (no token, one it cannot open) get the header too.
+//   - end_session, a browser's endpoint: an unknown client_id is a 400
+//     like its other refusals, not the token endpoint's 401.
+func refusals(next http.Handler, realm string) http.Handler {
+	client := refusal{status: http.StatusUnauthorized, body: invalidClient, challenge: `Basic realm="` + realm + `"`, noStore: true}
+	byPath := map[string]refusal{
+		"/" + endpoints["token"]:         client,
+		"/" + endpoints["revocation"]:    client,
+		"/" + endpoints["introspection"]: client,
+		"/" + endpoints["userinfo"]: {status: http.StatusUnauthorized, body: invalidToken, challenge: `Bearer error="invalid_token"`,
+			noStore: true, forbidden: true},
+		"/" + endpoints["end_session"]: {status: http.StatusBadRequest, body: unknownClient},
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ref, ok := byPath[r.URL.Path]
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if ref.noStore {
+			h := w.Header()
+			h.Set("Cache-Control", "no-store")
+			h.Set("Pragma", "no-cache")
+		}
+		next.ServeHTTP(&refusingWriter{ResponseWriter: w, refusal: ref}, r)
+	})
+}
+
+// The bodies of the refusals.
+const (
+	invalidClient = `{"error":"invalid_client","error_description":"client authentication failed"}`
+	invalidToken  = `{"error":"invalid_token"}`
+	unknownClient = `{"error":"invalid_request","error_description":"unknown client"}`
+)
+
+// refusal is what the library's 401 (and 403, when forbidden) becomes at
+// an endpoint: status, JSON body and WWW-Authenticate challenge ("":
+// none); noStore marks the endpoint's answers not to be cached.
+type refusal struct {
+	status             int
+	body, challenge    string
+	noStore, forbidden bool
+}
+
+// refusingWriter writes the refusal in place of the library's and drops
+// the body the library writes after it.
+type refusingWriter struct {
+	http.ResponseWriter
+	refusal
+	refused bool
+}
+
+func (w *refusingWriter) WriteHeader(code int) {
+	if code != http.StatusUnauthorized && !(w.forbidden && code == http.StatusForbidden) {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.refused = true
+	h := w.Header()
+	if w.challenge != "" {
+		h.Set("WWW-Authenticate", w.challenge)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Del("Content-Length")
+	w.ResponseWriter.WriteHeader(w.status)
+	_, _ = io.WriteString(w.ResponseWriter, w.body)
+}
+
+func (w *refusingWriter) Write(p []byte) (int, error) {
+	if w.refused {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
