@@ -22,9 +22,18 @@ func (s *Service) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string,
 	return nil
 }
 
-// SetUserinfoFromRequest fills an ID token's claims from the scopes.
+// SetUserinfoFromRequest fills an ID token's claims from the scopes. A
+// refresh's ID token gets the acr of its sign-in here, as its amr and
+// auth_time are kept (OpenID Connect Core §12.2): the library sets acr
+// from an authorization request only.
 func (s *Service) SetUserinfoFromRequest(ctx context.Context, info *oidc.UserInfo, req op.IDTokenRequest, scopes []string) error {
-	return s.fillUserinfo(ctx, info, req.GetSubject(), scopes)
+	if err := s.fillUserinfo(ctx, info, req.GetSubject(), scopes); err != nil {
+		return err
+	}
+	if r, ok := req.(*refreshRequest); ok {
+		info.AppendClaims("acr", acr(r.GetAMR()))
+	}
+	return nil
 }
 
 // SetUserinfoFromToken answers /userinfo for an active access token.
