@@ -47,7 +47,7 @@ func (h *Handler) renderEmailChange(c echo.Context, rq *web.Request, token, addr
 // postEmailChange spends the link and moves the account to its address.
 func (h *Handler) postEmailChange(c echo.Context, rq *web.Request) error {
 	token := rq.Form.Get("token")
-	_, err := h.rules.ApplyEmailChange(h.kit.MailContext(c, rq), token)
+	_, err := h.rules.ApplyEmailChange(h.kit.MailContext(c, rq), h.browser(c), token)
 	if err != nil {
 		if _, ok := refusalOf(err); !ok {
 			return err

@@ -3,6 +3,7 @@ package accounts_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,11 +126,18 @@ func TestEmailChangeRules(t *testing.T) {
 	if addr, err := w.rules.PendingEmailChange(ctx, token); err != nil || addr != "ada.new@example.com" {
 		t.Fatalf("pending: %q %v", addr, err)
 	}
-	if _, err := w.rules.ApplyEmailChange(ctx, token); err != nil {
+	b := &addressBrowser{}
+	if _, err := w.rules.ApplyEmailChange(ctx, b, token); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.rules.ApplyEmailChange(ctx, token); !errors.Is(err, accounts.ErrDeadLink) {
+	if want := []string{u.ID + " ada.new@example.com"}; !slices.Equal(b.changed, want) {
+		t.Fatalf("the sessions followed %v, want %v", b.changed, want)
+	}
+	if _, err := w.rules.ApplyEmailChange(ctx, b, token); !errors.Is(err, accounts.ErrDeadLink) {
 		t.Fatalf("a spent link: %v", err)
+	}
+	if len(b.changed) != 1 {
+		t.Fatalf("a spent link changed sessions: %v", b.changed)
 	}
 	if !strings.HasPrefix(w.mail.sent[len(w.mail.sent)-1], "email-changed ada@example.com ada.new@example.com") {
 		t.Fatalf("the old address is told: %v", w.mail.sent)
@@ -151,8 +159,12 @@ func TestNoticesGoOutWhenTheCallerLeft(t *testing.T) {
 	token := strings.Fields(w.mail.sent[len(w.mail.sent)-1])[2]
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := w.rules.ApplyEmailChange(gone, token); err != nil {
+	b := &addressBrowser{}
+	if _, err := w.rules.ApplyEmailChange(gone, b, token); err != nil {
 		t.Fatal(err)
+	}
+	if len(b.changed) != 1 {
+		t.Fatalf("the sessions did not follow the change: %v", b.changed)
 	}
 	w.rules.TellTwoFactor(gone, u, accounts.TwoFactorTurnedOn, 0)
 	w.rules.TellMethodAdded(gone, u, "gh", "GitHub")
@@ -163,6 +175,18 @@ func TestNoticesGoOutWhenTheCallerLeft(t *testing.T) {
 			t.Fatalf("notices sent: %v", w.mail.sent)
 		}
 	}
+}
+
+// addressBrowser records the address changes its sessions followed; like
+// the real strategies' writes, it fails in a cancelled context.
+type addressBrowser struct{ changed []string }
+
+func (b *addressBrowser) AddressChanged(ctx context.Context, userID, addr string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	b.changed = append(b.changed, userID+" "+addr)
+	return 1, nil
 }
 
 func TestDeleteAccountRules(t *testing.T) {

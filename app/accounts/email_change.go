@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/finish"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -87,7 +88,7 @@ func (s *Service) PendingEmailChange(ctx context.Context, token string) (string,
 // meanwhile is ErrAddressTaken with the link left unspent. Linked
 // identities stay with the user: nothing moves between users by e-mail.
 // The old address is told.
-func (s *Service) ApplyEmailChange(ctx context.Context, token string) (string, error) {
+func (s *Service) ApplyEmailChange(ctx context.Context, b AddressBrowser, token string) (string, error) {
 	var old, addr, uid string
 	_, _, err := signin.FindLink(s.links(purposeEmailChange), token, func(hash string) (string, error) {
 		var err error
@@ -106,9 +107,38 @@ func (s *Service) ApplyEmailChange(ctx context.Context, token string) (string, e
 		s.UserChanged()
 	}
 	s.Log.Info("e-mail address changed", "user", uid, "to", email.Mask(addr))
+	s.sessionsFollow(ctx, b, uid, addr)
 	if old != "" && s.Mail != nil {
 		s.notify(ctx, old, "e-mail address changed, but the notice to the old address failed",
 			func(ctx context.Context) error { return s.Mail.EmailChanged(ctx, old, addr) }, "user", uid)
 	}
 	return addr, nil
+}
+
+// AddressBrowser is the browser that confirms an e-mail change.
+type AddressBrowser interface {
+	// AddressChanged makes the sessions that carry the address in their
+	// token follow the change (session.Browser.AddressChanged): the
+	// browser's own, when it is the user's, names the new address; the
+	// user's others end. It returns how many ended.
+	AddressChanged(ctx context.Context, userID, addr string) (int64, error)
+}
+
+// sessionsFollow has the user's sessions follow an address change that
+// has committed, to its end whether or not the browser waits: a session
+// left naming the old address would pass it to forward-auth, and to its
+// access rules, after another user may have taken it. A failure is
+// logged; the change stands.
+func (s *Service) sessionsFollow(ctx context.Context, b AddressBrowser, userID, addr string) {
+	ctx, cancel := finish.Detached(ctx)
+	defer cancel()
+	n, err := b.AddressChanged(ctx, userID, addr)
+	if err != nil {
+		s.Log.ErrorContext(ctx, "e-mail address changed, but sessions naming the old one were not ended", "user", userID, "err", err)
+		return
+	}
+	if n > 0 {
+		s.Log.Info("sessions naming the old address ended", "user", userID, "ended", n)
+		s.reloadRevocations(ctx)
+	}
 }
