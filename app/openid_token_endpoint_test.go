@@ -97,3 +97,20 @@ func TestOpenIDRevokeFindsTheTokenWhateverTheHint(t *testing.T) {
 		require.NoError(t, err, "another client cannot revoke it")
 	})
 }
+
+// TestOpenIDSelectAccount: prompt=select_account (OpenID Connect Core
+// §3.1.2.1) shows the page that names the signed-in account and offers
+// another — for a first-party client too, which otherwise gets its code
+// at once — and its "Allow" is the choice; it was ignored and the code
+// issued for whoever was signed in.
+func TestOpenIDSelectAccount(t *testing.T) {
+	eachOP(t, nil, func(t *testing.T, e *env) {
+		c := e.signedIn(ada)
+		r := e.relyingParty("tool", rpSecret)
+		page, a := r.authorize(c, "prompt", "select_account")
+		require.Equal(t, http.StatusOK, page.StatusCode, "no page: %s", page.location())
+		require.Contains(t, page.body, ada)
+		_, _, err := r.exchange(r.codeFrom(e.consent(c, page, "allow"), a), a)
+		require.NoError(t, err)
+	})
+}

@@ -120,15 +120,24 @@ func (s *Service) Next(ctx context.Context, p *Pending, who *Who) (Step, error) 
 		}
 		return StepSignIn, nil
 	}
+	signedInHere := p.LoginAsked != nil && who.SignedIn.Unix() >= p.LoginAsked.Unix()
 	if p.MaxAge != nil {
 		age := s.now().Sub(who.SignedIn)
-		fresh := p.LoginAsked != nil && who.SignedIn.Unix() >= p.LoginAsked.Unix()
-		if age > time.Duration(*p.MaxAge)*time.Second && !fresh {
+		if age > time.Duration(*p.MaxAge)*time.Second && !signedInHere {
 			if none {
 				return 0, oidc.ErrLoginRequired()
 			}
 			return StepSignIn, nil
 		}
+	}
+	// prompt=select_account (Core §3.1.2.1): the consent page names the
+	// signed-in account and offers another; its "Allow" is the choice. A
+	// sign-in this request sent the browser to was the choice already.
+	if slices.Contains(p.Prompt, oidc.PromptSelectAccount) && !signedInHere {
+		if none {
+			return 0, errAccountSelectionRequired()
+		}
+		return StepConsent, nil
 	}
 	if !p.Client.FirstParty {
 		granted, err := s.consented(ctx, who.UserID, p)
@@ -189,6 +198,12 @@ func (s *Service) complete(ctx context.Context, p *Pending, who *Who) error {
 		return ErrPendingGone
 	}
 	return nil
+}
+
+// errAccountSelectionRequired is OpenID Connect Core §3.1.2.6's
+// account_selection_required, which the library has no constructor for.
+func errAccountSelectionRequired() *oidc.Error {
+	return &oidc.Error{ErrorType: "account_selection_required", Description: "the user must choose an account"}
 }
 
 // errConsentRequired is OpenID Connect Core §3.1.2.6's consent_required,
