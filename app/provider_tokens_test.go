@@ -173,6 +173,21 @@ func TestProviderTokenRefusals(t *testing.T) {
 		})
 		require.Equal(t, http.StatusOK, e.token(e.client, "idp").StatusCode)
 		requireCode(e.token(e.client, "idp", "Authorization", "Bearer "+clientSecret), http.StatusForbidden, "AccessDenied")
+		// Behind an ingress listed in trusted_proxies every browser's
+		// request comes from a trusted peer: a same-origin fetch (no
+		// Origin header) by a script on the app's origin got the token.
+		// A request the proxy forwarded, or a browser's, is no backend.
+		for name, headers := range map[string][]string{
+			"same-origin fetch": {"Sec-Fetch-Site", "same-origin", "Sec-Fetch-Mode", "cors"},
+			"forwarded for":     {"X-Forwarded-For", "203.0.113.7"},
+			"forwarded":         {"Forwarded", "for=203.0.113.7"},
+			"real ip":           {"X-Real-IP", "203.0.113.7"},
+			"navigation":        {"Sec-Fetch-Mode", "navigate"},
+		} {
+			r := e.token(e.client, "idp", headers...)
+			require.Equal(t, http.StatusForbidden, r.StatusCode, "%s: %s", name, r.body)
+			require.Equal(t, "AccessDenied", r.json(t)["error"], name)
+		}
 	})
 }
 

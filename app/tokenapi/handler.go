@@ -122,7 +122,9 @@ func (h *Handler) token(c echo.Context) error {
 
 // refusal says why r may not have a token ("" when it may): a browser's
 // Origin that is not the service's or an allowed one, a wrong client
-// secret, or neither the secret nor a trusted proxy's address.
+// secret, or neither the secret nor a trusted proxy's address — the
+// backend's own request, not one a proxy forwarded nor a browser's (see
+// forwardedOrBrowser).
 func (h *Handler) refusal(r *http.Request) string {
 	if o := r.Header.Get("Origin"); o != "" {
 		if _, ok := h.origins.Resolve(o + "/"); !ok {
@@ -136,9 +138,32 @@ func (h *Handler) refusal(r *http.Request) string {
 		return ""
 	}
 	if h.proxies.Peer(r.RemoteAddr) {
+		if forwardedOrBrowser(r) {
+			return "a trusted proxy's peer, but a forwarded or a browser's request"
+		}
 		return ""
 	}
 	return "neither the client secret nor a trusted proxy"
+}
+
+// forwardedOrBrowser reports whether r, from a trusted peer, is a request
+// that peer forwarded (X-Forwarded-For, Forwarded, X-Real-IP) or a browser's (any
+// Sec-Fetch-* header, which every current browser sends and scripts
+// cannot remove). latchkey behind an ingress listed in trusted_proxies
+// sees every browser's request from that peer, and a same-origin fetch
+// carries no Origin: without this, a script on the app's origin (one
+// XSS) read the user's provider token. A backend reaching latchkey
+// through such a proxy sends the client secret instead.
+func forwardedOrBrowser(r *http.Request) bool {
+	if r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("Forwarded") != "" || r.Header.Get("X-Real-Ip") != "" {
+		return true
+	}
+	for name := range r.Header {
+		if strings.HasPrefix(name, "Sec-Fetch-") {
+			return true
+		}
+	}
+	return false
 }
 
 func fail(c echo.Context, status int, code string) error {
