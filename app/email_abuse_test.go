@@ -38,6 +38,9 @@ func TestEmailNormalisation(t *testing.T) {
 	for _, in := range []string{
 		"", "alice", "alice@localhost", "a@b@example.com", `"a"@example.com`, "a b@example.com",
 		"alice@example.com\r\nBcc: victim@example.org", "@example.com", "alice@",
+		// Not UTF-8 (%ff, %fe): refused, not mailed to the U+FFFD address
+		// lower-casing would make of both.
+		"\xff@example.com", "\xfe@example.com", "alice@exa\xffmple.com", "ali\x00ce@example.com",
 	} {
 		e.requireError(e.requestLink(e.browser(), in, nil), "EmailSignin")
 	}

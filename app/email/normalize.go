@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -24,8 +25,13 @@ const maxAddressLen = 320
 // '"', lower-case, the domain cut at the first ",", and a domain with a dot
 // (user@localhost is rejected). Beyond v4 it also rejects whitespace and
 // control characters inside the address and over-long input, which would
-// otherwise reach the SMTP envelope and the database.
+// otherwise reach the SMTP envelope and the database, and input that is not
+// UTF-8: lower-casing turns each bad byte into U+FFFD, so %fe@x and %ff@x
+// would silently become one address that no one typed.
 func Normalize(raw string) (string, error) {
+	if !utf8.ValidString(raw) {
+		return "", ErrInvalidAddress
+	}
 	s := strings.TrimSpace(norm.NFKC.String(raw))
 	if strings.Count(s, "@") != 1 || strings.Contains(s, `"`) || len(s) > maxAddressLen {
 		return "", ErrInvalidAddress

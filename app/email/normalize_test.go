@@ -37,6 +37,11 @@ func TestNormalize(t *testing.T) {
 		"ali ce@example.com",    // inner space
 		"alice@exa\r\nmple.com", // header injection attempt
 		"alice@example.com\x00", // control character (TrimSpace keeps NUL)
+		"\x00alice@example.com", //
+		"\xff@example.com",      // not UTF-8: lower-casing would make it U+FFFD
+		"alice@exa\xfemple.com", //
+		"\xc3@example.com",      // a cut multi-byte sequence
+		"ali\u0007ce@example.com",
 		strings.Repeat("a", 320) + "@example.com",
 	}
 	for _, in := range bad {
