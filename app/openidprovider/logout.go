@@ -10,6 +10,10 @@ import (
 	"github.com/latchkey-auth/latchkey/views"
 )
 
+// deadLogout is the dead-link page of a logout request that does not open
+// (forged, truncated, or older than openid.LogoutTTL).
+func deadLogout(cause error) error { return deadLink("logout request", cause) }
+
 // getLogout is where an application's logout request (end_session) hands
 // the browser over. A browser signed in as the id_token_hint's subject is
 // signed out at once (the application proved which session it means);
@@ -18,7 +22,7 @@ import (
 func (h *Handler) getLogout(c echo.Context, rq *web.Request) error {
 	l, err := h.rules.OpenLogout(c.QueryParam("logout"))
 	if err != nil {
-		return gone(err)
+		return deadLogout(err)
 	}
 	who, err := h.who(c)
 	if err != nil {
@@ -45,7 +49,7 @@ func (h *Handler) getLogout(c echo.Context, rq *web.Request) error {
 func (h *Handler) postLogout(c echo.Context, rq *web.Request) error {
 	l, err := h.rules.OpenLogout(rq.Form.Get("logout"))
 	if err != nil {
-		return gone(err)
+		return deadLogout(err)
 	}
 	who, err := h.who(c)
 	if err != nil {

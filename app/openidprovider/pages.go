@@ -16,8 +16,12 @@ import (
 
 // gone is the page of an authorization request that is unknown, expired or
 // complete (a bookmarked or replayed link): nothing happens.
-func gone(cause error) error {
-	return web.Notice(http.StatusBadRequest, views.PasswordNotice{Heading: "DeadLinkHeading", Lines: []string{"DeadLink"}}, "authorization request", cause)
+func gone(cause error) error { return deadLink("authorization request", cause) }
+
+// deadLink is the dead-link page (400) of the step what names in the log:
+// a refusal, logged as a warning (web.Kit's logCause), not an error.
+func deadLink(what string, cause error) error {
+	return web.Notice(http.StatusBadRequest, views.PasswordNotice{Heading: "DeadLinkHeading", Lines: []string{"DeadLink"}}, what, cause)
 }
 
 // waiting reads the authorization request id (one still waiting: else the

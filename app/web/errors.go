@@ -132,12 +132,20 @@ func (k *Kit) Fail(c echo.Context, rq *Request, err error) error {
 }
 
 // logCause logs a page or JSON failure's cause once (nothing when it has
-// none: a dead link or a refusal is an answer, not an incident).
+// none). A 4xx with a cause (a dead link: an unknown or replayed
+// authorization request, a forged logout request) is a refusal, an answer
+// and not an incident: it is a warning, as Fail writes the NextAuth
+// codes' refusals, so anyone who can send a request cannot fill the error
+// log; the 5xx (a database or mail server that failed) are errors.
 func (k *Kit) logCause(c echo.Context, e *Error) {
 	if e.Cause == nil {
 		return
 	}
-	logs.RequestFailed(k.log, slog.LevelError, e.Cause, "request failed", "path", c.Request().URL.Path, "step", e.What, "err", e.Cause, "request_id", RequestID(c))
+	level := slog.LevelError
+	if e.Status >= 400 && e.Status < 500 {
+		level = slog.LevelWarn
+	}
+	logs.RequestFailed(k.log, level, e.Cause, "request failed", "path", c.Request().URL.Path, "step", e.What, "err", e.Cause, "request_id", RequestID(c))
 }
 
 // NotSupported is the answer to a route that is off (a page whose flow the
