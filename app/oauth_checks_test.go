@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -246,6 +247,24 @@ func TestOAuthFormPostCallbackWithoutCookies(t *testing.T) {
 	res = s.get(res.Header.Get("Location"))
 	require.Equal(t, e.origin+"/home", res.Header.Get("Location"))
 	require.Equal(t, "fp@example.com", userEmail(e.session(e.client)))
+}
+
+// TestOAuthFormPostBounceBodyLimits: the form_post bounce reads the body
+// itself (no cookies, so before the usual request setup) and answers as
+// every POST route does: 413 over server.max_body_bytes, with or without
+// a Content-Length, 400 for a body that is not a form, and no redirect.
+func TestOAuthFormPostBounceBodyLimits(t *testing.T) {
+	e := startOIDC(t, nil, nil)
+	form := "application/x-www-form-urlencoded"
+	huge := "code=x&state=y&pad=" + strings.Repeat("a", 5<<20)
+	res := e.rawDo(http.MethodPost, "/callback/idp", "", strings.NewReader(huge), "Content-Type", form)
+	require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
+	require.Empty(t, res.location())
+	res = e.rawDo(http.MethodPost, "/callback/idp", "", io.MultiReader(strings.NewReader(huge)), "Content-Type", form)
+	require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, "chunked")
+	res = e.rawDo(http.MethodPost, "/callback/idp", "", strings.NewReader("code=%zz"), "Content-Type", form)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	require.Empty(t, res.location())
 }
 
 func TestOAuthJSONModeAndAuthorizationParams(t *testing.T) {

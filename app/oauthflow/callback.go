@@ -114,7 +114,7 @@ func (h *Handler) FormPostBounce(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		r.Body = http.MaxBytesReader(c.Response(), r.Body, h.maxBodyBytes)
 		if err := r.ParseForm(); err != nil {
-			return echo.NewHTTPError(http.StatusBadRequest, "malformed request body")
+			return web.BodyError(err) // 413 over server.max_body_bytes, as every POST route
 		}
 		q := url.Values{}
 		for _, k := range []string{"code", "state", "error", "error_description", "iss"} {
