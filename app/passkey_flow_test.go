@@ -158,6 +158,30 @@ func TestPasskeyRegisterAndSignIn(t *testing.T) {
 	}
 }
 
+// TestPasskeyNameIsCleaned: a passkey named with a NUL, a control
+// character or bytes that are not UTF-8, at registration or by renaming,
+// is stored under the cleaned name (signin.PasskeyName) on every backend:
+// PostgreSQL answered such a name with a 500, SQLite stored it as sent.
+func TestPasskeyNameIsCleaned(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			e := startPasskeys(t, b, nil)
+			c := e.browser()
+			uid := e.emailSignIn(c, "ada@example.com")
+			e.addPasskey(c, e.newKey(), "Yubi\x00key\x1b \xff")
+			list := e.passkeysOf(uid)
+			require.Len(t, list, 1)
+			require.Equal(t, "Yubikey \uFFFD", list[0].Name)
+
+			res := e.post(c, "/passkeys/rename", url.Values{"csrfToken": {e.csrf(c)}, "id": {list[0].ID}, "name": {"Work\x00 \xfelaptop\x7f"}})
+			require.Equal(t, e.base+"/passkeys", res.location(), res.body)
+			require.Equal(t, "Work \uFFFDlaptop", e.passkeysOf(uid)[0].Name)
+			require.Contains(t, e.get(c, "/passkeys").body, "value=\"Work \uFFFDlaptop\"")
+		})
+	}
+}
+
 // GET /providers lists the passkey provider as Auth.js v5 does, and the
 // sign-in page offers it (hidden until the script shows it) and passkey
 // autofill on the e-mail field, with a CSP that allows only latchkey's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/latchkey-auth/latchkey/app/passkey"
 	"github.com/latchkey-auth/latchkey/app/twofactor"
@@ -157,8 +158,18 @@ func (s *Service) RemovePasskey(ctx context.Context, userID, id string, emailSig
 const maxPasskeyName = 64
 
 // PasskeyName is the name a passkey is stored under: the user's, trimmed
-// and cut to 64 characters, or "Passkey" and the date.
+// and cut to 64 characters, or "Passkey" and the date. Bytes that are not
+// UTF-8 become U+FFFD and control characters other than white space
+// (NUL, ESC, DEL, ...) are dropped: the name is shown on pages and
+// stored as text, which PostgreSQL refuses with a NUL or bad bytes in it
+// (a 500), and SQLite would keep as typed.
 func PasskeyName(name string, now time.Time) string {
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(name, "\uFFFD"))
 	name = strings.Join(strings.Fields(name), " ")
 	if r := []rune(name); len(r) > maxPasskeyName {
 		name = string(r[:maxPasskeyName])
