@@ -229,6 +229,46 @@ func TestTwoFactorPendingStepLimits(t *testing.T) {
 	require.NotContains(t, e.logs.String(), secret)
 }
 
+// TestTwoFactorMalformedCodesSpendNothing: input that cannot be a code
+// (not six digits, not a recovery code's shape) is refused as a wrong
+// code is, TwoFactorInvalid, but spends neither the pending step's five
+// attempts nor a step towards the user's backoff, at enrolment and at
+// sign-in: after more of them than either limit allows, the right code
+// still signs in.
+func TestTwoFactorMalformedCodesSpendNothing(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startTwoFactor(t, backend{name: "database", strategy: config.StrategyDatabase, postgres: pg}, func(c *config.Config) {
+			c.TwoFactor.Mode, c.TwoFactor.RequiredFor = config.TwoFactorRequired, []string{"example.com"}
+		})
+		e.addPasswordUser("ada@example.com", goodPassword, true)
+		malformed := []string{"", "abcdef", "12345", "1234567", "12 34 56", "aaaa-aaaa-aa", "abcd-efgh-ijk1"}
+
+		c := e.browser()
+		e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", goodPassword), "TwoFactorSetupRequired")
+		secret := e.secretOf(e.get(c, "/account/two-factor").body)
+		for _, in := range append(malformed, "abcd-efgh-ijkl") { // a recovery code's shape is no code at enrolment
+			res := e.form(c, "/account/two-factor/enable", "code", in)
+			require.Equal(t, http.StatusFound, res.StatusCode, "%q: %s", in, res.body)
+			require.Contains(t, res.location(), "error=TwoFactorInvalid", in)
+		}
+		res := e.form(c, "/account/two-factor/enable", "code", e.code(secret))
+		require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+		addr, _ := e.sessionUser(c)
+		require.Equal(t, "ada@example.com", addr)
+		e.nextStep()
+
+		c = e.browser()
+		e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", goodPassword), "TwoFactorRequired")
+		for _, in := range malformed {
+			e.requireCodeRefused(e.postCode(c, in), http.StatusUnauthorized, "TwoFactorInvalid")
+		}
+		res = e.postCode(c, e.code(secret))
+		require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+		addr, _ = e.sessionUser(c)
+		require.Equal(t, "ada@example.com", addr)
+	})
+}
+
 // A passkey whose authenticator verified the user is two factors: no code.
 func TestTwoFactorPasskeySkipsTheCode(t *testing.T) {
 	e := startMail(t, envOpts{clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}, config: twoFactorConfig(func(c *config.Config) {

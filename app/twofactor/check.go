@@ -23,7 +23,8 @@ type Used struct {
 // step is recorded, a recovery code spent, atomically, so a replay — from
 // this instance or another — is refused). A wrong code counts towards the
 // user's backoff; while it lasts every code is refused (ErrThrottled)
-// without being checked.
+// without being checked. Input that cannot be a code (wellFormed) is
+// refused as a wrong code is, without counting.
 func (s *Service) CheckCode(ctx context.Context, userID, code string) (Used, error) {
 	row, err := s.inForce(ctx, userID)
 	if err != nil {
@@ -34,6 +35,9 @@ func (s *Service) CheckCode(ctx context.Context, userID, code string) (Used, err
 		return Used{}, ErrThrottled
 	}
 	code = strings.TrimSpace(code)
+	if !wellFormed(code) {
+		return Used{}, ErrInvalidCode
+	}
 	if isCode(code) {
 		secret, err := s.open(row.Secret)
 		if err != nil {
@@ -65,6 +69,22 @@ func (s *Service) CheckCode(ctx context.Context, userID, code string) (Used, err
 		return Used{}, fmt.Errorf("count a wrong code: %w", err)
 	}
 	return Used{}, ErrInvalidCode
+}
+
+// wellFormed reports whether code could be one of a user's codes at all:
+// six digits, or a recovery code's shape (normalizeRecovery). Anything
+// else — empty, a NUL, bytes that are not UTF-8, letters, the wrong
+// length — is a slip or junk, never a guess that could have matched, so
+// it spends neither an attempt of the pending step nor a step towards the
+// user's backoff: counting it would let a user's slips void the step and
+// start the backoff, and would slow no one guessing real codes.
+func wellFormed(code string) bool {
+	code = strings.TrimSpace(code)
+	if isCode(code) {
+		return true
+	}
+	_, ok := normalizeRecovery(code)
+	return ok
 }
 
 // inForce is the user's confirmed two-factor row; ErrNotOn when none.

@@ -74,15 +74,16 @@ func (s *Service) Confirm(ctx context.Context, userID, code string) ([]string, e
 	if row.BlockedUntil != nil && row.BlockedUntil.After(now) {
 		return nil, ErrThrottled
 	}
+	if !isCode(code) { // not six digits: refused, not counted (wellFormed)
+		return nil, ErrInvalidCode
+	}
 	secret, err := s.open(row.Secret)
 	if err != nil {
 		return nil, err
 	}
-	var step int64
-	if isCode(code) {
-		if step, err = matchStep(secret, code, now); err != nil {
-			return nil, err
-		}
+	step, err := matchStep(secret, code, now)
+	if err != nil {
+		return nil, err
 	}
 	if step == 0 {
 		if err := s.Store.TwoFactorFailed(ctx, userID, now, backoff); err != nil {

@@ -119,8 +119,9 @@ func TestWrongCodesBackOffPerUser(t *testing.T) {
 	s := newService(t, newMemStore(), optional(), c)
 	secret, _ := enrolled(t, s, c, "u1")
 	c.add(time.Minute)
-	for i := range 5 {
-		if _, err := s.CheckCode(ctx, "u1", "abcdef"); !errors.Is(err, ErrInvalidCode) {
+	wrong := wrongCode(t, secret, c.now())
+	for i, wrong := range []string{wrong, "aaaa-aaaa-aaaa", wrong, "2222 2222 2222", wrong} { // each of a code's shape
+		if _, err := s.CheckCode(ctx, "u1", wrong); !errors.Is(err, ErrInvalidCode) {
 			t.Fatalf("wrong code %d: %v", i, err)
 		}
 	}
@@ -257,7 +258,7 @@ func TestFinishPendingStep(t *testing.T) {
 	// Five tries per step, then it is void even for the right code.
 	step = hold()
 	for range MaxAttempts {
-		_, _ = s.Finish(ctx, step, "zzzz")
+		_, _ = s.Finish(ctx, step, wrongCode(t, secret, c.now()))
 	}
 	c.add(3 * time.Minute) // past the user's backoff
 	if _, err := s.Finish(ctx, step, oathtool.Code(t, secret, c.now())); !errors.Is(err, ErrNoStep) {
@@ -274,6 +275,72 @@ func TestFinishPendingStep(t *testing.T) {
 	}
 	if _, err := s.Finish(ctx, "", "123456"); !errors.Is(err, ErrNoStep) {
 		t.Fatalf("no cookie: %v", err)
+	}
+}
+
+// malformed is input that cannot be a code: not six digits, not a
+// recovery code's shape.
+var malformed = []string{"", "   ", "\x00", "\xff", "\xff\xfe\xfd\xfc\xfb\xfa", "abcdef", "12345", "1234567", "12345a", "123 456", "12345\x00", "aaaa-aaaa-aaa", "aaaa-aaaa-aaa1", strings.Repeat("9", 4000)}
+
+// wrongCode is six digits that none of the codes accepted at now are.
+func wrongCode(t *testing.T, secret string, now time.Time) string {
+	t.Helper()
+	near := map[string]bool{}
+	for _, d := range []time.Duration{-30 * time.Second, 0, 30 * time.Second} {
+		near[oathtool.Code(t, secret, now.Add(d))] = true
+	}
+	for _, w := range []string{"000000", "111111", "222222", "333333"} {
+		if !near[w] {
+			return w
+		}
+	}
+	t.Fatal("no wrong code")
+	return ""
+}
+
+// TestMalformedCodesSpendNothing: input that cannot be a code is refused
+// as a wrong code is, but spends no attempt of the pending step and no
+// step towards the user's backoff, at sign-in, at enrolment and where a
+// signed-in user types a code: the right code still works after more of
+// them than either limit allows.
+func TestMalformedCodesSpendNothing(t *testing.T) {
+	ctx, c := context.Background(), startClock()
+	s := newService(t, newMemStore(), optional(), c)
+	secret, _ := enrolled(t, s, c, "u1")
+	c.add(time.Minute)
+	d, err := s.Gate(ctx, user("u1", "a@x.test"), FirstFactor{UserID: "u1", Provider: "idp", Methods: []string{MethodFederated}}, "")
+	if err != nil || d.Step == nil {
+		t.Fatal("no step", err)
+	}
+	for _, in := range malformed {
+		if _, err := s.Finish(ctx, d.Step.Cookie, in); !errors.Is(err, ErrInvalidCode) {
+			t.Fatalf("Finish(%q): %v", in, err)
+		}
+		if _, err := s.CheckCode(ctx, "u1", in); !errors.Is(err, ErrInvalidCode) {
+			t.Fatalf("CheckCode(%q): %v", in, err)
+		}
+	}
+	if _, err := s.Finish(ctx, d.Step.Cookie, oathtool.Code(t, secret, c.now())); err != nil {
+		t.Fatalf("the right code after %d malformed ones: %v", len(malformed), err)
+	}
+
+	// Enrolment takes six digits only: a recovery code's shape is no code there.
+	s = newService(t, newMemStore(), required(Policy{}), c)
+	d, err = s.Gate(ctx, user("u2", "b@x.test"), FirstFactor{UserID: "u2", Provider: "email", Methods: []string{MethodEmail}}, "")
+	if err != nil || d.Step == nil || !d.Step.Enrol {
+		t.Fatal("required: enrolment step", err)
+	}
+	e, err := s.Enrol(ctx, "u2", "b@x.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range append(malformed, "aaaa-aaaa-aaaa") {
+		if _, _, err := s.FinishEnrolment(ctx, d.Step.Cookie, in); !errors.Is(err, ErrInvalidCode) {
+			t.Fatalf("FinishEnrolment(%q): %v", in, err)
+		}
+	}
+	if _, _, err := s.FinishEnrolment(ctx, d.Step.Cookie, oathtool.Code(t, e.Secret, c.now())); err != nil {
+		t.Fatalf("the right code after malformed ones: %v", err)
 	}
 }
 

@@ -90,11 +90,11 @@ type Completed struct {
 }
 
 // Finish completes the browser's pending step with a code: the step must
-// be live and have attempts left (each try counts, across instances), the
-// code right (CheckCode), and the step is then spent, so it completes at
-// most once.
+// be live and have attempts left (each try counts, across instances, but
+// input that cannot be a code: wellFormed), the code right (CheckCode),
+// and the step is then spent, so it completes at most once.
 func (s *Service) Finish(ctx context.Context, cookie, code string) (*Completed, error) {
-	st, err := s.attempt(ctx, cookie, false)
+	st, err := s.attempt(ctx, cookie, false, wellFormed(code))
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (s *Service) Finish(ctx context.Context, cookie, code string) (*Completed, 
 // user's new secret (Confirm) and the step is spent. It returns the
 // recovery codes to show once.
 func (s *Service) FinishEnrolment(ctx context.Context, cookie, code string) (*Completed, []string, error) {
-	st, err := s.attempt(ctx, cookie, true)
+	st, err := s.attempt(ctx, cookie, true, isCode(code))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,8 +126,10 @@ func (s *Service) FinishEnrolment(ctx context.Context, cookie, code string) (*Co
 	return &Completed{Step: st, Methods: WithSecond(strings.Fields(st.Methods), MethodOTP), Used: Used{Method: MethodOTP}}, codes, nil
 }
 
-// attempt opens the step, checks its kind and counts one attempt.
-func (s *Service) attempt(ctx context.Context, cookie string, enrol bool) (*twofactorstore.SecondStep, error) {
+// attempt opens the step, checks its kind and counts one attempt when
+// counted (false: input that cannot be a code, which spends none, though
+// a step out of attempts stays void for it too).
+func (s *Service) attempt(ctx context.Context, cookie string, enrol, counted bool) (*twofactorstore.SecondStep, error) {
 	st, err := s.Step(ctx, cookie)
 	if err != nil {
 		return nil, err
@@ -137,6 +139,12 @@ func (s *Service) attempt(ctx context.Context, cookie string, enrol bool) (*twof
 			return nil, ErrEnrolFirst
 		}
 		return nil, fmt.Errorf("%w: enrolment posted for a code step", ErrNoStep)
+	}
+	if !counted {
+		if st.Attempts >= MaxAttempts {
+			return nil, fmt.Errorf("%w: out of attempts", ErrNoStep)
+		}
+		return st, nil
 	}
 	ok, err := s.Store.CountSecondStepAttempt(ctx, st.TokenHash, MaxAttempts, s.Now().UTC())
 	if err != nil {
