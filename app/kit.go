@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/latchkey-auth/latchkey/app/accountpages"
 	"github.com/latchkey-auth/latchkey/app/metrics"
 	"github.com/latchkey-auth/latchkey/app/nextauth"
 	"github.com/latchkey-auth/latchkey/app/signin"
@@ -24,6 +25,7 @@ func (w *wiring) buildKit(api *apiAfterKit) *web.Kit {
 		Base: w.base, Log: w.log, Names: w.names, Cookies: w.cookies, CSRF: w.csrf, Policy: w.policy,
 		RedirectHook: w.hooks.Redirect, Langs: w.langs, Theme: w.theme.page, MaxBodyBytes: w.cfg.MaxBodyBytes,
 		OnFailure: api.countFailedSignIn, NewUserPage: w.cfg.Pages.NewUser,
-		OnSignIn: func(provider string) { w.metrics.SignIn(provider, metrics.OutcomeSuccess) },
+		OwnTextRoutes: append(nextauth.OwnTextRoutes(), accountpages.OwnTextRoutes()...),
+		OnSignIn:      func(provider string) { w.metrics.SignIn(provider, metrics.OutcomeSuccess) },
 	})
 }

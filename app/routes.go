@@ -73,7 +73,7 @@ func (m mux) RootAny(path string, h echo.HandlerFunc) {
 
 func (m mux) Protocol(path string, h http.Handler) {
 	full := m.f.basePath + path
-	m.g.Any(path, m.route(full, echo.WrapHandler(h)))
+	m.g.Any(path, m.route(full, m.kit.Protocol(h)))
 	m.checked[full] = true // the handler authenticates its callers
 	m.f.protocol = append(m.f.protocol, strings.TrimSuffix(full, "*"))
 }

@@ -85,6 +85,16 @@ func New(d Deps) *Handler {
 		metrics: d.Metrics, log: d.Log}
 }
 
+// OwnTextRoutes are the password pages, whose answer to a value that is
+// not text (a NUL byte, invalid UTF-8: web.IsText) is their notice, as
+// for any other bad value: a password that cannot be one (and a current
+// password that cannot be right, counting nothing), an address that is
+// not one, a dead link. Passwords and addresses are normalised and links'
+// tokens hashed before anything reaches the database.
+func OwnTextRoutes() []string {
+	return []string{"/signup", "/signup/verify", "/reset", "/reset/confirm", accountPassword}
+}
+
 // Mount registers the account pages' routes.
 func (h *Handler) Mount(m web.Mux) {
 	m.Page("/signup", h.getSignUp)

@@ -90,6 +90,15 @@ func New(d Deps) (*Handler, error) {
 	return h, nil
 }
 
+// OwnTextRoutes are the routes whose answer to a value that is not text
+// (a NUL byte, invalid UTF-8: web.IsText) stays next-auth's: a bad address
+// or password is CredentialsSignin, a bad e-mail token Verification, a bad
+// callbackUrl the origin, as for any other value these routes refuse. None
+// lets such a value reach the database (TestBadTextIsRefusedAtTheEdge).
+func OwnTextRoutes() []string {
+	return []string{"/csrf", "/session", "/signin", "/signin/:provider", "/callback/:provider", "/signout", "/error", "/verify-request"}
+}
+
 // Mount registers the routes. Each POST names its answer to a csrfToken
 // that does not match the cookie (next-auth's differ per route).
 func (h *Handler) Mount(m web.Mux) {

@@ -34,6 +34,10 @@ type Kit struct {
 	onFailure func(c echo.Context, code signin.Code)
 	onSignIn  func(provider string)
 	newUser   string // pages.new_user
+	// ownText are the route patterns (with the base path, as c.Path())
+	// whose handlers answer values that are not text themselves
+	// (KitConfig.OwnTextRoutes).
+	ownText map[string]bool
 
 	// originCallback is the callback-url cookie naming the service origin,
 	// which every first visit is given (initRequest).
@@ -65,6 +69,12 @@ type KitConfig struct {
 	OnSignIn func(provider string)
 	// NewUserPage is pages.new_user: where a new user goes first.
 	NewUserPage string
+	// OwnTextRoutes are route patterns below the base path whose handlers
+	// answer a value that is not text (a NUL byte, invalid UTF-8)
+	// themselves, with a documented answer of their own (next-auth's
+	// error codes), having made sure no such value reaches the database;
+	// every other route's request init refuses it with 400.
+	OwnTextRoutes []string
 }
 
 // NewKit builds the kit.
@@ -73,6 +83,10 @@ func NewKit(kc KitConfig) *Kit {
 		base: kc.Base, log: kc.Log, names: kc.Names, cookies: kc.Cookies, csrf: kc.CSRF, policy: kc.Policy,
 		hook: kc.RedirectHook, langs: kc.Langs, theme: kc.Theme, maxBody: kc.MaxBodyBytes, onFailure: kc.OnFailure,
 		onSignIn: kc.OnSignIn, newUser: kc.NewUserPage,
+	}
+	k.ownText = make(map[string]bool, len(kc.OwnTextRoutes))
+	for _, r := range kc.OwnTextRoutes {
+		k.ownText[k.base.Path+r] = true
 	}
 	if k.hook == nil {
 		k.hook = func(target, _ string) string { return target }

@@ -74,13 +74,18 @@ func (k *Kit) IssueCSRF(w http.ResponseWriter) string {
 }
 
 // initRequest fills rq, a zero Request: its form stays nil (reads as
-// empty) unless a body fills it.
+// empty) unless a body fills it. A form or query value that is not text
+// (IsText) is refused with 400, unless the route answers it itself
+// (KitConfig.OwnTextRoutes).
 func (k *Kit) initRequest(c echo.Context, rq *Request) error {
 	r, w := c.Request(), c.Response()
 	if r.Method == http.MethodPost {
 		if err := k.parseBody(w, r, rq); err != nil {
 			return err
 		}
+	}
+	if !textRequest(c, rq) && !k.ownText[c.Path()] {
+		return errNotText // before any cookie is set or value resolved
 	}
 
 	if tok, sum, found, ok := cookies.ReadCut(r, k.names.CSRF, '|'); ok && found {
@@ -135,9 +140,9 @@ func BodyError(err error) error {
 // parseBody reads a form or JSON body of at most server.max_body_bytes.
 func (k *Kit) parseBody(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, k.maxBody))
+	body, err := k.readBody(w, r)
 	if err != nil {
-		return BodyError(err)
+		return err
 	}
 	switch ct {
 	case "application/json":
@@ -164,6 +169,16 @@ func (k *Kit) parseBody(w http.ResponseWriter, r *http.Request, rq *Request) err
 		rq.Form = form
 	}
 	return nil
+}
+
+// readBody reads r's body whole: 413 past server.max_body_bytes, 400 when
+// it breaks off.
+func (k *Kit) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, k.maxBody))
+	if err != nil {
+		return nil, BodyError(err)
+	}
+	return body, nil
 }
 
 // SetCallbackURL makes target (through the redirect policy) the request's
