@@ -32,6 +32,9 @@ func (s *Service) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 	if err != nil {
 		return nil, err
 	}
+	if err := withinLimits(req); err != nil {
+		return nil, err
+	}
 	if !slices.Contains(req.Scopes, oidc.ScopeOpenID) {
 		return nil, oidc.ErrInvalidScope().WithDescription("the openid scope is required")
 	}
@@ -66,6 +69,36 @@ func (s *Service) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 		return nil, fmt.Errorf("store auth request: %w", err)
 	}
 	return authRequest{row}, nil
+}
+
+// The longest free-text values an authorization request may store: anyone
+// can send one, unauthenticated, and each is kept until the request
+// expires. RFC 7636 fixes code_challenge's length (S256's is 43).
+const (
+	maxState, maxNonce         = 2048, 2048
+	maxLoginHint, maxUILocales = 512, 256
+	minChallenge, maxChallenge = 43, 128
+)
+
+// withinLimits refuses a request with a value over its limit. An oversized
+// state is refused with a 400 of the library's, not sent back to the
+// client in the redirect every other refusal is; the others are the
+// client's invalid_request.
+func withinLimits(req *oidc.AuthRequest) error {
+	if len(req.State) > maxState {
+		return oidc.ErrInvalidRequestRedirectURI().WithDescription("state is longer than %d bytes", maxState)
+	}
+	switch {
+	case len(req.Nonce) > maxNonce:
+		return oidc.ErrInvalidRequest().WithDescription("nonce is longer than %d bytes", maxNonce)
+	case len(req.LoginHint) > maxLoginHint:
+		return oidc.ErrInvalidRequest().WithDescription("login_hint is longer than %d bytes", maxLoginHint)
+	case len(req.UILocales.String()) > maxUILocales:
+		return oidc.ErrInvalidRequest().WithDescription("ui_locales is longer than %d bytes", maxUILocales)
+	case req.CodeChallenge != "" && (len(req.CodeChallenge) < minChallenge || len(req.CodeChallenge) > maxChallenge):
+		return oidc.ErrInvalidRequest().WithDescription("code_challenge must be %d to %d characters", minChallenge, maxChallenge)
+	}
+	return nil
 }
 
 // AuthRequestByID is an unexpired request.
