@@ -245,6 +245,23 @@ func (a apiDriver) openIDAnswers() {
 	require.Equal(t, http.StatusBadRequest, e.get(s2, "/oidc/end_session?client_id=app&post_logout_redirect_uri=http%3A%2F%2Fevil.example%2F").StatusCode)
 	require.Equal(t, http.StatusBadRequest, e.post(s2, "/oidc/end_session", url.Values{"client_id": {"app"}, "post_logout_redirect_uri": {"http://evil.example/"}}).StatusCode)
 
+	// A value that is not text (a NUL byte) is refused where it comes in;
+	// bodies over max_body_bytes get 413 on the endpoints too.
+	bad := func(method, target, body string) int {
+		return e.do(s, a.request(method, target, body, form)).StatusCode
+	}
+	for _, target := range []string{"/oidc/continue?id=%00", "/oidc/authorize/callback?id=%00", "/oidc/logout?logout=%00",
+		"/oidc/end_session?client_id=%00", "/oidc/authorize?client_id=app&response_type=code&scope=openid&redirect_uri=" + url.QueryEscape(rpRedirect) + "&state=%00",
+		"/oidc/authorize?client_id=app&response_type=code&scope=openid&redirect_uri=" + url.QueryEscape(rpRedirect) + "&state=" + strings.Repeat("s", 2049)} {
+		require.Equal(t, http.StatusBadRequest, bad(http.MethodGet, target, ""), target)
+	}
+	require.Equal(t, http.StatusBadRequest, bad(http.MethodPost, "/oidc/consent", "csrfToken="+e.csrf(s)+"&decision=allow&id=%00"))
+	require.Equal(t, http.StatusBadRequest, bad(http.MethodPost, "/revoke-app", "csrfToken="+e.csrf(s)+"&clientId=%00"))
+	for _, p := range []string{"/oidc/token", "/oidc/revoke", "/oidc/introspect", "/oidc/end_session"} {
+		require.Equal(t, http.StatusBadRequest, bad(http.MethodPost, p, "client_id=%00&token=x&grant_type=refresh_token"), p)
+		require.Equal(t, http.StatusRequestEntityTooLarge, bad(http.MethodPost, p, huge), p)
+	}
+
 	// The database gone: 503 pages, never a 500.
 	require.NoError(t, e.app.Store().Close())
 	require.Equal(t, http.StatusServiceUnavailable, e.get(a.browser(), "/oidc/continue?id=0123").StatusCode)
