@@ -15,7 +15,12 @@
 //   - Database sessions come in under the hash of their token, with their
 //     expiry, so each browser's existing session cookie is a latchkey
 //     session; their sign-in time is the import's (next-auth keeps none),
-//     which session.absolute_max_age counts from.
+//     which session.absolute_max_age counts from. A session of a user
+//     whose sessions latchkey revoked since the migration began (sign out
+//     everywhere, a password reset, `latchkey sessions revoke`, for them
+//     or for everyone) is not brought in: with no sign-in time it may be
+//     one the revocation meant to end, so the rule fails closed (see
+//     revokedSince).
 //   - Unexpired verification tokens come in as stored: next-auth keeps the
 //     hash of the link's token with the secret, which is how latchkey
 //     stores sign-in links, so a mailed link still works when latchkey has
@@ -57,6 +62,11 @@ type Target interface {
 	// Ledger answers which of keys an earlier import recorded (brought in
 	// or found): one of those latchkey no longer has was ended there.
 	Ledger(ctx context.Context, kind string, keys []string) (map[string]bool, error)
+	// FirstImport is when the ledger's earliest import ran; zero: none.
+	FirstImport(ctx context.Context) (time.Time, error)
+	// RevokedSince answers, of userIDs, those whose sessions a revocation
+	// (theirs or everyone's) ended at or after since.
+	RevokedSince(ctx context.Context, userIDs []string, since time.Time) (map[string]bool, error)
 	Write(ctx context.Context, b importstore.Batch) error
 }
 
@@ -126,6 +136,9 @@ type run struct {
 	emails map[string]string
 	skips  map[[3]string]int
 	order  [][3]string
+	// began is when this run started, by the wall clock that stamps
+	// revocations and the ledger (not Options.Now, the expiry clock).
+	began time.Time
 }
 
 // Run imports src into dst.
@@ -139,7 +152,7 @@ func Run(ctx context.Context, src Source, dst Target, o Options) (Summary, error
 	if len(o.KeepTokens) > 0 && o.SealTokens == nil {
 		return Summary{}, errors.New("import: KeepTokens without SealTokens")
 	}
-	r := &run{src: src, dst: dst, o: o, users: map[string]userState{}, emails: map[string]string{}, skips: map[[3]string]int{}}
+	r := &run{src: src, dst: dst, o: o, users: map[string]userState{}, emails: map[string]string{}, skips: map[[3]string]int{}, began: time.Now()}
 	r.sum.Schema = src.Schema()
 	r.sum.UnknownProviders = map[string]int{}
 	for _, step := range []func(context.Context) error{r.importUsers, r.importAccounts, r.importSessions, r.importTokens} {

@@ -330,31 +330,48 @@ func ptr(s string) *string { return &s }
 // What latchkey ended after an import stays ended when the import runs
 // again (migration step 5: import again after the switch), however long
 // next-auth's database keeps the rows: a signed-out session, a used link,
-// an unlinked account, a deleted user (and everything of it).
+// an unlinked account, a deleted user (and everything of it), and a
+// session signed in on the old server meanwhile by a user whose sessions
+// latchkey revoked (next-auth keeps no sign-in time to tell whether it came
+// before the revocation), while a revocation from before the migration
+// drops nothing.
 func TestImportDoesNotBringBackWhatLatchkeyEnded(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		n := sqliteSource(t, importstore.SchemaSQL)
 		n.create(t, "TEXT", "TEXT")
-		fill(t, n, func(t time.Time) any { return t.Format(time.RFC3339Nano) })
-		testNotBroughtBack(t, n, target(t))
+		at := func(t time.Time) any { return t.Format(time.RFC3339Nano) }
+		fill(t, n, at)
+		testNotBroughtBack(t, n, target(t), at)
 	})
 	t.Run("postgres", func(t *testing.T) {
 		n := postgresSource(t, importstore.SchemaSQL)
 		n.create(t, "TEXT", "TIMESTAMPTZ")
-		fill(t, n, func(t time.Time) any { return t })
+		at := func(t time.Time) any { return t }
+		fill(t, n, at)
 		st, err := models.Connect(models.Config{Dialect: models.DialectPostgres, DSN: pgtest.NewDatabase(t, pg.URL(t))})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
-		testNotBroughtBack(t, n, st)
+		testNotBroughtBack(t, n, st, at)
 	})
 }
 
-func testNotBroughtBack(t *testing.T, n *nextAuthDB, st *models.Store) {
+func testNotBroughtBack(t *testing.T, n *nextAuthDB, st *models.Store, at func(time.Time) any) {
 	storetest.RequireMigrated(t, st, &importstore.LedgerEntry{})
 	ctx := context.Background()
+	_, err := st.RevokeSessions(ctx, models.AllUsers, time.Now().Add(-time.Hour))
+	require.NoError(t, err, "a revocation from before the migration")
 	check(t, st, run(t, n, st, importer.Options{}))
 
+	// Between the runs, ann and bob sign in once more on the old server,
+	// and ann signs out everywhere in latchkey.
+	s := n.q(n.names[2])
+	for _, tok := range []string{"token-ann-phone", "token-bob-laptop"} {
+		user := map[string]string{"token-ann-phone": "1", "token-bob-laptop": "2"}[tok]
+		n.exec(t, `INSERT INTO `+s+` (id, "userId", expires, "sessionToken") VALUES (?, ?, ?, ?)`, tok, user, at(now.Add(24*time.Hour)), tok)
+	}
 	require.NoError(t, st.DeleteSession(ctx, session.HashToken("token-ann")), "ann signs out")
+	_, err = st.RevokeSessions(ctx, "1", time.Now())
+	require.NoError(t, err, "ann signs out everywhere")
 	require.NoError(t, st.DeleteVerificationToken(ctx, "dee@example.com", hashA), "dee's link is used")
 	unlinked, err := st.UnlinkAccount(ctx, "2", "github")
 	require.NoError(t, err)
@@ -365,15 +382,29 @@ func testNotBroughtBack(t *testing.T, n *nextAuthDB, st *models.Store) {
 	again := run(t, n, st, importer.Options{})
 	require.Equal(t, importer.Count{Read: 4, There: 2, Skipped: 2}, again.Users)
 	require.Equal(t, importer.Count{Read: 3, Skipped: 3}, again.Accounts)
-	require.Equal(t, importer.Count{Read: 4, There: 1, Skipped: 3}, again.Sessions)
+	require.Equal(t, importer.Count{Read: 6, Imported: 1, There: 1, Skipped: 4}, again.Sessions)
 	require.Equal(t, importer.Count{Read: 2, Skipped: 2}, again.Tokens)
 	require.Contains(t, again.Skipped, importer.Skip{Table: "users", Key: "4", Reason: "deleted in latchkey since an earlier import", N: 1})
 	require.Contains(t, again.Skipped, importer.Skip{Table: "accounts", Key: "github/gh-2", Reason: "unlinked in latchkey since an earlier import", N: 1})
 	require.Contains(t, again.Skipped, importer.Skip{Table: "sessions", Reason: "ended in latchkey since an earlier import (signed out or revoked)", N: 1})
 	require.Contains(t, again.Skipped, importer.Skip{Table: "verification tokens", Reason: "used or removed in latchkey since an earlier import", N: 1})
+	require.Contains(t, again.Skipped, importer.Skip{Table: "sessions", Key: "of user 1", Reason: "its user's sessions were revoked in latchkey since the import began", N: 1})
 
 	var row models.SessionRow
 	require.ErrorIs(t, st.ReadSession(ctx, session.HashToken("token-ann"), &row), models.ErrNotFound, "the signed-out session stays ended")
+	require.ErrorIs(t, st.ReadSession(ctx, session.HashToken("token-ann-phone"), &row), models.ErrNotFound,
+		"a session ann may have signed in before signing out everywhere does not come in")
+	require.NoError(t, st.ReadSession(ctx, session.HashToken("token-bob-laptop"), &row), "bob's new sign-in comes in")
+
+	// An administrator's `latchkey sessions revoke --all`: no session read
+	// afterwards comes in, whoever's it is.
+	n.exec(t, `INSERT INTO `+s+` (id, "userId", expires, "sessionToken") VALUES (?, ?, ?, ?)`, "s-tab", "2", at(now.Add(24*time.Hour)), "token-bob-tablet")
+	_, err = st.RevokeSessions(ctx, models.AllUsers, time.Now())
+	require.NoError(t, err)
+	third := run(t, n, st, importer.Options{})
+	require.Zero(t, third.Sessions.Imported)
+	require.Contains(t, third.Skipped, importer.Skip{Table: "sessions", Key: "of user 2", Reason: "its user's sessions were revoked in latchkey since the import began", N: 1})
+	require.ErrorIs(t, st.ReadSession(ctx, session.HashToken("token-bob-tablet"), &row), models.ErrNotFound)
 	_, err = st.VerificationTokenByHash(ctx, hashA)
 	require.ErrorIs(t, err, models.ErrNotFound, "the used link stays used")
 	_, err = st.UserByAccount(ctx, "github", "gh-2")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/models"
@@ -193,6 +194,10 @@ func (r *run) importAccounts(ctx context.Context) error {
 func (r *run) importSessions(ctx context.Context) error {
 	c := &r.sum.Sessions
 	now := r.o.Now()
+	since, err := r.revokedSince(ctx)
+	if err != nil {
+		return err
+	}
 	var cur importstore.Cursor
 	for {
 		page, next, err := r.src.Sessions(ctx, cur, r.o.BatchSize)
@@ -223,6 +228,10 @@ func (r *run) importSessions(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		revoked, err := r.dst.RevokedSince(ctx, userIDs, since)
+		if err != nil {
+			return err
+		}
 		var b importstore.Batch
 		for i, s := range live {
 			switch {
@@ -235,6 +244,8 @@ func (r *run) importSessions(ctx context.Context) error {
 				b.Ledger = append(b.Ledger, importstore.LedgerEntry{Kind: "sessions", Key: hashes[i]})
 			case ledger[hashes[i]]:
 				r.skip(c, "sessions", "", "ended in latchkey since an earlier import (signed out or revoked)")
+			case revoked[s.UserID]:
+				r.skip(c, "sessions", "of user "+s.UserID, "its user's sessions were revoked in latchkey since the import began")
 			default:
 				// Signed in "now": next-auth keeps no sign-in time, and
 				// absolute_max_age counts from this one.
@@ -253,6 +264,31 @@ func (r *run) importSessions(ctx context.Context) error {
 		}
 		cur = next
 	}
+}
+
+// revokedSince is from when a revocation in latchkey keeps a next-auth
+// session out: the first import's start (the ledger's earliest entry), or
+// this run's when it is the first.
+//
+// A next-auth session row has an expiry and no sign-in time, so the import
+// cannot tell a session signed in on the old server before a revocation
+// from one signed in after it. Once the migration has begun, a revocation
+// (sign out everywhere, a password reset, `latchkey sessions revoke
+// --user` or `--all`) was meant for every session the user had until
+// then, on either server: a session of that user read afterwards is
+// skipped, failing closed (the user signs in again at worst). A
+// revocation from before the migration began cannot have been meant for
+// next-auth's sessions, which latchkey did not serve yet, so it does not
+// drop them on a first import into a latchkey already in use.
+func (r *run) revokedSince(ctx context.Context) (time.Time, error) {
+	first, err := r.dst.FirstImport(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if first.IsZero() || first.After(r.began) {
+		return r.began, nil
+	}
+	return first, nil
 }
 
 func (r *run) importTokens(ctx context.Context) error {

@@ -95,6 +95,47 @@ func (t *Target) ExistingSessions(ctx context.Context, hashes []string) (map[str
 	return set(found), nil
 }
 
+// FirstImport is when the earliest import recorded in the ledger ran
+// (zero when none did): the migration's start, from which the import
+// counts the revocations that end next-auth's sessions (RevokedSince).
+func (t *Target) FirstImport(ctx context.Context) (time.Time, error) {
+	var first []LedgerEntry
+	if err := t.db(ctx).Select("imported_at").Order("imported_at").Limit(1).Find(&first).Error; err != nil {
+		return time.Time{}, fmt.Errorf("read the import ledger's start: %w", err)
+	}
+	if len(first) == 0 {
+		return time.Time{}, nil
+	}
+	return first[0].ImportedAt, nil
+}
+
+// RevokedSince answers, of userIDs, those whose sessions a revocation
+// (their own, or everyone's: models.AllUsers) ended at or after since:
+// sign out everywhere, a password reset, `latchkey sessions revoke`.
+func (t *Target) RevokedSince(ctx context.Context, userIDs []string, since time.Time) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(userIDs) == 0 {
+		return out, nil
+	}
+	var found []string
+	err := t.db(ctx).Model(&models.SessionRevocation{}).
+		Where("user_id IN ? AND not_before >= ?", append([]string{models.AllUsers}, userIDs...), since.Unix()).
+		Pluck("user_id", &found).Error
+	if err != nil {
+		return nil, fmt.Errorf("look up session revocations: %w", err)
+	}
+	for _, id := range found {
+		if id == models.AllUsers {
+			for _, u := range userIDs {
+				out[u] = true
+			}
+			return out, nil
+		}
+		out[id] = true
+	}
+	return out, nil
+}
+
 // ExistingTokens answers, of the verification tokens (identifier and
 // stored hash, "identifier\x1fhash"), those latchkey has.
 func (t *Target) ExistingTokens(ctx context.Context, keys []string) (map[string]bool, error) {
