@@ -448,3 +448,27 @@ func TestImportKeepsTokensSealed(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, strings.Contains(string(b), "gho_secret"), "a provider token in the clear in the file")
 }
+
+// A SQLite next-auth database whose ids are BLOBs (an adapter that wrote
+// them as bytes): read page by page to the end, as TEXT ids are. SQLite
+// sorts every BLOB after every TEXT, so the import once read the first
+// page forever.
+func TestImportBlobKeys(t *testing.T) {
+	n := sqliteSource(t, importstore.SchemaSQL)
+	n.create(t, "BLOB", "TEXT")
+	for _, id := range []string{"u1", "u2", "u3"} {
+		n.exec(t, `INSERT INTO users (id, email) VALUES (?, ?)`, []byte(id), id+"@example.com")
+	}
+	src, err := importstore.Open(context.Background(), n.from, "")
+	require.NoError(t, err)
+	defer src.Close()
+	st := target(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sum, err := importer.Run(ctx, src, importstore.NewTarget(st), importer.Options{BatchSize: 2, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	require.Equal(t, importer.Count{Read: 3, Imported: 3}, sum.Users)
+	u, err := st.UserByEmail(context.Background(), "u3@example.com")
+	require.NoError(t, err)
+	require.Equal(t, "u3", u.ID)
+}

@@ -3,6 +3,7 @@ package importstore
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -182,18 +183,22 @@ func (s *Source) page(ctx context.Context, i int, key, cols []string, c Cursor, 
 		if err := each(v); err != nil {
 			return nil, err
 		}
+		// The key goes back as the driver gave it (a BLOB as []byte):
+		// SQLite sorts every BLOB after every TEXT, so a BLOB key turned
+		// into text would never compare past the page's own rows.
 		last, count = v[:len(key)], count+1
-		for j, k := range last {
-			if b, ok := k.([]byte); ok { // SQLite orders a BLOB after every TEXT: compare as text
-				last[j] = string(b)
-			}
-		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", quote(table), err)
 	}
 	if count < n {
 		return nil, nil
+	}
+	if len(c) > 0 && reflect.DeepEqual([]any(c), last) {
+		// Keys that do not compare as they sort would read this page
+		// forever (the import runs without a cancelling context). The key
+		// is not named: a session's is its token.
+		return nil, fmt.Errorf("read %s: a page ends at the key it was read after (the key column's values do not compare as they sort); the import cannot go on", quote(table))
 	}
 	return Cursor(last), nil
 }
