@@ -318,3 +318,30 @@ func TestClaimKnownEndpointsAndFailOrphans(t *testing.T) {
 		require.Equal(t, "evt_new", got[0].EventID)
 	})
 }
+
+// A delivery an operator re-queues (`webhooks retry`) is due now: an
+// instance whose config lacks its endpoint (mid-rollout) leaves it pending
+// for the instances that have it, however old its event, instead of
+// failing it again at its next purge.
+func TestFailOrphansSparesRequeued(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		const span = 24 * time.Hour
+		created := whNow.Add(-3 * span)
+		write(t, s, event("evt_old", "user.deleted", created))
+		n, err := s.FailOrphans(t.Context(), []string{"crm"}, created.Add(span), created.Add(2*span))
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n, "audit's delivery, while no instance had audit")
+
+		n, err = s.RetryEvent(t.Context(), "evt_old", whNow)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		n, err = s.FailOrphans(t.Context(), []string{"crm"}, whNow.Add(-span), whNow)
+		require.NoError(t, err)
+		require.Zero(t, n, "an instance without audit ran its purge")
+
+		got, err := s.Claim(t.Context(), "w1", whNow, lease, 10, []string{"audit"})
+		require.NoError(t, err)
+		require.Len(t, got, 1, "the re-queued delivery is still pending for an instance with audit")
+		require.Equal(t, "evt_old", got[0].EventID)
+	})
+}

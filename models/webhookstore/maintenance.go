@@ -92,15 +92,24 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (Stats, error) {
 // show`) before PurgeDelivered removes them.
 const DeliveredRetention = 7 * 24 * time.Hour
 
-// FailOrphans fails the pending rows of endpoints not in known that were
-// written before before (the caller passes now less the retry schedule's
-// whole span: they would have failed by now had they been tried). Such
-// rows belong to an endpoint removed from or disabled in the config; no
-// worker claims them (Claim), and this ends them as "endpoint not
-// configured" so the backlog does not grow for ever. An operator's
-// `webhooks retry` brings them back once the endpoint is configured again.
+// FailOrphans fails the pending rows of endpoints not in known that have
+// been due since before before, unclaimed (the caller passes now less the
+// retry schedule's whole span: they would have failed by now had they
+// been tried). Such rows belong to an endpoint removed from or disabled in
+// the config; no worker claims them (Claim), and this ends them as
+// "endpoint not configured" so the backlog does not grow for ever. An
+// operator's `webhooks retry` brings them back once the endpoint is
+// configured again.
+//
+// The age is next_at's, not created_at's: a retry re-queues a row due now
+// and keeps its creation time, so measured from created_at a re-queued
+// delivery of an old event was failed again at once by any instance whose
+// config lacks the endpoint (mid-rollout), before an instance that has it
+// could send it. next_at is also when a row on its retry schedule is next
+// due, never a span in the past while a worker that knows the endpoint
+// keeps trying it.
 func (s *Store) FailOrphans(ctx context.Context, known []string, before, now time.Time) (int64, error) {
-	q := s.db().WithContext(ctx).Model(&Delivery{}).Where("status = ? AND created_at < ?", StatusPending, models.DBTime(before))
+	q := s.db().WithContext(ctx).Model(&Delivery{}).Where("status = ? AND next_at < ?", StatusPending, models.DBTime(before))
 	if len(known) > 0 {
 		q = q.Where("endpoint NOT IN ?", known)
 	}
