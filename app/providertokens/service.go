@@ -37,7 +37,10 @@ const RefreshError = "RefreshAccessTokenError"
 
 // Store is the token storage (models/tokenstore.Store).
 type Store interface {
+	// Account is the user's account at provider; of several, the earliest
+	// linked whose token can be served, else the earliest linked.
 	Account(ctx context.Context, userID, provider string) (*tokenstore.Account, error)
+	AccountByID(ctx context.Context, id string) (*tokenstore.Account, error)
 	AccountByIdentity(ctx context.Context, provider, providerAccountID string) (*tokenstore.Account, error)
 	TakeLease(ctx context.Context, id, owner string, now, until time.Time) (bool, error)
 	SaveRefreshed(ctx context.Context, id, owner string, t tokenstore.Sealed) (bool, error)
@@ -180,7 +183,7 @@ func (s *Service) fetch(ctx context.Context, userID, provider string) (Token, er
 				return Token{}, err
 			}
 			if won {
-				return s.refresh(ctx, userID, provider)
+				return s.refresh(ctx, acc.ID, provider)
 			}
 		}
 		if now.After(deadline) {
@@ -245,11 +248,13 @@ func (s *Service) reseal(ctx context.Context, acc *tokenstore.Account) {
 	}
 }
 
-// refresh runs under the lease: it reads the row again (the holder before
-// may have just refreshed), spends the refresh token, and saves the new
-// tokens and ends the lease in one statement.
-func (s *Service) refresh(ctx context.Context, userID, provider string) (Token, error) {
-	acc, err := s.store.Account(ctx, userID, provider)
+// refresh runs under the lease on account id: it reads that row again
+// (the holder before may have just refreshed), spends the refresh token,
+// and saves the new tokens and ends the lease in one statement. It reads
+// the row by id, not as fetch chose it: with two identities at provider
+// the choice may move meanwhile (one marked), and the lease covers one.
+func (s *Service) refresh(ctx context.Context, id, provider string) (Token, error) {
+	acc, err := s.store.AccountByID(ctx, id)
 	if err != nil { // gone (unlinked), or the database failed: the lease expires
 		return Token{}, wrapNotFound(err)
 	}

@@ -221,3 +221,49 @@ func TestRevokedMarksAccount(t *testing.T) {
 		require.Equal(t, "at-new", tok.AccessToken)
 	})
 }
+
+// A user with two identities at one provider (two logins linked): GET
+// /token answers the earliest linked one's token, every time, and a
+// refresh writes that row, not the other; an identity with no token kept
+// (linked before store_tokens) gives way to one that has a token.
+func TestTwoIdentitiesAtOneProvider(t *testing.T) {
+	storetest.EachStore(t, postgresURL, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		p := &provider{live: map[string]bool{"rt-home": true, "rt-work": true}}
+		svc := service(t, s, p, secretA)
+		u := storetest.NewUser(t, s, "")
+		// work is stored first, but home was linked a day earlier.
+		linked := time.Now().Truncate(time.Second)
+		require.NoError(t, s.LinkAccount(ctx, &models.Account{UserID: u.ID, Type: "oidc", Provider: "idp", ProviderAccountID: "work", CreatedAt: linked}))
+		require.NoError(t, s.LinkAccount(ctx, &models.Account{UserID: u.ID, Type: "oidc", Provider: "idp", ProviderAccountID: "home", CreatedAt: linked.Add(-24 * time.Hour)}))
+		require.NoError(t, svc.Keep(ctx, "idp", "work", &oauth2.Token{AccessToken: "at-work", RefreshToken: "rt-work", Expiry: time.Now().Add(time.Hour)}, ""))
+		require.NoError(t, svc.Keep(ctx, "idp", "home", &oauth2.Token{AccessToken: "at-home", RefreshToken: "rt-home", Expiry: time.Now().Add(-time.Minute)}, ""))
+
+		tok, err := svc.Token(ctx, u.ID, "idp")
+		require.NoError(t, err)
+		require.Equal(t, "at-1", tok.AccessToken, "home's token, refreshed: home was linked first")
+		tok, err = svc.Token(ctx, u.ID, "idp")
+		require.NoError(t, err)
+		require.Equal(t, "at-1", tok.AccessToken, "the same identity again")
+		require.EqualValues(t, 1, p.calls.Load())
+
+		store := tokenstore.New(s)
+		for identity, want := range map[string][2]string{"home": {"at-1", "rt-1"}, "work": {"at-work", "rt-work"}} {
+			acc, err := store.AccountByIdentity(ctx, "idp", identity)
+			require.NoError(t, err)
+			set, _, err := svc.openSet(acc)
+			require.NoError(t, err)
+			require.Equal(t, want, [2]string{*set.access, *set.refresh}, "%s's row", identity)
+			require.Nil(t, acc.RefreshLeaseOwner)
+		}
+
+		// Another user's first identity was linked before store_tokens.
+		v := storetest.NewUser(t, s, "")
+		require.NoError(t, s.LinkAccount(ctx, &models.Account{UserID: v.ID, Type: "oidc", Provider: "idp", ProviderAccountID: "old", CreatedAt: linked.Add(-time.Hour)}))
+		require.NoError(t, s.LinkAccount(ctx, &models.Account{UserID: v.ID, Type: "oidc", Provider: "idp", ProviderAccountID: "new", CreatedAt: linked}))
+		require.NoError(t, svc.Keep(ctx, "idp", "new", &oauth2.Token{AccessToken: "at-new", Expiry: time.Now().Add(time.Hour)}, ""))
+		tok, err = svc.Token(ctx, v.ID, "idp")
+		require.NoError(t, err)
+		require.Equal(t, "at-new", tok.AccessToken)
+	})
+}

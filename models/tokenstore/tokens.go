@@ -15,10 +15,26 @@ import (
 // be spent at most once: every write that decides something is one
 // conditional UPDATE whose RowsAffected says whether it won.
 
-// Account returns the user's account at provider; models.ErrNotFound when
-// the user has none.
+// accountOrder is which of a user's accounts at one provider Account
+// answers, when the user linked several identities there (two GitHub
+// logins): of those whose token can be served (kept, not marked), the
+// earliest linked; when none can, the earliest linked, whose error the
+// caller answers. Without an order the database picked any row, not
+// always the same, so GET /token could switch identities between calls,
+// and a refresh could read another row than the lease it ran under.
+const accountOrder = "CASE WHEN token_error IS NULL AND access_token IS NOT NULL THEN 0 ELSE 1 END, created_at, id"
+
+// Account returns the user's account at provider (accountOrder picks one
+// of several); models.ErrNotFound when the user has none.
 func (s *Store) Account(ctx context.Context, userID, provider string) (*Account, error) {
-	return s.take(s.db().WithContext(ctx).Where("user_id = ? AND provider = ?", userID, provider), "account")
+	return s.take(s.db().WithContext(ctx).Where("user_id = ? AND provider = ?", userID, provider).Order(accountOrder), "account")
+}
+
+// AccountByID returns one account: the one whose refresh lease a request
+// took, which the refresh must read and write, whatever Account would
+// pick by then. models.ErrNotFound when it is gone (unlinked).
+func (s *Store) AccountByID(ctx context.Context, id string) (*Account, error) {
+	return s.take(s.db().WithContext(ctx).Where("id = ?", id), "account by id")
 }
 
 // AccountByIdentity returns the account of one provider identity;
