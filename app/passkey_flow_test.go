@@ -174,10 +174,12 @@ func TestPasskeyNameIsCleaned(t *testing.T) {
 			require.Len(t, list, 1)
 			require.Equal(t, "Yubikey \uFFFD", list[0].Name)
 
-			res := e.post(c, "/passkeys/rename", url.Values{"csrfToken": {e.csrf(c)}, "id": {list[0].ID}, "name": {"Work\x00 \xfelaptop\x7f"}})
+			// Renaming: a NUL or bytes that are not UTF-8 are refused at the
+			// edge (TestBadTextPasskeyForms); control characters are dropped.
+			res := e.post(c, "/passkeys/rename", url.Values{"csrfToken": {e.csrf(c)}, "id": {list[0].ID}, "name": {"Work\x1b lap\x7ftop\t"}})
 			require.Equal(t, e.base+"/passkeys", res.location(), res.body)
-			require.Equal(t, "Work \uFFFDlaptop", e.passkeysOf(uid)[0].Name)
-			require.Contains(t, e.get(c, "/passkeys").body, "value=\"Work \uFFFDlaptop\"")
+			require.Equal(t, "Work laptop", e.passkeysOf(uid)[0].Name)
+			require.Contains(t, e.get(c, "/passkeys").body, "value=\"Work laptop\"")
 		})
 	}
 }
