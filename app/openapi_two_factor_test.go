@@ -121,6 +121,10 @@ func (a apiDriver) twoFactorAnswers() {
 	secret, _ := e.enrol(owner)
 	require.Equal(t, http.StatusOK, e.get(owner, "/account/two-factor").StatusCode)
 	res = form(owner, "/account/two-factor/recovery-codes")
+	require.Equal(t, http.StatusFound, res.StatusCode, "a session without the second factor steps up first")
+	require.Equal(t, http.StatusFound, form(owner, "/callback/two-factor", "code", e.code(secret)).StatusCode, "the step-up")
+	e.nextStep()
+	res = form(owner, "/account/two-factor/recovery-codes")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	codes := recoveryCode.FindAllString(res.body, -1) // the old set is void
 	require.Len(t, codes, 10)

@@ -245,10 +245,14 @@ func (w *wiring) build(idpClient *http.Client) error {
 	if err != nil {
 		return err
 	}
-	passkeys := passkeyflow.New(passkeyflow.Deps{
+	passkeyDeps := passkeyflow.Deps{
 		Kit: w.kit, Parties: w.passkeys, Core: w.core, Registrants: accountRules,
 		Sessions: w.sessions, Metrics: w.metrics, Now: w.now, Log: w.log,
-	})
+	}
+	if twoFactorRules != nil { // a nil *twofactor.Service would be a non-nil interface
+		passkeyDeps.SecondFactor = twoFactorRules
+	}
+	passkeys := passkeyflow.New(passkeyDeps)
 	flowLate := &flowAfterTokens{}
 	tokens, err := w.buildTokens(flowLate)
 	if err != nil {

@@ -47,3 +47,16 @@ func RecoveryCodeUsedEmail(l *i18n.Lang, host string, left int) AccountEmail {
 		Footer:  l.T("TwoFactorEmailFooter"),
 	}
 }
+
+// RecoveryCodesReplacedEmail: a new set of recovery codes was made and
+// the old one stopped working. A set made from someone else's session is
+// a way past the code: the owner hears of it.
+func RecoveryCodesReplacedEmail(l *i18n.Lang, host string) AccountEmail {
+	return AccountEmail{
+		Lang:    l,
+		Subject: l.T("RecoveryCodesReplacedSubject", "Host", host),
+		Host:    host,
+		Lines:   []string{l.T("RecoveryCodesReplacedLine1", "Host", host), l.T("RecoveryCodesReplacedNotYou")},
+		Footer:  l.T("TwoFactorEmailFooter"),
+	}
+}

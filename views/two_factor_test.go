@@ -171,7 +171,7 @@ func TestTwoFactorEmails(t *testing.T) {
 		l := lang(t, tag)
 		for name, m := range map[string]views.AccountEmail{
 			"on": views.TwoFactorOnEmail(l, "auth.example.com"), "off": views.TwoFactorOffEmail(l, "auth.example.com"),
-			"used": views.RecoveryCodeUsedEmail(l, "auth.example.com", 4),
+			"used": views.RecoveryCodeUsedEmail(l, "auth.example.com", 4), "replaced": views.RecoveryCodesReplacedEmail(l, "auth.example.com"),
 		} {
 			require.Contains(t, m.Subject, "auth.example.com", "%s %s", tag, name)
 			require.Empty(t, m.URL)

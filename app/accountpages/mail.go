@@ -112,6 +112,8 @@ func (m mails) TwoFactorChanged(ctx context.Context, to string, event accounts.T
 		return m.mailer.send(ctx, to, views.TwoFactorOnEmail(l, m.host()))
 	case accounts.TwoFactorTurnedOff:
 		return m.mailer.send(ctx, to, views.TwoFactorOffEmail(l, m.host()))
+	case accounts.RecoveryCodesReplaced:
+		return m.mailer.send(ctx, to, views.RecoveryCodesReplacedEmail(l, m.host()))
 	default:
 		return m.mailer.send(ctx, to, views.RecoveryCodeUsedEmail(l, m.host(), left))
 	}

@@ -152,6 +152,9 @@ const (
 	TwoFactorTurnedOn TwoFactorEvent = iota
 	TwoFactorTurnedOff
 	RecoveryCodeUsed
+	// RecoveryCodesReplaced: a new set was made; the old codes stopped
+	// working (left: how many the new set has).
+	RecoveryCodesReplaced
 )
 
 // Offered is what the configuration offers, as the rules about the last

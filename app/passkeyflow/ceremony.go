@@ -46,19 +46,26 @@ type Registrants interface {
 	PasskeyRegistrant(ctx context.Context, userID string) (*models.User, []models.Authenticator, error)
 }
 
+// SecondFactor tells whether a session must prove the second factor
+// before it adds a passkey (*twofactor.Service); nil: two-factor is off.
+type SecondFactor interface {
+	NeedsSecondFactor(ctx context.Context, userID string, methods []string) (bool, error)
+}
+
 // Handler is the passkey flow: it mounts GET /webauthn-options/:provider
 // and is the flow of webauthn providers behind POST /signin/:provider and
 // /callback/:provider (SignIn, Callback, CallbackWithoutCSRF).
 type Handler struct {
-	kit         *web.Kit
-	base        config.Base
-	parties     *passkey.Parties
-	core        Core
-	registrants Registrants
-	sessions    session.Strategy
-	metrics     *metrics.Metrics // sessions started; nil: off
-	now         func() time.Time
-	log         *slog.Logger
+	kit          *web.Kit
+	base         config.Base
+	parties      *passkey.Parties
+	core         Core
+	registrants  Registrants
+	secondFactor SecondFactor
+	sessions     session.Strategy
+	metrics      *metrics.Metrics // sessions started; nil: off
+	now          func() time.Time
+	log          *slog.Logger
 }
 
 // Deps are what the flow uses, built by the app's wiring.
@@ -67,16 +74,18 @@ type Deps struct {
 	Parties     *passkey.Parties
 	Core        Core
 	Registrants Registrants
-	Sessions    session.Strategy
-	Metrics     *metrics.Metrics
-	Now         func() time.Time
-	Log         *slog.Logger
+	// SecondFactor: nil when two_factor.mode is off.
+	SecondFactor SecondFactor
+	Sessions     session.Strategy
+	Metrics      *metrics.Metrics
+	Now          func() time.Time
+	Log          *slog.Logger
 }
 
 // New builds the flow.
 func New(d Deps) *Handler {
 	return &Handler{kit: d.Kit, base: d.Kit.Base(), parties: d.Parties, core: d.Core, registrants: d.Registrants,
-		sessions: d.Sessions, metrics: d.Metrics, now: d.Now, log: d.Log}
+		secondFactor: d.SecondFactor, sessions: d.Sessions, metrics: d.Metrics, now: d.Now, log: d.Log}
 }
 
 // Mount registers GET /webauthn-options/:provider (no request init: it
@@ -229,11 +238,28 @@ func wrapVerify(err error) error {
 }
 
 // signedInRecently is the signed-in user's id ("" when none) and whether
-// they signed in within passkey.ReauthWindow.
+// they may add a passkey: signed in within passkey.ReauthWindow and, when
+// two-factor is in force for them, with it (SecondFactor). A passkey that
+// verifies the user counts as two factors at sign-in, so a password
+// session from before two-factor was turned on must not add one.
 func (h *Handler) signedInRecently(c echo.Context) (uid string, recent bool, err error) {
-	s, _, err := h.sessions.Read(c.Request().Context(), c.Request())
+	ctx := c.Request().Context()
+	s, _, err := h.sessions.Read(ctx, c.Request())
 	if err != nil || s == nil {
 		return "", false, err
 	}
-	return s.User.ID, h.now().Sub(s.SignedIn) <= passkey.ReauthWindow, nil
+	if h.now().Sub(s.SignedIn) > passkey.ReauthWindow {
+		return s.User.ID, false, nil
+	}
+	if h.secondFactor != nil {
+		need, err := h.secondFactor.NeedsSecondFactor(ctx, s.User.ID, s.Methods())
+		if err != nil {
+			return s.User.ID, false, fmt.Errorf("read two-factor: %w", err)
+		}
+		if need {
+			h.log.Info("passkey registration needs a session that used the second factor", "user", s.User.ID)
+			return s.User.ID, false, nil
+		}
+	}
+	return s.User.ID, true, nil
 }

@@ -102,7 +102,7 @@ func (h *Handler) Mount(m web.Mux) {
 	m.Page(stepPage, h.getStep)
 	m.Page(settingsPage, h.withWho(h.getSettings))
 	m.Post(enablePath, h.withWho(h.postEnable), h.kit.RetryPage(settingsPage))
-	m.Post(codesPath, h.recentUser(h.postRecoveryCodes), h.kit.RetryPage(settingsPage))
+	m.Post(codesPath, h.provenUser(h.postRecoveryCodes), h.kit.RetryPage(settingsPage))
 	m.Post(disablePath, h.recentUser(h.postDisable), h.kit.RetryPage(settingsPage))
 }
 

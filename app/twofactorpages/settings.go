@@ -3,6 +3,7 @@ package twofactorpages
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -195,20 +196,47 @@ func (h *Handler) showCodes(c echo.Context, rq *web.Request, codes []string, con
 	}))
 }
 
-// recentUser runs a settings change for a signed-in user who signed in
-// recently (passkey.ReauthWindow); others sign in (again) first.
+// recentUser runs a settings change that checks a code itself (turning
+// two-factor off) for a signed-in user who signed in recently
+// (passkey.ReauthWindow); others sign in (again) first.
 func (h *Handler) recentUser(next func(c echo.Context, rq *web.Request, u *models.User) error) web.Action {
+	return h.signedIn(false, next)
+}
+
+// provenUser is recentUser for a change that checks no code (a new set of
+// recovery codes): a user with two-factor on also needs a session that
+// used it (twofactor.NeedsSecondFactor); one that did not goes to the
+// step-up form, back to the settings once the code is right, and nothing
+// changes until then.
+func (h *Handler) provenUser(next func(c echo.Context, rq *web.Request, u *models.User) error) web.Action {
+	return h.signedIn(true, next)
+}
+
+// signedIn is recentUser, and with proven provenUser.
+func (h *Handler) signedIn(proven bool, next func(c echo.Context, rq *web.Request, u *models.User) error) web.Action {
 	return func(c echo.Context, rq *web.Request) error {
-		uid, since, err := h.browser(c).SignedInSince(c.Request().Context())
+		ctx := c.Request().Context()
+		s, _, err := h.sessions.Read(ctx, c.Request())
 		if err != nil {
 			return web.TryLater("read the signed-in user", err)
 		}
-		if uid == "" || h.now().Sub(since) > h.reauth {
+		if s == nil || h.now().Sub(s.SignedIn) > h.reauth {
 			return h.reauthFirst(c, rq)
 		}
-		u, err := h.accounts.SignedInUser(c.Request().Context(), uid)
+		u, err := h.accounts.SignedInUser(ctx, s.User.ID)
 		if err != nil {
 			return web.TryLater("read the signed-in user", err)
+		}
+		if proven {
+			need, err := h.rules.NeedsSecondFactor(ctx, u.ID, s.Methods())
+			if err != nil {
+				return web.TryLater("read two-factor", err)
+			}
+			if need {
+				h.log.Info("two-factor settings need a session that used the second factor", "user", u.ID, "request_id", web.RequestID(c))
+				to := h.base.URL(stepPage) + "?" + url.Values{"callbackUrl": {h.base.URL(settingsPage)}}.Encode()
+				return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, to))
+			}
 		}
 		return next(c, rq, u)
 	}
@@ -224,6 +252,7 @@ func (h *Handler) postRecoveryCodes(c echo.Context, rq *web.Request, u *models.U
 		return err
 	}
 	h.log.Info("recovery codes replaced", "user", u.ID, "request_id", web.RequestID(c))
+	h.accounts.TellTwoFactor(h.kit.MailContext(c, rq), u, accounts.RecoveryCodesReplaced, len(codes))
 	return h.showCodes(c, rq, codes, h.base.URL(settingsPage), "RecoveryCodesRegeneratedNotice")
 }
 
