@@ -199,3 +199,20 @@ func (e *env) userID(addr string) string {
 	require.NoError(e.t, err)
 	return u.ID
 }
+
+// rememberedBrowser is a browser remembered for addr's second factor
+// (addr's password is goodPassword; two-factor is turned on there),
+// signed out, and the secret: a password sign-in there skips the code.
+func (e *env) rememberedBrowser(addr string) (*http.Client, string) {
+	e.t.Helper()
+	c := e.browser()
+	e.passwordSignIn(c, addr, goodPassword)
+	secret, _ := e.enrol(c)
+	e.form(c, "/signout")
+	e.requireHeld(c, e.passwordSignIn(c, addr, goodPassword), "TwoFactorRequired")
+	require.Equal(e.t, http.StatusOK, e.postCode(c, e.code(secret), "remember", "on").StatusCode)
+	e.form(c, "/signout")
+	require.Equal(e.t, http.StatusOK, e.passwordSignIn(c, addr, goodPassword).StatusCode, "remembered")
+	e.form(c, "/signout")
+	return c, secret
+}

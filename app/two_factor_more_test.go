@@ -48,15 +48,7 @@ func TestTwoFactorAcrossInstances(t *testing.T) {
 func TestTwoFactorResetForgetsRememberedBrowsers(t *testing.T) {
 	e := startTwoFactor(t, backends()[0], nil)
 	e.addPasswordUser("ada@example.com", goodPassword, true)
-	c := e.browser()
-	e.passwordSignIn(c, "ada@example.com", goodPassword)
-	secret, _ := e.enrol(c)
-	e.form(c, "/signout")
-	e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", goodPassword), "TwoFactorRequired")
-	require.Equal(t, http.StatusOK, e.postCode(c, e.code(secret), "remember", "on").StatusCode)
-	e.form(c, "/signout")
-	require.Equal(t, http.StatusOK, e.passwordSignIn(c, "ada@example.com", goodPassword).StatusCode, "remembered")
-	e.form(c, "/signout")
+	c, _ := e.rememberedBrowser("ada@example.com")
 
 	n := e.mailCount()
 	e.form(e.browser(), "/reset", "email", "ada@example.com")
@@ -64,6 +56,28 @@ func TestTwoFactorResetForgetsRememberedBrowsers(t *testing.T) {
 	res := e.form(e.browser(), "/reset/confirm", "token", linkQuery(t, link).Get("token"), "password", otherPassword)
 	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
 	e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", otherPassword), "TwoFactorRequired")
+}
+
+// Changing the password forgets every remembered browser, as a reset
+// does: the remembered one asks for the code again with the new password.
+func TestTwoFactorPasswordChangeForgetsRememberedBrowsers(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startTwoFactor(t, b, nil)
+			e.addPasswordUser("ada@example.com", goodPassword, true)
+			c, secret := e.rememberedBrowser("ada@example.com")
+
+			e.nextStep()
+			elsewhere := e.browser()
+			e.requireHeld(elsewhere, e.passwordSignIn(elsewhere, "ada@example.com", goodPassword), "TwoFactorRequired")
+			require.Equal(t, http.StatusOK, e.postCode(elsewhere, e.code(secret)).StatusCode)
+			res := e.form(elsewhere, "/account/password", "currentPassword", goodPassword, "password", otherPassword)
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			require.True(t, e.passwordIs(e.userID("ada@example.com"), otherPassword), "the password changed")
+			e.clock.Add(2 * time.Second) // past the second jwt sessions were revoked in
+			e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", otherPassword), "TwoFactorRequired")
+		})
+	}
 }
 
 // Enrolling, new recovery codes and turning it off need a sign-in within

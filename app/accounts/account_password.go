@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/latchkey-auth/latchkey/app/finish"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -53,7 +54,8 @@ type PasswordChange struct {
 
 // ChangePassword replaces the user's password when the current one is
 // typed right (ErrWrongPassword, ErrThrottled otherwise) and the new one
-// passes the policy; every session of the user ends. A user without a
+// passes the policy; every session of the user ends and every browser
+// remembered for the second factor is forgotten. A user without a
 // password is ErrNoPassword: they add one by e-mail (AddPasswordByEmail).
 // A password changed by another request meanwhile is ErrChangedMeanwhile.
 func (s *Service) ChangePassword(ctx context.Context, u *models.User, in PasswordChange) error {
@@ -83,7 +85,15 @@ func (s *Service) ChangePassword(ctx context.Context, u *models.User, in Passwor
 		return fmt.Errorf("password change: %w", err)
 	}
 	s.Log.Info("password changed", "user", u.ID, "database_sessions_ended", ended)
+	// The password is changed: the rest follows it, as after a reset. A
+	// browser remembered for the second factor would otherwise need only
+	// the new password (whoever changed it from there included).
+	ctx, cancel := finish.Detached(ctx)
+	defer cancel()
 	s.sessionsEnded(ctx, at)
+	if err := s.forgetDevices(ctx, u.ID); err != nil {
+		return fmt.Errorf("password change: the password was changed: %w", err)
+	}
 	return nil
 }
 
