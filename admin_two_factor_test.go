@@ -47,13 +47,15 @@ func testUsersTwoFactor(t *testing.T, cfgPath string, store *models.Store) {
 	ok, err := twofactorstore.New(store).UseRecoveryCode(ctx, ann.ID, codes[0].ID, now)
 	require.NoError(t, err)
 	require.True(t, ok)
-	for range 6 {
-		require.NoError(t, twofactorstore.New(store).TwoFactorFailed(ctx, ann.ID, time.Now(), func(n int) time.Duration {
-			if n < 5 {
-				return 0
-			}
-			return time.Hour
-		}))
+	past := time.Now().Add(-2 * time.Hour)
+	for i := range 6 { // six wrong codes: the fifth's block is over, the sixth's lasts an hour
+		at := past
+		if i == 5 {
+			at = time.Now()
+		}
+		_, ok, err := twofactorstore.New(store).ReserveTwoFactorCheck(ctx, ann.ID, at, 5, at.Add(time.Hour))
+		require.NoError(t, err)
+		require.True(t, ok)
 	}
 	require.NoError(t, twofactorstore.New(store).CreateSecondStep(ctx, &twofactorstore.SecondStep{TokenHash: strings.Repeat("a", 64), UserID: ann.ID,
 		Provider: "credentials", Methods: "pwd", Expires: now.Add(5 * time.Minute), CreatedAt: now}))

@@ -21,8 +21,9 @@ type Used struct {
 // CheckCode accepts a current authenticator code or an unused recovery
 // code of the user's two-factor in force, each at most once (a code's time
 // step is recorded, a recovery code spent, atomically, so a replay — from
-// this instance or another — is refused). A wrong code counts towards the
-// user's backoff; while it lasts every code is refused (ErrThrottled)
+// this instance or another — is refused). Each code counts towards the
+// user's backoff before it is checked (reserve), a right one clearing the
+// count; while the backoff lasts every code is refused (ErrThrottled)
 // without being checked. Input that cannot be a code (wellFormed) is
 // refused as a wrong code is, without counting.
 func (s *Service) CheckCode(ctx context.Context, userID, code string) (Used, error) {
@@ -31,12 +32,16 @@ func (s *Service) CheckCode(ctx context.Context, userID, code string) (Used, err
 		return Used{}, err
 	}
 	now := s.Now().UTC()
-	if row.BlockedUntil != nil && row.BlockedUntil.After(now) {
-		return Used{}, ErrThrottled
-	}
 	code = strings.TrimSpace(code)
 	if !wellFormed(code) {
+		if row.BlockedUntil != nil && row.BlockedUntil.After(now) {
+			return Used{}, ErrThrottled
+		}
 		return Used{}, ErrInvalidCode
+	}
+	n, err := s.reserve(ctx, userID, now)
+	if err != nil {
+		return Used{}, err
 	}
 	if isCode(code) {
 		secret, err := s.open(row.Secret)
@@ -65,10 +70,7 @@ func (s *Service) CheckCode(ctx context.Context, userID, code string) (Used, err
 			return Used{Method: MethodRecovery, CodesLeft: left}, nil
 		}
 	}
-	if err := s.Store.TwoFactorFailed(ctx, userID, now, backoff); err != nil {
-		return Used{}, fmt.Errorf("count a wrong code: %w", err)
-	}
-	return Used{}, ErrInvalidCode
+	return Used{}, s.refused(ctx, userID, n, now)
 }
 
 // wellFormed reports whether code could be one of a user's codes at all:

@@ -58,8 +58,8 @@ func (s *Service) Enrol(ctx context.Context, userID, account string) (*Enrolment
 
 // Confirm puts the user's enrolment in force with a current code from the
 // app: the code's step counts as used, a first set of recovery codes
-// replaces any, and the codes are returned to show once. A wrong code
-// counts towards the backoff as any other.
+// replaces any, and the codes are returned to show once. A code counts
+// towards the backoff before it is checked, as any other (reserve).
 func (s *Service) Confirm(ctx context.Context, userID, code string) ([]string, error) {
 	row, err := s.Store.TwoFactorOf(ctx, userID)
 	switch {
@@ -71,8 +71,9 @@ func (s *Service) Confirm(ctx context.Context, userID, code string) ([]string, e
 		return nil, ErrAlreadyOn
 	}
 	now := s.Now().UTC()
-	if row.BlockedUntil != nil && row.BlockedUntil.After(now) {
-		return nil, ErrThrottled
+	n, err := s.reserve(ctx, userID, now)
+	if err != nil {
+		return nil, err
 	}
 	if !isCode(code) { // not six digits: refused, not counted (wellFormed)
 		return nil, ErrInvalidCode
@@ -86,10 +87,7 @@ func (s *Service) Confirm(ctx context.Context, userID, code string) ([]string, e
 		return nil, err
 	}
 	if step == 0 {
-		if err := s.Store.TwoFactorFailed(ctx, userID, now, backoff); err != nil {
-			return nil, fmt.Errorf("count a wrong code: %w", err)
-		}
-		return nil, ErrInvalidCode
+		return nil, s.refused(ctx, userID, n, now)
 	}
 	codes, hashes := s.newRecoveryCodes()
 	ok, err := s.Store.ConfirmTwoFactor(ctx, userID, step, hashes, now)

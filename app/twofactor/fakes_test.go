@@ -71,20 +71,29 @@ func (m *memStore) UseTOTPStep(_ context.Context, uid string, step int64) (bool,
 	return true, nil
 }
 
-func (m *memStore) TwoFactorFailed(_ context.Context, uid string, now time.Time, backoff func(int) time.Duration) error {
+func (m *memStore) ReserveTwoFactorCheck(_ context.Context, uid string, now time.Time, free int, hold time.Time) (int, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.rows[uid]
-	if !ok {
-		return nil
+	if !ok || (r.BlockedUntil != nil && r.BlockedUntil.After(now)) {
+		return 0, false, nil
 	}
 	r.Failures++
 	r.BlockedUntil = nil
-	if d := backoff(r.Failures); d > 0 {
-		t := now.Add(d)
-		r.BlockedUntil = &t
+	if r.Failures >= free {
+		r.BlockedUntil = &hold
 	}
 	m.rows[uid] = r
+	return r.Failures, true, nil
+}
+
+func (m *memStore) BackOffTwoFactor(_ context.Context, uid string, failures int, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.rows[uid]; ok && r.Failures >= failures {
+		r.BlockedUntil = &until
+		m.rows[uid] = r
+	}
 	return nil
 }
 

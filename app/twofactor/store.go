@@ -16,7 +16,8 @@ type Store interface {
 	BeginTwoFactor(ctx context.Context, userID, sealedSecret, deviceKey string, now time.Time) error
 	ConfirmTwoFactor(ctx context.Context, userID string, step int64, codeHashes []string, now time.Time) (bool, error)
 	UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error)
-	TwoFactorFailed(ctx context.Context, userID string, now time.Time, backoff func(failures int) time.Duration) error
+	ReserveTwoFactorCheck(ctx context.Context, userID string, now time.Time, free int, hold time.Time) (int, bool, error)
+	BackOffTwoFactor(ctx context.Context, userID string, failures int, until time.Time) error
 	UnusedRecoveryCodes(ctx context.Context, userID string) ([]twofactorstore.RecoveryCode, error)
 	UseRecoveryCode(ctx context.Context, userID, id string, now time.Time) (bool, error)
 	ReplaceRecoveryCodes(ctx context.Context, userID string, codeHashes []string, now time.Time) (bool, error)

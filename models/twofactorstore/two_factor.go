@@ -104,31 +104,49 @@ func (s *Store) UseTOTPStep(ctx context.Context, userID string, step int64) (boo
 	return r.RowsAffected == 1, nil
 }
 
-// TwoFactorFailed counts a wrong code on the user's row: failures+1 and
-// blocked_until = now + backoff(the new count), NULL when backoff is 0.
-// The increment and the block it earns are one transaction (the UPDATE
-// holds the row), so concurrent failures each count and the last block
-// written is the one the highest count earned. No row: nil, nothing.
-func (s *Store) TwoFactorFailed(ctx context.Context, userID string, now time.Time, backoff func(failures int) time.Duration) error {
-	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Model(&TwoFactor{}).Where("user_id = ?", userID).
-			Updates(map[string]any{"failures": gorm.Expr("failures + 1")})
-		if r.Error != nil || r.RowsAffected == 0 {
-			return r.Error
-		}
-		var failures int
-		if err := tx.Model(&TwoFactor{}).Where("user_id = ?", userID).Select("failures").Scan(&failures).Error; err != nil {
-			return err
-		}
-		var until *time.Time
-		if d := backoff(failures); d > 0 {
-			t := models.DBTime(now.Add(d))
-			until = &t
-		}
-		return tx.Model(&TwoFactor{}).Where("user_id = ?", userID).UpdateColumn("blocked_until", until).Error
-	})
+// reserveCheckSQL counts a code about to be checked as a wrong one, in
+// one statement, unless the user's codes are blocked at now; the count
+// that reaches free also blocks (provisionally, until the check's outcome
+// writes its own); below it an expired block is left as it is (ELSE
+// blocked_until also gives PostgreSQL the parameter's type). SET reads the
+// row as it was, on both dialects, and
+// PostgreSQL re-reads the WHERE on the row a concurrent UPDATE left, so
+// of racing requests on any instances exactly as many pass as the count
+// allows. Both dialects read RETURNING (SQLite 3.35+).
+const reserveCheckSQL = `UPDATE two_factors SET failures = failures + 1,
+	blocked_until = CASE WHEN failures + 1 >= ? THEN ? ELSE blocked_until END
+	WHERE user_id = ? AND (blocked_until IS NULL OR blocked_until <= ?)
+	RETURNING failures`
+
+// ReserveTwoFactorCheck counts one code of the user as wrong before it is
+// checked, as the password throttle counts in advance: a right code then
+// clears the count (UseTOTPStep, UseRecoveryCode, ConfirmTwoFactor), a
+// wrong one leaves it and earns its backoff (BackOffTwoFactor). Counting
+// after the check let parallel requests all read "not blocked" and check
+// far more than free codes. ok is false, nothing written, while the codes
+// are blocked (or the user has no row); failures is the new count. The
+// count that reaches free blocks until hold.
+func (s *Store) ReserveTwoFactorCheck(ctx context.Context, userID string, now time.Time, free int, hold time.Time) (failures int, ok bool, err error) {
+	var got []int
+	err = s.db().WithContext(ctx).Raw(reserveCheckSQL, free, models.DBTime(hold), userID, models.DBTime(now)).Scan(&got).Error
 	if err != nil {
-		return fmt.Errorf("count two-factor failure: %w", err)
+		return 0, false, fmt.Errorf("reserve a two-factor check: %w", err)
+	}
+	if len(got) == 0 {
+		return 0, false, nil
+	}
+	return got[0], true, nil
+}
+
+// BackOffTwoFactor blocks the user's codes until the given time after the
+// failures-th wrong code in a row, unless a right code cleared the count
+// meanwhile (failures below it): a late wrong answer does not block a
+// user who has since signed in.
+func (s *Store) BackOffTwoFactor(ctx context.Context, userID string, failures int, until time.Time) error {
+	err := s.db().WithContext(ctx).Model(&TwoFactor{}).Where("user_id = ? AND failures >= ?", userID, failures).
+		UpdateColumn("blocked_until", models.DBTime(until)).Error
+	if err != nil {
+		return fmt.Errorf("back off two-factor codes: %w", err)
 	}
 	return nil
 }

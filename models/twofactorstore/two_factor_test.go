@@ -74,7 +74,7 @@ func TestTwoFactorEnrolment(t *testing.T) {
 		require.Zero(t, count(t, s, "recovery_codes"), "a refused confirmation writes no codes")
 
 		require.NoError(t, s.BeginTwoFactor(ctx, u.ID, "sealed-1", "key-1", tfNow))
-		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, func(int) time.Duration { return time.Minute }))
+		reserve(t, s, u.ID, tfNow, 1)
 		require.NoError(t, s.BeginTwoFactor(ctx, u.ID, "sealed-2", "key-2", tfNow.Add(time.Second)))
 		tf, err := s.TwoFactorOf(ctx, u.ID)
 		require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestUseTOTPStep(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, ok, "the confirming code is spent")
 
-		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, func(int) time.Duration { return time.Minute }))
+		reserve(t, s, u.ID, tfNow, 1)
 		ok, err = s.UseTOTPStep(ctx, u.ID, 102)
 		require.NoError(t, err)
 		require.True(t, ok)
@@ -162,43 +162,62 @@ func TestUseTOTPStep(t *testing.T) {
 	})
 }
 
-func TestTwoFactorFailed(t *testing.T) {
+// reserve is ReserveTwoFactorCheck with free 5 and an hour's hold, which
+// must pass.
+func reserve(t *testing.T, s *Store, userID string, now time.Time, want int) {
+	t.Helper()
+	n, ok, err := s.ReserveTwoFactorCheck(context.Background(), userID, now, 5, now.Add(time.Hour))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, want, n)
+}
+
+func TestReserveTwoFactorCheck(t *testing.T) {
 	eachDialect(t, func(t *testing.T, c models.Config) {
 		s, other := connect(t, c), connect(t, c)
 		ctx := context.Background()
 		u := newUser(t, s, "f@example.com")
-		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, func(int) time.Duration { panic("no row, no backoff") }))
+		_, ok, err := s.ReserveTwoFactorCheck(ctx, u.ID, tfNow, 5, tfNow.Add(time.Hour))
+		require.NoError(t, err)
+		require.False(t, ok, "no row")
 		confirmed(t, s, u, 1)
 
-		var seen []int
-		backoff := func(n int) time.Duration {
-			seen = append(seen, n)
-			if n < 2 {
-				return 0
-			}
-			return time.Duration(n) * time.Minute
+		for i := 1; i <= 4; i++ {
+			reserve(t, s, u.ID, tfNow, i)
 		}
-		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, backoff))
 		tf, err := s.TwoFactorOf(ctx, u.ID)
 		require.NoError(t, err)
-		require.Equal(t, 1, tf.Failures)
-		require.Nil(t, tf.BlockedUntil, "no backoff yet")
-		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, backoff))
-		tf, err = s.TwoFactorOf(ctx, u.ID)
+		require.Nil(t, tf.BlockedUntil, "no block before the fifth")
+		require.NoError(t, s.BackOffTwoFactor(ctx, u.ID, 5, tfNow.Add(time.Minute)))
+		tf, _ = s.TwoFactorOf(ctx, u.ID)
+		require.Nil(t, tf.BlockedUntil, "a backoff for a count not reached writes nothing")
+		reserve(t, s, u.ID, tfNow, 5)
+		tf, _ = s.TwoFactorOf(ctx, u.ID)
+		require.True(t, tf.BlockedUntil.Equal(tfNow.Add(time.Hour)), "the fifth holds the codes: %v", tf.BlockedUntil)
+		_, ok, err = s.ReserveTwoFactorCheck(ctx, u.ID, tfNow, 5, tfNow.Add(time.Hour))
 		require.NoError(t, err)
-		require.Equal(t, 2, tf.Failures)
-		require.NotNil(t, tf.BlockedUntil)
-		require.True(t, tf.BlockedUntil.Equal(tfNow.Add(2*time.Minute)), "blocked until %v", tf.BlockedUntil)
-		require.Equal(t, []int{1, 2}, seen)
+		require.False(t, ok, "blocked: not counted, not checked")
+		require.NoError(t, s.BackOffTwoFactor(ctx, u.ID, 5, tfNow.Add(2*time.Minute)))
+		tf, _ = s.TwoFactorOf(ctx, u.ID)
+		require.Equal(t, 5, tf.Failures)
+		require.True(t, tf.BlockedUntil.Equal(tfNow.Add(2*time.Minute)), "the check's own backoff: %v", tf.BlockedUntil)
 
-		// Failures at once on two instances each count.
-		raceWins(t, s, other, 8, func(s *Store) (bool, error) {
-			return false, s.TwoFactorFailed(ctx, u.ID, tfNow, func(n int) time.Duration { return time.Duration(n) * time.Second })
-		})
-		tf, err = s.TwoFactorOf(ctx, u.ID)
+		// Past the block one more is checked, and blocks again.
+		later := tfNow.Add(3 * time.Minute)
+		reserve(t, s, u.ID, later, 6)
+
+		// A right code clears the count; then of 16 racing on two
+		// connections exactly 5 are counted.
+		ok, err = s.UseTOTPStep(ctx, u.ID, 5)
 		require.NoError(t, err)
-		require.Equal(t, 10, tf.Failures)
-		require.True(t, tf.BlockedUntil.Equal(tfNow.Add(10*time.Second)), "the highest count's block is kept: %v", tf.BlockedUntil)
+		require.True(t, ok)
+		wins := raceWins(t, s, other, 16, func(s *Store) (bool, error) {
+			_, ok, err := s.ReserveTwoFactorCheck(ctx, u.ID, later, 5, later.Add(time.Hour))
+			return ok, err
+		})
+		require.EqualValues(t, 5, wins)
+		tf, _ = s.TwoFactorOf(ctx, u.ID)
+		require.Equal(t, 5, tf.Failures)
 	})
 }
 
@@ -231,7 +250,8 @@ func TestRecoveryCodes(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, ok, "another user's code")
 
-		require.NoError(t, s.TwoFactorFailed(ctx, u.ID, tfNow, func(int) time.Duration { return time.Hour }))
+		reserve(t, s, u.ID, tfNow, 1)
+		require.NoError(t, s.BackOffTwoFactor(ctx, u.ID, 1, tfNow.Add(time.Hour)))
 		ok, err = s.UseRecoveryCode(ctx, u.ID, codes[0].ID, tfNow)
 		require.NoError(t, err)
 		require.True(t, ok)
