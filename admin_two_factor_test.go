@@ -38,7 +38,7 @@ func testUsersTwoFactor(t *testing.T, cfgPath string, store *models.Store) {
 	// pending second step; Cy began an enrolment and never confirmed it.
 	for _, u := range []*models.User{ann, bob} {
 		require.NoError(t, twofactorstore.New(store).BeginTwoFactor(ctx, u.ID, "sealed-secret", "key-"+u.ID, now))
-		ok, err := twofactorstore.New(store).ConfirmTwoFactor(ctx, u.ID, now.Unix()/30, []string{"h1" + u.ID, "h2" + u.ID, "h3" + u.ID}, now)
+		ok, err := twofactorstore.New(store).ConfirmTwoFactor(ctx, u.ID, "sealed-secret", "sealed-secret", now.Unix()/30, []string{"h1" + u.ID, "h2" + u.ID, "h3" + u.ID}, now)
 		require.NoError(t, err)
 		require.True(t, ok)
 	}

@@ -43,14 +43,14 @@ func (m *memStore) BeginTwoFactor(_ context.Context, uid, sealed, key string, no
 	return nil
 }
 
-func (m *memStore) ConfirmTwoFactor(_ context.Context, uid string, step int64, hashes []string, now time.Time) (bool, error) {
+func (m *memStore) ConfirmTwoFactor(_ context.Context, uid, pending, sealed string, step int64, hashes []string, now time.Time) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.rows[uid]
-	if !ok || r.ConfirmedAt != nil {
+	if !ok || r.ConfirmedAt != nil || r.Secret != pending {
 		return false, nil
 	}
-	r.ConfirmedAt, r.LastStep, r.Failures, r.BlockedUntil = &now, step, 0, nil
+	r.Secret, r.ConfirmedAt, r.LastStep, r.Failures, r.BlockedUntil = sealed, &now, step, 0, nil
 	m.rows[uid] = r
 	m.codes[uid] = nil
 	for _, h := range hashes {

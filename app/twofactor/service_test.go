@@ -43,11 +43,11 @@ func newService(t *testing.T, st Store, p Policy, c *clock, secrets ...string) *
 // returns the base32 secret and the recovery codes.
 func enrolled(t *testing.T, s *Service, c *clock, uid string) (string, []string) {
 	t.Helper()
-	e, err := s.Enrol(context.Background(), uid, uid+"@example.com")
+	e, err := s.Enrol(context.Background(), uid, uid+"@example.com", "browser")
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes, err := s.Confirm(context.Background(), uid, oathtool.Code(t, e.Secret, c.now()))
+	codes, err := s.Confirm(context.Background(), uid, oathtool.Code(t, e.Secret, c.now()), "browser")
 	if err != nil {
 		t.Fatalf("confirm with oathtool's code: %v", err)
 	}
@@ -57,14 +57,26 @@ func enrolled(t *testing.T, s *Service, c *clock, uid string) (string, []string)
 func TestEnrolShowsOneSecretUntilConfirmedAndStoresItSealed(t *testing.T) {
 	ctx, c, st := context.Background(), startClock(), newMemStore()
 	s := newService(t, st, optional(), c)
-	e1, err := s.Enrol(ctx, "u1", "ada@example.com")
+	e1, err := s.Enrol(ctx, "u1", "ada@example.com", "x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e2, _ := s.Enrol(ctx, "u1", "ada@example.com")
+	e2, _ := s.Enrol(ctx, "u1", "ada@example.com", "x")
 	if e1.Secret != e2.Secret || e1.URI != e2.URI {
 		t.Fatal("a reloaded setup page must show the secret the app may have scanned already")
 	}
+	if y, _ := s.Enrol(ctx, "u1", "ada@example.com", "y"); y.Secret == e1.Secret {
+		t.Fatal("another browser must get its own secret")
+	}
+	if _, err := s.Confirm(ctx, "u1", oathtool.Code(t, e1.Secret, c.now()), "x"); !errors.Is(err, ErrInvalidCode) {
+		t.Fatalf("a replaced secret's code confirms nothing: %v", err)
+	}
+	e1, _ = s.Enrol(ctx, "u1", "ada@example.com", "x")
+	c.add(EnrolLifetime + time.Second)
+	if late, _ := s.Enrol(ctx, "u1", "ada@example.com", "x"); late.Secret == e1.Secret {
+		t.Fatal("a secret left longer than EnrolLifetime is not shown again")
+	}
+	e1, _ = s.Enrol(ctx, "u1", "ada@example.com", "x")
 	u, err := url.Parse(e1.URI)
 	if err != nil || u.Scheme != "otpauth" || u.Host != "totp" || u.Query().Get("secret") != e1.Secret || u.Query().Get("issuer") != "latchkey test" {
 		t.Fatalf("otpauth URI %q", e1.URI)
@@ -73,14 +85,17 @@ func TestEnrolShowsOneSecretUntilConfirmedAndStoresItSealed(t *testing.T) {
 	if strings.Contains(row.Secret, e1.Secret) || row.ConfirmedAt != nil {
 		t.Fatal("the secret must be stored sealed and the enrolment not in force before a code")
 	}
-	if _, err := s.Confirm(ctx, "u1", "000000"); !errors.Is(err, ErrInvalidCode) && oathtool.Code(t, e1.Secret, c.now()) != "000000" {
+	if _, err := s.Confirm(ctx, "u1", "000000", "x"); !errors.Is(err, ErrInvalidCode) && oathtool.Code(t, e1.Secret, c.now()) != "000000" {
 		t.Fatalf("a wrong code confirms nothing: %v", err)
 	}
-	codes, err := s.Confirm(ctx, "u1", oathtool.Code(t, e1.Secret, c.now()))
+	if _, err := s.Confirm(ctx, "u1", oathtool.Code(t, e1.Secret, c.now()), "y"); !errors.Is(err, ErrInvalidCode) {
+		t.Fatalf("another browser's confirmation: %v", err)
+	}
+	codes, err := s.Confirm(ctx, "u1", oathtool.Code(t, e1.Secret, c.now()), "x")
 	if err != nil || len(codes) != 10 {
 		t.Fatalf("confirm: %v, %d codes", err, len(codes))
 	}
-	if _, err := s.Enrol(ctx, "u1", "ada@example.com"); !errors.Is(err, ErrAlreadyOn) {
+	if _, err := s.Enrol(ctx, "u1", "ada@example.com", "x"); !errors.Is(err, ErrAlreadyOn) {
 		t.Fatalf("enrolling again while on: %v", err)
 	}
 }
@@ -330,7 +345,11 @@ func TestMalformedCodesSpendNothing(t *testing.T) {
 	if err != nil || d.Step == nil || !d.Step.Enrol {
 		t.Fatal("required: enrolment step", err)
 	}
-	e, err := s.Enrol(ctx, "u2", "b@x.test")
+	st, err := s.Step(ctx, d.Step.Cookie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.Enrol(ctx, "u2", "b@x.test", st.TokenHash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +373,11 @@ func TestRequiredEnrolmentFinishesTheSignIn(t *testing.T) {
 	if _, err := s.Finish(ctx, d.Step.Cookie, "123456"); !errors.Is(err, ErrEnrolFirst) {
 		t.Fatalf("a code for an enrolment step: %v", err)
 	}
-	e, err := s.Enrol(ctx, "u1", "a@x.test")
+	st, err := s.Step(ctx, d.Step.Cookie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.Enrol(ctx, "u1", "a@x.test", st.TokenHash)
 	if err != nil {
 		t.Fatal(err)
 	}

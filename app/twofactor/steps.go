@@ -116,7 +116,7 @@ func (s *Service) FinishEnrolment(ctx context.Context, cookie, code string) (*Co
 	if err != nil {
 		return nil, nil, err
 	}
-	codes, err := s.Confirm(ctx, st.UserID, code)
+	codes, err := s.Confirm(ctx, st.UserID, code, st.TokenHash)
 	if err != nil {
 		return nil, nil, err
 	}

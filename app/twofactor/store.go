@@ -14,7 +14,7 @@ import (
 type Store interface {
 	TwoFactorOf(ctx context.Context, userID string) (*twofactorstore.TwoFactor, error)
 	BeginTwoFactor(ctx context.Context, userID, sealedSecret, deviceKey string, now time.Time) error
-	ConfirmTwoFactor(ctx context.Context, userID string, step int64, codeHashes []string, now time.Time) (bool, error)
+	ConfirmTwoFactor(ctx context.Context, userID, pending, sealedSecret string, step int64, codeHashes []string, now time.Time) (bool, error)
 	UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error)
 	ReserveTwoFactorCheck(ctx context.Context, userID string, now time.Time, free int, hold time.Time) (int, bool, error)
 	BackOffTwoFactor(ctx context.Context, userID string, failures int, until time.Time) error

@@ -34,6 +34,18 @@ type who struct {
 	user    *models.User
 	pending string
 	recent  bool
+	// step is the pending enrolment's token hash ("" when signed in).
+	step string
+}
+
+// browser is the value only this browser holds that its enrolment is bound
+// to (twofactor.Enrol): a pending enrolment's step, which the sign-in's
+// confirmation reads too; else the browser's CSRF token.
+func (w *who) browser(rq *web.Request) string {
+	if w.step != "" {
+		return w.step
+	}
+	return rq.CSRFToken
 }
 
 // whoIs finds the request's user; nil when there is none (sign in first).
@@ -46,7 +58,7 @@ func (h *Handler) whoIs(c echo.Context) (*who, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &who{user: u, pending: cookie, recent: true}, nil
+			return &who{user: u, pending: cookie, recent: true, step: st.TokenHash}, nil
 		}
 	}
 	uid, since, err := h.browser(c).SignedInSince(ctx)
@@ -102,13 +114,14 @@ func (h *Handler) getSettings(c echo.Context, rq *web.Request, w *who) error {
 	return h.renderSetup(c, rq, w, msg)
 }
 
-// renderSetup shows the enrolment: the same secret until it is confirmed.
+// renderSetup shows the enrolment: the same secret to this browser until
+// it is confirmed or EnrolLifetime passes; another browser gets its own.
 func (h *Handler) renderSetup(c echo.Context, rq *web.Request, w *who, msg string) error {
 	account := w.user.ID
 	if w.user.Email != nil {
 		account = *w.user.Email
 	}
-	e, err := h.rules.Enrol(c.Request().Context(), w.user.ID, account)
+	e, err := h.rules.Enrol(c.Request().Context(), w.user.ID, account, w.browser(rq))
 	if errors.Is(err, twofactor.ErrAlreadyOn) {
 		return h.kit.SendRedirect(c, rq, h.base.URL(settingsPage))
 	}
@@ -159,7 +172,7 @@ func (h *Handler) postEnable(c echo.Context, rq *web.Request, w *who) error {
 			cont = rq.CallbackURL
 		}
 	} else {
-		codes, err = h.rules.Confirm(ctx, w.user.ID, code)
+		codes, err = h.rules.Confirm(ctx, w.user.ID, code, w.browser(rq))
 		if err != nil {
 			err = stepFailure(err)
 		}

@@ -62,18 +62,19 @@ func (s *Store) BeginTwoFactor(ctx context.Context, userID, sealedSecret, device
 	return nil
 }
 
-// ConfirmTwoFactor puts the user's unconfirmed row in force (confirmed_at
-// now, last_step step: the code that confirmed it cannot be used again;
-// failures and backoff cleared) and replaces the user's recovery codes
-// with rows of codeHashes, in one transaction. false, nothing written,
-// when the user has no unconfirmed row (none, or confirmed meanwhile by
-// another request).
-func (s *Store) ConfirmTwoFactor(ctx context.Context, userID string, step int64, codeHashes []string, now time.Time) (bool, error) {
+// ConfirmTwoFactor puts the user's unconfirmed row whose secret is still
+// pending in force (secret sealedSecret, confirmed_at now, last_step step:
+// the code that confirmed it cannot be used again; failures and backoff
+// cleared) and replaces the user's recovery codes with rows of codeHashes,
+// in one transaction. false, nothing written, when the user has no such
+// row (none, confirmed meanwhile by another request, or begun again with
+// another secret: a code of the replaced one confirms nothing).
+func (s *Store) ConfirmTwoFactor(ctx context.Context, userID, pending, sealedSecret string, step int64, codeHashes []string, now time.Time) (bool, error) {
 	var ok bool
 	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		at := models.DBTime(now)
-		r := tx.Model(&TwoFactor{}).Where("user_id = ? AND confirmed_at IS NULL", userID).
-			Updates(map[string]any{"confirmed_at": at, "last_step": step, "failures": 0, "blocked_until": nil, "updated_at": at})
+		r := tx.Model(&TwoFactor{}).Where("user_id = ? AND confirmed_at IS NULL AND secret = ?", userID, pending).
+			Updates(map[string]any{"secret": sealedSecret, "confirmed_at": at, "last_step": step, "failures": 0, "blocked_until": nil, "updated_at": at})
 		if r.Error != nil || r.RowsAffected == 0 {
 			return r.Error
 		}

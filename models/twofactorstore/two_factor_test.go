@@ -24,7 +24,7 @@ func confirmed(t *testing.T, s *Store, u *models.User, step int64, codes ...stri
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, s.BeginTwoFactor(ctx, u.ID, "sealed", "key-1", tfNow))
-	ok, err := s.ConfirmTwoFactor(ctx, u.ID, step, codes, tfNow)
+	ok, err := s.ConfirmTwoFactor(ctx, u.ID, "sealed", "sealed", step, codes, tfNow)
 	require.NoError(t, err)
 	require.True(t, ok)
 }
@@ -68,7 +68,7 @@ func TestTwoFactorEnrolment(t *testing.T) {
 		u := newUser(t, s, "e@example.com")
 		_, err := s.TwoFactorOf(ctx, u.ID)
 		require.ErrorIs(t, err, models.ErrNotFound)
-		ok, err := s.ConfirmTwoFactor(ctx, u.ID, 1, []string{"c"}, tfNow)
+		ok, err := s.ConfirmTwoFactor(ctx, u.ID, "sealed", "sealed", 1, []string{"c"}, tfNow)
 		require.NoError(t, err)
 		require.False(t, ok, "nothing to confirm")
 		require.Zero(t, count(t, s, "recovery_codes"), "a refused confirmation writes no codes")
@@ -86,11 +86,15 @@ func TestTwoFactorEnrolment(t *testing.T) {
 
 		// Codes left from before (a hand edit, an old enrolment) are replaced.
 		require.NoError(t, s.db().Omit("User").Create(&RecoveryCode{ID: models.NewID(), UserID: u.ID, CodeHash: "stale"}).Error)
-		ok, err = s.ConfirmTwoFactor(ctx, u.ID, 42, []string{"h1", "h2", "h3"}, tfNow)
+		ok, err = s.ConfirmTwoFactor(ctx, u.ID, "sealed-1", "in-force", 42, []string{"h1", "h2", "h3"}, tfNow)
+		require.NoError(t, err)
+		require.False(t, ok, "the replaced secret confirms nothing")
+		ok, err = s.ConfirmTwoFactor(ctx, u.ID, "sealed-2", "in-force", 42, []string{"h1", "h2", "h3"}, tfNow)
 		require.NoError(t, err)
 		require.True(t, ok)
 		tf, err = s.TwoFactorOf(ctx, u.ID)
 		require.NoError(t, err)
+		require.Equal(t, "in-force", tf.Secret)
 		require.NotNil(t, tf.ConfirmedAt)
 		require.True(t, tf.ConfirmedAt.Equal(tfNow), "confirmed at %v", tf.ConfirmedAt)
 		require.EqualValues(t, 42, tf.LastStep)
@@ -98,7 +102,7 @@ func TestTwoFactorEnrolment(t *testing.T) {
 		require.NoError(t, err)
 		require.ElementsMatch(t, []string{"h1", "h2", "h3"}, hashes(codes))
 
-		ok, err = s.ConfirmTwoFactor(ctx, u.ID, 43, []string{"x"}, tfNow)
+		ok, err = s.ConfirmTwoFactor(ctx, u.ID, "in-force", "in-force", 43, []string{"x"}, tfNow)
 		require.NoError(t, err)
 		require.False(t, ok, "a confirmed row is not confirmed again")
 		require.EqualValues(t, 3, count(t, s, "recovery_codes"))
@@ -107,7 +111,7 @@ func TestTwoFactorEnrolment(t *testing.T) {
 		require.ErrorIs(t, err, models.ErrConflict, "a confirmed factor is not replaced")
 		tf, err = s.TwoFactorOf(ctx, u.ID)
 		require.NoError(t, err)
-		require.Equal(t, "sealed-2", tf.Secret)
+		require.Equal(t, "in-force", tf.Secret)
 		require.NotNil(t, tf.ConfirmedAt)
 
 		require.Error(t, s.BeginTwoFactor(ctx, models.NewID(), "s", "k", tfNow), "a user must exist")
@@ -135,7 +139,7 @@ func TestUseTOTPStep(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, ok, "an unconfirmed row accepts no code")
 
-		ok, err = s.ConfirmTwoFactor(ctx, u.ID, 100, nil, tfNow)
+		ok, err = s.ConfirmTwoFactor(ctx, u.ID, "sealed", "sealed", 100, nil, tfNow)
 		require.NoError(t, err)
 		require.True(t, ok)
 		ok, err = s.UseTOTPStep(ctx, u.ID, 100)
@@ -235,7 +239,7 @@ func TestRecoveryCodes(t *testing.T) {
 		require.False(t, ok, "not confirmed")
 		require.Zero(t, count(t, s, "recovery_codes"))
 
-		ok, err = s.ConfirmTwoFactor(ctx, u.ID, 1, []string{"a", "b", "c"}, tfNow)
+		ok, err = s.ConfirmTwoFactor(ctx, u.ID, "sealed", "sealed", 1, []string{"a", "b", "c"}, tfNow)
 		require.NoError(t, err)
 		require.True(t, ok)
 		codes, err := s.UnusedRecoveryCodes(ctx, u.ID)
