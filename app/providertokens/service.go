@@ -139,7 +139,7 @@ func (s *Service) Keep(ctx context.Context, provider, providerAccountID string, 
 	if err != nil {
 		return fmt.Errorf("keep %s tokens: %w", provider, err)
 	}
-	t, err := s.sealSet(acc.ID, tokenSet(tok, idToken, nil))
+	t, err := s.sealSet(acc.ID, tokenSet(tok, idToken, nil, s.cfg.Now()))
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func (s *Service) refresh(ctx context.Context, id, provider string) (Token, erro
 		}
 		return Token{}, errors.Join(fmt.Errorf("%w: %w", ErrProviderDown, err), s.endLease(acc, ""))
 	}
-	next := tokenSet(tok, idTokenOf(tok), &set)
+	next := tokenSet(tok, idTokenOf(tok), &set, s.cfg.Now())
 	sealed, err := s.sealSet(acc.ID, next)
 	if err != nil {
 		return Token{}, errors.Join(err, s.endLease(acc, ""))

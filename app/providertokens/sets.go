@@ -2,6 +2,7 @@ package providertokens
 
 import (
 	"errors"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -34,9 +35,16 @@ func (t set) token() Token {
 // tokenSet is the set a token response gives; what a refresh response
 // leaves out (the refresh token when not rotated, the id_token, the
 // scope) is kept from prev.
-func tokenSet(tok *oauth2.Token, idToken string, prev *set) set {
+func tokenSet(tok *oauth2.Token, idToken string, prev *set, now time.Time) set {
 	t := set{access: opt(tok.AccessToken), refresh: opt(tok.RefreshToken), id: opt(idToken), tokenType: opt(tok.TokenType)}
-	if !tok.Expiry.IsZero() {
+	switch {
+	case tok.ExpiresIn > 0:
+		// By the service's clock, which decides freshness (fresh), not
+		// the one oauth2 stamped Expiry with: the two are one in
+		// production, and a test's settable clock stays consistent.
+		exp := now.Unix() + tok.ExpiresIn
+		t.expiresAt = &exp
+	case !tok.Expiry.IsZero():
 		exp := tok.Expiry.Unix()
 		t.expiresAt = &exp
 	}
