@@ -24,17 +24,24 @@ var (
 	sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
 	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
 	broadcast   = netip.AddrFrom4([4]byte{255, 255, 255, 255})
-	// IPv6 prefixes that carry an IPv4 address (NAT64, 6to4): the address
-	// inside is checked as well, so 64:ff9b::a00:1 is 10.0.0.1.
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
+	// IPv6 prefixes that carry an IPv4 address (NAT64, 6to4, the
+	// deprecated IPv4-compatible ::a.b.c.d): the address inside is checked
+	// as well, so 64:ff9b::a00:1 is 10.0.0.1 and ::10.0.0.1 is too.
+	nat64        = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour    = netip.MustParsePrefix("2002::/16")
+	v4Compatible = netip.MustParsePrefix("::/96")
+	// NAT64's local-use prefix (RFC 8215) translates inside the operator's
+	// own network, at a prefix length of the operator's choosing, so it
+	// is private whatever it carries.
+	localNAT64 = netip.MustParsePrefix("64:ff9b:1::/48")
 )
 
-// embeddedIPv4 is the IPv4 address a NAT64 or 6to4 address carries.
+// embeddedIPv4 is the IPv4 address a NAT64, 6to4 or IPv4-compatible
+// address carries (:: and ::1 are themselves, not 0.0.0.0 and 0.0.0.1).
 func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
 	b := ip.As16()
 	switch {
-	case nat64.Contains(ip):
+	case nat64.Contains(ip), v4Compatible.Contains(ip) && !ip.IsUnspecified() && !ip.IsLoopback():
 		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
 	case sixToFour.Contains(ip):
 		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
@@ -44,10 +51,10 @@ func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
 
 // CheckIP says whether a connection to ip is allowed. Unspecified, "this
 // network", multicast and broadcast addresses are always refused; private
-// (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10) and link-local
+// (10/8, 172.16/12, 192.168/16, fc00::/7, 64:ff9b:1::/48, 100.64/10) and link-local
 // (169.254/16 — cloud metadata — and fe80::/10) unless allowPrivate;
 // loopback unless allowLoopback or allowPrivate. An IPv4 address inside a
-// NAT64 or 6to4 address is held to the same rules.
+// NAT64, 6to4 or IPv4-compatible address is held to the same rules.
 func CheckIP(ip netip.Addr, allowLoopback, allowPrivate bool) error {
 	ip = ip.Unmap()
 	if v4, ok := embeddedIPv4(ip); ok {
@@ -99,7 +106,7 @@ func Range(ip netip.Addr) string {
 		return RangeUnspecified
 	case ip.IsMulticast() || ip == broadcast:
 		return RangeMulticast
-	case ip.IsPrivate():
+	case ip.IsPrivate() || localNAT64.Contains(ip):
 		return RangePrivate
 	case sharedSpace.Contains(ip):
 		return RangeShared
