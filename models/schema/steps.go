@@ -397,4 +397,19 @@ var Steps = []Step{
 		},
 		Postgres: []string{},
 	},
+	{
+		Version: 16,
+		Name:    "webhook_deliveries.queued_at",
+		// When an operator's retry queued a failed delivery again (NULL: not
+		// since it was written, so created_at). The outbox's "oldest
+		// pending" age counts from it: measured from created_at, a retry of
+		// a days-old event reported days of waiting at once and fired the
+		// documented alert on a backlog the operator had just cleared.
+		SQLite: []string{
+			"ALTER TABLE `webhook_deliveries` ADD COLUMN `queued_at` datetime",
+		},
+		Postgres: []string{
+			`ALTER TABLE webhook_deliveries ADD COLUMN queued_at timestamptz`,
+		},
+	},
 }

@@ -290,6 +290,39 @@ func TestStatsRetryFailedAndPurge(t *testing.T) {
 	})
 }
 
+// A delivery an operator queued again has waited since the retry, not
+// since its event: the backlog's age does not jump to the event's.
+func TestStatsCountsARetryFromTheRetry(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := t.Context()
+		old := whNow.Add(-72 * time.Hour)
+		write(t, s, event("evt_old", "user.created", old))
+		got := claim(t, s, "w1", old)
+		require.Len(t, got, 1)
+		require.NoError(t, s.Fail(ctx, got[0], 503, "down", old.Add(time.Hour)))
+		n, err := s.RetryFailed(ctx, whNow)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+
+		write(t, s, event("evt_new", "user.created", whNow.Add(time.Minute)))
+		st, err := s.Stats(ctx, whNow.Add(2*time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, int64(2), st.Pending)
+		require.Equal(t, models.DBTime(whNow), st.OldestPending.UTC(), "the retry's time, not the event's")
+
+		got = claim(t, s, "w1", whNow.Add(2*time.Minute))
+		require.Len(t, got, 2)
+		for _, d := range got {
+			if d.EventID == "evt_old" {
+				require.NoError(t, s.Retry(ctx, d, 503, "still down", whNow.Add(time.Hour)))
+			}
+		}
+		st, err = s.Stats(ctx, whNow.Add(3*time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, models.DBTime(whNow), st.OldestPending.UTC(), "a failed attempt after the retry keeps counting from it")
+	})
+}
+
 // Claim takes only the endpoints the worker names; FailOrphans ends the
 // others' rows written before its cut-off, and only those.
 func TestClaimKnownEndpointsAndFailOrphans(t *testing.T) {

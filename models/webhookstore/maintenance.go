@@ -14,7 +14,7 @@ import (
 // requeue is what an operator's retry sets: a fresh schedule, due now.
 func requeue(now time.Time) map[string]any {
 	return map[string]any{
-		"status": StatusPending, "attempts": 0, "next_at": models.DBTime(now),
+		"status": StatusPending, "attempts": 0, "next_at": models.DBTime(now), "queued_at": models.DBTime(now),
 		"lease_owner": "", "lease_until": nil,
 	}
 }
@@ -43,8 +43,9 @@ func (s *Store) RetryFailed(ctx context.Context, now time.Time) (int64, error) {
 // Stats is the outbox's backlog, for the metrics and the admin command.
 type Stats struct {
 	Pending, Failed int64
-	// OldestPending is the creation time of the oldest pending row (zero
-	// when none is pending).
+	// OldestPending is when the longest-waiting pending row was queued:
+	// written, or queued again by an operator's retry (zero when none is
+	// pending).
 	OldestPending time.Time
 }
 
@@ -74,7 +75,8 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (Stats, error) {
 		return st, nil
 	}
 	var oldest Delivery
-	err = db.Select("created_at").Where("status = ?", StatusPending).Order("created_at").Take(&oldest).Error
+	err = db.Select("created_at, queued_at").Where("status = ?", StatusPending).
+		Order("COALESCE(queued_at, created_at)").Take(&oldest).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) { // delivered since the count
 		return st, nil
 	}
@@ -82,6 +84,9 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (Stats, error) {
 		return Stats{}, fmt.Errorf("webhook stats: oldest pending: %w", err)
 	}
 	st.OldestPending = oldest.CreatedAt
+	if oldest.QueuedAt != nil {
+		st.OldestPending = *oldest.QueuedAt
+	}
 	if now = models.DBTime(now); st.OldestPending.After(now) {
 		st.OldestPending = now
 	}

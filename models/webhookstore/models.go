@@ -25,6 +25,9 @@ type Delivery struct {
 	LastError   string `gorm:"not null"`
 	CreatedAt   time.Time
 	DeliveredAt *time.Time
+	// QueuedAt is when an operator's retry queued the row again (nil: not
+	// since CreatedAt); the backlog's age counts from it.
+	QueuedAt *time.Time
 }
 
 // TableName is the outbox's table.
