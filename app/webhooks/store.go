@@ -18,6 +18,7 @@ type Store interface {
 	Fail(ctx context.Context, d webhookstore.Delivery, status int, errText string, at time.Time) error
 	Stats(ctx context.Context, now time.Time) (webhookstore.Stats, error)
 	PurgeDelivered(ctx context.Context, before time.Time) (int64, error)
+	PurgeFailed(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Observer hears of every attempt's outcome and of the backlog (app/metrics

@@ -189,11 +189,19 @@ func (w *Worker) reportBacklog(ctx context.Context, now time.Time) {
 	w.c.Observer.Backlog(st.Pending, oldest)
 }
 
-// purge deletes delivered rows past their retention, and fails the rows
-// of endpoints no longer configured once their retries would be spent.
+// purge deletes delivered and failed rows past their retention, and fails
+// the rows of endpoints no longer configured once their retries would be
+// spent.
 func (w *Worker) purge(ctx context.Context, now time.Time) {
 	if _, err := w.c.Store.PurgeDelivered(ctx, now.Add(-webhookstore.DeliveredRetention)); err != nil && ctx.Err() == nil {
 		w.c.Log.Error("webhooks: purge delivered", "error", err)
+	}
+	gone, err := w.c.Store.PurgeFailed(ctx, now.Add(-webhookstore.FailedRetention))
+	if err != nil && ctx.Err() == nil {
+		w.c.Log.Error("webhooks: purge failed", "error", err)
+	}
+	if gone > 0 {
+		w.c.Log.Warn("webhooks: failed deliveries never retried are deleted", "count", gone, "after", webhookstore.FailedRetention)
 	}
 	n, err := w.c.Store.FailOrphans(ctx, w.c.Endpoints.Names(), now.Add(-w.c.Schedule.Span()), now)
 	if err != nil && ctx.Err() == nil {

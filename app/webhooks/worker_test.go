@@ -3,6 +3,7 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -333,4 +334,30 @@ func TestTwoWorkersNeverDeliverAnEventTwiceAtOnce(t *testing.T) {
 			require.Zero(t, st.Pending)
 		})
 	}
+}
+
+// A failed delivery nobody retried is deleted after its retention (its
+// event carries personal data); a younger one waits for the operator.
+func TestWorkerDeletesFailedDeliveriesAfterTheirRetention(t *testing.T) {
+	f := newFixture(t, freshConfig(t, models.DialectSQLite))
+	queue(t, f.store, f.set, someEvents(2)...)
+	got, err := f.outbox.Claim(t.Context(), "w0", time.Now(), time.Minute, 10, f.set.Names())
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	failedAt := map[string]time.Time{
+		"evt_0000": time.Now().Add(-webhookstore.FailedRetention - time.Hour),
+		"evt_0001": time.Now().Add(-webhookstore.FailedRetention + time.Hour),
+	}
+	for _, d := range got {
+		require.NoError(t, f.outbox.Fail(t.Context(), d, 503, "down", failedAt[d.EventID]))
+	}
+	stop := run(t, f.worker(t, f.store, time.Second, time.Hour))
+	require.Eventually(t, func() bool {
+		_, err := f.outbox.Show(t.Context(), "evt_0000")
+		return errors.Is(err, models.ErrNotFound)
+	}, 10*time.Second, 10*time.Millisecond)
+	stop()
+	require.Equal(t, webhookstore.StatusFailed, f.rows(t, "evt_0001")[0].Status, "inside its retention")
+	require.Contains(t, f.logs.String(), "count=1")
+	require.Empty(t, f.rc.requests())
 }

@@ -128,6 +128,23 @@ func (s *Store) FailOrphans(ctx context.Context, known []string, before, now tim
 // ReasonOrphan is the last error of a row FailOrphans ended.
 const ReasonOrphan = "endpoint not configured"
 
+// PurgeFailed deletes rows that failed before before (a failed row's
+// next_at is when it failed): the events carry personal data (e-mail,
+// name), also of users deleted since, which an outbox must not keep for
+// ever. Pending and delivered rows stay. The number deleted.
+func (s *Store) PurgeFailed(ctx context.Context, before time.Time) (int64, error) {
+	r := s.db().WithContext(ctx).Where("status = ? AND next_at < ?", StatusFailed, models.DBTime(before)).Delete(&Delivery{})
+	if r.Error != nil {
+		return 0, fmt.Errorf("purge failed webhooks: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}
+
+// FailedRetention is how long a failed row waits for an operator's retry
+// before PurgeFailed removes it: the failures' alert fires within the
+// hour, and a month is time enough to fix a receiver.
+const FailedRetention = 30 * 24 * time.Hour
+
 // PurgeDelivered deletes rows delivered before before; failed and pending
 // rows stay. The number deleted.
 func (s *Store) PurgeDelivered(ctx context.Context, before time.Time) (int64, error) {
