@@ -53,6 +53,8 @@ async function startUpstream(port) {
       remoteUser: req.headers["remote-user"] ?? null,
       remoteEmail: req.headers["remote-email"] ?? null,
       remoteName: req.headers["remote-name"] ?? null,
+      remoteGroups: req.headers["remote-groups"] ?? null,
+      remoteAmr: req.headers["remote-amr"] ?? null,
     };
     seen.push(who);
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
@@ -71,13 +73,19 @@ async function startUpstream(port) {
  * as admin, never as a host the client chose.
  */
 function nginxServers({ p1, p2, lk, up }) {
+  // docs/forward-auth.md's: every identity header set from the answer, so
+  // none of the client's own passes (nginx sends no header whose value is empty).
   const identity = `
       auth_request_set $lk_user $upstream_http_remote_user;
       auth_request_set $lk_email $upstream_http_remote_email;
       auth_request_set $lk_name $upstream_http_remote_name;
+      auth_request_set $lk_groups $upstream_http_remote_groups;
+      auth_request_set $lk_amr $upstream_http_remote_amr;
       proxy_set_header Remote-User $lk_user;
       proxy_set_header Remote-Email $lk_email;
-      proxy_set_header Remote-Name $lk_name;`;
+      proxy_set_header Remote-Name $lk_name;
+      proxy_set_header Remote-Groups $lk_groups;
+      proxy_set_header Remote-Amr $lk_amr;`;
   const askLatchkey = (route, headers) => `
     location = /_latchkey {
       internal;
@@ -272,12 +280,17 @@ access:
       const who = await whoIsShown(pb);
       eq([who.url, who.remoteEmail], ["/hello?x=1&y=two", ALICE.email], "url, Remote-Email");
     });
-    await t.check("a Remote-Email the browser sends itself never reaches the app", async () => {
-      await b.setExtraHTTPHeaders({ "Remote-Email": "mallory@example.com", "Remote-User": "admin" });
+    await t.check("no Remote-* header the browser sends itself reaches the app", async () => {
+      await pb.goto(`${appOrigin}/real`);
+      const real = await whoIsShown(pb);
+      await b.setExtraHTTPHeaders({ "Remote-Email": "mallory@example.com", "Remote-User": "admin", "Remote-Name": "Admin",
+        "Remote-Groups": "admins", "Remote-Amr": "pwd,otp,mfa" });
       await pb.goto(`${appOrigin}/forged`);
       const who = await whoIsShown(pb);
-      eq(who.remoteEmail, ALICE.email, "Remote-Email");
       await b.setExtraHTTPHeaders({});
+      const pick = (w) => [w.remoteUser, w.remoteEmail, w.remoteName, w.remoteGroups, w.remoteAmr];
+      eq(pick(who), pick(real), "Remote-User, -Email, -Name, -Groups, -Amr (latchkey's, not the browser's)");
+      eq([real.remoteEmail, real.remoteGroups, real.remoteAmr], [ALICE.email, null, "fed"], "Remote-Email, Remote-Groups (alice has none), Remote-Amr");
     });
     await t.check("after signing out on latchkey's page the app sends the browser to sign in again", async () => {
       await pb.goto(`${spec.base}/signout`);
