@@ -218,6 +218,8 @@ func TestForwardAuthRedirect(t *testing.T) {
 		{fwd("https", "app.example.com", "/page?x=1&y=a%20b"), signIn("https://app.example.com/page?x=1&y=a%20b")},
 		{fwd("HTTPS", "APP.example.com", "/"), signIn("https://APP.example.com/")},
 		{fwd("https", "app.example.com", ""), signIn("https://app.example.com/")},
+		{fwd("https", "app.example.com:443", "/p"), signIn("https://app.example.com:443/p")}, // the default port: the same origin
+		{[]string{"X-Original-URL", "https://app.example.com:443/p"}, signIn("https://app.example.com:443/p")},
 		{[]string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "app.example.com"}, signIn("https://app.example.com/")},
 		{fwd("http", strings.TrimPrefix(e.origin, "http://"), "/dash"), signIn(e.origin + "/dash")},
 		{[]string{"X-Original-URL", "https://app.example.com/a?b=c"}, signIn("https://app.example.com/a?b=c")},

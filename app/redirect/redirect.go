@@ -22,11 +22,24 @@ type Policy struct {
 // NewPolicy builds a policy for the service origin (scheme://host[:port]) and extra allowed origins.
 func NewPolicy(origin string, allowed []string) Policy {
 	origin = strings.ToLower(strings.TrimRight(origin, "/"))
-	p := Policy{origin: origin, allowed: map[string]bool{origin: true}, plainOrigin: plain(origin)}
+	p := Policy{origin: origin, allowed: map[string]bool{withoutDefaultPort(origin): true}, plainOrigin: plain(origin)}
 	for _, o := range allowed {
-		p.allowed[strings.ToLower(strings.TrimRight(o, "/"))] = true
+		p.allowed[withoutDefaultPort(strings.ToLower(strings.TrimRight(o, "/")))] = true
 	}
 	return p
+}
+
+// withoutDefaultPort drops the scheme's default port from a lower-case
+// origin: https://x:443 is https://x, as a browser says (a proxy's
+// X-Forwarded-Host may carry the port, an operator's allow-list may too).
+func withoutDefaultPort(origin string) string {
+	switch {
+	case strings.HasPrefix(origin, "https://"):
+		return strings.TrimSuffix(origin, ":443")
+	case strings.HasPrefix(origin, "http://"):
+		return strings.TrimSuffix(origin, ":80")
+	}
+	return origin
 }
 
 // Origin is the fallback target (next-auth's baseUrl).
@@ -101,7 +114,7 @@ func (p Policy) resolve(target string) (resolved string, ok bool) {
 			return p.origin, false
 		}
 		u, err := url.Parse(p.origin + target)
-		if err != nil || p.originOf(u) != p.origin {
+		if err != nil || p.originOf(u) != withoutDefaultPort(p.origin) {
 			return p.origin, false
 		}
 		return p.origin + target, true
@@ -116,11 +129,13 @@ func (p Policy) resolve(target string) (resolved string, ok bool) {
 	return p.origin, false
 }
 
+// originOf is u's origin, lower-case and without its scheme's default
+// port ("" for no http(s) origin).
 func (p Policy) originOf(u *url.URL) string {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return ""
 	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+	return withoutDefaultPort(strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host))
 }
 
 func hasControl(s string) bool {

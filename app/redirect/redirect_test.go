@@ -10,7 +10,7 @@ import (
 )
 
 func TestResolve(t *testing.T) {
-	p := redirect.NewPolicy("http://localhost:3000", []string{"https://app.example.com", "HTTPS://Upper.Example.com/"})
+	p := redirect.NewPolicy("http://localhost:3000", []string{"https://app.example.com", "HTTPS://Upper.Example.com/", "https://web.example.com:443"})
 	const origin = "http://localhost:3000"
 	cases := []struct {
 		in   string
@@ -32,6 +32,8 @@ func TestResolve(t *testing.T) {
 		{"https://APP.example.com/home", "https://APP.example.com/home", true}, // uppercase host
 		{"http://localhost:3000#@evil.test", "http://localhost:3000#@evil.test", true},
 		{"http://localhost:3000?u=https://evil.test", "http://localhost:3000?u=https://evil.test", true},
+		{"https://app.example.com:443/home", "https://app.example.com:443/home", true}, // the default port
+		{"https://web.example.com/", "https://web.example.com/", true},                 // allowed as https://web.example.com:443
 
 		// Rejected: fall back to the origin.
 		{"", origin, false},
@@ -79,6 +81,10 @@ func TestResolve(t *testing.T) {
 		{"http:///evil.test", origin, false},
 		{"ftp://localhost:3000/", origin, false},
 		{"http://app.example.com/home", origin, false}, // allow-listed host, wrong scheme
+		{"http://app.example.com:443/home", origin, false},
+		{"https://app.example.com:80/home", origin, false},
+		{"https://app.example.com:8443/home", origin, false},
+		{"https://app.example.com:0443/home", origin, false},
 		{"https://app.example.com.evil.test/", origin, false},
 		{"http://еvil.test", origin, false}, // Cyrillic е
 		{"/" + strings.Repeat("a", 4096), origin, false},
@@ -99,6 +105,12 @@ func TestPolicyOrigin(t *testing.T) {
 	got, ok = p.Resolve("http://ex.com/x")
 	require.False(t, ok, "http is another origin than https")
 	require.Equal(t, "https://ex.com", got)
+
+	p = redirect.NewPolicy("https://ex.com:443", nil)
+	for _, in := range []string{"/x", "https://ex.com/x", "https://ex.com:443/x"} {
+		_, ok = p.Resolve(in)
+		require.True(t, ok, "%q: the default port is the origin's", in)
+	}
 }
 
 // FuzzResolve: whatever comes in, what comes out is on an allowed origin.
@@ -109,7 +121,7 @@ func FuzzResolve(f *testing.F) {
 	p := redirect.NewPolicy("http://localhost:3000", []string{"https://app.example.com"})
 	f.Fuzz(func(t *testing.T, in string) {
 		got, _ := p.Resolve(in)
-		lower := strings.ToLower(got)
+		lower := strings.Replace(strings.ToLower(got), "https://app.example.com:443", "https://app.example.com", 1)
 		if !(strings.HasPrefix(lower, "http://localhost:3000/") || lower == "http://localhost:3000" ||
 			strings.HasPrefix(lower, "http://localhost:3000?") || strings.HasPrefix(lower, "http://localhost:3000#") ||
 			strings.HasPrefix(lower, "https://app.example.com/") || lower == "https://app.example.com" ||
