@@ -234,6 +234,39 @@ func TestOpenIDPromptNoneWithoutSession(t *testing.T) {
 	})
 }
 
+// TestOpenIDResponseModes: the code comes back in the query (the
+// default, or response_mode=query) or the fragment; response_mode=form_post
+// (which discovery does not offer) and any other mode are the client's
+// invalid_request in the query, before the user is asked anything and
+// with nothing stored. The library's form_post answer is a page that posts
+// itself from an inline onload handler, which the pages'
+// Content-Security-Policy (no script-src) blocks: the browser stopped on a
+// blank page holding the code and never got back to the application.
+func TestOpenIDResponseModes(t *testing.T) {
+	eachOP(t, nil, func(t *testing.T, e *env) {
+		c := e.signedIn(ada)
+		r := e.relyingParty("tool", rpSecret)
+		r.signInFlow(c, "response_mode", "query")
+
+		res, a := r.authorize(c, "response_mode", "fragment")
+		require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+		u, err := url.Parse(res.location())
+		require.NoError(t, err)
+		frag, err := url.ParseQuery(u.Fragment)
+		require.NoError(t, err)
+		require.Equal(t, a.state, frag.Get("state"))
+		_, _, err = r.exchange(frag.Get("code"), a)
+		require.NoError(t, err)
+
+		for _, mode := range []string{"form_post", "web_message", "query.jwt"} {
+			requests := e.authRequests()
+			res, a := r.authorize(c, "response_mode", mode)
+			require.Equal(t, "invalid_request", r.errorFrom(res, a), "%s: %s", mode, res.body)
+			require.Equal(t, requests, e.authRequests(), "%s: nothing stored", mode)
+		}
+	})
+}
+
 // TestOpenIDPromptNoneWithoutConsent: prompt=none with a session but no
 // consent to the client answers consent_required (never the consent
 // page); once the user has allowed it, prompt=none gets a code.

@@ -97,8 +97,20 @@ func withinLimits(req *oidc.AuthRequest) error {
 		return oidc.ErrInvalidRequest().WithDescription("ui_locales is longer than %d bytes", maxUILocales)
 	case req.CodeChallenge != "" && (len(req.CodeChallenge) < minChallenge || len(req.CodeChallenge) > maxChallenge):
 		return oidc.ErrInvalidRequest().WithDescription("code_challenge must be %d to %d characters", minChallenge, maxChallenge)
+	case !answerableMode(req.ResponseMode):
+		return oidc.ErrInvalidRequest().WithDescription("response_mode must be query or fragment")
 	}
 	return nil
+}
+
+// answerableMode: the code goes back in the query (the default) or the
+// fragment, the modes discovery's absent response_modes_supported means.
+// The library answers form_post with a page that posts itself from an
+// inline onload handler, which the pages' Content-Security-Policy blocks:
+// the browser would stop on a blank page holding the code. Any other mode
+// the library would answer in the query, not as the client asked.
+func answerableMode(m oidc.ResponseMode) bool {
+	return m == "" || m == oidc.ResponseModeQuery || m == oidc.ResponseModeFragment
 }
 
 // AuthRequestByID is an unexpired request.
