@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,6 +111,46 @@ func TestOpenIDFormActionNamesClients(t *testing.T) {
 	e.clock.Add(11 * time.Second) // the stored clients are re-read every 10 s
 	require.Contains(t, formAction(), "https://later.example.net")
 }
+
+// TestOpenIDNativeAppRedirect: a native app registered with a
+// private-use scheme redirect URI (RFC 8252 §7.1, which config.yaml and
+// `clients add` accept) signs its user in: the consent ends on that URI
+// with the code, which exchanges; another URI of the scheme is refused
+// with a 400 page, never redirected to.
+func TestOpenIDNativeAppRedirect(t *testing.T) {
+	eachOP(t, func(c *config.Config) {
+		c.OpenID.Clients = append(c.OpenID.Clients, config.OpenIDClient{ID: "native", Name: "Native App", Public: true, RedirectURIs: []string{nativeRedirect, "http://127.0.0.1:9/native"}})
+	}, func(t *testing.T, e *env) {
+		c := e.signedIn(ada)
+		r := e.relyingParty("native", "")
+		r.oauth.RedirectURL = nativeRedirect
+		page, a := r.authorize(c)
+		require.Contains(t, page.body, "Native App")
+		res := e.consent(c, page, "allow")
+		require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+		u, err := url.Parse(res.location())
+		require.NoError(t, err)
+		require.Equal(t, nativeRedirect, u.Scheme+":"+u.Path, "the consent ends on the native redirect URI")
+		require.Equal(t, a.state, u.Query().Get("state"))
+		_, _, err = r.exchange(u.Query().Get("code"), a)
+		require.NoError(t, err)
+
+		// Its loopback URI on another port (RFC 8252 §7.3): allowed
+		// already, straight back with a code.
+		res, a = r.authorize(c, "redirect_uri", "http://127.0.0.1:5555/native")
+		require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+		require.True(t, strings.HasPrefix(res.location(), "http://127.0.0.1:5555/native?"), res.location())
+
+		requests := e.authRequests()
+		res, _ = r.authorize(c, "redirect_uri", "com.example.app:/elsewhere")
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, res.body)
+		require.Empty(t, res.location())
+		require.Equal(t, requests, e.authRequests())
+	})
+}
+
+// nativeRedirect is a native app's private-use scheme redirect URI.
+const nativeRedirect = "com.example.app:/oauth2redirect"
 
 // TestOpenIDAccountApps: the account page lists the applications the user
 // allowed, and revoking one ends its tokens and asks for consent again.

@@ -110,10 +110,15 @@ func (s *Service) client(ctx context.Context, id string) (*Client, error) {
 
 // The op.Client interface.
 
-func (c *Client) GetID() string                       { return c.ID }
-func (c *Client) RedirectURIs() []string              { return c.Redirects }
-func (c *Client) PostLogoutRedirectURIs() []string    { return c.PostLogouts }
-func (c *Client) ApplicationType() op.ApplicationType { return op.ApplicationTypeWeb }
+func (c *Client) GetID() string                    { return c.ID }
+func (c *Client) RedirectURIs() []string           { return c.Redirects }
+func (c *Client) PostLogoutRedirectURIs() []string { return c.PostLogouts }
+func (c *Client) ApplicationType() op.ApplicationType {
+	if c.native() {
+		return op.ApplicationTypeNative
+	}
+	return op.ApplicationTypeWeb
+}
 func (c *Client) AuthMethod() oidc.AuthMethod {
 	if c.Public {
 		return oidc.AuthMethodNone
@@ -132,6 +137,19 @@ func (c *Client) IDTokenLifetime() time.Duration       { return c.set.IDTTL }
 func (c *Client) ClockSkew() time.Duration             { return 0 }
 func (c *Client) IDTokenUserinfoClaimsAssertion() bool { return true }
 func (c *Client) IsScopeAllowed(scope string) bool     { return slices.Contains(c.Scopes, scope) }
+
+// native: a client with a private-use scheme redirect URI (RFC 8252
+// §7.1: com.example.app:/cb) is a native app. The library refuses such a
+// URI from any other type of client, though config and `clients add`
+// accept it; as a native app's, its loopback redirect URIs also match on
+// any port (§7.3).
+func (c *Client) native() bool {
+	return slices.ContainsFunc(c.Redirects, func(u string) bool {
+		scheme, _, ok := strings.Cut(u, ":")
+		scheme = strings.ToLower(scheme)
+		return ok && scheme != "http" && scheme != "https"
+	})
+}
 
 // DevMode lets http redirect URIs through the library's check: config and
 // `clients add` accept http only for loopback hosts, and matching stays exact.
