@@ -178,12 +178,46 @@ func (f *front) formActionOrigins() (origins []string, final bool) {
 	}
 	if f.clientURIs != nil {
 		for _, u := range f.clientURIs() {
-			add(u)
+			for _, src := range clientSources(u) {
+				if !seen[src] {
+					seen[src] = true
+					origins = append(origins, src)
+				}
+			}
 		}
 		final = false // an admin may add a client at any time
 	}
 	return origins, final
 }
+
+// clientSources are the form-action sources of an OpenID client's redirect
+// or post-logout URI: its origin; for a loopback host, that host on any
+// port, where a native app's answer goes (the library matches its loopback
+// URIs on any port, RFC 8252 §7.3); for a private-use scheme
+// (com.example.app:/cb), the scheme. Chromium checks form-action on the
+// last hop too, a custom scheme included (the consent page's POST ends
+// there).
+func clientSources(raw string) []string {
+	if u, o, ok := parseOrigin(raw); ok {
+		if h := strings.ToLower(u.Hostname()); h == "localhost" || h == "127.0.0.1" {
+			return []string{o, strings.ToLower(u.Scheme) + "://" + h + ":*"}
+		}
+		return []string{o}
+	}
+	scheme, _, ok := strings.Cut(strings.TrimSpace(raw), ":")
+	scheme = strings.ToLower(scheme)
+	switch {
+	case !ok || !cspScheme.MatchString(scheme):
+		return nil
+	case scheme == "http" || scheme == "https" || scheme == "javascript" || scheme == "data" || scheme == "blob" || scheme == "filesystem":
+		return nil // never a whole web scheme, nor one that runs or holds content
+	}
+	return []string{scheme + ":"}
+}
+
+// cspScheme is a URI scheme (RFC 3986 §3.1) as a CSP scheme source has
+// it: nothing that could end the source or the directive.
+var cspScheme = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
 
 // cspHost is a host[:port] that is safe inside a CSP source expression: an
 // IdP's discovery document is not allowed to add directives with ";" or
@@ -193,13 +227,19 @@ var cspHost = regexp.MustCompile(`^([a-z0-9-]+(\.[a-z0-9-]+)*\.?|\[[0-9a-f:.]+\]
 // cspOrigin is the scheme://host[:port] of an absolute http(s) URL, as a CSP
 // source expression; false for anything else.
 func cspOrigin(raw string) (string, bool) {
+	_, o, ok := parseOrigin(raw)
+	return o, ok
+}
+
+// parseOrigin is cspOrigin with the parsed URL.
+func parseOrigin(raw string) (*url.URL, string, bool) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return "", false
+		return nil, "", false
 	}
 	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
 	if (scheme != "http" && scheme != "https") || !cspHost.MatchString(host) {
-		return "", false
+		return nil, "", false
 	}
-	return scheme + "://" + host, true
+	return u, scheme + "://" + host, true
 }

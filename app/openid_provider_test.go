@@ -152,6 +152,33 @@ func TestOpenIDNativeAppRedirect(t *testing.T) {
 // nativeRedirect is a native app's private-use scheme redirect URI.
 const nativeRedirect = "com.example.app:/oauth2redirect"
 
+// TestOpenIDFormActionNamesNativeSchemes: a native app's private-use
+// scheme is in the pages' form-action as a scheme source, and its loopback
+// redirect URI's host on any port (the library matches it on any port):
+// the consent page's POST ends, through the library's callback, on that
+// URI, and Chromium (Android's Custom Tabs included) checks every hop of
+// it against form-action, so without them the user who allowed the app
+// stayed on the consent page and the app never got its code. No whole web
+// scheme is ever allowed.
+func TestOpenIDFormActionNamesNativeSchemes(t *testing.T) {
+	e := startOP(t, backends()[0], func(c *config.Config) {
+		c.OpenID.Clients = append(c.OpenID.Clients, config.OpenIDClient{ID: "native", Name: "Native App", Public: true,
+			RedirectURIs: []string{nativeRedirect, "http://127.0.0.1:9/native"}, PostLogoutRedirectURIs: []string{"Org.Example.Other:/bye"}})
+	})
+	c := e.signedIn(ada)
+	r := e.relyingParty("native", "")
+	r.oauth.RedirectURL = nativeRedirect
+	page, _ := r.authorize(c)
+	require.Contains(t, page.body, "Native App")
+	formAction := cspDirectives(t, page.Header.Get("Content-Security-Policy"))["form-action"]
+	require.Contains(t, formAction, "com.example.app:")
+	require.Contains(t, formAction, "org.example.other:")
+	require.Contains(t, formAction, "http://127.0.0.1:*")
+	for _, src := range formAction {
+		require.NotContains(t, []string{"http:", "https:", "*"}, src, "form-action allows a whole web scheme")
+	}
+}
+
 // TestOpenIDAccountApps: the account page lists the applications the user
 // allowed, and revoking one ends its tokens and asks for consent again.
 func TestOpenIDAccountApps(t *testing.T) {
