@@ -580,3 +580,36 @@ func TestCheckConfigAccessSummary(t *testing.T) {
 
 // stamp is a time as the admin commands print it.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// A YAML merge key (<<) does not hide a typo: the keys it merges in are
+// checked as if written in place, once each, so a misspelt security
+// setting in an anchored block is refused like any other.
+func TestCheckConfigUnknownKeyInMerge(t *testing.T) {
+	clearEnv(t)
+	path := writeFile(t, `<<: {trusted_proxiez: [10.0.0.0/8]}
+session: &s
+  strategy: jwt
+cookies:
+  <<: [*s, {secure: true}]
+providers:
+  - &gh
+    id: github
+    client_id: a
+    client_secret: b
+    alow_dangerous_email_account_linking: true
+  - <<: *gh
+    id: gitlab
+`)
+	code, stdout, stderr := runCmd("--config", path, "check-config")
+	require.Equal(t, 1, code, stdout)
+	require.NotContains(t, stdout, "configuration OK")
+	for _, want := range []string{
+		`line 1: unknown key "trusted_proxiez" in the top level`,
+		`line 3: unknown key "strategy" in cookies`,
+		`line 5: unknown key "secure" in cookies`,
+		`line 11: unknown key "alow_dangerous_email_account_linking" in a provider`,
+	} {
+		require.Contains(t, stderr, want)
+	}
+	require.Equal(t, 1, strings.Count(stderr, "alow_dangerous"), "a merged block's typo is listed once:\n%s", stderr)
+}

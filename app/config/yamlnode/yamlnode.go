@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -53,7 +54,14 @@ var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 func UnknownKeys(n *yaml.Node, t reflect.Type, section func(reflect.Type) string) []string {
 	var p []string
 	unknownKeys(n, t, section, &p)
-	return p
+	// A block merged in several places (<<: *anchor) is one text: its
+	// typo is one line to fix, listed once.
+	seen := make(map[string]bool, len(p))
+	return slices.DeleteFunc(p, func(s string) bool {
+		dup := seen[s]
+		seen[s] = true
+		return dup
+	})
 }
 
 func unknownKeys(n *yaml.Node, t reflect.Type, section func(reflect.Type) string, p *[]string) {
@@ -70,6 +78,12 @@ func unknownKeys(n *yaml.Node, t reflect.Type, section func(reflect.Type) string
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if k.Tag == "!!merge" {
+				// The merged mappings' keys land in this struct as if
+				// written here (yaml decodes them so), so they are
+				// checked against it: a typo must not hide behind <<.
+				for _, m := range mergedMaps(n.Content[i+1]) {
+					unknownKeys(m, t, section, p)
+				}
 				continue
 			}
 			ft, ok := fields[k.Value]
@@ -84,6 +98,15 @@ func unknownKeys(n *yaml.Node, t reflect.Type, section func(reflect.Type) string
 			unknownKeys(c, t.Elem(), section, p)
 		}
 	}
+}
+
+// mergedMaps are the mappings a merge key's value names: one mapping or
+// alias of one, or a sequence of them.
+func mergedMaps(v *yaml.Node) []*yaml.Node {
+	if v.Kind == yaml.SequenceNode {
+		return v.Content
+	}
+	return []*yaml.Node{v}
 }
 
 // yamlFields collects the keys of t's fields, an inline struct's included.
