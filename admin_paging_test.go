@@ -59,3 +59,23 @@ func TestListCommandsPage(t *testing.T) {
 		}
 	})
 }
+
+// A negative --limit is a bad command line (exit 2, one line, before the
+// database is opened), not "every row": the listing a script pages through
+// must not silently become the whole table.
+func TestListCommandsRefuseNegativeLimit(t *testing.T) {
+	eachAdminDatabase(t, "", func(t *testing.T, cfgPath string, store *models.Store) {
+		ctx := context.Background()
+		for i := range 3 {
+			addr := fmt.Sprintf("user%d@example.com", i)
+			require.NoError(t, store.CreateUser(ctx, &models.User{Email: &addr}))
+		}
+		for _, cmd := range [][]string{{"users", "list"}, {"sessions", "list"}} {
+			code, stdout, stderr := runCmd(append(cmd, "--config", cfgPath, "--limit", "-1")...)
+			require.Equal(t, 2, code, stdout)
+			require.Empty(t, stdout)
+			require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+			require.Contains(t, stderr, "--limit -1: must be at least 0")
+		}
+	})
+}

@@ -162,6 +162,9 @@ func Run(load LoadConfig, configPath string, args []string, stdin *os.File, stdo
 		return fail(2, name, what+"; usage: latchkey "+commandUsage(cmd, fs))
 	}
 	r.args = pos
+	if r.page.Limit < 0 { // a listing's --limit (0: every row)
+		return fail(2, name, fmt.Sprintf("--limit %d: must be at least 0 (0: every row)", r.page.Limit)+"; usage: latchkey "+commandUsage(cmd, fs))
+	}
 	if cmd.check != nil {
 		if err := cmd.check(r); err != nil {
 			return fail(2, name, err.Error()+"; usage: latchkey "+commandUsage(cmd, fs))
