@@ -165,11 +165,20 @@ func testAdminClients(t *testing.T) {
 	ann := &models.User{Email: &addr}
 	require.NoError(t, store.CreateUser(ctx, ann))
 	require.NoError(t, openidstore.New(store).SaveConsent(ctx, ann.ID, "spa", "openid", time.Now()))
+	// Without a terminal to confirm on, it needs --yes and changes nothing.
 	code, stdout, stderr = clients("remove", "spa")
+	require.Equal(t, 1, code, stdout)
+	require.Empty(t, stdout)
+	require.Contains(t, stderr, "not confirmed: standard input is not a terminal; pass --yes")
+	require.Len(t, stored(), 2)
+	consents, err := openidstore.New(store).Consents(ctx, ann.ID)
+	require.NoError(t, err)
+	require.Len(t, consents, 1)
+	code, stdout, stderr = clients("remove", "spa", "--yes")
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, `removed client "spa" with its consents and tokens: its users' tokens stop working at once`+"\n", stdout)
 	require.Len(t, stored(), 1)
-	consents, err := openidstore.New(store).Consents(ctx, ann.ID)
+	consents, err = openidstore.New(store).Consents(ctx, ann.ID)
 	require.NoError(t, err)
 	require.Empty(t, consents)
 

@@ -67,7 +67,7 @@ func adminCommands() []adminCommand {
 		{"accounts", "tokens", []string{"<email|id>"}, "j", accountsTokens, nil},
 		{"clients", "add", []string{"<id>"}, "c", clientsAdd, checkClientsAdd},
 		{"clients", "list", nil, "j", clientsList, nil},
-		{"clients", "remove", []string{"<id>"}, "", clientsRemove, nil},
+		{"clients", "remove", []string{"<id>"}, "y", clientsRemove, nil},
 		{"clients", "rotate-secret", []string{"<id>"}, "", clientsRotateSecret, nil},
 		{"clients", "hash-secret", nil, "0", clientsHashSecret, nil},
 		{"oidc", "rotate-keys", nil, "n", oidcRotateKeys, nil},

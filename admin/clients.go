@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -226,6 +227,17 @@ func clientsRemove(r *adminRun) error {
 		return err
 	}
 	id := r.args[0]
+	// Asked only about a stored client: an unknown or config.yaml one is
+	// refused below, as without the question.
+	all, err := s.Clients(r.ctx)
+	if err != nil {
+		return err
+	}
+	if i := slices.IndexFunc(all, func(c openid.ClientInfo) bool { return c.ID == id }); i >= 0 && !all[i].FromConfig {
+		if err := r.confirm(fmt.Sprintf("Remove client %q (%s) with its consents and tokens? Its users' tokens stop working at once.", id, all[i].Name)); err != nil {
+			return err
+		}
+	}
 	if err := s.RemoveClient(r.ctx, id); err != nil {
 		return clientError(id, err)
 	}
