@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -530,6 +531,36 @@ func TestEnsureSecret(t *testing.T) {
 	// A generated secret passes validation.
 	_, err = cfg.Validate(catalogue)
 	require.NoError(t, err)
+}
+
+// Instances started together on one data folder (replicas sharing a
+// volume) end up with one generated secret, the file's: none overwrites
+// the secret another is already signing with, and none reads a file the
+// other has only half written.
+func TestEnsureSecretConcurrentStarts(t *testing.T) {
+	for range 20 {
+		dir := filepath.Join(t.TempDir(), "data")
+		secrets := make([]string, 16)
+		errs := make([]error, len(secrets))
+		var wg sync.WaitGroup
+		for i := range secrets {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cfg := config.Defaults()
+				cfg.DataDir = dir
+				errs[i] = cfg.EnsureSecret()
+				secrets[i] = cfg.Secret
+			}()
+		}
+		wg.Wait()
+		b, err := os.ReadFile(filepath.Join(dir, "secret"))
+		require.NoError(t, err)
+		for i := range secrets {
+			require.NoError(t, errs[i])
+			require.Equal(t, strings.TrimSpace(string(b)), secrets[i], "instance %d signs with a secret the file no longer holds", i)
+		}
+	}
 }
 
 func TestTrustEmail(t *testing.T) {
