@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -109,6 +110,30 @@ func testWebhooksCommands(t *testing.T, cfgPath string, store *models.Store) {
 	require.NotContains(t, listed[0], "body", "bodies only in show")
 	require.Nil(t, listed[0]["nextAt"], "a failed delivery has no next attempt")
 	require.NotNil(t, listed[1]["nextAt"])
+	// --json pages too: the next page's --before on standard error, so
+	// that standard output stays one JSON array.
+	seen, before = nil, ""
+	for page := 0; ; page++ {
+		args := []string{"list", "--json", "--limit", "2"}
+		if before != "" {
+			args = append(args, "--before", before)
+		}
+		code, stdout, stderr = hooks(args...)
+		require.Equal(t, 0, code, stderr)
+		var rows []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(stdout), &rows))
+		for _, r := range rows {
+			seen = append(seen, fmt.Sprint(r["eventId"], " ", r["endpoint"]))
+		}
+		m := regexp.MustCompile(`more: add --before '([^']+)'`).FindStringSubmatch(stderr)
+		if m == nil {
+			require.Equal(t, 2, page, "a full page of JSON names the next one: %q", stderr)
+			break
+		}
+		before = m[1]
+	}
+	require.Len(t, seen, 5)
+	require.ElementsMatch(t, []string{"evt_3 gone", "evt_2 crm", "evt_1 crm", "evt_1 audit", "evt_0 crm"}, seen)
 
 	code, stdout, _ = hooks("list", "--help")
 	require.Equal(t, 0, code)

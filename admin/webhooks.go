@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -111,7 +112,12 @@ func webhooksList(r *adminRun) error {
 		for i, d := range rows {
 			out[i] = toJSON(d, false)
 		}
-		return r.printJSON(out)
+		if err := r.printJSON(out); err != nil {
+			return err
+		}
+		// On standard error, so that standard output stays one array.
+		r.morePage(r.errw, rows, f.limit)
+		return nil
 	}
 	w := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "EVENT\tTYPE\tENDPOINT\tSTATUS\tATTEMPTS\tLAST\tCREATED")
@@ -122,9 +128,7 @@ func webhooksList(r *adminRun) error {
 		return err
 	}
 	fmt.Fprintln(r.out, deliveries(int64(len(rows))))
-	if len(rows) == f.limit {
-		fmt.Fprintf(r.out, "more: add --before '%s'\n", rows[len(rows)-1].Cursor())
-	}
+	r.morePage(r.out, rows, f.limit)
 	st, err := r.outbox().Stats(r.ctx, r.now)
 	if err != nil {
 		return err
@@ -340,4 +344,11 @@ func endpointHost(raw string) string {
 		return "an unreadable URL"
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// morePage says, under a full page, which --before shows the next.
+func (r *adminRun) morePage(w io.Writer, rows []webhookstore.Delivery, limit int) {
+	if len(rows) == limit {
+		fmt.Fprintf(w, "more: add --before '%s'\n", rows[len(rows)-1].Cursor())
+	}
 }
