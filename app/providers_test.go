@@ -88,3 +88,24 @@ func TestProvidersNone(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, "{}", res.body)
 }
+
+// A SERVICE_URL spelt with upper-case letters in its host or with its
+// scheme's default port names the origin next-auth's parseUrl (new URL)
+// makes of it: the URLs latchkey hands out (here /providers') are the
+// ones the next-auth client, given the same NEXTAUTH_URL, expects, and the
+// origin a browser sends.
+func TestProvidersServiceURLOriginNormalised(t *testing.T) {
+	for _, serviceURL := range []string{"https://Auth.Example.COM:443/api/auth", "https://auth.example.com:/api/auth"} {
+		e := startEnv(t, envOpts{config: func(c *config.Config) {
+			threeProviders(c)
+			c.ServiceURL = serviceURL
+			c.Secret = testSecret
+		}})
+		res := e.get(e.client, "/providers")
+		require.Equal(t, http.StatusOK, res.StatusCode, serviceURL)
+		var got map[string]map[string]any
+		require.NoError(t, json.Unmarshal([]byte(res.body), &got))
+		require.Equal(t, "https://auth.example.com/api/auth/signin/github", got["github"]["signinUrl"], serviceURL)
+		require.Equal(t, "https://auth.example.com/api/auth/callback/github", got["github"]["callbackUrl"], serviceURL)
+	}
+}

@@ -38,9 +38,18 @@ func ParseBase(raw string) (Base, error) {
 	if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return Base{}, fmt.Errorf("service URL %q must be scheme://host[:port][/path] with no credentials, query or fragment", raw)
 	}
+	// The origin as new URL() (next-auth's parseUrl) and a browser write
+	// it: the host in lower case, the port without leading zeros and left
+	// out when it is the scheme's default (or empty, "ex.com:").
+	host := strings.ToLower(strings.TrimSuffix(u.Host, ":"))
 	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
 			return Base{}, fmt.Errorf("service URL %q has an invalid port", raw)
+		}
+		host = strings.TrimSuffix(host, ":"+port)
+		if n != map[string]int{"http": 80, "https": 443}[u.Scheme] {
+			host += ":" + strconv.Itoa(n)
 		}
 	}
 	path := strings.TrimRight(u.EscapedPath(), "/")
@@ -48,7 +57,7 @@ func ParseBase(raw string) (Base, error) {
 		path = "/api/auth"
 	}
 	return Base{
-		Origin: u.Scheme + "://" + u.Host,
+		Origin: u.Scheme + "://" + host,
 		Path:   path,
 		Secure: u.Scheme == "https",
 	}, nil

@@ -462,6 +462,13 @@ func TestParseBase(t *testing.T) {
 		{"ex.com:8443/idp", "https://ex.com:8443", "/idp", true},
 		{"  https://ex.com/a  ", "https://ex.com", "/a", true},
 		{"https://ex.com/a%20b", "https://ex.com", "/a%20b", true},
+		{"https://Auth.Example.COM:443/a", "https://auth.example.com", "/a", true}, // as new URL() writes the origin
+		{"http://ex.com:80/a", "http://ex.com", "/a", false},
+		{"https://ex.com:/a", "https://ex.com", "/a", true},
+		{"https://ex.com:08443/a", "https://ex.com:8443", "/a", true},
+		{"http://ex.com:443/a", "http://ex.com:443", "/a", false},
+		{"https://[::1]:443/a", "https://[::1]", "/a", true},
+		{"http://[::1]:3000/a", "http://[::1]:3000", "/a", false},
 	}
 	for _, tc := range good {
 		b, err := config.ParseBase(tc.in)
