@@ -158,15 +158,45 @@ func TestCheckConfigRefusesInMemoryDatabase(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	for _, u := range []string{":memory:", "file::memory:?cache=shared", "sqlite://:memory:", "file:l.db?mode=memory"} {
-		t.Setenv("DATABASE_URL", u)
-		code, stdout, stderr := runCmd("check-config")
-		require.Equal(t, 1, code, u)
-		require.NotContains(t, stdout, "configuration OK")
-		require.Contains(t, stderr, `error: database_url (DATABASE_URL) "`+u+`": an in-memory database is not supported`)
-
-		code, _, stderr = runCmd()
-		require.Equal(t, 1, code, u)
+		stderr := requireDatabaseURLRefused(t, u, `error: database_url (DATABASE_URL) "`+u+`": an in-memory database is not supported`)
 		require.Contains(t, stderr, "in-memory database is not supported", u)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing was created")
+}
+
+// requireDatabaseURLRefused sets DATABASE_URL to u and requires
+// check-config to refuse it with want, and serve not to start; it returns
+// serve's standard error.
+func requireDatabaseURLRefused(t *testing.T, u, want string) string {
+	t.Helper()
+	t.Setenv("DATABASE_URL", u)
+	code, stdout, stderr := runCmd("check-config")
+	require.Equal(t, 1, code, u)
+	require.NotContains(t, stdout, "configuration OK")
+	require.Contains(t, stderr, want, u)
+	code, _, serveErr := runCmd()
+	require.Equal(t, 1, code, u)
+	return stdout + stderr + serveErr
+}
+
+// A DATABASE_URL with a scheme that is neither PostgreSQL's (as pgx
+// spells it: lower case) nor SQLite's is refused, its password not
+// repeated: it was taken for a SQLite file name, and latchkey ran on an
+// empty SQLite database in folders named after the URL, password and all,
+// instead of the PostgreSQL database the operator meant.
+func TestCheckConfigRefusesUnknownDatabaseScheme(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, u := range []string{"Postgres://latchkey:hunter2pw@db.internal/latchkey", "POSTGRESQL://latchkey:hunter2pw@db/latchkey",
+		"postgress://latchkey:hunter2pw@db/latchkey", "mysql://latchkey:hunter2pw@db/latchkey"} {
+		out := requireDatabaseURLRefused(t, u, "is neither postgres:// nor a SQLite file")
+		require.Contains(t, out, "error: database_url (DATABASE_URL)", u)
+		code, _, stderr := runCmd("migrate")
+		require.Equal(t, 1, code, u)
+		require.NotContains(t, out+stderr, "hunter2pw", u)
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

@@ -38,6 +38,9 @@ func (c *Config) databasePath() (string, error) {
 			break
 		}
 	}
+	if scheme, ok := foreignScheme(raw); ok {
+		return "", fmt.Errorf("the scheme %q is neither postgres:// nor a SQLite file (a path, file:PATH, sqlite://PATH); PostgreSQL's is postgres:// or postgresql://, in lower case", scheme)
+	}
 	isURL := prefix != ""
 	if isURL && strings.Contains(name, "#") {
 		return "", errors.New(`"#" starts a URL fragment, which SQLite leaves out of the file name: write %23 for a # in the name, or give a plain path`)
@@ -66,6 +69,22 @@ func (c *Config) databasePath() (string, error) {
 		return "", errors.New("names no file; give a path such as data/latchkey.db")
 	}
 	return name, nil
+}
+
+// foreignScheme reports the scheme of a DatabaseURL that names one but is
+// neither SQLite's nor, as pgx reads it, PostgreSQL's (Postgres://, a
+// typo, another database): taken as a file name it would have become an
+// empty SQLite database in folders named after the URL, password and all.
+func foreignScheme(raw string) (string, bool) {
+	scheme, _, found := strings.Cut(raw, "://")
+	if !found || strings.ContainsAny(scheme, "/?") {
+		return "", false
+	}
+	switch scheme {
+	case "file", "sqlite", "sqlite3", "postgres", "postgresql":
+		return "", false
+	}
+	return scheme, true
 }
 
 // withoutAuthority strips the "//" authority of a file: URL, which SQLite

@@ -58,10 +58,11 @@ func (c *Config) postgresSetting(key string) string { return pgdsn.Setting(c.Dat
 
 // RedactedDatabaseURL is DatabaseURL fit for logs: a PostgreSQL password
 // (in the userinfo, or a password= or sslpassword= query option or key) is
-// replaced by ***, whatever the form (pgdsn.Redact). Anything else, a
-// SQLite path, is shown as it is.
+// replaced by ***, whatever the form (pgdsn.Redact), as is the password of
+// a URL of another scheme, which Validate refuses. A SQLite path is shown
+// as it is.
 func (c *Config) RedactedDatabaseURL() string {
-	if !c.IsPostgres() {
+	if _, foreign := foreignScheme(c.DatabaseURL); !c.IsPostgres() && !foreign {
 		return c.DatabaseURL
 	}
 	return pgdsn.Redact(c.DatabaseURL)

@@ -59,7 +59,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 			warnings = append(warnings, c.postgresWarnings()...)
 		}
 	} else if _, err := c.databasePath(); err != nil {
-		add("database_url (DATABASE_URL) %q: %v", c.DatabaseURL, err)
+		add("database_url (DATABASE_URL) %q: %v", c.RedactedDatabaseURL(), err)
 	}
 	d := c.Database
 	if d.MaxOpen < 0 || d.MaxIdle < 0 || d.ConnMaxLifetime < 0 || d.ConnMaxIdleTime < 0 || d.StatementTimeout < 0 || d.StartupWait < 0 {
