@@ -75,4 +75,17 @@ func TestAdminImportNextAuth(t *testing.T) {
 	code, _, stderr = runCmd("import", "next-auth")
 	require.Equal(t, 2, code)
 	require.True(t, strings.Contains(stderr, "--from is required"), stderr)
+
+	// A URL of a scheme the import does not read (Postgres:// in capitals,
+	// a typo, another database) is a usage error that never repeats the
+	// password it carries: it was taken for a SQLite file's name and
+	// printed whole, twice, in "no SQLite file ...".
+	for _, from := range []string{"Postgres://next:hunter2pw@db/next", "mysql://next:hunter2pw@db/next"} {
+		code, stdout, stderr = runCmd("import", "next-auth", "--from", from, "--dry-run")
+		require.Equal(t, 2, code, from)
+		require.Empty(t, stdout)
+		require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+		require.Contains(t, stderr, "--from: the scheme", from)
+		require.NotContains(t, stderr, "hunter2pw", from)
+	}
 }

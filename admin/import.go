@@ -40,6 +40,12 @@ func checkImport(r *adminRun) error {
 	case f.batchSize < 1 || f.batchSize > 100_000:
 		return badInput{fmt.Errorf("--batch-size %d: between 1 and 100000", f.batchSize)}
 	}
+	// Any other scheme would be taken for a SQLite file's name, and the
+	// URL, password and all, repeated in the error: only the scheme here.
+	if scheme, _, ok := strings.Cut(f.from, "://"); ok && !strings.ContainsAny(scheme, "/?") &&
+		!slices.Contains([]string{"postgres", "postgresql", "sqlite"}, scheme) {
+		return badInput{fmt.Errorf("--from: the scheme %q is neither postgres:// (or postgresql://, in lower case) nor a SQLite file (sqlite:PATH or a path)", scheme)}
+	}
 	return nil
 }
 
