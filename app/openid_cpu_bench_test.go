@@ -37,6 +37,8 @@ func BenchmarkOpenIDRoundTripCPU(b *testing.B) {
 						c.OpenID.Enabled = true
 						c.OpenID.SigningAlgorithm = alg
 						c.OpenID.Clients = opClients()
+						// b.N authorization requests from one client.
+						c.OpenID.AuthorizeLimit.Disabled = true
 					},
 				})
 				c := e.signedIn("ada@example.com")

@@ -1,12 +1,15 @@
 package app_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
 )
 
 // The provider's endpoints read no more than max_body_bytes (413 past it,
@@ -74,8 +77,67 @@ func TestOpenIDRequestSizeLimits(t *testing.T) {
 			require.Equal(t, http.StatusFound, res.StatusCode, res.body)
 			require.True(t, strings.HasPrefix(res.location(), e.base+"/oidc/continue?id="), res.location())
 			require.Equal(t, requests+1, e.authRequests())
+			// The two stored requests were counted: the client's and its
+			// /24's buckets (oidc.authorize_limit); nothing else is stored.
+			before.RateLimits += 2
 			require.Equal(t, before, e.counts())
 			require.NotContains(t, e.logs.String(), "level=ERROR")
 		})
 	}
+}
+
+// Anyone can send an authorization request, signed in or not, and each is
+// a row kept until it expires: oidc.authorize_limit bounds how many one
+// client (an IPv4 address or an IPv6 /64, as trusted_proxies reads it)
+// has stored per window. Past it the client is sent RFC 6749's
+// temporarily_unavailable with its state, and nothing is stored; another
+// client is not affected. A client that is no trusted proxy cannot pick
+// its key with X-Forwarded-For.
+func TestOpenIDAuthorizeLimit(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		b := backend{name: "database", strategy: config.StrategyDatabase, postgres: pg}
+		limit := func(trust bool) func(*config.Config) {
+			return func(c *config.Config) {
+				c.OpenID.AuthorizeLimit.PerIP = 3
+				if trust {
+					c.TrustedProxies = []string{"127.0.0.1/32"}
+				}
+			}
+		}
+		send := func(e *env, r *rp, client string) (resp, authorization) {
+			target, a := r.authorizeURL()
+			return e.rawDo(http.MethodGet, target, "", nil, "X-Forwarded-For", client), a
+		}
+		stored := func(t *testing.T, e *env, res resp) {
+			t.Helper()
+			require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+			require.True(t, strings.HasPrefix(res.location(), e.base+"/oidc/continue?id="), res.location())
+		}
+
+		e := startOP(t, b, limit(true))
+		app := e.relyingParty("app", rpSecret)
+		requests := e.authRequests()
+		for range 3 {
+			res, _ := send(e, app, "203.0.113.7")
+			stored(t, e, res)
+		}
+		require.Equal(t, requests+3, e.authRequests())
+		res, a := send(e, app, "203.0.113.7")
+		require.Equal(t, "temporarily_unavailable", app.errorFrom(res, a))
+		require.Equal(t, requests+3, e.authRequests(), "a refused request is stored")
+		res, _ = send(e, app, "198.51.100.9") // another client
+		stored(t, e, res)
+		require.NotContains(t, e.logs.String(), "level=ERROR")
+
+		// Without trusted_proxies the header names no one: every request
+		// is the peer's.
+		e = startOP(t, b, limit(false))
+		app = e.relyingParty("app", rpSecret)
+		for i := range 3 {
+			res, _ := send(e, app, fmt.Sprintf("192.0.2.%d", i+1))
+			stored(t, e, res)
+		}
+		res, a = send(e, app, "192.0.2.99")
+		require.Equal(t, "temporarily_unavailable", app.errorFrom(res, a))
+	})
 }

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/latchkey-auth/latchkey/app/accountcentre"
+	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/openid"
 	"github.com/latchkey-auth/latchkey/app/openidprovider"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
@@ -19,17 +21,27 @@ func (w *wiring) buildOpenID(groups openid.Groups) (*openidprovider.Handler, *op
 	if !o.Enabled {
 		return nil, nil, nil
 	}
+	// Anyone can have an authorization request stored: each client's are
+	// counted in the database (rate_limits), as the e-mail limits are.
+	al := o.AuthorizeLimit
+	limits, err := email.NewClientLimits(email.ClientLimitConfig{
+		Disabled: al.Disabled, Name: "oidc:authorize", PerClient: al.PerIP, PerNetwork: al.PerNetwork, Window: al.Window.D(),
+	}, w.store)
+	if err != nil {
+		return nil, nil, fmt.Errorf("oidc.authorize_limit: %w", err)
+	}
 	rules, err := openid.New(openidstore.New(w.store), groups, openid.Settings{
 		Algorithm: o.SigningAlgorithm, AccessTTL: o.AccessTokenLifetime.D(), IDTTL: o.IDTokenLifetime.D(),
 		RefreshTTL: o.RefreshTokenLifetime.D(), KeyLead: o.KeyPublishLead.D(),
 		LoginURL: openidprovider.LoginURL(w.base), LogoutURL: openidprovider.LogoutURL(w.base), Clients: o.Clients,
+		Limits: limits,
 	}, w.cfg.Secrets(), w.now, w.log)
 	if err != nil {
 		return nil, nil, err
 	}
 	h, err := openidprovider.New(openidprovider.Deps{
 		Kit: w.kit, Base: w.base, Rules: rules, Sessions: w.sessions, Secrets: w.cfg.Secrets(),
-		Languages: w.langs.Languages(), Log: w.log,
+		Languages: w.langs.Languages(), ClientIP: clientIP(w.cfg.TrustedProxies), Log: w.log,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -25,6 +25,22 @@ type OpenID struct {
 	// have it first.
 	KeyPublishLead Duration       `yaml:"key_publish_lead"`
 	Clients        []OpenIDClient `yaml:"clients"`
+	// AuthorizeLimit bounds the authorization requests one client may
+	// have the provider store: anyone can send one, unauthenticated, and
+	// each is a row kept until it expires.
+	AuthorizeLimit AuthorizeLimit `yaml:"authorize_limit"`
+}
+
+// AuthorizeLimit is how many authorization requests are stored per
+// Window from one client (an IPv4 address or an IPv6 /64) and from one
+// network (its IPv6 /48 or IPv4 /24); zero values take the defaults
+// (app/email's ClientLimits: 600 and 5 x per_ip per 10 minutes). The
+// counters live in the database, as the e-mail limits' do.
+type AuthorizeLimit struct {
+	Disabled   bool     `yaml:"disabled"`
+	PerIP      int      `yaml:"per_ip"`
+	PerNetwork int      `yaml:"per_network"`
+	Window     Duration `yaml:"window"`
 }
 
 // OpenIDClient is an application that signs its users in through latchkey.
@@ -80,6 +96,9 @@ func (c *Config) validateOpenID(add func(string, ...any)) {
 	}
 	if o.KeyPublishLead < 0 {
 		add("oidc.key_publish_lead: must not be negative")
+	}
+	if l := o.AuthorizeLimit; l.PerIP < 0 || l.PerNetwork < 0 || l.Window < 0 {
+		add("oidc.authorize_limit: per_ip, per_network and window must not be negative (0 means the default)")
 	}
 	seen := map[string]bool{}
 	for i, cl := range o.Clients {

@@ -191,14 +191,12 @@ func (l *Limits) Allow(ctx context.Context, r Request, now time.Time) (ok bool, 
 		"per-address limit reached from "+client,
 		"per-address ceiling reached (all clients)")
 
-	refused, err := l.counter.TakeRateLimits(ctx, now, buckets)
+	refused, err := take(ctx, l.counter, now, buckets)
 	switch {
 	case err != nil:
-		return false, "", CounterDown{err}
+		return false, "", err
 	case refused < 0:
 		return true, "", nil
-	case refused >= len(buckets): // a broken counter must not panic a request, nor pass it
-		return false, "", fmt.Errorf("e-mail rate limits: the counter refused bucket %d of %d", refused, len(buckets))
 	}
 	l.refused(tiers[refused].name)
 	if tiers[refused].name == l.global.name {
@@ -220,6 +218,21 @@ func (l *Limits) warnGlobal(now time.Time) {
 	l.log.Warn("sign-in e-mail budget exhausted: e-mails to addresses without a verified account are refused until it refills;"+
 		" existing users still get their sign-in and reset e-mails (see latchkey_ratelimit_refusals_total{tier=\"global\"})",
 		"limit", l.globalN, "window", l.window)
+}
+
+// take spends one event from every bucket (Counter): the index of the
+// bucket that had none, -1 when all gave one. err is CounterDown when the
+// counter could not be asked; a broken counter's answer (an index it was
+// not given) must not panic a request, nor pass it.
+func take(ctx context.Context, c Counter, now time.Time, buckets []models.RateBucket) (int, error) {
+	refused, err := c.TakeRateLimits(ctx, now, buckets)
+	switch {
+	case err != nil:
+		return -1, CounterDown{err}
+	case refused >= len(buckets):
+		return -1, fmt.Errorf("e-mail rate limits: the counter refused bucket %d of %d", refused, len(buckets))
+	}
+	return refused, nil
 }
 
 // CounterDown is Allow's error when the counter could not be asked: the

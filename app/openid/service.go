@@ -40,6 +40,10 @@ type Settings struct {
 	LogoutURL func(sealed string) string
 	// Clients are the clients of config.yaml (admin-added ones are stored).
 	Clients []config.OpenIDClient
+	// Limits bound the authorization requests stored per client (nil:
+	// none); the handler puts the client's address in the request's
+	// context (WithClientIP).
+	Limits RequestLimiter
 }
 
 // Service is the OpenID Provider's rules; build it with New.

@@ -26,6 +26,8 @@ var _ op.Storage = (*Service)(nil)
 // library's checks: openid must be asked for, scopes are narrowed to what
 // the client may have, a public client must send a PKCE S256 challenge,
 // and a client with refresh_tokens on asks offline_access implicitly.
+// A request that passes them counts against its client's limits
+// (allowRequest) before it is stored.
 // hintSubject is the verified id_token_hint's subject ("" without one).
 func (s *Service) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, hintSubject string) (op.AuthRequest, error) {
 	c, err := s.client(ctx, req.ClientID)
@@ -52,6 +54,9 @@ func (s *Service) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 	}
 	if c.Refresh && !slices.Contains(scopes, oidc.ScopeOfflineAccess) {
 		scopes = append(scopes, oidc.ScopeOfflineAccess)
+	}
+	if err := s.allowRequest(ctx); err != nil {
+		return nil, err
 	}
 	now := s.now()
 	row := &openidstore.AuthRequest{

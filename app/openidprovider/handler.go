@@ -65,7 +65,10 @@ type Deps struct {
 	Secrets []string
 	// Languages are the pages' languages, for discovery's ui_locales_supported.
 	Languages []string
-	Log       *slog.Logger
+	// ClientIP is the request's client as trusted_proxies reads it, which
+	// the authorization request limits count (openid.Settings.Limits).
+	ClientIP func(*http.Request) string
+	Log      *slog.Logger
 }
 
 // New builds the OP on the rules.
@@ -102,8 +105,21 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openid provider: %w", err)
 	}
-	lib := http.StripPrefix(d.Base.Path, refusals(provider, Issuer(d.Base)))
+	lib := http.StripPrefix(d.Base.Path, refusals(withClientIP(provider, d.ClientIP), Issuer(d.Base)))
 	return &Handler{kit: d.Kit, base: d.Base, rules: d.Rules, provider: provider, lib: lib, sessions: d.Sessions, log: d.Log}, nil
+}
+
+// withClientIP gives an authorization request's context its client's
+// address, which the rules' CreateAuthRequest counts; the library passes
+// the rules nothing else of the request. Other endpoints go as they are.
+func withClientIP(next http.Handler, clientIP func(*http.Request) string) http.Handler {
+	authorize := "/" + endpoints["authorization"]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == authorize && clientIP != nil {
+			r = r.WithContext(openid.WithClientIP(r.Context(), clientIP(r)))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Issuer is the OP's issuer: the base URL (SERVICE_URL), so discovery
