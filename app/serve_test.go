@@ -50,10 +50,7 @@ func serveApp(t *testing.T, cfg config.Config) string {
 // stays open (keep-alive) and so holds one of the listener's slots.
 func served(t *testing.T, addr, path string) net.Conn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	sendGet(t, c, path)
+	c := dialGet(t, addr, path)
 	requireAnswer(t, c)
 	return c
 }
@@ -94,46 +91,107 @@ func listenerAddr(t *testing.T, base string) string {
 	return u.Host
 }
 
-// With server.max_connections = N, N kept-alive connections hold every
-// slot: the next one is accepted by the kernel but not served until one of
-// them closes.
+// With server.max_connections = N, N connections in the middle of a
+// request hold every slot: the next one is accepted by the kernel but not
+// served until one of them is free.
 func TestMaxConnections(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Server = config.Server{MaxConnections: 2, IdleTimeout: config.Duration(time.Minute)}
 	base := serveApp(t, cfg)
 	addr, path := listenerAddr(t, base), csrfPath(base)
 
-	first := served(t, addr, path)
-	served(t, addr, path)
+	first, _ := busy(t, addr, path)
+	busy(t, addr, path)
 
-	extra, err := net.DialTimeout("tcp", addr, 10*time.Second)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = extra.Close() })
-	sendGet(t, extra, path)
+	extra := dialGet(t, addr, path)
 	requireNoAnswerYet(t, extra)
 
 	require.NoError(t, first.Close())
 	requireAnswer(t, extra)
 }
 
+// busy dials addr and sends the start of a request (no blank line yet):
+// the server is reading it, and the connection holds a slot. finish sends
+// the rest.
+func busy(t *testing.T, addr, path string) (c net.Conn, finish func()) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	_, err = io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: latchkey.test\r\n")
+	require.NoError(t, err)
+	return c, func() {
+		_, err := io.WriteString(c, "\r\n")
+		require.NoError(t, err)
+	}
+}
+
+// Connections idle between requests keep no one out: at
+// server.max_connections a new connection is served at once, and the
+// longest-idle kept-alive one is closed for it (its client opens another
+// when it next needs one, as after idle_timeout; nginx frees its
+// keep-alive connections alike). A connection whose request ends while
+// another waits gives its slot up too. Kept-alive connections held their
+// slots for idle_timeout (75 s), so a client that opened max_connections
+// of them and left them idle, a few requests a second, kept everyone else
+// waiting.
+func TestIdleConnectionsYieldTheirSlot(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Server = config.Server{MaxConnections: 2, IdleTimeout: config.Duration(time.Minute)}
+	base := serveApp(t, cfg)
+	addr, path := listenerAddr(t, base), csrfPath(base)
+
+	oldest := served(t, addr, path)
+	time.Sleep(20 * time.Millisecond)
+	newer := served(t, addr, path)
+
+	extra := dialGet(t, addr, path)
+	requireAnswer(t, extra)
+	requireClosed(t, oldest)
+	sendGet(t, newer, path)
+	requireAnswer(t, newer)
+
+	// Both slots busy, a third waits; the one whose request ends and
+	// goes idle yields its slot to it.
+	require.NoError(t, extra.Close())
+	require.NoError(t, newer.Close())
+	held, finish := busy(t, addr, path)
+	busy(t, addr, path)
+	waiting := dialGet(t, addr, path)
+	requireNoAnswerYet(t, waiting)
+	finish()
+	requireAnswer(t, held)
+	requireAnswer(t, waiting)
+}
+
+// dialGet dials addr and sends a GET of path, not waiting for the answer.
+func dialGet(t *testing.T, addr, path string) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	sendGet(t, c, path)
+	return c
+}
+
+// requireClosed: the server has closed c.
+func requireClosed(t *testing.T, c net.Conn) {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, err := c.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF, "the server closed the connection")
+}
+
 // A keep-alive connection is closed after server.idle_timeout without a
-// request, which also frees its slot for the next client.
+// request, below the cap too (where no waiting connection takes its slot).
 func TestIdleConnectionsAreClosed(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.Server = config.Server{MaxConnections: 1, IdleTimeout: config.Duration(200 * time.Millisecond)}
+	cfg.Server = config.Server{MaxConnections: 2, IdleTimeout: config.Duration(200 * time.Millisecond)}
 	base := serveApp(t, cfg)
 	addr, path := listenerAddr(t, base), csrfPath(base)
 
 	idle := served(t, addr, path)
-	next, err := net.DialTimeout("tcp", addr, 10*time.Second)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = next.Close() })
-	sendGet(t, next, path)
-	requireAnswer(t, next) // once the idle one is closed
-
-	require.NoError(t, idle.SetReadDeadline(time.Now().Add(10*time.Second)))
-	_, err = idle.Read(make([]byte, 1))
-	require.ErrorIs(t, err, io.EOF, "the server closed the idle connection")
+	requireClosed(t, idle)
 }
 
 // csrfPath is the path of GET /csrf below base.

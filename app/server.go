@@ -13,10 +13,9 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/latchkey-auth/latchkey/app/access"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/connlimit"
 	"github.com/latchkey-auth/latchkey/app/cookies"
 	"github.com/latchkey-auth/latchkey/app/csrf"
 	"github.com/latchkey-auth/latchkey/app/email"
@@ -336,16 +335,18 @@ func (a *App) Store() *models.Store { return a.store }
 // Serve answers requests on l until ctx is cancelled, then shuts down
 // gracefully, giving in-flight requests up to 10 seconds. At most
 // server.max_connections connections are open at once (further ones wait in
-// the kernel's accept queue) and keep-alive connections close after
+// the kernel's accept queue, or take the slot of a connection idle between
+// requests: app/connlimit) and keep-alive connections close after
 // server.idle_timeout, so no number of held connections can use up the
 // process's file descriptors.
 func (a *App) Serve(ctx context.Context, l net.Listener) error {
 	if a.cfg.Server.MaxConnections < 1 { // a limit of 0 would never accept anyone
 		return fmt.Errorf("serve: server.max_connections is %d; it must be at least 1", a.cfg.Server.MaxConnections)
 	}
-	l = netutil.LimitListener(l, a.cfg.Server.MaxConnections)
+	limited := connlimit.New(l, a.cfg.Server.MaxConnections)
 	a.server = &http.Server{
 		Handler:           a.front,
+		ConnState:         limited.ConnState, // idle connections yield their slots
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -367,7 +368,7 @@ func (a *App) Serve(ctx context.Context, l net.Listener) error {
 	}
 	go a.revocationLoop(ctx)
 	go a.front.idps.Discover(ctx)
-	go func() { errc <- a.server.Serve(l) }()
+	go func() { errc <- a.server.Serve(limited) }()
 	var serveErr error
 	select {
 	case err := <-errc:
