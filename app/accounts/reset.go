@@ -13,7 +13,7 @@ import (
 
 // Password reset. StartReset mails a reset link to an address that has an
 // account, and a "there is no such account" e-mail to any other: one
-// look-up and one e-mail either way, and the same answer. The link (30
+// look-up, one stored row and one e-mail either way, and the same answer. The link (30
 // minutes, once) opens a form; CompleteReset sets the new password, marks
 // the address verified (the link proved it) and ends every session of the
 // user, in one transaction; when asked (removeLinked), the user's linked
@@ -35,10 +35,11 @@ func (s *Service) StartReset(ctx context.Context, typed, clientIP string) (strin
 		return addr, err
 	}
 	if u == nil {
-		if err := s.Mail.ResetUnknown(ctx, addr); err != nil {
-			return addr, fmt.Errorf("reset: %w", err)
-		}
-		return addr, nil
+		// The same work as for an account, so the answer's time does not
+		// tell (as sign-up's for an existing address): a reset row is
+		// stored for no user (the empty id, which none has), inert, as its
+		// token is never sent, and goes with the expired links.
+		return addr, s.sendReset(ctx, "", func(string) error { return s.Mail.ResetUnknown(ctx, addr) })
 	}
 	// A user whose address is unverified gets the link too: completing it
 	// proves the address, and the owner's proof wins (a claimant with
@@ -49,11 +50,17 @@ func (s *Service) StartReset(ctx context.Context, typed, clientIP string) (strin
 
 // sendResetLink stores a reset token for the user and mails its link.
 func (s *Service) sendResetLink(ctx context.Context, userID, addr string) error {
+	return s.sendReset(ctx, userID, func(token string) error { return s.Mail.ResetLink(ctx, addr, token) })
+}
+
+// sendReset stores a reset token for userID and sends mail with it; a
+// failed delivery removes the row again.
+func (s *Service) sendReset(ctx context.Context, userID string, mail func(token string) error) error {
 	_, err := s.links(purposeReset).Send(ctx,
 		func(hash string) error {
 			return s.Store.CreatePasswordReset(ctx, userID, hash, s.Now().Add(ResetLinkMaxAge))
 		},
-		func(token string) error { return s.Mail.ResetLink(ctx, addr, token) },
+		mail,
 		func(ctx context.Context, hash string) error { return s.Store.DeletePasswordReset(ctx, userID, hash) })
 	if err != nil {
 		return fmt.Errorf("reset link: %w", err)
