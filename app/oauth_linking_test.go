@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // twoProviders adds a second OIDC provider "other" on the same IdP.
@@ -116,4 +118,29 @@ func stopAtError(c *http.Client) *http.Client {
 		return inner(req, via)
 	}
 	return &cp
+}
+
+// allow_dangerous_email_account_linking links a verified identity only to
+// a user that owns its address. A user holding the address unverified
+// with a way in of its own (here the account of a catalogue provider
+// that does not verify addresses) may be whoever typed the victim's
+// address there: linking the victim's verified identity to it would hand
+// the attacker the victim's account (pre-hijacking). Refused with
+// OAuthAccountNotLinked, nothing linked, no session; the owner's e-mail
+// link still wins the address (owner_proof_test.go).
+func TestDangerousLinkingSkipsUnprovedClaimant(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startEnv(t, envOpts{postgres: pg}.oidc(func(c *config.Config) {
+			c.Providers[0].AllowDangerousEmailAccountLinking = true
+		}, nil))
+		claimant := e.addUser("Attacker", "victim@example.com", "")
+		require.NoError(t, e.app.Store().LinkAccount(context.Background(),
+			&models.Account{UserID: claimant.ID, Type: "oauth", Provider: "gitea", ProviderAccountID: "attacker"}))
+		e.idp.QueueUser(user("victim-sub", "victim@example.com")) // the IdP vouches for the address
+		requireChainEndsWith(t, e, e.client, "idp", "OAuthAccountNotLinked")
+		require.EqualValues(t, 1, e.counts().Users)
+		require.EqualValues(t, 1, e.counts().Accounts, "the victim's identity is not linked to the claimant")
+		require.Zero(t, e.counts().Sessions)
+		require.Equal(t, map[string]any{}, e.session(e.client))
+	})
 }

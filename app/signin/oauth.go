@@ -105,6 +105,17 @@ func (s *Service) link(ctx context.Context, in OAuthIdentity, current string, li
 				// hand the user to whoever typed it in ("nOAuth").
 				return nil, false, Fail(CodeOAuthAccountNotLinked, errors.New("a user with this e-mail exists and the provider does not verify the address"))
 			}
+			// The other way round: a user holding the address unproved,
+			// with a way in of its own, may be whoever typed it in at a
+			// provider that does not verify addresses; linking the owner's
+			// identity to it would hand the owner's account to them.
+			claim, err := UnprovedClaim(ctx, s.Users, byEmail)
+			if err != nil {
+				return nil, false, Fail(CodeCallback, err)
+			}
+			if claim {
+				return nil, false, Fail(CodeOAuthAccountNotLinked, errors.New("the user with this e-mail holds it unverified and can sign in another way"))
+			}
 			return byEmail, false, s.linkTo(ctx, byEmail, acc)
 		}
 	}

@@ -24,6 +24,7 @@ func TestOAuthLinkingTable(t *testing.T) {
 		emailUser  bool   // a user W exists with the profile's e-mail
 		dangerous  bool   // allow_dangerous_email_account_linking
 		unverified bool   // the provider does not vouch for the profile's e-mail
+		claimant   bool   // W holds the e-mail unverified and has an account of its own
 	}
 	cases := []struct {
 		name      string
@@ -45,6 +46,7 @@ func TestOAuthLinkingTable(t *testing.T) {
 		{name: "not linked, e-mail of an existing user: refused", w: world{emailUser: true}, wantCode: signin.CodeOAuthAccountNotLinked},
 		{name: "not linked, e-mail of an existing user, dangerous linking: linked to it", w: world{emailUser: true, dangerous: true}, wantUser: "W", wantLinks: 1, wantLinked: true},
 		{name: "not linked, unverified e-mail of an existing user, dangerous linking: refused", w: world{emailUser: true, dangerous: true, unverified: true}, wantCode: signin.CodeOAuthAccountNotLinked},
+		{name: "not linked, e-mail held unproved by a claimant, dangerous linking: refused", w: world{emailUser: true, dangerous: true, claimant: true}, wantCode: signin.CodeOAuthAccountNotLinked, wantLinks: 1},
 		{name: "not linked, unknown e-mail: a new user", w: world{}, wantUser: "new", wantLinks: 1},
 		{name: "not linked, unknown unverified e-mail: a new user, address not verified", w: world{unverified: true}, wantUser: "new", wantLinks: 1},
 	}
@@ -55,6 +57,9 @@ func TestOAuthLinkingTable(t *testing.T) {
 			var w *models.User
 			if tc.w.emailUser {
 				w = st.addUser("profile@example.com")
+			}
+			if tc.w.claimant {
+				require.NoError(t, st.LinkAccount(context.Background(), &models.Account{UserID: w.ID, Type: "oauth", Provider: "gitea", ProviderAccountID: "typed"}))
 			}
 			if tc.w.linked {
 				require.NoError(t, st.LinkAccount(context.Background(), &models.Account{UserID: u.ID, Type: "oauth", Provider: "gh", ProviderAccountID: "42"}))
