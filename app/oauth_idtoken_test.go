@@ -182,6 +182,16 @@ func TestOAuthForgedIDToken(t *testing.T) {
 			c["exp"] = now.Add(-time.Hour).Unix()
 		}},
 		{"wrong nonce", false, func(_ *env, c map[string]any) { c["nonce"] = "forged-nonce-value" }},
+		// OIDC Core 3.1.3.7 and openid-client: a token for several
+		// audiences names the party it was issued to, and that is us.
+		{"several audiences, azp another client", false, func(e *env, c map[string]any) {
+			c["aud"], c["azp"] = []string{e.idp.Config().ClientID, "other-client"}, "other-client"
+		}},
+		{"several audiences, no azp", false, func(e *env, c map[string]any) {
+			c["aud"] = []string{e.idp.Config().ClientID, "other-client"}
+			delete(c, "azp")
+		}},
+		{"azp another client", false, func(_ *env, c map[string]any) { c["azp"] = "other-client" }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,6 +208,14 @@ func TestOAuthForgedIDToken(t *testing.T) {
 			require.Equal(t, map[string]any{}, e.session(e.client))
 		})
 	}
+	t.Run("control: several audiences, azp ours", func(t *testing.T) {
+		e, tap := startTapped(t, envOpts{})
+		tap.set(e, nil, func(c map[string]any) {
+			c["aud"], c["azp"] = []string{e.idp.Config().ClientID, "other-client"}, e.idp.Config().ClientID
+		})
+		s := steps{e, e.client}
+		require.Equal(t, e.origin+"/home", s.get(s.toCallback(s.toIdP()).String()).location())
+	})
 	t.Run("control: re-signed with the IdP's key, claims intact", func(t *testing.T) {
 		e, tap := startTapped(t, envOpts{})
 		tap.set(e, nil, func(c map[string]any) { c["name"] = "Re Signed" })

@@ -98,6 +98,7 @@ type idClaims struct {
 	EmailVerified any    `json:"email_verified"` // bool, or "true" from some IdPs
 	Picture       string `json:"picture"`
 	Nonce         string `json:"nonce"`
+	AZP           string `json:"azp"`
 	PreferredName string `json:"preferred_username"`
 }
 
@@ -143,10 +144,27 @@ func (o *oidcClient) Exchange(ctx context.Context, code, verifier, nonce string)
 	if nonce == "" || subtle.ConstantTimeCompare([]byte(c.Nonce), []byte(nonce)) != 1 {
 		return nil, errors.New("id_token nonce does not match")
 	}
+	if err := authorizedParty(idt.Audience, c.AZP, o.cfg.ClientID); err != nil {
+		return nil, err
+	}
 	if c.Email == "" || c.Name == "" {
 		o.fillFromUserInfo(ctx, tok, &c)
 	}
 	return &Result{Profile: c.profile(idt.Subject, o.cfg.TrustEmail), Token: tok, IDToken: raw}, nil
+}
+
+// authorizedParty is the azp check go-oidc leaves out (OIDC Core 3.1.3.7,
+// as openid-client does it): a token for several audiences must name the
+// party it was issued to, and a named party must be this client, or the
+// token was meant for another client of the IdP.
+func authorizedParty(aud []string, azp, clientID string) error {
+	if len(aud) > 1 && azp == "" {
+		return errors.New("id_token has several audiences and no azp")
+	}
+	if azp != "" && azp != clientID {
+		return fmt.Errorf("id_token azp %q is not this client", azp)
+	}
+	return nil
 }
 
 // profile maps verified id_token (and userinfo) claims to a Profile. An
