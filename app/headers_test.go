@@ -1,10 +1,8 @@
 package app_test
 
 import (
-	"encoding/json"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -223,21 +221,8 @@ func TestServeDiscoversIssuersAtStart(t *testing.T) {
 // same server under the name localhost).
 func startIdPElsewhere(t *testing.T) (e *env, issuer, other string) {
 	e = startEnv(t, envOpts{ownURL: true, idp: true, idpWrap: func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != mockoidc.DiscoveryEndpoint {
-				next.ServeHTTP(w, r)
-				return
-			}
-			rec := httptest.NewRecorder()
-			next.ServeHTTP(rec, r)
-			var doc map[string]any
-			if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
+		return rewriteDiscovery(next, func(doc map[string]any) {
 			doc["authorization_endpoint"] = other + mockoidc.AuthorizationEndpoint
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(doc)
 		})
 	}})
 	issuer = originOf(t, e.idp.Issuer())

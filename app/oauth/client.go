@@ -42,6 +42,10 @@ type Client interface {
 	UsesNonce() bool
 	// AuthURL builds the authorization request.
 	AuthURL(ctx context.Context, state, verifier, nonce string, params url.Values) (string, error)
+	// CheckIssuer is RFC 9207's mix-up defence, before the code is
+	// redeemed: iss is the authorization response's iss parameter, sent
+	// says whether it had one.
+	CheckIssuer(ctx context.Context, iss string, sent bool) error
 	// Exchange redeems the code (with the PKCE verifier), verifies the
 	// id_token and nonce where applicable, and fetches the profile.
 	Exchange(ctx context.Context, code, verifier, nonce string) (*Result, error)

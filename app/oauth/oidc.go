@@ -34,6 +34,9 @@ type oidcClient struct {
 	conf     *oauth2.Config
 	verifier *oidc.IDTokenVerifier
 	provider *oidc.Provider
+	// issParam: the issuer says it sends iss in every authorization
+	// response (authorization_response_iss_parameter_supported).
+	issParam bool
 }
 
 // NewOIDC returns a generic OIDC client; discovery happens lazily.
@@ -73,11 +76,15 @@ func (o *oidcClient) discover(ctx context.Context) (*oauth2.Config, *oidc.IDToke
 		Endpoint:     p.Endpoint(),
 		Scopes:       o.cfg.Scopes,
 	}
+	var meta struct {
+		IssParam bool `json:"authorization_response_iss_parameter_supported"`
+	}
+	_ = p.Claims(&meta) // the document decoded once already; a bad field reads as false
 	verifier = p.VerifierContext(oidc.ClientContext(context.Background(), o.cfg.HTTPClient), &oidc.Config{ClientID: o.cfg.ClientID})
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.conf == nil { // the first successful discovery wins
-		o.provider, o.conf, o.verifier = p, conf, verifier
+		o.provider, o.conf, o.verifier, o.issParam = p, conf, verifier, meta.IssParam
 	}
 	return o.conf, o.verifier, nil
 }
@@ -88,6 +95,26 @@ func (o *oidcClient) AuthURL(ctx context.Context, state, verifier, nonce string,
 		return "", err
 	}
 	return conf.AuthCodeURL(state, authOptions(params, verifier, nonce)...), nil
+}
+
+// CheckIssuer refuses an authorization response that names another
+// issuer, or names none when the issuer says it always does (RFC 9207,
+// as openid-client checks it): such a response may come from a mix-up,
+// where another provider's code is fed to this one.
+func (o *oidcClient) CheckIssuer(ctx context.Context, iss string, sent bool) error {
+	if _, _, err := o.discover(ctx); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	required := o.issParam
+	o.mu.Unlock()
+	switch {
+	case sent && iss != o.cfg.Issuer:
+		return fmt.Errorf("authorization response iss %q is not the issuer %q", iss, o.cfg.Issuer)
+	case !sent && required:
+		return errors.New("authorization response has no iss, which the issuer says it always sends")
+	}
+	return nil
 }
 
 // idClaims are the standard claims latchkey maps to a user.

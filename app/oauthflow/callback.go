@@ -55,6 +55,9 @@ func (h *Handler) completeOAuth(c echo.Context, rq *web.Request, p config.Provid
 	if client.UsesPKCE() && chk.Verifier == "" || client.UsesNonce() && chk.Nonce == "" {
 		return signin.Fail(signin.CodeOAuthCallback, errors.New("check cookie lacks the PKCE verifier or nonce"))
 	}
+	if err := client.CheckIssuer(c.Request().Context(), params.Get("iss"), params.Has("iss")); err != nil {
+		return signin.Failf(signin.CodeOAuthCallback, "provider %s: %w", p.ID, err)
+	}
 	res, err := client.Exchange(c.Request().Context(), params.Get("code"), chk.Verifier, chk.Nonce)
 	if err != nil {
 		return signin.Failf(signin.CodeOAuthCallback, "provider %s: %w", p.ID, err)
