@@ -221,7 +221,7 @@ func TestServeDiscoversIssuersAtStart(t *testing.T) {
 // same server under the name localhost).
 func startIdPElsewhere(t *testing.T) (e *env, issuer, other string) {
 	e = startEnv(t, envOpts{ownURL: true, idp: true, idpWrap: func(next http.Handler) http.Handler {
-		return rewriteDiscovery(next, func(doc map[string]any) {
+		return rewriteJSON(next, mockoidc.DiscoveryEndpoint, func(doc map[string]any) {
 			doc["authorization_endpoint"] = other + mockoidc.AuthorizationEndpoint
 		})
 	}})

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// rewriteDiscovery is mockoidc middleware that changes its discovery
-// document with change.
-func rewriteDiscovery(next http.Handler, change func(doc map[string]any)) http.Handler {
+// rewriteJSON is mockoidc middleware that changes the JSON object its
+// endpoint path answers with change.
+func rewriteJSON(next http.Handler, path string, change func(doc map[string]any)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != mockoidc.DiscoveryEndpoint {
+		if r.URL.Path != path {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -35,7 +35,7 @@ func rewriteDiscovery(next http.Handler, change func(doc map[string]any)) http.H
 // advertiseIss is mockoidc middleware whose discovery document says the
 // IdP sends RFC 9207's iss in every authorization response.
 func advertiseIss(next http.Handler) http.Handler {
-	return rewriteDiscovery(next, func(doc map[string]any) {
+	return rewriteJSON(next, mockoidc.DiscoveryEndpoint, func(doc map[string]any) {
 		doc["authorization_response_iss_parameter_supported"] = true
 	})
 }

@@ -21,6 +21,7 @@ func NewGoth(cfg catalogue.Config) (Client, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = defaultHTTPClient()
 	}
+	cfg.HTTPClient = bounded(cfg.HTTPClient)
 	p, err := catalogue.Build(cfg)
 	if err != nil {
 		return nil, err

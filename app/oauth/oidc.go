@@ -44,6 +44,7 @@ func NewOIDC(cfg OIDCConfig) Client {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = defaultHTTPClient()
 	}
+	cfg.HTTPClient = bounded(cfg.HTTPClient)
 	if len(cfg.Scopes) == 0 {
 		cfg.Scopes = []string{oidc.ScopeOpenID, "email", "profile"}
 	}

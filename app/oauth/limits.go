@@ -1,0 +1,66 @@
+package oauth
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// maxAnswerBytes bounds every answer read from an identity provider
+// (discovery, keys, token, userinfo, a catalogue profile): go-oidc and
+// goth read bodies whole, so an IdP that answers without end would
+// otherwise fill the memory within the client's timeout. 1 MiB is what
+// golang.org/x/oauth2 allows a token response, and far above any real
+// answer of the others.
+const maxAnswerBytes = 1 << 20
+
+// bounded returns a copy of hc whose response bodies fail once they pass
+// maxAnswerBytes.
+func bounded(hc *http.Client) *http.Client {
+	c := *hc
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = boundedTransport{base: base}
+	return &c
+}
+
+type boundedTransport struct{ base http.RoundTripper }
+
+func (t boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	// Named without its query, which some providers' profile URLs use for
+	// the access token.
+	where := r.URL.Scheme + "://" + r.URL.Host + r.URL.Path
+	resp.Body = &boundedBody{ReadCloser: resp.Body, left: maxAnswerBytes, url: where}
+	return resp, nil
+}
+
+// boundedBody reads at most left bytes, then fails instead of truncating,
+// so the caller reports an oversized answer rather than bad JSON.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+	url  string
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly the limit from a longer one.
+		var one [1]byte
+		if n, _ := b.ReadCloser.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("answer from %s is over %d bytes", b.url, maxAnswerBytes)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}

@@ -1,0 +1,36 @@
+package oauth
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// An answer of exactly the limit reads whole; one byte more is an error,
+// not a truncated body, naming the URL without its query.
+func TestBoundedAnswers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		_, _ = io.WriteString(w, strings.Repeat("x", n))
+	}))
+	defer srv.Close()
+	hc := bounded(srv.Client())
+	read := func(n int) (int, error) {
+		resp, err := hc.Get(srv.URL + "/me?access_token=secret-token&n=" + strconv.Itoa(n))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return len(b), err
+	}
+	n, err := read(maxAnswerBytes)
+	require.NoError(t, err)
+	require.Equal(t, maxAnswerBytes, n)
+	_, err = read(maxAnswerBytes + 1)
+	require.ErrorContains(t, err, "/me is over 1048576 bytes")
+	require.NotContains(t, err.Error(), "secret-token", "the query can carry the access token")
+}
