@@ -50,18 +50,15 @@ func (g *gothClient) Exchange(ctx context.Context, code, verifier, _ string) (*R
 	if err != nil {
 		return nil, fmt.Errorf("fetch profile: %w", err)
 	}
-	if prof.ID == "" {
-		return nil, fmt.Errorf("profile has no id")
-	}
 	idToken, _ := tok.Extra("id_token").(string)
-	return &Result{
-		Profile: Profile{
-			ID: prof.ID, Name: prof.Name, Image: prof.Image,
-			Email: strings.ToLower(prof.Email), EmailVerified: prof.EmailVerified && prof.Email != "",
-		},
-		Token:   tok,
-		IDToken: idToken,
-	}, nil
+	p, err := Profile{
+		ID: prof.ID, Name: prof.Name, Image: prof.Image,
+		Email: strings.ToLower(prof.Email), EmailVerified: prof.EmailVerified && prof.Email != "",
+	}.bounded()
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Profile: p, Token: tok, IDToken: idToken}, nil
 }
 
 func (g *gothClient) Refresh(ctx context.Context, refreshToken string) (*oauth2.Token, error) {

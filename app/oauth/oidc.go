@@ -178,7 +178,11 @@ func (o *oidcClient) Exchange(ctx context.Context, code, verifier, nonce string)
 	if c.Email == "" || c.Name == "" {
 		o.fillFromUserInfo(ctx, tok, &c)
 	}
-	return &Result{Profile: c.profile(idt.Subject, o.cfg.TrustEmail), Token: tok, IDToken: raw}, nil
+	p, err := c.profile(idt.Subject, o.cfg.TrustEmail).bounded()
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Profile: p, Token: tok, IDToken: raw}, nil
 }
 
 // authorizedParty is the azp check go-oidc leaves out (OIDC Core 3.1.3.7,

@@ -1,0 +1,73 @@
+package oauth
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Bounds of a provider's profile. The name is cut, not refused: it is
+// only shown. 320 bytes is the longest address the e-mail provider takes.
+const (
+	maxNameRunes  = 256
+	maxEmailBytes = 320
+	maxImageBytes = 2048
+	// maxIDBytes keeps an identity id inside PostgreSQL's index entries;
+	// OpenID Connect's sub is at most 255 characters.
+	maxIDBytes = 1024
+)
+
+// bounded is p as latchkey keeps it: text of a bounded size, the same on
+// SQLite and PostgreSQL (which refuses a NUL that SQLite stores), and
+// small enough for a jwt session cookie. A name loses its control
+// characters and is cut; an address or image that is not plain text, too
+// long, or (the image) not an http(s) URL is dropped. An id that is not
+// such text is an error: changed, it could name someone else's identity.
+func (p Profile) bounded() (Profile, error) {
+	if p.ID == "" || len(p.ID) > maxIDBytes || !plainText(p.ID) {
+		return Profile{}, errors.New("profile id is empty, too long or not text")
+	}
+	p.Name = cut(strings.TrimSpace(strings.Map(dropControl, strings.ToValidUTF8(p.Name, ""))), maxNameRunes)
+	if len(p.Email) > maxEmailBytes || !plainText(p.Email) {
+		p.Email, p.EmailVerified = "", false
+	}
+	if !imageURL(p.Image) {
+		p.Image = ""
+	}
+	return p, nil
+}
+
+// plainText: valid UTF-8 without control characters.
+func plainText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
+}
+
+func dropControl(r rune) rune {
+	if unicode.IsControl(r) {
+		return -1
+	}
+	return r
+}
+
+// cut keeps the first n runes of s.
+func cut(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// imageURL: an absolute http(s) URL of plain text and bounded length, what
+// an app can put in an img src as it is.
+func imageURL(s string) bool {
+	if s == "" || len(s) > maxImageBytes || !plainText(s) {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
