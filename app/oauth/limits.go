@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,7 +16,7 @@ import (
 const maxAnswerBytes = 1 << 20
 
 // bounded returns a copy of hc whose response bodies fail once they pass
-// maxAnswerBytes.
+// maxAnswerBytes, and which follows no redirect of a POST.
 func bounded(hc *http.Client) *http.Client {
 	c := *hc
 	base := hc.Transport
@@ -23,7 +24,30 @@ func bounded(hc *http.Client) *http.Client {
 		base = http.DefaultTransport
 	}
 	c.Transport = boundedTransport{base: base}
+	c.CheckRedirect = postsStay(hc.CheckRedirect)
 	return &c
+}
+
+// postsStay refuses to follow a redirect of a POST (the token endpoint's):
+// Go re-sends a 307's or 308's body to wherever Location points, and that
+// body holds the code, the PKCE verifier and, with client_secret_post,
+// the client's secret. The 3xx is the answer instead, and the exchange
+// fails, as openid-client's (next-auth's) does. GETs (discovery, keys,
+// userinfo) follow as before; Go drops their Authorization header on the
+// way to another host.
+func postsStay(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if m := via[0].Method; m != http.MethodGet && m != http.MethodHead {
+			return http.ErrUseLastResponse
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 { // net/http's own rule when CheckRedirect is nil
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
 }
 
 type boundedTransport struct{ base http.RoundTripper }

@@ -34,3 +34,33 @@ func TestBoundedAnswers(t *testing.T) {
 	require.ErrorContains(t, err, "/me is over 1048576 bytes")
 	require.NotContains(t, err.Error(), "secret-token", "the query can carry the access token")
 }
+
+// A POST answered with a 307 elsewhere (a token endpoint's) is not sent on:
+// its body holds the code, the verifier, maybe the client secret. A GET's
+// redirect is followed.
+func TestPostsAreNotRedirected(t *testing.T) {
+	var leaked []string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		leaked = append(leaked, r.Method+" "+string(b))
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer elsewhere.Close()
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer idp.Close()
+	hc := bounded(idp.Client())
+
+	resp, err := hc.Post(idp.URL+"/token", "application/x-www-form-urlencoded", strings.NewReader("code=c&code_verifier=v&client_secret=s"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusTemporaryRedirect, resp.StatusCode)
+	require.Empty(t, leaked, "the form went to another host")
+
+	resp, err = hc.Get(idp.URL + "/.well-known/openid-configuration")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, []string{"GET "}, leaked)
+}
