@@ -203,9 +203,9 @@ func TestEnvPrecedence(t *testing.T) {
 		{"NEXTAUTH_URL last", env("NEXTAUTH_URL", "https://c.example.com"), "https://c.example.com", "file-secret-file-secret-file-secret", "file.db", 1111},
 		{"empty values are unset", env("SERVICE_URL", "", "AUTH_SECRET", "", "PORT", "", "DATABASE_URL", ""),
 			"http://file.example.com/auth", "file-secret-file-secret-file-secret", "file.db", 1111},
-		{"AUTH_SECRET wins", env("AUTH_SECRET", "env-a", "NEXTAUTH_SECRET", "env-b", "AUTH_SECRET_FILE", secretFile),
+		{"AUTH_SECRET wins", env("AUTH_SECRET", "env-a", "NEXTAUTH_SECRET", "env-b"),
 			"http://file.example.com/auth", "env-a", "file.db", 1111},
-		{"NEXTAUTH_SECRET next", env("NEXTAUTH_SECRET", "env-b", "AUTH_SECRET_FILE", secretFile),
+		{"NEXTAUTH_SECRET next", env("NEXTAUTH_SECRET", "env-b", "AUTH_SECRET_FILE", ""),
 			"http://file.example.com/auth", "env-b", "file.db", 1111},
 		{"AUTH_SECRET_FILE last, trimmed", env("AUTH_SECRET_FILE", secretFile),
 			"http://file.example.com/auth", "secret-from-file-secret-from-file", "file.db", 1111},
@@ -234,6 +234,22 @@ func TestEnvProblems(t *testing.T) {
 	p := problems(t, err)
 	requireProblem(t, p, "PORT", "eighty")
 	requireProblem(t, p, "AUTH_SECRET_FILE")
+
+	// A value beside its file: which one was meant is unknown, refused.
+	file := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(file, []byte("secret-from-file-secret-from-file"), 0o600))
+	for _, e := range []config.Env{
+		env("AUTH_SECRET", "env-secret-env-secret-env-secret!", "AUTH_SECRET_FILE", file),
+		env("NEXTAUTH_SECRET", "env-secret-env-secret-env-secret!", "AUTH_SECRET_FILE", file),
+		env("AUTH_SECRET_1", "env-secret-env-secret-env-secret!", "AUTH_SECRET_1_FILE", file),
+		env("TOKENS_CLIENT_SECRET", "env-secret-env-secret-env-secret!", "TOKENS_CLIENT_SECRET_FILE", file),
+	} {
+		_, err := config.Load(nil, e)
+		p := problems(t, err)
+		requireProblem(t, p, "_FILE: set beside")
+		require.NotContains(t, err.Error(), "env-secret", "the value stays out of the message")
+		require.NotContains(t, err.Error(), "secret-from-file")
+	}
 }
 
 func TestExpansion(t *testing.T) {

@@ -211,14 +211,22 @@ func first(env Env, keys ...string) (string, bool) {
 }
 
 // secretFromEnv reads the first of keys that is set, else the file named by
-// the first key's _FILE variant.
+// the first key's _FILE variant. A value and a file together are refused,
+// as the official container images refuse POSTGRES_PASSWORD beside its
+// _FILE: which one the operator meant cannot be known, and a stale value
+// left in an environment would silently win over the file they rotate.
 func secretFromEnv(env Env, p *Problems, keys ...string) (string, bool) {
-	if v, ok := first(env, keys...); ok {
-		return v, true
-	}
 	fileKey := keys[0] + "_FILE"
-	path, ok := env(fileKey)
-	if !ok || path == "" {
+	path, fileSet := env(fileKey)
+	fileSet = fileSet && path != ""
+	v, ok := first(env, keys...)
+	switch {
+	case ok && fileSet:
+		*p = append(*p, fmt.Sprintf("%s: set beside %s: set one of them", fileKey, strings.Join(keys, " or ")))
+		return "", false
+	case ok:
+		return v, true
+	case !fileSet:
 		return "", false
 	}
 	b, err := os.ReadFile(path)
