@@ -205,11 +205,22 @@ func dropClientState(groups []string, a slog.Attr) slog.Attr {
 
 // logLevel is LOG_LEVEL's level, info when unset or unknown.
 func logLevel() slog.Level {
-	level := slog.LevelInfo
-	if v, ok := os.LookupEnv("LOG_LEVEL"); ok {
-		_ = level.UnmarshalText([]byte(v))
-	}
+	level, _ := readLogLevel()
 	return level
+}
+
+// readLogLevel is LOG_LEVEL's level and whether it was unset or known: an
+// unknown one (a typo, "trace") logs at info, and the configuration's
+// warnings say so rather than leave the operator without the lines asked
+// for.
+func readLogLevel() (slog.Level, bool) {
+	level := slog.LevelInfo
+	if v, ok := os.LookupEnv("LOG_LEVEL"); ok && v != "" {
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			return slog.LevelInfo, false
+		}
+	}
+	return level, true
 }
 
 // loadConfig reads the file and environment and validates everything.
@@ -234,6 +245,9 @@ func loadConfig(path string) (config.Config, []string, error) {
 	}
 	warnings, verr := cfg.Validate(app.CatalogueExtra)
 	warnings = append(warnings, forwardauth.AccessWarnings(cfg)...)
+	if _, ok := readLogLevel(); !ok {
+		warnings = append(warnings, fmt.Sprintf("LOG_LEVEL: %q is none of debug, info, warn, error: logging at info", os.Getenv("LOG_LEVEL")))
+	}
 	return cfg, warnings, config.Merge(err, verr)
 }
 

@@ -76,6 +76,19 @@ func TestCheckConfigDefault(t *testing.T) {
 	require.Contains(t, stdout, "configuration OK")
 }
 
+// An unknown LOG_LEVEL is a warning, not silence: the lines asked for
+// would never come.
+func TestCheckConfigWarnsOfAnUnknownLogLevel(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("LOG_LEVEL", "trace")
+	code, stdout, stderr := runCmd("check-config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, `warning: LOG_LEVEL: "trace" is none of debug, info, warn, error: logging at info`)
+	t.Setenv("LOG_LEVEL", "DEBUG")
+	_, stdout, _ = runCmd("check-config")
+	require.NotContains(t, stdout, "LOG_LEVEL")
+}
+
 // TestCheckConfigCountsSecrets: check-config tells how many secrets are
 // active for rotation, and never prints one.
 func TestCheckConfigCountsSecrets(t *testing.T) {
