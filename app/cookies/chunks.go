@@ -2,6 +2,7 @@ package cookies
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,7 +110,8 @@ func chunkNames(r *http.Request, name string) []string {
 
 // SetChunked writes value under name, split into name.0, name.1, ... when it
 // exceeds ChunkSize, after clearing every chunk the request carried that the
-// new set does not overwrite.
+// new set does not overwrite. With a Domain it also clears the host-only
+// cookies of the names the request carried (see clearHostOnly).
 func (w Writer) SetChunked(rw http.ResponseWriter, r *http.Request, name, value string, expires time.Time) {
 	var names []string
 	if len(value) <= ChunkSize {
@@ -123,7 +125,8 @@ func (w Writer) SetChunked(rw http.ResponseWriter, r *http.Request, name, value 
 	for _, n := range names {
 		keep[n] = true
 	}
-	for _, old := range chunkNames(r, name) {
+	sent := chunkNames(r, name)
+	for _, old := range sent {
 		if !keep[old] {
 			w.Clear(rw, old)
 		}
@@ -132,14 +135,11 @@ func (w Writer) SetChunked(rw http.ResponseWriter, r *http.Request, name, value 
 		end := min((i+1)*ChunkSize, len(value))
 		w.Set(rw, n, value[i*ChunkSize:end], expires, 0)
 	}
+	w.clearHostOnly(rw, sent)
 }
 
-// ClearChunked clears the session cookie and every chunk the request carried.
-// With a Domain it clears the host-only cookies of the same names too: a
-// browser that signed in before cookies.domain was set holds one, sends it
-// first beside the domain cookie, and would otherwise keep it past every
-// sign-out, where it shadows the next session. The extra lines are added
-// after the domain ones, so setOnce keeps finding those.
+// ClearChunked clears the session cookie and every chunk the request
+// carried, and with a Domain their host-only cookies too (clearHostOnly).
 func (w Writer) ClearChunked(rw http.ResponseWriter, r *http.Request, name string) {
 	names := chunkNames(r, name)
 	if len(names) == 0 {
@@ -148,14 +148,30 @@ func (w Writer) ClearChunked(rw http.ResponseWriter, r *http.Request, name strin
 	for _, n := range names {
 		w.Clear(rw, n)
 	}
-	if w.Domain != "" {
-		hostOnly := w
-		hostOnly.Domain = ""
-		h := rw.Header()
-		for _, n := range names {
-			if line := hostOnly.line(n, "", time.Time{}, -1); line != "" {
-				h["Set-Cookie"] = append(h["Set-Cookie"], line)
-			}
+	w.clearHostOnly(rw, names)
+}
+
+// clearHostOnly clears, when the Writer has a Domain, the host-only
+// cookies of names, which the request carried: a browser that signed in
+// before cookies.domain was set holds one, and sends it first beside the
+// domain cookie of the same name. Left alone it would outlive every
+// sign-out and shadow the next session, or (a session read in chunks)
+// be joined with the domain cookie into junk; nothing writes host-only
+// session cookies any more, so clearing one loses nothing. Each line is
+// added once per response, after the domain ones, so setOnce (and the
+// tracker's index, which keeps a name's first line) keeps finding those.
+func (w Writer) clearHostOnly(rw http.ResponseWriter, names []string) {
+	if w.Domain == "" || len(names) == 0 {
+		return
+	}
+	hostOnly := w
+	hostOnly.Domain = ""
+	h := rw.Header()
+	for _, n := range names {
+		// Once per response: a sign-in clears the session it replaces,
+		// then writes its own.
+		if line := hostOnly.line(n, "", time.Time{}, -1); line != "" && !slices.Contains(h["Set-Cookie"], line) {
+			h["Set-Cookie"] = append(h["Set-Cookie"], line)
 		}
 	}
 }

@@ -337,3 +337,47 @@ func TestClearChunkedWithDomainClearsHostOnlyToo(t *testing.T) {
 	cookies.Writer{}.ClearChunked(rec, r, name)
 	require.Len(t, rec.Header().Values("Set-Cookie"), 2, "host-only: one line per name")
 }
+
+// With cookies.domain, writing the session cookie also expires the
+// host-only cookies of the names the request carried (after the domain
+// lines): the browser would send them first beside the new domain cookie.
+// Under Track, on a response with enough lines for the index, a clear
+// followed by a write in the same response (a sign-in replacing a session)
+// still replaces the domain line and keeps the host-only clear.
+func TestSetChunkedWithDomainClearsHostOnly(t *testing.T) {
+	w := cookies.Writer{Domain: "example.com"}
+	const name = "next-auth.session-token"
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Cookie", name+"=old")
+	rec := httptest.NewRecorder()
+	w.SetChunked(rec, r, name, "new", time.Time{})
+	require.Equal(t, []string{
+		name + "=new; Path=/; Domain=example.com; HttpOnly; SameSite=Lax",
+		name + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax",
+	}, rec.Header().Values("Set-Cookie"))
+
+	rec = httptest.NewRecorder()
+	w.SetChunked(rec, httptest.NewRequest(http.MethodGet, "/", nil), name, "new", time.Time{})
+	require.Len(t, rec.Header().Values("Set-Cookie"), 1, "no session cookie sent: nothing to clear")
+	rec = httptest.NewRecorder()
+	cookies.Writer{}.SetChunked(rec, r, name, "new", time.Time{})
+	require.Len(t, rec.Header().Values("Set-Cookie"), 1, "no domain: one line")
+
+	lines := serve(t, func(rw http.ResponseWriter) {
+		for i := range 8 {
+			cookies.Writer{}.Set(rw, "other"+strconv.Itoa(i), "v", time.Time{}, 0)
+		}
+		w.ClearChunked(rw, r, name)
+		w.SetChunked(rw, r, name, "new", time.Time{})
+	})
+	var mine []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, name+"=") {
+			mine = append(mine, l)
+		}
+	}
+	require.Equal(t, []string{
+		name + "=new; Path=/; Domain=example.com; HttpOnly; SameSite=Lax",
+		name + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax",
+	}, mine)
+}

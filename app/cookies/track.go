@@ -60,12 +60,21 @@ func (t *Tracker) find(lines []string, name string) (int, bool) {
 }
 
 // rebuild indexes lines from scratch, once per edit made by someone else.
+// A name with several lines (a domain cookie and its host-only twin being
+// cleared) is indexed at its first, the line scan finds too.
 func (t *Tracker) rebuild(lines []string) {
 	t.pos = make(map[string]int, len(lines))
 	for i, l := range lines {
-		t.pos[lineName(l)] = i
+		if n := lineName(l); !t.has(n) {
+			t.pos[n] = i
+		}
 	}
 	t.remember(lines)
+}
+
+func (t *Tracker) has(name string) bool {
+	_, ok := t.pos[name]
+	return ok
 }
 
 // put records that lines[i] is name's line.

@@ -303,7 +303,7 @@ func (d *Database) Refresh(ctx context.Context, w http.ResponseWriter, r *http.R
 		return err
 	}
 	d.cache.forget(sum)
-	d.writer.Set(w, d.name, tok, newExpiry, 0)
+	d.writer.SetChunked(w, r, d.name, tok, newExpiry) // one cookie; clears strays (cookies.Writer.SetChunked)
 	return nil
 }
 
@@ -321,7 +321,7 @@ func (d *Database) Create(ctx context.Context, w http.ResponseWriter, r *http.Re
 	if err != nil {
 		return err
 	}
-	d.writer.Set(w, d.name, tok, expires, 0)
+	d.writer.SetChunked(w, r, d.name, tok, expires) // one cookie; clears strays (cookies.Writer.SetChunked)
 	return nil
 }
 
