@@ -47,8 +47,10 @@ type SignInRecords interface {
 	SignInsOfUser(ctx context.Context, userID string, now time.Time) ([]accountstore.SignIn, error)
 	EndSignIn(ctx context.Context, userID, id string, at time.Time) (bool, error)
 	EndOtherSignIns(ctx context.Context, userID, keepID string, at time.Time) (int64, error)
-	// SignedOut ends a sign-in whose browser signed out (and reports it).
-	SignedOut(ctx context.Context, userID, id string, at time.Time) error
+	// SignedOut reports a sign-out (the webhook event; no row changes),
+	// when WantsSignOuts says someone is told.
+	SignedOut(ctx context.Context, userID, id string) error
+	WantsSignOuts() bool
 }
 
 // SIDClaim names the token's sign-in record (SignInRecords).
@@ -341,24 +343,18 @@ func (j *JWT) write(w http.ResponseWriter, r *http.Request, claims map[string]an
 	return nil
 }
 
-// Destroy clears every chunk and, when sign-ins are recorded, ends the
-// token's sign-in (its sid) as the account page ends one: the cleared
-// cookie is not the only copy of the token (a browser that hangs up before
-// the answer keeps it, and so does whoever copied it), so, as a database
-// session's row is deleted, the token is refused from now on, on this
-// instance at once and on the others from their next revocation poll.
-// That write runs to its end when the browser hangs up meanwhile; its
-// failure does not keep the cookie, and is returned.
+// Destroy clears every chunk: the token is not stored server-side.
+// A sign-out with webhooks reads the token first, to report which
+// sign-in ended; the report failing does not keep the cookie, and a
+// browser that hangs up meanwhile does not stop it.
 func (j *JWT) Destroy(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
 	var err error
-	if j.records != nil {
+	if j.records != nil && j.records.WantsSignOuts() {
 		if s, _, rerr := j.Read(ctx, r); rerr == nil && s != nil {
 			if sid := claimString(s.Claims, SIDClaim); sid != "" {
 				ctx, cancel := finish.Detached(ctx)
 				defer cancel()
-				if err = j.records.SignedOut(ctx, s.User.ID, sid, j.life.Now()); err == nil {
-					j.revoked.End(sid)
-				}
+				err = j.records.SignedOut(ctx, s.User.ID, sid)
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"maps"
 	"sync/atomic"
 	"time"
 
@@ -92,30 +91,6 @@ func (r *Revocations) Ended(sid string) bool {
 	}
 	_, ok := s.ended[sid]
 	return ok
-}
-
-// End adds the sign-in sid to this copy's ended ones at once: the
-// instance that ended it refuses its token before the next poll reads the
-// row (which then finds the same set). A nil Revocations does nothing.
-func (r *Revocations) End(sid string) {
-	if r == nil || sid == "" {
-		return
-	}
-	for {
-		cur := r.set.Load()
-		next := &revocationSet{}
-		if cur != nil {
-			*next = *cur // users is never changed once set: shared
-		}
-		next.ended = make(map[string]struct{}, len(next.ended)+1)
-		if cur != nil {
-			maps.Copy(next.ended, cur.ended)
-		}
-		next.ended[sid] = struct{}{}
-		if r.set.CompareAndSwap(cur, next) {
-			return
-		}
-	}
 }
 
 // Set replaces the copy with rows (the whole table) and the ended

@@ -46,24 +46,6 @@ func TestRevocations(t *testing.T) {
 	require.False(t, r.Ended("sid-1"), "an expired record's id leaves the set")
 }
 
-// End adds one ended sign-in to the copy at once, keeping the rest; the
-// poll that then reads the same rows finds no change.
-func TestRevocationsEnd(t *testing.T) {
-	var none *session.Revocations
-	none.End("sid-1") // no copy: nothing to do
-	r := &session.Revocations{}
-	r.End("sid-1")
-	require.True(t, r.Ended("sid-1"), "before any poll")
-	rows := []models.SessionRevocation{{UserID: "ann", NotBefore: 10}}
-	require.True(t, r.Set(rows, []string{"sid-1"}))
-	r.End("sid-2")
-	r.End("")
-	require.True(t, r.Ended("sid-1"))
-	require.True(t, r.Ended("sid-2"))
-	require.True(t, r.Revoked("ann", time.Unix(9, 0)), "the revocations stay")
-	require.False(t, r.Set(rows, []string{"sid-2", "sid-1"}), "the poll reads what End added")
-}
-
 // Revoked runs on every GET /session: it must not allocate.
 func TestRevokedAllocations(t *testing.T) {
 	r := &session.Revocations{}

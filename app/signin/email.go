@@ -204,13 +204,15 @@ func (s *Service) restore(ctx context.Context, link *PendingLink, failure error)
 	return failure
 }
 
-// endPreviousSession ends the browser's session, whoever's it is, when a
-// new one replaces it: a database session's row is deleted, a JWT's
-// sign-in (its sid) marked ended, so the replaced session does not live on
-// (on the account page's list, or in a copy of its cookie) when no
-// browser holds it any more. It never stops the sign-in: the new session
-// replaces the cookie either way.
+// endPreviousSession deletes the browser's database session, whoever's it
+// is, when a new one replaces it, so the replaced session does not live on
+// in the table (nor on the account page's list): no browser holds it any
+// more. A JWT session is simply overwritten by the new cookie. It never
+// stops the sign-in: the new session replaces the cookie either way.
 func (s *Service) endPreviousSession(ctx context.Context, b Browser) {
+	if s.JWTSessions {
+		return
+	}
 	cur, err := b.SignedInUser(ctx)
 	if err != nil || cur == "" {
 		return

@@ -2,7 +2,6 @@ package signin_test
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -133,18 +132,25 @@ func TestRedeemLink(t *testing.T) {
 		require.False(t, out.IsNew)
 		require.Equal(t, u.ID, out.User.ID)
 	})
-	for _, jwt := range []bool{false, true} {
-		t.Run(fmt.Sprintf("another user's session in the browser is ended (jwt %v)", jwt), func(t *testing.T) {
-			st := newStore()
-			other := st.addUser("other@example.com")
-			s := service(st)
-			s.JWTSessions = jwt
-			b := &browser{user: other.ID}
-			_, err := s.RedeemLink(context.Background(), b, "email", issue(t, s, "me@example.com"), "")
-			require.NoError(t, err)
-			require.Equal(t, []string{other.ID}, b.endedUser)
-		})
-	}
+	t.Run("another user's database session in the browser is ended", func(t *testing.T) {
+		st := newStore()
+		other := st.addUser("other@example.com")
+		s := service(st)
+		b := &browser{user: other.ID}
+		_, err := s.RedeemLink(context.Background(), b, "email", issue(t, s, "me@example.com"), "")
+		require.NoError(t, err)
+		require.Equal(t, []string{other.ID}, b.endedUser)
+	})
+	t.Run("with JWT sessions the cookie is just replaced", func(t *testing.T) {
+		st := newStore()
+		other := st.addUser("other@example.com")
+		s := service(st)
+		s.JWTSessions = true
+		b := &browser{user: other.ID}
+		_, err := s.RedeemLink(context.Background(), b, "email", issue(t, s, "me@example.com"), "")
+		require.NoError(t, err)
+		require.Empty(t, b.endedUser)
+	})
 }
 
 func TestRedeemLinkRefusalsKeepTheLink(t *testing.T) {

@@ -99,31 +99,6 @@ func (s *Store) SignInsOfUser(ctx context.Context, userID string, now time.Time)
 // nothing changed. One conditional UPDATE: of two requests ending it at
 // once, one gets true.
 func (s *Store) EndSignIn(ctx context.Context, userID, id string, at time.Time) (bool, error) {
-	ok, err := s.endSignIn(ctx, userID, id, at, events.ReasonRevoked)
-	if err != nil {
-		return false, fmt.Errorf("end sign-in: %w", err)
-	}
-	return ok, nil
-}
-
-// SignedOut ends the jwt sign-in id of userID at at because its browser
-// signed out, as EndSignIn does, and reports it with reason "signout".
-// The cookie the sign-out cleared is not the only copy of the token (a
-// browser that gave up before the answer keeps it, and so does whoever
-// lifted it): marked ended, it is refused on every instance
-// (EndedSignIns), as a database session's deleted row is. A sign-in that
-// is not a live one of userID's changes nothing and reports nothing.
-func (s *Store) SignedOut(ctx context.Context, userID, id string, at time.Time) error {
-	if _, err := s.endSignIn(ctx, userID, id, at, events.ReasonSignOut); err != nil {
-		return fmt.Errorf("end signed-out sign-in: %w", err)
-	}
-	return nil
-}
-
-// endSignIn marks the live sign-in id of userID ended at at, with its
-// session.ended event (reason) in the same transaction; false when it was
-// not live.
-func (s *Store) endSignIn(ctx context.Context, userID, id string, at time.Time, reason string) (bool, error) {
 	at = models.DBTime(at)
 	var n int64
 	err := s.store.Change(ctx, []string{events.SessionEnded}, func(tx *gorm.DB) ([]events.Event, error) {
@@ -132,11 +107,32 @@ func (s *Store) endSignIn(ctx context.Context, userID, id string, at time.Time, 
 		if n = r.RowsAffected; r.Error != nil || n == 0 {
 			return nil, r.Error
 		}
-		return []events.Event{{Type: events.SessionEnded, Data: events.Session{UserID: userID, SessionID: id,
-			Strategy: models.StrategyJWT, Scope: events.ScopeOne, Reason: reason, Actor: events.ActorOf(ctx)}}}, nil
+		return ended(ctx, userID, id, models.StrategyJWT, events.ScopeOne), nil
 	})
-	return n == 1, err
+	if err != nil {
+		return false, fmt.Errorf("end sign-in: %w", err)
+	}
+	return n == 1, nil
 }
+
+// SignedOut reports the sign-out of the jwt sign-in id (session.ended,
+// reason "signout"). The token lives in the cookie the sign-out cleared,
+// as next-auth's does, so no row changes and the event is the only write;
+// none when no endpoint wants it.
+func (s *Store) SignedOut(ctx context.Context, userID, id string) error {
+	err := s.store.Change(ctx, []string{events.SessionEnded}, func(*gorm.DB) ([]events.Event, error) {
+		return []events.Event{{Type: events.SessionEnded, Data: events.Session{UserID: userID, SessionID: id,
+			Strategy: models.StrategyJWT, Scope: events.ScopeOne, Reason: events.ReasonSignOut, Actor: events.ActorOf(ctx)}}}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("report sign-out: %w", err)
+	}
+	return nil
+}
+
+// WantsSignOuts reports whether SignedOut writes anything, so a sign-out
+// reads its token only when someone is told.
+func (s *Store) WantsSignOuts() bool { return s.store.Wants(events.SessionEnded) }
 
 // EndOtherSignIns ends every live sign-in of the user but keepID (the
 // caller's own) at at and returns how many it ended.

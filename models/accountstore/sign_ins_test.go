@@ -157,31 +157,6 @@ func TestEndOtherSignIns(t *testing.T) {
 	})
 }
 
-// TestSignedOut: a sign-out ends its own live sign-in, which the poll
-// then lists; another user's, an expired or a missing one stays as it was.
-func TestSignedOut(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
-		ctx := context.Background()
-		u, them := newUser(t, s, "u@example.com"), newUser(t, s, "o@example.com")
-		signIn(t, s, u, "mine", acNow, acNow.Add(time.Hour))
-		signIn(t, s, u, "expired", acNow.Add(-time.Hour), acNow)
-		signIn(t, s, them, "theirs", acNow, acNow.Add(time.Hour))
-		for _, id := range []string{"theirs", "expired", "missing", "mine"} {
-			require.NoError(t, s.SignedOut(ctx, u.ID, id, acNow), id)
-		}
-		require.NoError(t, s.SignedOut(ctx, u.ID, "mine", acNow.Add(time.Second)), "twice")
-		ids, err := s.EndedSignIns(ctx, acNow.Add(-time.Hour))
-		require.NoError(t, err)
-		require.Equal(t, []string{"mine"}, ids)
-		var si SignIn
-		require.NoError(t, s.db().Where("id = ?", "mine").Take(&si).Error)
-		require.True(t, si.EndedAt.Equal(acNow), "ended at %v, by the first sign-out", si.EndedAt)
-		list, err := s.SignInsOfUser(ctx, them.ID, acNow)
-		require.NoError(t, err)
-		require.Equal(t, []string{"theirs"}, idsOf(list))
-	})
-}
-
 // TestEndedSignIns: the poll lists the ended sign-ins whose tokens could
 // still be used, and neither live nor expired ones.
 func TestEndedSignIns(t *testing.T) {
