@@ -39,6 +39,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"callback-url": "__Secure-authjs.callback-url", "oauth-check": "__Secure-authjs.oauth-check",
 			"email-binding": "__Secure-authjs.email-binding", "challenge": "__Secure-authjs.challenge",
 			"second-step": "__Secure-authjs.second-step", "device": "__Secure-authjs.two-factor-device",
+			"password-device": "__Secure-authjs.password-device",
 		},
 		Features: map[string]bool{"two-factor": true, "openid": true},
 	})

@@ -79,7 +79,9 @@ type wiring struct {
 	claimHooks bool
 	// hasher checks and hashes every password of this instance, so that
 	// its bound on concurrent Argon2id runs (19 MiB each) holds for all.
-	hasher   *password.Hasher
+	hasher *password.Hasher
+	// devices seals and opens the password sign-in's device cookies.
+	devices  *signin.Devices
 	theme    theme
 	langs    *i18n.Catalog
 	kit      *web.Kit
@@ -217,6 +219,9 @@ func (w *wiring) build(idpClient *http.Client) error {
 		return err
 	}
 	if w.passkeys, err = w.buildPasskeys(); err != nil {
+		return err
+	}
+	if w.devices, err = signin.NewDevices(w.cfg.Secrets(), signin.KnownFor); err != nil {
 		return err
 	}
 	w.core = &signin.Service{

@@ -315,7 +315,7 @@ func (s *Service) checkPassword(ctx context.Context, flow, addr, hash, pw, clien
 		s.Log.Warn("password check refused: unreadable password", "flow", flow, "err", err)
 		return ErrWrongPassword
 	}
-	held, err := s.Throttle.Reserve(ctx, addr, clientIP, s.Now())
+	held, err := s.Throttle.Reserve(ctx, addr, clientIP, "", s.Now())
 	switch {
 	case errors.Is(err, signin.ErrThrottled):
 		s.Log.Warn("password check refused", "flow", flow, "err", err)

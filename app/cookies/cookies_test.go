@@ -87,12 +87,14 @@ func TestNames(t *testing.T) {
 	require.Equal(t, cookies.Names{
 		SessionToken: "next-auth.session-token", CallbackURL: "next-auth.callback-url", CSRF: "next-auth.csrf-token",
 		OAuthCheck: "next-auth.oauth-check", SecondStep: "next-auth.second-step", Device: "next-auth.two-factor-device",
+		PasswordDevice: "next-auth.password-device",
 	}, n)
 	n = cookies.NewNames("next-auth", true)
 	require.Equal(t, cookies.Names{
 		SessionToken: "__Secure-next-auth.session-token", CallbackURL: "__Secure-next-auth.callback-url",
 		CSRF: "__Host-next-auth.csrf-token", OAuthCheck: "__Secure-next-auth.oauth-check",
 		SecondStep: "__Secure-next-auth.second-step", Device: "__Secure-next-auth.two-factor-device",
+		PasswordDevice: "__Secure-next-auth.password-device",
 	}, n)
 	n = cookies.NewNames("authjs", false)
 	require.Equal(t, "authjs.session-token", n.SessionToken)

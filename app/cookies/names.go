@@ -22,6 +22,10 @@ type Names struct {
 	// Device remembers a browser that may skip the second step for a
 	// user (sealed, two_factor.remember_device, base path).
 	Device string
+	// PasswordDevice tells the password throttle that this browser signed
+	// in to an account before (sealed, 30 days, base path: OWASP's device
+	// cookie, app/signin's Devices).
+	PasswordDevice string
 }
 
 // NewNames returns the names for prefix "next-auth" or "authjs". Under https
@@ -32,11 +36,12 @@ func NewNames(prefix string, secure bool) Names {
 		sec, host = "__Secure-", "__Host-"
 	}
 	return Names{
-		SessionToken: sec + prefix + ".session-token",
-		CallbackURL:  sec + prefix + ".callback-url",
-		CSRF:         host + prefix + ".csrf-token",
-		OAuthCheck:   sec + prefix + ".oauth-check",
-		SecondStep:   sec + prefix + ".second-step",
-		Device:       sec + prefix + ".two-factor-device",
+		SessionToken:   sec + prefix + ".session-token",
+		CallbackURL:    sec + prefix + ".callback-url",
+		CSRF:           host + prefix + ".csrf-token",
+		OAuthCheck:     sec + prefix + ".oauth-check",
+		SecondStep:     sec + prefix + ".second-step",
+		Device:         sec + prefix + ".two-factor-device",
+		PasswordDevice: sec + prefix + ".password-device",
 	}
 }

@@ -24,6 +24,7 @@ func (h *Handler) credentialsCallback(c echo.Context, rq *web.Request, p config.
 		Email:    rq.Form.Get("email"),
 		Password: rq.Form.Get("password"),
 		ClientIP: c.RealIP(),
+		Device:   h.kit.PasswordDevice(c),
 	})
 	if err != nil {
 		return h.credentialsRefused(c, rq, p, err)

@@ -34,6 +34,9 @@ type PasswordLogin struct {
 	Email    string // as typed; normalised here
 	Password string
 	ClientIP string // from the trusted-proxies extractor
+	// Device is the password device cookie as the browser sent it ("":
+	// none; see Devices).
+	Device string
 }
 
 // SignInWithPassword signs in with an e-mail address and a password. Every
@@ -64,7 +67,7 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 	}
 	var held *Reservation // the attempt, counted in advance as a failure
 	if p.Throttle != nil {
-		held, err = p.Throttle.Reserve(ctx, addr, in.ClientIP, now)
+		held, err = p.Throttle.Reserve(ctx, addr, in.ClientIP, in.Device, now)
 		switch {
 		case errors.Is(err, ErrThrottled):
 			return nil, Failf(CodeCredentialsSignin, "provider %s: %s: %w", p.ID, who, err)
@@ -113,15 +116,21 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 		release() // the password was right: not a failure
 		return nil, err
 	}
+	out := &SignedIn{User: user, Provider: p.ID, Methods: []string{twofactor.MethodPassword}}
 	if held != nil {
 		if err := held.Succeeded(ctx, now); err != nil {
 			s.Log.Warn("password throttle not reset after a sign-in", "provider", p.ID, "err", err)
+		}
+		// The browser is known to the account from now on, whatever its
+		// IP (also when the second factor is still to come: the password
+		// was right).
+		if out.PasswordDevice, out.PasswordDeviceExpires, err = held.DeviceCookie(now); err != nil {
+			s.Log.Warn("no password device cookie after a sign-in", "provider", p.ID, "err", err)
 		}
 	}
 	if rehash {
 		s.rehash(ctx, p, user.ID, hash, in.Password)
 	}
-	out := &SignedIn{User: user, Provider: p.ID, Methods: []string{twofactor.MethodPassword}}
 	if err := s.startSession(ctx, b, out); err != nil {
 		return nil, err
 	}

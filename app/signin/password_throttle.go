@@ -59,9 +59,18 @@ func (b BackOff) delay(n int) time.Duration {
 //     clients.
 //
 // The network and account buckets an attacker can raise for someone else
-// (a neighbour on the network, a victim's account), so a client from which
-// the account signed in during the last KnownFor is exempt from them, and
-// their blocks are capped like the others.
+// (a neighbour on the network, a victim's account), so a known client is
+// exempt from them, and their blocks are capped like the others. A client
+// is known to an account when the account signed in from its IP during
+// the last KnownFor, or when it presents a device cookie (Devices) the
+// account got at a sign-in during KnownFor: a phone whose IP changes with
+// every network keeps its exemption. A device cookie's own failures count
+// in a fifth bucket:
+//
+//   - Device (this account with this device cookie): blocks like the pair,
+//     and once it holds Device.Free failures the cookie is no exemption
+//     (OWASP's device lock-out), so a stolen cookie buys a few guesses
+//     past a blocked account, not unlimited ones.
 //
 // Every block is capped (Max, a few minutes) and counts expire (Keep), so
 // the worst an attacker can do is slow an account down for minutes at a
@@ -77,13 +86,18 @@ type Throttle struct {
 	Network6 BackOff // per IPv6 /48
 	Network4 BackOff // per IPv4 /24
 	Account  BackOff
+	Device   BackOff
 	KnownFor time.Duration
+	// Devices opens and seals the device cookies (nil: none; a client is
+	// known by its IP only).
+	Devices *Devices
 }
 
 // NewThrottle is a Throttle with latchkey's tiers: 5 free failures per
 // account and client, 30 per client, 50 per IPv6 /48 or IPv4 /24, 20 per
-// account; blocks of 1 s, 2 s, 4 s… capped at 5 minutes; counts kept 15
-// minutes (pair) or an hour.
+// account, 5 per device cookie; blocks of 1 s, 2 s, 4 s… capped at 5
+// minutes; counts kept 15 minutes (pair) or an hour. It has no device
+// cookies (Devices) until given them.
 func NewThrottle(store Throttles) *Throttle {
 	return &Throttle{
 		Store:    store,
@@ -92,17 +106,23 @@ func NewThrottle(store Throttles) *Throttle {
 		Network6: BackOff{Free: 50, Max: 5 * time.Minute, Keep: time.Hour},
 		Network4: BackOff{Free: 50, Max: 5 * time.Minute, Keep: time.Hour},
 		Account:  BackOff{Free: 20, Max: 5 * time.Minute, Keep: time.Hour},
-		KnownFor: 30 * 24 * time.Hour,
+		Device:   BackOff{Free: 5, Max: 5 * time.Minute, Keep: time.Hour},
+		KnownFor: KnownFor,
 	}
 }
+
+// KnownFor is how long a client stays known to an account after a
+// password sign-in from it (its IP, or its device cookie).
+const KnownFor = 30 * 24 * time.Hour
 
 // throttleKeys are one attempt's bucket names. They hold hashes, not the
 // address or the IP: the table is no place for either. network is "" for
 // a client that is no IP (then it has no network tier); ipv6 tells which
-// network tier it is.
+// network tier it is. device is "" without a valid device cookie for the
+// account.
 type throttleKeys struct {
-	pair, client, network, account, known string
-	ipv6                                  bool
+	pair, client, network, account, known, device string
+	ipv6                                          bool
 }
 
 // keysOf counts clients and networks as the e-mail rate limits do
@@ -151,21 +171,34 @@ var ErrThrottled = errors.New("too many failed password sign-ins")
 // wrapped with the tier) checks no password and takes its counts back;
 // an error reading or writing the counters refuses too (fail closed).
 //
-// The account tier does not refuse a client from which the account
-// signed in during KnownFor; its attempts are counted all the same.
-func (t *Throttle) Reserve(ctx context.Context, addr, clientIP string, now time.Time) (*Reservation, error) {
+// The network and account tiers do not refuse a known client (an IP the
+// account signed in from during KnownFor, or device, the device cookie as
+// the browser sent it, naming the account and not locked out); its
+// attempts are counted all the same. A device cookie that is not valid
+// for the account is no device cookie: no error, an unknown client.
+func (t *Throttle) Reserve(ctx context.Context, addr, clientIP, device string, now time.Time) (*Reservation, error) {
 	k := keysOf(addr, clientIP)
-	rows, err := t.Store.PasswordThrottles(ctx, now, k.pair, k.client, k.network, k.account, k.known)
+	cookie := t.Devices.open(device)
+	if d, ok := cookie.find(addr, now, t.KnownFor); ok {
+		k.device = throttleBucket("device", addr, d.ID)
+	}
+	rows, err := t.Store.PasswordThrottles(ctx, now, k.pair, k.client, k.network, k.account, k.known, k.device)
 	if err != nil {
 		return nil, fmt.Errorf("check password throttle: %w", err)
 	}
 	_, known := rows[k.known]
+	if k.device != "" && rows[k.device].Failures < t.Device.Free {
+		known = true
+	}
 	type tier struct {
 		name, bucket string
 		b            BackOff
 		exempt       bool
 	}
 	tiers := []tier{{"account and client", k.pair, t.Pair, false}, {"client", k.client, t.Client, false}}
+	if k.device != "" {
+		tiers = append(tiers, tier{"account and device cookie", k.device, t.Device, false})
+	}
 	switch {
 	case k.network == "":
 	case k.ipv6:
@@ -183,7 +216,7 @@ func (t *Throttle) Reserve(ctx context.Context, addr, clientIP string, now time.
 			return nil, fmt.Errorf("%w: %s blocked for %s more (%d failures)", ErrThrottled, tier.name, left.Round(time.Second), row.Failures)
 		}
 	}
-	r := &Reservation{t: t, k: k}
+	r := &Reservation{t: t, k: k, cookie: cookie, addr: addr}
 	for _, tier := range tiers {
 		n, err := t.Store.RecordPasswordFailure(ctx, now, tier.bucket, tier.b.Keep)
 		if err != nil {
@@ -215,14 +248,16 @@ type Reservation struct {
 	t       *Throttle
 	k       throttleKeys
 	counted []string
+	cookie  deviceCookie // the device cookie as sent, opened (empty: none)
+	addr    string
 }
 
 // Succeeded: the password was right. The pair starts again and is marked
-// known for KnownFor; the client, network and account tiers get this
-// attempt's count back, and keep the rest (a success on an attacker's own
+// known for KnownFor; the client, network, account and device tiers get
+// this attempt's count back, and keep the rest (a success on an attacker's own
 // account must not reset its spraying count).
 func (r *Reservation) Succeeded(ctx context.Context, now time.Time) error {
-	for _, b := range []string{r.k.client, r.k.network, r.k.account} {
+	for _, b := range []string{r.k.client, r.k.network, r.k.account, r.k.device} {
 		if b == "" {
 			continue
 		}
@@ -234,6 +269,21 @@ func (r *Reservation) Succeeded(ctx context.Context, now time.Time) error {
 		return err
 	}
 	return r.t.Store.MarkPasswordBucket(ctx, r.k.known, now.Add(r.t.KnownFor))
+}
+
+// DeviceCookie is the device cookie to give the browser after Succeeded,
+// and when it expires: the one it sent (any valid one, whatever its
+// accounts) with this account first and a new id for it; "" without
+// device cookies (Devices).
+func (r *Reservation) DeviceCookie(now time.Time) (string, time.Time, error) {
+	if r.t.Devices == nil {
+		return "", time.Time{}, nil
+	}
+	v, err := r.t.Devices.seal(r.cookie.signedIn(r.addr, now, r.t.KnownFor))
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return v, now.Add(r.t.KnownFor), nil
 }
 
 // Release takes the attempt's counts back: it was not a failure (the

@@ -64,6 +64,10 @@ type SignedIn struct {
 	// Device is a remembered-device cookie to give the browser ("" none).
 	Device        string
 	DeviceExpires time.Time
+	// PasswordDevice is a password device cookie to give the browser (""
+	// none): a right password makes it known to the account (Devices).
+	PasswordDevice        string
+	PasswordDeviceExpires time.Time
 	// SecondFactor is how the second step was passed (zero: none): a
 	// recovery code's use is told to the user's address.
 	SecondFactor twofactor.Used

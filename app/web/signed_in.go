@@ -16,7 +16,11 @@ import (
 // sit in IdP logs or browser history), then the callback URL, or first
 // pages.new_user for a new user, as next-auth does. A sign-in the
 // second-factor gate held goes to the second step instead (heldForSecondStep).
+// A right password gets the password device cookie either way.
 func (k *Kit) AfterSignIn(c echo.Context, rq *Request, in *signin.SignedIn) error {
+	if in.PasswordDevice != "" { // a right password, with or without a second step to come
+		k.baseCookies().Set(c.Response(), k.names.PasswordDevice, in.PasswordDevice, in.PasswordDeviceExpires, 0)
+	}
 	if in.SecondStep != nil {
 		return k.heldForSecondStep(c, rq, in)
 	}
@@ -72,8 +76,15 @@ func (k *Kit) heldForSecondStep(c echo.Context, rq *Request, in *signin.SignedIn
 	return k.SendStatusRedirect(c, rq, http.StatusUnauthorized, k.WithLang(c, rq, k.base.URL(page)+"?"+q.Encode()))
 }
 
+// PasswordDevice is the request's password device cookie ("" none), for
+// signin.PasswordLogin.
+func (k *Kit) PasswordDevice(c echo.Context) string {
+	v, _ := cookies.Read(c.Request(), k.names.PasswordDevice)
+	return v
+}
+
 // baseCookies writes latchkey's own cookies that only its routes read
-// (the second step, the remembered device): narrowed to the base path and
+// (the second step, the remembered devices): narrowed to the base path and
 // host-only.
 func (k *Kit) baseCookies() cookies.Writer {
 	w := k.cookies

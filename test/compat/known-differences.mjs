@@ -164,6 +164,17 @@ export const KNOWN = [
     reason: "password sign-in works with database sessions in latchkey: a session row and its token, as for every other provider. next-auth v4 refuses credentials-only setups with the database strategy and, beside other providers, writes a JWT cookie that its database strategy cannot read, so the user is never signed in (nextauthjs/next-auth#3729)",
   },
   {
+    id: "credentials-device-cookie",
+    scenario: /^POST \/callback\/credentials .*right password/,
+    path: /^cookies\.next-auth\.password-device$/,
+    // Set by a right password only: sealed, HttpOnly, SameSite=Lax, scoped to
+    // the base path (never sent to the app), 30 days.
+    when: (d) =>
+      absent(d.b) && d.a && !Array.isArray(d.a) && d.a.value !== "" && d.a.httpOnly && d.a.sameSite === "lax" &&
+      d.a.path !== "/" && d.a.expires === "+30d",
+    reason: "a right password gives the browser latchkey's sealed device cookie (OWASP's device cookies), so that an attacker failing on the account from elsewhere does not block the owner's browser; next-auth v4 has no password throttle and no such cookie. No client reads it",
+  },
+  {
     id: "credentials-callback-get-400",
     scenario: /^GET \/callback\/credentials/,
     path: /^(status|body|cookies\.next-auth\.(csrf-token|callback-url))$/,

@@ -1,0 +1,148 @@
+package app_test
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+// passwordDeviceCookie is the password device cookie's name (http, next-auth style).
+const passwordDeviceCookie = "next-auth.password-device"
+
+// spendAccountTier has one attacker client fail on addr until the account
+// tier blocks it (25 failures, past its 20 free ones): the clock moves past
+// each pair block but the last, so the account stays blocked for a while.
+func (e *env) spendAccountTier(addr, ip string) {
+	e.t.Helper()
+	for i := range 25 {
+		res := e.passwordSignIn(e.browser(), addr, "wrong password", "X-Forwarded-For", ip)
+		require.Equal(e.t, http.StatusUnauthorized, res.StatusCode, "failure %d", i+1)
+		if i < 24 {
+			e.clock.Add(5*time.Minute + time.Second)
+		}
+	}
+}
+
+// withDevice is a fresh browser holding only the password device cookie value.
+func (e *env) withDevice(value string) *http.Client {
+	c := e.browser()
+	e.setJarCookieAt(c, passwordDeviceCookie, value, e.path)
+	return c
+}
+
+// An attacker failing from one IP blocks the account tier for clients the
+// account never signed in from (as before). The owner's browser, which
+// signed in before, carries a device cookie (sealed, HttpOnly, SameSite=Lax,
+// base path, 30 days) and signs in at once from a new IP; without it, a
+// new IP is still throttled; a forged cookie, or another account's, is no
+// device cookie.
+func TestPasswordDeviceCookieOutlivesAccountBlock(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startPw(t, b.opts(envOpts{config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }}))
+			e.addPasswordUser("alice@example.com", goodPassword, true)
+			e.addPasswordUser("bob@example.com", goodPassword, true)
+			from := func(c *http.Client, ip, addr, pw string) int {
+				return e.passwordSignIn(c, addr, pw, "X-Forwarded-For", ip).StatusCode
+			}
+
+			victim := e.browser()
+			res := e.passwordSignIn(victim, "alice@example.com", goodPassword, "X-Forwarded-For", "198.51.100.1")
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			set, ok := findCookie(res.Header, passwordDeviceCookie)
+			require.True(t, ok, "a password sign-in sets the device cookie")
+			require.True(t, set.HttpOnly)
+			require.Equal(t, http.SameSiteLaxMode, set.SameSite)
+			require.Equal(t, e.path, set.Path)
+			require.WithinDuration(t, e.now().Add(30*24*time.Hour), set.Expires, 2*time.Second)
+			require.NotContains(t, set.Value, "alice")
+			device, ok := e.jarCookie(victim, passwordDeviceCookie)
+			require.True(t, ok)
+			other := e.browser()
+			require.Equal(t, http.StatusOK, from(other, "198.51.100.2", "bob@example.com", goodPassword))
+			bobs, _ := e.jarCookie(other, passwordDeviceCookie)
+
+			e.spendAccountTier("alice@example.com", "203.0.113.7")
+
+			require.Equal(t, http.StatusUnauthorized, from(e.browser(), "192.0.2.10", "alice@example.com", goodPassword),
+				"a new IP without the cookie waits, as before")
+			require.Contains(t, e.logs.String(), "too many failed password sign-ins: account blocked")
+			forged := device[:len(device)-4] + "AAAA"
+			for name, v := range map[string]string{"another account's": bobs, "forged": forged, "junk": "not-a-device-cookie"} {
+				require.Equal(t, http.StatusUnauthorized, from(e.withDevice(v), "192.0.2.11", "alice@example.com", goodPassword),
+					"%s cookie is no exemption", name)
+			}
+			require.Equal(t, http.StatusOK, from(e.withDevice(device), "192.0.2.12", "alice@example.com", goodPassword),
+				"the device cookie from an earlier sign-in: at once, from a new IP")
+			require.NotContains(t, e.logs.String(), "alice@example.com")
+		})
+	}
+}
+
+// A device cookie's failures count against it (OWASP's device lock-out):
+// after its 5 free failures, spread over new IPs so the pair tier never
+// sees them, it is blocked like a pair, and it no longer exempts its
+// browser from a blocked account.
+func TestPasswordDeviceCookieLockOut(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startPw(t, envOpts{postgres: pg, config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }})
+		from := func(c *http.Client, ip, addr, pw string) int {
+			return e.passwordSignIn(c, addr, pw, "X-Forwarded-For", ip).StatusCode
+		}
+		ip := 0
+		newIP := func() string { ip++; return "192.0.2." + strconv.Itoa(ip) }
+		for _, addr := range []string{"alice@example.com", "carol@example.com"} {
+			e.addPasswordUser(addr, goodPassword, true)
+		}
+
+		// The device tier: a sixth failure with the cookie blocks it.
+		carol := e.browser()
+		require.Equal(t, http.StatusOK, from(carol, newIP(), "carol@example.com", goodPassword))
+		for i := range 6 {
+			require.Equal(t, http.StatusUnauthorized, from(carol, newIP(), "carol@example.com", "wrong password"), "failure %d", i+1)
+		}
+		require.Equal(t, http.StatusUnauthorized, from(carol, newIP(), "carol@example.com", goodPassword), "the cookie is blocked")
+		require.Contains(t, e.logs.String(), "too many failed password sign-ins: account and device cookie blocked")
+		e.clock.Add(time.Second)
+		require.Equal(t, http.StatusOK, from(carol, newIP(), "carol@example.com", goodPassword), "for 1 s")
+
+		// Locked out: five failures with the cookie, and it no longer
+		// gets past the attacker's account block.
+		victim := e.browser()
+		require.Equal(t, http.StatusOK, from(victim, newIP(), "alice@example.com", goodPassword))
+		e.spendAccountTier("alice@example.com", "203.0.113.7")
+		for i := range 5 {
+			require.Equal(t, http.StatusUnauthorized, from(victim, newIP(), "alice@example.com", "wrong password"), "failure %d", i+1)
+		}
+		require.Equal(t, http.StatusUnauthorized, from(victim, newIP(), "alice@example.com", goodPassword))
+		require.Contains(t, e.logs.String(), "too many failed password sign-ins: account blocked")
+	})
+}
+
+// Instances sharing a database and the secret share device cookies, and
+// a cookie sealed under a secret that a rotation moved down the list
+// (AUTH_SECRET_1…) still counts.
+func TestPasswordDeviceCookieAcrossInstancesAndRotation(t *testing.T) {
+	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
+	trust := func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }
+	a := startPw(t, envOpts{postgres: true, clock: clock, config: trust})
+	b := startPw(t, envOpts{clock: clock, config: func(c *config.Config) {
+		trust(c)
+		c.DatabaseURL = a.cfg.DatabaseURL
+		c.RotationSecrets = []string{"rotated-secret-0123456789abcdef0123456789"}
+	}})
+	a.addPasswordUser("alice@example.com", goodPassword, true)
+	victim := a.browser()
+	require.Equal(t, http.StatusOK, a.passwordSignIn(victim, "alice@example.com", goodPassword, "X-Forwarded-For", "198.51.100.1").StatusCode)
+	device, ok := a.jarCookie(victim, passwordDeviceCookie)
+	require.True(t, ok)
+
+	b.spendAccountTier("alice@example.com", "203.0.113.7")
+	require.Equal(t, http.StatusUnauthorized, a.passwordSignIn(a.browser(), "alice@example.com", goodPassword, "X-Forwarded-For", "192.0.2.1").StatusCode)
+	require.Equal(t, http.StatusOK, b.passwordSignIn(b.withDevice(device), "alice@example.com", goodPassword, "X-Forwarded-For", "192.0.2.2").StatusCode)
+}
