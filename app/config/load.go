@@ -1,12 +1,9 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -14,8 +11,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/latchkey-auth/latchkey/app/config/secretfile"
 	"github.com/latchkey-auth/latchkey/app/config/yamlnode"
-	"github.com/latchkey-auth/latchkey/app/random"
 )
 
 // Defaults returns the configuration used when nothing is set.
@@ -256,75 +253,10 @@ func (c *Config) EnsureSecret() error {
 	if len(c.Secrets()) > 0 {
 		return nil
 	}
-	path := filepath.Join(c.DataDir, "secret")
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		b, err = storeNewSecret(c.DataDir, path)
+	secret, err := secretfile.Ensure(c.DataDir)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
-	switch {
-	case err == nil && len(bytes.TrimSpace(b)) >= 32:
-		c.Secret = string(bytes.TrimSpace(b))
-	case err == nil:
-		// Never silently replace a secret: that would end every session.
-		return fmt.Errorf("config: %s holds fewer than 32 characters; fix or delete it", path)
-	default:
-		return fmt.Errorf("config: generated secret: %w", err)
-	}
-	c.SecretGenerated = true
+	c.Secret, c.SecretGenerated = secret, true
 	return nil
-}
-
-// storeNewSecret puts a new secret at path, unless another process (an
-// instance started beside this one on the same data folder) was first,
-// and returns the file's content either way. The secret is written whole
-// to a private file of its own and then linked into place, which fails
-// when path exists: nothing overwrites a secret already signing, and no
-// reader meets a half-written one.
-func storeNewSecret(dir, path string) ([]byte, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data folder: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".secret-*")
-	if err != nil {
-		return nil, fmt.Errorf("store generated secret: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	secret := []byte(random.Hex(32) + "\n")
-	_, err = tmp.Write(secret)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store generated secret: %w", err)
-	}
-	err = os.Link(tmp.Name(), path)
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		// A file system without hard links: created exclusively instead,
-		// which still never overwrites one.
-		err = writeExclusive(path, secret)
-	}
-	switch {
-	case err == nil:
-		return secret, nil
-	case errors.Is(err, fs.ErrExist):
-		return os.ReadFile(path)
-	default:
-		return nil, fmt.Errorf("store generated secret: %w", err)
-	}
-}
-
-// writeExclusive creates path (0600) with b in it, failing when it exists.
-func writeExclusive(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
