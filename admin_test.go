@@ -65,8 +65,9 @@ func TestAdminCommandLine(t *testing.T) {
 	require.Contains(t, stderr, "latchkey: users list: invalid configuration: read config:")
 }
 
-// `accounts unlink-all` removes every identity linked to the user, and
-// only that user's, after a confirmation (--yes in a script).
+// `accounts unlink` removes one identity linked to the user and
+// `accounts unlink-all` every one, and only that user's, each after a
+// confirmation (--yes in a script).
 func TestAccountsUnlinkAll(t *testing.T) {
 	clearEnv(t)
 	db := filepath.Join(t.TempDir(), "latchkey.db")
@@ -88,18 +89,36 @@ func TestAccountsUnlinkAll(t *testing.T) {
 		}
 	}
 
-	code, _, stderr = runCmd("accounts", "unlink-all", ann)
+	linked := func(addr string) int {
+		left, err := store.AccountsOf(ctx, users[addr].ID)
+		require.NoError(t, err)
+		return len(left)
+	}
+	// Without a terminal to confirm on, neither unlinks without --yes.
+	for _, args := range [][]string{{"unlink", bob, "google"}, {"unlink-all", ann}} {
+		code, stdout, stderr := runCmd(append([]string{"accounts"}, args...)...)
+		require.Equal(t, 1, code, stderr)
+		require.Empty(t, stdout)
+		require.Equal(t, "latchkey: accounts "+args[0]+": not confirmed: standard input is not a terminal; pass --yes to go ahead without asking\n", stderr)
+	}
+	require.Equal(t, 2, linked(ann))
+	require.Equal(t, 2, linked(bob))
+	// A provider the user is not linked to is refused before asking.
+	code, _, stderr = runCmd("accounts", "unlink", bob, "gitlab")
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr, "pass --yes")
-	code, stdout, stderr := runCmd("accounts", "unlink-all", ann, "--yes")
+	require.Contains(t, stderr, `has no account at provider "gitlab" (linked: github, google); nothing changed`)
+	code, stdout, stderr := runCmd("accounts", "unlink", bob, "google", "--yes")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "unlinked 1 account at \"google\" from user bob@example.com ("+users[bob].ID+"); 1 account left\n", stdout)
+	require.Equal(t, 1, linked(bob))
+
+	code, stdout, stderr = runCmd("accounts", "unlink-all", ann, "--yes")
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "unlinked 2 accounts (github, google) from user ann@example.com ("+users[ann].ID+"); its sessions stay (`sessions revoke --user` ends them)\n", stdout)
-	left, err := store.AccountsOf(ctx, users[ann].ID)
+	require.Equal(t, 0, linked(ann))
+	left, err := store.AccountsOf(ctx, users[bob].ID)
 	require.NoError(t, err)
-	require.Empty(t, left)
-	left, err = store.AccountsOf(ctx, users[bob].ID)
-	require.NoError(t, err)
-	require.Len(t, left, 2, "another user's links stay")
+	require.Len(t, left, 1, "another user's links stay")
 
 	code, _, stderr = runCmd("accounts", "unlink-all", ann, "--yes")
 	require.Equal(t, 1, code)

@@ -108,7 +108,7 @@ func testUsersTwoFactor(t *testing.T, cfgPath string, store *models.Store) {
 		{[]string{"reset", "nobody@example.com"}, `no user with id or e-mail address "nobody@example.com"`},
 		{[]string{"reset", " "}, "the user (<email|id>) is empty"},
 		{[]string{"reset", "ann@example.com", "bob@example.com"}, "too many arguments"},
-		{[]string{"reset", "--yes", "ann@example.com"}, "flag provided but not defined: -yes"},
+		{[]string{"status", "--now", "ann@example.com"}, "flag provided but not defined: -now"},
 	} {
 		code, stdout, stderr := tf(c.args...)
 		require.Equal(t, 2, code, "%v: %s", c.args, stderr)
@@ -120,7 +120,7 @@ func testUsersTwoFactor(t *testing.T, cfgPath string, store *models.Store) {
 	require.Equal(t, before, snapshot())
 	code, stdout, _ = tf("--help")
 	require.Equal(t, 0, code)
-	require.Equal(t, "usage: latchkey [--config FILE] users two-factor <status|reset|forget-devices> <email|id>\n", stdout)
+	require.Equal(t, "usage: latchkey [--config FILE] users two-factor [--yes] <status|reset|forget-devices> <email|id>\n", stdout)
 
 	// forget-devices: a new device key, nothing else.
 	code, stdout, stderr = tf("forget-devices", "ann@example.com")
@@ -132,8 +132,17 @@ func testUsersTwoFactor(t *testing.T, cfgPath string, store *models.Store) {
 	require.NotEmpty(t, row.DeviceKey)
 	require.NotNil(t, row.ConfirmedAt, "still on")
 
-	// reset: everything of Ann's two-factor goes, Bob's stays.
+	// reset asks first: without a terminal to confirm on, it needs --yes
+	// and changes nothing.
+	before = snapshot()
 	code, stdout, stderr = tf("reset", ann.ID)
+	require.Equal(t, 1, code, stderr)
+	require.Empty(t, stdout)
+	require.Equal(t, "latchkey: users two-factor: not confirmed: standard input is not a terminal; pass --yes to go ahead without asking\n", stderr)
+	require.Equal(t, before, snapshot())
+
+	// reset: everything of Ann's two-factor goes, Bob's stays.
+	code, stdout, stderr = tf("reset", ann.ID, "--yes")
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "removed two-factor of user ann@example.com ("+ann.ID+"): its secret, 2 unused recovery codes, its pending second steps and its remembered browsers; its sessions stay (`sessions revoke --user` ends them)\n", stdout)
 	_, err = twofactorstore.New(store).TwoFactorOf(ctx, ann.ID)
@@ -152,7 +161,7 @@ func testUsersTwoFactor(t *testing.T, cfgPath string, store *models.Store) {
 
 	// Nothing to do: one line, exit 1, nothing changed.
 	before = snapshot()
-	for _, args := range [][]string{{"reset", "ann@example.com"}, {"forget-devices", "ann@example.com"}} {
+	for _, args := range [][]string{{"reset", "ann@example.com"}, {"reset", "--yes", "ann@example.com"}, {"forget-devices", "ann@example.com"}} {
 		code, stdout, stderr := tf(args...)
 		require.Equal(t, 1, code, stderr)
 		require.Empty(t, stdout)
@@ -163,7 +172,7 @@ func testUsersTwoFactor(t *testing.T, cfgPath string, store *models.Store) {
 	require.Equal(t, before, snapshot())
 
 	// An unconfirmed enrolment can be reset too.
-	code, stdout, _ = tf("reset", "cy@example.com")
+	code, stdout, _ = tf("reset", "--yes", "cy@example.com")
 	require.Equal(t, 0, code)
 	require.Contains(t, stdout, "removed the unconfirmed two-factor enrolment of user cy@example.com")
 

@@ -58,7 +58,7 @@ Admin commands, on the configured database while the service runs
   latchkey users delete [--yes] <email|id>      delete a user, its accounts, sessions, links
   latchkey users create <email> [--password-stdin]
                                                 a verified user; its password from stdin
-  latchkey users two-factor status|reset|forget-devices <email|id>
+  latchkey users two-factor [--yes] status|reset|forget-devices <email|id>
                                                 a user's two-factor: show it, remove it,
                                                 or forget its remembered browsers
   latchkey users groups add|remove <email|id> <group>
@@ -68,7 +68,7 @@ Admin commands, on the configured database while the service runs
                                                 the live database sessions
   latchkey sessions revoke --user <email|id>    end a user's sessions (jwt ones too)
   latchkey sessions revoke --all [--yes]        end every session
-  latchkey accounts unlink <email|id> <provider>
+  latchkey accounts unlink [--yes] <email|id> <provider>
                                                 remove a user's link to an OAuth provider
   latchkey clients add <id> --name <name> --redirect-uri <uri> [--redirect-uri <uri>]...
            [--post-logout-uri <uri>]... [--public] [--first-party] [--refresh-tokens]
@@ -89,8 +89,8 @@ Admin commands, on the configured database while the service runs
   latchkey webhooks retry <event-id>            send an event's failed deliveries again
   latchkey webhooks retry-failed                send every failed delivery again
   latchkey webhooks test <endpoint>             a signed webhook.test to the endpoint, now
-Deleting and revoking everything ask for confirmation on a terminal; without
-one they need --yes.
+Deleting, unlinking, resetting two-factor and revoking everything ask for
+confirmation on a terminal; without one they need --yes.
 
 Without --config, ./config.yaml is read when present, else built-in defaults.
 Environment: SERVICE_URL (AUTH_URL, NEXTAUTH_URL), AUTH_SECRET (NEXTAUTH_SECRET,

@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -227,12 +228,31 @@ func sessionsRevoke(r *adminRun) error {
 	return nil
 }
 
+// accountsUnlink removes the user's link to one provider, after a
+// confirmation: the identity then signs in as a stranger would.
 func accountsUnlink(r *adminRun) error {
 	u, err := r.findUser(r.args[0])
 	if err != nil {
 		return err
 	}
+	accounts, err := r.store.AccountsOf(r.ctx, u.ID)
+	if err != nil {
+		return err
+	}
 	provider := r.args[1]
+	noAccount := func(linked []string) error {
+		if len(linked) == 0 {
+			linked = []string{"none"}
+		}
+		return fmt.Errorf("user %s has no account at provider %q (linked: %s); nothing changed", label(u), provider, strings.Join(linked, ", "))
+	}
+	names := providers(accounts)
+	if !slices.Contains(names, provider) { // refused before asking
+		return noAccount(names)
+	}
+	if err := r.confirm(fmt.Sprintf("Unlink the %q account from user %s? Its sessions stay.", provider, label(u))); err != nil {
+		return err
+	}
 	n, err := r.store.UnlinkAccount(r.ctx, u.ID, provider)
 	if err != nil {
 		return err
@@ -241,19 +261,20 @@ func accountsUnlink(r *adminRun) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(left))
-	for i, a := range left {
-		names[i] = a.Provider
-	}
-	if n == 0 {
-		linked := "none"
-		if len(names) > 0 {
-			linked = strings.Join(names, ", ")
-		}
-		return fmt.Errorf("user %s has no account at provider %q (linked: %s); nothing changed", label(u), provider, linked)
+	if n == 0 { // unlinked by someone else meanwhile
+		return noAccount(providers(left))
 	}
 	fmt.Fprintf(r.out, "unlinked %s at %q from user %s; %s left\n", plural(n, "account"), provider, label(u), plural(int64(len(left)), "account"))
 	return nil
+}
+
+// providers names the accounts' providers, in their order.
+func providers(accounts []models.Account) []string {
+	names := make([]string, len(accounts))
+	for i, a := range accounts {
+		names[i] = a.Provider
+	}
+	return names
 }
 
 // accountsUnlinkAll removes every OAuth/OIDC identity linked to a user,
@@ -268,10 +289,7 @@ func accountsUnlinkAll(r *adminRun) error {
 	if len(accounts) == 0 {
 		return fmt.Errorf("user %s has no linked accounts; nothing changed", label(u))
 	}
-	names := make([]string, len(accounts))
-	for i, a := range accounts {
-		names[i] = a.Provider
-	}
+	names := providers(accounts)
 	if err := r.confirm(fmt.Sprintf("Unlink %s (%s) from user %s?", plural(int64(len(accounts)), "account"), strings.Join(names, ", "), label(u))); err != nil {
 		return err
 	}

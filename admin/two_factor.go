@@ -110,6 +110,10 @@ func (r *adminRun) twoFactorReset(u *models.User) error {
 	if err != nil {
 		return err
 	}
+	if err := r.confirm(fmt.Sprintf("Remove the two-factor of user %s: its secret, %s and its remembered browsers? They then sign in with their first factor alone.",
+		label(u), plural(int64(len(codes)), "unused recovery code"))); err != nil {
+		return err
+	}
 	ok, err := r.twoFactors().DeleteTwoFactor(r.ctx, u.ID)
 	if err != nil {
 		return err

@@ -299,7 +299,7 @@ func TestAdminUnlinkAccount(t *testing.T) {
 	require.Regexp(t, `(?m)^database sessions:\s+1$`, r.stdout)
 
 	c.admin(c.dbURL, "accounts", "unlink", "dan@example.com", "github").failed(t, 1, `has no account at provider "github" (linked: idp); nothing changed`)
-	c.admin(c.dbURL, "accounts", "unlink", "dan@example.com", "idp").ok(t, `unlinked 1 account at "idp" from user dan@example.com (`)
+	c.admin(c.dbURL, "accounts", "unlink", "--yes", "dan@example.com", "idp").ok(t, `unlinked 1 account at "idp" from user dan@example.com (`)
 	require.Equal(t, 0, c.count("accounts"))
 	require.Equal(t, "dan@example.com", br.email(a), "unlinking ends no session")
 
