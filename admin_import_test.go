@@ -74,7 +74,7 @@ func TestAdminImportNextAuth(t *testing.T) {
 
 	code, _, stderr = runCmd("import", "next-auth")
 	require.Equal(t, 2, code)
-	require.True(t, strings.Contains(stderr, "--from is required"), stderr)
+	require.True(t, strings.Contains(stderr, "--from (or --from-env) is required"), stderr)
 
 	// A URL of a scheme the import does not read (Postgres:// in capitals,
 	// a typo, another database) is a usage error that never repeats the
@@ -88,4 +88,50 @@ func TestAdminImportNextAuth(t *testing.T) {
 		require.Contains(t, stderr, "--from: the scheme", from)
 		require.NotContains(t, stderr, "hunter2pw", from)
 	}
+
+	// --from-env NAME keeps the URL, and its password, off the command
+	// line (ps, shell history): it is read from the variable NAME, else
+	// from the file NAME_FILE names, as AUTH_SECRET_FILE.
+	code, stdout, _ = runCmd("import", "next-auth", "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, stdout, "[--from-env <NAME>]")
+	t.Setenv("NEXTAUTH_DB", from)
+	code, stdout, stderr = runCmd("import", "next-auth", "--from-env", "NEXTAUTH_DB", "--dry-run")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "next-auth import from sqlite:"+from+" (schema: sql, dry run: nothing written)\nusers: 2 read, 0 imported, 1 already there, 1 skipped\n")
+	t.Setenv("NEXTAUTH_DB", "")
+	t.Setenv("NEXTAUTH_DB_FILE", writeFile(t, "sqlite:"+from+"\n"))
+	code, stdout, stderr = runCmd("import", "next-auth", "--from-env", "NEXTAUTH_DB", "--dry-run")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "users: 2 read, 0 imported, 1 already there, 1 skipped\n")
+	// The password is never repeated, in a refusal or a failed connection.
+	t.Setenv("NEXTAUTH_DB_FILE", "")
+	t.Setenv("NEXTAUTH_DB", "postgres://next:hunter2pw@127.0.0.1:1/next?connect_timeout=5")
+	code, stdout, stderr = runCmd("import", "next-auth", "--from-env", "NEXTAUTH_DB", "--dry-run")
+	require.Equal(t, 1, code, stderr)
+	require.Empty(t, stdout)
+	require.Contains(t, stderr, "connect to postgres://next:xxxxx@127.0.0.1:1/next")
+	require.NotContains(t, stderr, "hunter2pw")
+	require.NotContains(t, stderr, "warning")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from-env", "NEXTAUTH_DB", "--from", from}, "give either --from or --from-env, not both"},
+		{[]string{"--from-env", "NO_SUCH_VAR"}, "--from-env: NO_SUCH_VAR (or NO_SUCH_VAR_FILE) is unset or empty"},
+		{[]string{"--from-env", "NEXTAUTH DB"}, `--from-env: "NEXTAUTH DB" is not an environment variable's name`},
+	} {
+		code, stdout, stderr = runCmd(append([]string{"import", "next-auth", "--dry-run"}, c.args...)...)
+		require.Equal(t, 2, code, stderr)
+		require.Empty(t, stdout)
+		require.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+		require.Contains(t, stderr, c.want)
+		require.NotContains(t, stderr, "hunter2pw")
+	}
+	// A password given with --from works, with a warning saying how to
+	// keep it off the command line.
+	code, _, stderr = runCmd("import", "next-auth", "--dry-run", "--from", "postgres://next:hunter2pw@127.0.0.1:1/next?connect_timeout=5")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "latchkey: import next-auth: warning: --from carries a password, which other users see in `ps` and your shell keeps in its history: use --from-env NAME")
+	require.NotContains(t, stderr, "hunter2pw")
 }

@@ -79,9 +79,11 @@ Admin commands, on the configured database while the service runs
   latchkey clients hash-secret                  a secret from stdin as config.yaml's secret_hash
   latchkey oidc rotate-keys [--now]             new signing keys, signing after key_publish_lead
   latchkey oidc keys [--json]                   the published signing keys
-  latchkey import next-auth --from <url|file> [--schema auto|prisma|sql|drizzle]
-           [--dry-run] [--batch-size N]         copy a next-auth database's users, accounts,
-                                                live sessions and links (migrates first)
+  latchkey import next-auth --from <url|file>|--from-env NAME
+           [--schema auto|prisma|sql|drizzle] [--dry-run] [--batch-size N]
+                                                copy a next-auth database's users, accounts,
+                                                live sessions and links (migrates first);
+                                                a URL with a password: --from-env NAME
   latchkey webhooks list [--status pending|delivered|failed] [--endpoint NAME]
            [--limit N] [--before CURSOR] [--json]
                                                 the webhook outbox's deliveries, newest first

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/importer"
 	"github.com/latchkey-auth/latchkey/app/providertokens"
 	"github.com/latchkey-auth/latchkey/models"
@@ -18,23 +21,37 @@ import (
 
 // importFlags are `import next-auth`'s flags.
 type importFlags struct {
-	from, schema string
-	dryRun       bool
-	batchSize    int
+	from, fromEnv, schema string
+	dryRun                bool
+	batchSize             int
 }
 
 func (f *importFlags) bind(fs *flag.FlagSet) {
-	fs.StringVar(&f.from, "from", "", "the next-auth database: a postgres:// URL, sqlite:PATH or a SQLite file")
+	fs.StringVar(&f.from, "from", "", "the next-auth database (`source`): a postgres:// URL, sqlite:PATH or a SQLite file (a URL with a password: use --from-env)")
+	fs.StringVar(&f.fromEnv, "from-env", "", "read --from's value from the environment variable `NAME` (or the file NAME_FILE names), keeping a password out of ps and shell history")
 	fs.StringVar(&f.schema, "schema", "auto", "the adapter's tables: auto, "+strings.Join(importstore.Schemas(), ", "))
 	fs.BoolVar(&f.dryRun, "dry-run", false, "read and judge everything, write nothing")
 	fs.IntVar(&f.batchSize, "batch-size", 1000, "rows per read and per write")
 }
 
 func checkImport(r *adminRun) error {
-	f := r.importing
+	f := &r.importing
+	if f.fromEnv != "" {
+		if f.from != "" {
+			return badInput{errors.New("give either --from or --from-env, not both")}
+		}
+		v, err := config.FromEnv(os.LookupEnv, f.fromEnv)
+		if err != nil {
+			return badInput{fmt.Errorf("--from-env: %w", err)}
+		}
+		if v == "" {
+			return badInput{fmt.Errorf("--from-env: %s (or %s_FILE) is unset or empty", f.fromEnv, f.fromEnv)}
+		}
+		f.from = v
+	}
 	switch {
 	case f.from == "":
-		return badInput{errors.New("--from is required")}
+		return badInput{errors.New("--from (or --from-env) is required")}
 	case f.schema != "auto" && !slices.Contains(importstore.Schemas(), f.schema):
 		return badInput{fmt.Errorf("--schema %q: one of auto, %s", f.schema, strings.Join(importstore.Schemas(), ", "))}
 	case f.batchSize < 1 || f.batchSize > 100_000:
@@ -46,7 +63,21 @@ func checkImport(r *adminRun) error {
 		!slices.Contains([]string{"postgres", "postgresql", "sqlite"}, scheme) {
 		return badInput{fmt.Errorf("--from: the scheme %q is neither postgres:// (or postgresql://, in lower case) nor a SQLite file (sqlite:PATH or a path)", scheme)}
 	}
+	if f.fromEnv == "" && hasPassword(f.from) {
+		fmt.Fprintln(r.errw, "latchkey: import next-auth: warning: --from carries a password, which other users see in `ps` and your shell keeps in its history: use --from-env NAME (or a password-less URL with PGPASSWORD or ~/.pgpass)")
+	}
 	return nil
+}
+
+// hasPassword reports whether a postgres:// URL carries a password, in
+// its user information or its query.
+func hasPassword(from string) bool {
+	u, err := url.Parse(from)
+	if err != nil || u.Scheme == "" {
+		return false
+	}
+	_, has := u.User.Password()
+	return has || u.Query().Has("password")
 }
 
 // importNextAuth is `latchkey import next-auth`: copy a next-auth

@@ -234,6 +234,21 @@ func secretFromEnv(env Env, p *Problems, keys ...string) (string, bool) {
 	return strings.TrimSpace(string(b)), true
 }
 
+// FromEnv reads a value that must stay off a command line (an admin
+// command's database URL with its password) as the secrets are read: the
+// variable name, else the file its _FILE variant names. Unset is "".
+func FromEnv(env Env, name string) (string, error) {
+	if !envVarName.MatchString(name) {
+		return "", fmt.Errorf("%q is not an environment variable's name", name)
+	}
+	var p Problems
+	v, _ := secretFromEnv(env, &p, name)
+	if len(p) > 0 {
+		return "", p
+	}
+	return v, nil
+}
+
 // Secrets is every active secret, the one that signs and encrypts
 // everything new first: AUTH_SECRET_3, _2, _1 (those set), then
 // AUTH_SECRET. Every one of them is accepted when reading.
