@@ -95,13 +95,15 @@ func TestProvidersNone(t *testing.T) {
 // ones the next-auth client, given the same NEXTAUTH_URL, expects, and the
 // origin a browser sends.
 func TestProvidersServiceURLOriginNormalised(t *testing.T) {
-	for _, serviceURL := range []string{"https://Auth.Example.COM:443/api/auth", "https://auth.example.com:/api/auth"} {
+	for _, serviceURL := range []string{"https://Auth.Example.COM:443/api/auth", "https://auth.example.com:/api/auth",
+		"https://auth.example.com/x/%2e%2e/api/./auth/"} { // dot segments resolved as new URL() does
 		e := startEnv(t, envOpts{config: func(c *config.Config) {
 			threeProviders(c)
 			c.ServiceURL = serviceURL
 			c.Secret = testSecret
 		}})
-		res := e.get(e.client, "/providers")
+		// The path a browser (and the next-auth client) asks for.
+		res := e.get(e.client, e.srv.URL+"/api/auth/providers")
 		require.Equal(t, http.StatusOK, res.StatusCode, serviceURL)
 		var got map[string]map[string]any
 		require.NoError(t, json.Unmarshal([]byte(res.body), &got))

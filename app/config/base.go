@@ -52,7 +52,10 @@ func ParseBase(raw string) (Base, error) {
 			host += ":" + strconv.Itoa(n)
 		}
 	}
-	path := strings.TrimRight(u.EscapedPath(), "/")
+	if strings.Contains(u.Path, `\`) { // new URL() reads it as "/", Go as a character
+		return Base{}, fmt.Errorf("service URL %q has a backslash in its path: write / (or %%5C for the character)", raw)
+	}
+	path := strings.TrimRight(removeDotSegments(u.EscapedPath()), "/")
 	if path == "" {
 		path = "/api/auth"
 	}
@@ -61,4 +64,32 @@ func ParseBase(raw string) (Base, error) {
 		Path:   path,
 		Secure: u.Scheme == "https",
 	}, nil
+}
+
+// removeDotSegments resolves the "." and ".." segments of an escaped path
+// as new URL() does (%2e counting as "."), so that the routes are the
+// paths browsers and the next-auth client ask for: /a/../auth is /auth.
+// A path ending in one keeps its last "/" ("/a/.." is "/").
+func removeDotSegments(path string) string {
+	segs := strings.Split(path, "/")[1:]
+	out := []string{""}
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch strings.ReplaceAll(strings.ToLower(seg), "%2e", ".") {
+		case ".":
+			if last {
+				out = append(out, "")
+			}
+		case "..":
+			if len(out) > 1 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, seg)
+		}
+	}
+	return strings.Join(out, "/")
 }

@@ -485,6 +485,18 @@ func TestParseBase(t *testing.T) {
 		{"http://ex.com:443/a", "http://ex.com:443", "/a", false},
 		{"https://[::1]:443/a", "https://[::1]", "/a", true},
 		{"http://[::1]:3000/a", "http://[::1]:3000", "/a", false},
+		// The path's dot segments resolved as new URL() resolves them
+		// (written %2e too), so the routes are the paths browsers ask for.
+		{"https://x/a/../auth", "https://x", "/auth", true},
+		{"https://x/./auth", "https://x", "/auth", true},
+		{"https://x/a/%2e%2E/auth", "https://x", "/auth", true},
+		{"https://x/a/.%2e/auth", "https://x", "/auth", true},
+		{"https://x/a/%2E/auth/", "https://x", "/a/auth", true},
+		{"https://x/a/b/../../idp/./auth/", "https://x", "/idp/auth", true},
+		{"https://x/a/..", "https://x", "/api/auth", true}, // "/": the default, as next-auth
+		{"https://x/..", "https://x", "/api/auth", true},
+		{"https://x/a/.../.b/..c", "https://x", "/a/.../.b/..c", true}, // not dot segments
+		{"https://x/a/%2e%2e%2fb", "https://x", "/a/%2e%2e%2fb", true},
 	}
 	for _, tc := range good {
 		b, err := config.ParseBase(tc.in)
@@ -493,7 +505,7 @@ func TestParseBase(t *testing.T) {
 		require.Equal(t, tc.origin+tc.path+"/signin", b.URL("/signin"))
 	}
 	for _, bad := range []string{"", "   ", "ftp://ex.com/auth", "javascript:alert(1)", "http://", "http:///auth",
-		"http://user:pw@ex.com/auth", "http://ex.com/auth?x=1", "http://ex.com/auth#f", "http://exa mple.com", "http://ex.com:99999999/"} {
+		"http://user:pw@ex.com/auth", "http://ex.com/auth?x=1", "http://ex.com/auth#f", "http://exa mple.com", "http://ex.com:99999999/", `https://ex.com/a\..\auth`} {
 		_, err := config.ParseBase(bad)
 		require.Error(t, err, "%q", bad)
 	}
