@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/admin"
 	"github.com/latchkey-auth/latchkey/app"
+	"github.com/latchkey-auth/latchkey/app/openid"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 	"github.com/latchkey-auth/latchkey/models/pgtest"
@@ -115,14 +117,57 @@ func testAdminClients(t *testing.T) {
 		require.NotContains(t, strings.ToLower(out), "secret")
 	}
 
-	// rotate-secret: a new one, printed once; the old hash is gone.
+	// rotate-secret: a new one, printed once; the previous one keeps
+	// working for --keep-previous (24h by default), so that relying
+	// parties can be redeployed, then only the new one does.
+	clock := time.Now()
+	rules, err := openid.New(openidstore.New(store), nil, openid.Settings{Algorithm: "RS256"}, []string{strings.Repeat("s", 32)},
+		func() time.Time { return clock }, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	accepted := func(secret string) bool {
+		return rules.AuthorizeClientIDSecret(ctx, "grafana", secret) == nil
+	}
+	require.True(t, accepted(secret))
 	code, stdout, stderr = clients("rotate-secret", "grafana")
 	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `^client "grafana" has a new secret; the previous one keeps working until \S+Z \(--keep-previous 24h\), then only the new one\. The new one, shown only now:\n`, stdout)
 	m = secretLine.FindStringSubmatch(stdout)
 	require.Len(t, m, 2, stdout)
 	require.NotEqual(t, secret, m[1])
 	sum = sha256.Sum256([]byte(m[1]))
 	require.Equal(t, hex.EncodeToString(sum[:]), stored()[0].SecretHash)
+	require.True(t, accepted(m[1]), "the new secret")
+	require.True(t, accepted(secret), "the previous secret, during its overlap")
+	require.False(t, accepted("wrong"))
+	clock = clock.Add(24*time.Hour - time.Minute)
+	require.True(t, accepted(secret), "the previous secret, a minute before its end")
+	clock = clock.Add(2 * time.Minute)
+	require.False(t, accepted(secret), "the previous secret, after its end")
+	require.True(t, accepted(m[1]))
+	// --keep-previous 0 ends the previous secret at once (a leaked one).
+	code, stdout, stderr = clients("rotate-secret", "--keep-previous", "0", "grafana")
+	require.Equal(t, 0, code, stderr)
+	require.True(t, strings.HasPrefix(stdout, `client "grafana" has a new secret; the previous one stopped working. The new one, shown only now:`+"\n"), stdout)
+	previous := m[1]
+	m = secretLine.FindStringSubmatch(stdout)
+	require.Len(t, m, 2, stdout)
+	require.False(t, accepted(previous))
+	require.True(t, accepted(m[1]))
+	// A rotation during an overlap keeps only the secret it replaces (the
+	// command's clock is the real one).
+	clock = time.Now()
+	code, stdout, _ = clients("rotate-secret", "--keep-previous", "1h", "grafana")
+	require.Equal(t, 0, code)
+	require.Contains(t, stdout, "(--keep-previous 1h)")
+	second := m[1]
+	m = secretLine.FindStringSubmatch(stdout)
+	code, stdout, _ = clients("rotate-secret", "--keep-previous", "1d", "grafana")
+	require.Equal(t, 0, code)
+	require.Contains(t, stdout, "(--keep-previous 1d)")
+	require.False(t, accepted(second), "two rotations back")
+	require.True(t, accepted(m[1]), "the one replaced")
+	m = secretLine.FindStringSubmatch(stdout)
+	require.True(t, accepted(m[1]))
 
 	// Refusals: one line; nothing changed.
 	before := stored()
@@ -145,6 +190,9 @@ func testAdminClients(t *testing.T) {
 		{[]string{"rotate-secret", "wiki"}, 1, `client "wiki" is defined in config.yaml`},
 		{[]string{"rotate-secret", "nope"}, 2, `no client "nope"`},
 		{[]string{"rotate-secret", "spa"}, 1, "a public client has no secret"},
+		{[]string{"rotate-secret", "grafana", "--keep-previous", "-1h"}, 2, "--keep-previous -1h: a duration from 0 (end the previous secret at once) to 30d"},
+		{[]string{"rotate-secret", "grafana", "--keep-previous", "31d"}, 2, "--keep-previous 31d: a duration from 0"},
+		{[]string{"rotate-secret", "grafana", "--keep-previous", "soon"}, 2, "--keep-previous soon: a duration from 0"},
 		{[]string{"list", "extra"}, 2, "too many arguments"},
 		{[]string{"rename", "x"}, 2, `unknown command "rename" (one of: clients add, clients list, clients remove, clients rotate-secret, clients hash-secret)`},
 	} {

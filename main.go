@@ -75,7 +75,9 @@ Admin commands, on the configured database while the service runs
            [--scope <scope>]...                 an OpenID Provider client; prints its secret once
   latchkey clients list [--json]                config.yaml's and stored clients (no secrets)
   latchkey clients remove [--yes] <id>          delete a stored client, its consents and tokens
-  latchkey clients rotate-secret <id>           a new secret for a stored client, printed once
+  latchkey clients rotate-secret [--keep-previous 24h] <id>
+                                                a new secret for a stored client, printed once;
+                                                the previous one works that long (0: stops now)
   latchkey clients hash-secret                  a secret from stdin as config.yaml's secret_hash
   latchkey oidc rotate-keys [--now]             new signing keys, signing after key_publish_lead
   latchkey oidc keys [--json]                   the published signing keys

@@ -41,7 +41,7 @@ type adminCommand struct {
 	args []string
 	// flags says which of the flags it takes: "j" --json, "y" --yes, "u"
 	// --user, "a" --all, "p" --password-stdin, "c" a client's settings
-	// (clients add), "n" --now, "i" import's flags, "w" webhooks list's
+	// (clients add), "n" --now, "k" --keep-previous, "i" import's flags, "w" webhooks list's
 	// filters, "l" a listing's page (--limit, --after); "m" migrates the database first (import fills a fresh
 	// one); "s" marks a command that needs the configuration and not the
 	// database, "0" one that needs neither.
@@ -68,7 +68,7 @@ func adminCommands() []adminCommand {
 		{"clients", "add", []string{"<id>"}, "c", clientsAdd, checkClientsAdd},
 		{"clients", "list", nil, "j", clientsList, nil},
 		{"clients", "remove", []string{"<id>"}, "y", clientsRemove, nil},
-		{"clients", "rotate-secret", []string{"<id>"}, "", clientsRotateSecret, nil},
+		{"clients", "rotate-secret", []string{"<id>"}, "k", clientsRotateSecret, checkRotateSecret},
 		{"clients", "hash-secret", nil, "0", clientsHashSecret, nil},
 		{"oidc", "rotate-keys", nil, "n", oidcRotateKeys, nil},
 		{"oidc", "keys", nil, "j", oidcKeys, nil},
@@ -104,12 +104,16 @@ type adminRun struct {
 	// client is clients add's flags; now is oidc rotate-keys --now.
 	client    clientFlags
 	rotateNow bool
-	importing importFlags
-	webhooks  webhookFlags
-	page      adminstore.Page
-	out       io.Writer
-	errw      io.Writer
-	now       time.Time
+	// keepPrevious is rotate-secret's --keep-previous, as given and as
+	// read (checkRotateSecret).
+	keepPrevious     string
+	keepPreviousTime time.Duration
+	importing        importFlags
+	webhooks         webhookFlags
+	page             adminstore.Page
+	out              io.Writer
+	errw             io.Writer
+	now              time.Time
 }
 
 // LoadConfig reads and checks the configuration file at path (main's:
@@ -235,6 +239,9 @@ func (r *adminRun) flags(cmd *adminCommand, configPath *string) *flag.FlagSet {
 	}
 	if strings.Contains(cmd.flags, "n") {
 		fs.BoolVar(&r.rotateNow, "now", false, "sign with the new keys at once")
+	}
+	if strings.Contains(cmd.flags, "k") {
+		fs.StringVar(&r.keepPrevious, "keep-previous", defaultKeepPrevious, "how long the replaced secret keeps working (`duration`, e.g. 24h, 7d; 0: it stops at once)")
 	}
 	if strings.Contains(cmd.flags, "i") {
 		r.importing.bind(fs)

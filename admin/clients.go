@@ -245,17 +245,40 @@ func clientsRemove(r *adminRun) error {
 	return nil
 }
 
+// defaultKeepPrevious is how long a rotated client secret keeps working
+// unless told: a day to redeploy the relying parties.
+const defaultKeepPrevious = "24h"
+
+// checkRotateSecret reads --keep-previous: 0, or a duration up to
+// openid.MaxKeepPrevious.
+func checkRotateSecret(r *adminRun) error {
+	d, err := config.ParseDuration(r.keepPrevious)
+	if strings.TrimSpace(r.keepPrevious) == "0" {
+		d, err = 0, nil
+	}
+	if err != nil || d < 0 || d > openid.MaxKeepPrevious {
+		return fmt.Errorf("--keep-previous %s: a duration from 0 (end the previous secret at once) to 30d, e.g. 24h or 7d", r.keepPrevious)
+	}
+	r.keepPreviousTime = d
+	return nil
+}
+
 func clientsRotateSecret(r *adminRun) error {
 	s, err := r.openID(nil)
 	if err != nil {
 		return err
 	}
 	id := r.args[0]
-	secret, err := s.RotateSecret(r.ctx, id)
+	secret, until, err := s.RotateSecret(r.ctx, id, r.keepPreviousTime)
 	if err != nil {
 		return clientError(id, err)
 	}
-	fmt.Fprintf(r.out, "client %q has a new secret; the old one stopped working. The new one, shown only now:\n", id)
+	if until.IsZero() {
+		fmt.Fprintf(r.out, "client %q has a new secret; the previous one stopped working. The new one, shown only now:\n", id)
+	} else {
+		fmt.Fprintf(r.out, "client %q has a new secret; the previous one keeps working until %s (--keep-previous %s), then only the new one. The new one, shown only now:\n",
+			id, stamp(until), strings.TrimSpace(r.keepPrevious))
+	}
 	fmt.Fprintln(r.out, "client_secret: "+secret)
 	return nil
 }

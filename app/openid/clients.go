@@ -29,7 +29,11 @@ type Client struct {
 	// SHA-256 of the secret (admin-added clients, or secret_hash).
 	secret     string
 	secretHash []byte
-	set        *Settings
+	// previousHash is the SHA-256 of the secret a rotation replaced,
+	// accepted until previousUntil (stored clients only).
+	previousHash  []byte
+	previousUntil time.Time
+	set           *Settings
 }
 
 func configClient(c config.OpenIDClient, set Settings) *Client {
@@ -53,6 +57,10 @@ func storedClient(c *openidstore.Client, set *Settings) *Client {
 		Scopes: strings.Fields(c.Scopes), set: set,
 	}
 	cl.secretHash, _ = hex.DecodeString(c.SecretHash)
+	if c.PreviousSecretUntil != nil {
+		cl.previousHash, _ = hex.DecodeString(c.PreviousSecretHash)
+		cl.previousUntil = *c.PreviousSecretUntil
+	}
 	if len(cl.Scopes) == 0 {
 		cl.Scopes = config.OpenIDScopes
 	}
@@ -67,8 +75,10 @@ func (c *Client) DisplayName() string {
 	return c.ID
 }
 
-// checkSecret compares in constant time; a public client has none to check.
-func (c *Client) checkSecret(secret string) bool {
+// checkSecret compares in constant time; a public client has none to
+// check. A stored client's previous secret is compared too, whatever the
+// current one's result, and counts only before its end (now).
+func (c *Client) checkSecret(secret string, now time.Time) bool {
 	if c.Public || secret == "" {
 		return false
 	}
@@ -77,7 +87,21 @@ func (c *Client) checkSecret(secret string) bool {
 		return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 	}
 	sum := sha256.Sum256([]byte(secret))
-	return len(c.secretHash) == sha256.Size && subtle.ConstantTimeCompare(sum[:], c.secretHash) == 1
+	current := hashMatches(sum, c.secretHash)
+	previous := hashMatches(sum, c.previousHash)
+	if !now.Before(c.previousUntil) { // over, or none (the zero time)
+		previous = 0
+	}
+	return current|previous == 1
+}
+
+// hashMatches is 1 when hash is sum, in constant time; 0 for a hash that
+// is not a SHA-256 (none, or a damaged row): it fails closed.
+func hashMatches(sum [sha256.Size]byte, hash []byte) int {
+	if len(hash) != sha256.Size {
+		return 0
+	}
+	return subtle.ConstantTimeCompare(sum[:], hash)
 }
 
 // errUnknownClient is why a client is unknown; client returns it inside

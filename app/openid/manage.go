@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/random"
@@ -56,25 +57,40 @@ func (s *Service) AddClient(ctx context.Context, n NewClient) (string, error) {
 	return secret, nil
 }
 
+// MaxKeepPrevious bounds how long a replaced client secret stays
+// accepted: long enough to redeploy, short enough that a forgotten
+// overlap ends.
+const MaxKeepPrevious = 30 * 24 * time.Hour
+
 // RotateSecret gives a stored confidential client a new secret (shown
-// once); the old one stops working at once.
-func (s *Service) RotateSecret(ctx context.Context, id string) (string, error) {
+// once). The one it replaces keeps working for keepPrevious (0: it stops
+// at once), so that the relying parties can be redeployed with the new
+// one without failing meanwhile; previousUntil is when it stops (zero
+// for 0). A secret kept by an earlier rotation stops now.
+func (s *Service) RotateSecret(ctx context.Context, id string, keepPrevious time.Duration) (secret string, previousUntil time.Time, err error) {
+	if keepPrevious < 0 || keepPrevious > MaxKeepPrevious {
+		return "", time.Time{}, fmt.Errorf("rotate secret of %q: keep the previous secret from 0 to %s, not %s", id, MaxKeepPrevious, keepPrevious)
+	}
 	if _, ok := s.static[id]; ok {
-		return "", fmt.Errorf("rotate secret of %q: %w", id, ErrConfigClient)
+		return "", time.Time{}, fmt.Errorf("rotate secret of %q: %w", id, ErrConfigClient)
 	}
 	c, err := s.store.Client(ctx, id)
 	if err != nil {
-		return "", fmt.Errorf("rotate secret of %q: %w", id, err)
+		return "", time.Time{}, fmt.Errorf("rotate secret of %q: %w", id, err)
 	}
 	if c.Public {
-		return "", fmt.Errorf("rotate secret of %q: a public client has no secret", id)
+		return "", time.Time{}, fmt.Errorf("rotate secret of %q: a public client has no secret", id)
 	}
-	secret := NewClientSecret()
-	ok, err := s.store.SetClientSecret(ctx, id, hashToken(secret), s.now())
+	now := s.now()
+	if keepPrevious > 0 {
+		previousUntil = now.Add(keepPrevious)
+	}
+	secret = NewClientSecret()
+	ok, err := s.store.RotateClientSecret(ctx, id, hashToken(secret), previousUntil, now)
 	if err != nil || !ok {
-		return "", fmt.Errorf("rotate secret of %q: %w", id, errors.Join(err, ErrNotFound))
+		return "", time.Time{}, fmt.Errorf("rotate secret of %q: %w", id, errors.Join(err, ErrNotFound))
 	}
-	return secret, nil
+	return secret, previousUntil, nil
 }
 
 // RemoveClient deletes a stored client with its consents and tokens.

@@ -197,7 +197,7 @@ func (s *Service) AuthorizeClientIDSecret(ctx context.Context, id, secret string
 	if err != nil {
 		return err
 	}
-	if !c.checkSecret(secret) {
+	if !c.checkSecret(secret, s.now()) {
 		return errors.New("wrong client secret")
 	}
 	return nil

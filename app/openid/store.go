@@ -75,8 +75,10 @@ type Store interface {
 	Clients(ctx context.Context) ([]openidstore.Client, error)
 	// AddClient refuses an id already used (an error naming it).
 	AddClient(ctx context.Context, c *openidstore.Client) error
-	// SetClientSecret replaces the hash; false when there is no such client.
-	SetClientSecret(ctx context.Context, id, secretHash string, now time.Time) (bool, error)
+	// RotateClientSecret replaces the hash, keeping the one it replaces
+	// until previousUntil when that is after now; false when there is no
+	// such client.
+	RotateClientSecret(ctx context.Context, id, secretHash string, previousUntil, now time.Time) (bool, error)
 	// RemoveClient deletes the client, its consents and its tokens; false
 	// when there was none.
 	RemoveClient(ctx context.Context, id string) (bool, error)

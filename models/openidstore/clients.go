@@ -49,13 +49,21 @@ func (s *Store) AddClient(ctx context.Context, c *Client) error {
 	return nil
 }
 
-// SetClientSecret replaces the client's secret hash (updated_at now);
-// false when there is no such client.
-func (s *Store) SetClientSecret(ctx context.Context, id, secretHash string, now time.Time) (bool, error) {
-	r := s.db().WithContext(ctx).Model(&Client{}).Where("id = ?", id).
-		Updates(map[string]any{"secret_hash": secretHash, "updated_at": models.DBTime(now)})
+// RotateClientSecret replaces the client's secret hash (updated_at now).
+// With previousUntil after now, the hash it replaces stays accepted until
+// then (and one kept by an earlier rotation is dropped); else none is.
+// One statement: the hash kept is the one replaced, whatever ran before.
+// False when there is no such client.
+func (s *Store) RotateClientSecret(ctx context.Context, id, secretHash string, previousUntil, now time.Time) (bool, error) {
+	set := map[string]any{"secret_hash": secretHash, "updated_at": models.DBTime(now),
+		"previous_secret_hash": "", "previous_secret_until": nil}
+	if previousUntil.After(now) {
+		set["previous_secret_hash"] = gorm.Expr("secret_hash") // the row's value before this update
+		set["previous_secret_until"] = models.DBTime(previousUntil)
+	}
+	r := s.db().WithContext(ctx).Model(&Client{}).Where("id = ?", id).Updates(set)
 	if r.Error != nil {
-		return false, fmt.Errorf("set client secret: %w", r.Error)
+		return false, fmt.Errorf("rotate client secret: %w", r.Error)
 	}
 	return r.RowsAffected == 1, nil
 }

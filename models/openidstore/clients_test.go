@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/storetest"
 )
 
 func TestClients(t *testing.T) {
@@ -46,16 +47,78 @@ func TestClients(t *testing.T) {
 		require.Equal(t, "b", list[0].ID, "oldest first")
 		require.True(t, list[0].Public)
 
-		ok, err := s.SetClientSecret(ctx, "a", "sh2", now.Add(time.Minute))
+		// A rotation that keeps the previous hash, until a time.
+		later, until := now.Add(time.Minute), now.Add(25*time.Hour)
+		ok, err := s.RotateClientSecret(ctx, "a", "sh2", until, later)
 		require.NoError(t, err)
 		require.True(t, ok)
 		got, err = s.Client(ctx, "a")
 		require.NoError(t, err)
 		require.Equal(t, "sh2", got.SecretHash)
-		require.True(t, got.UpdatedAt.Equal(models.DBTime(now.Add(time.Minute))))
-		ok, err = s.SetClientSecret(ctx, "none", "x", now)
+		require.Equal(t, "sh", got.PreviousSecretHash)
+		require.NotNil(t, got.PreviousSecretUntil)
+		require.True(t, got.PreviousSecretUntil.Equal(models.DBTime(until)))
+		require.True(t, got.UpdatedAt.Equal(models.DBTime(later)))
+		// Another keeps only the hash it replaces.
+		ok, err = s.RotateClientSecret(ctx, "a", "sh3", until, later)
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err = s.Client(ctx, "a")
+		require.NoError(t, err)
+		require.Equal(t, "sh3", got.SecretHash)
+		require.Equal(t, "sh2", got.PreviousSecretHash)
+		// One that keeps none (an end not after now) clears it.
+		ok, err = s.RotateClientSecret(ctx, "a", "sh4", later, later)
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err = s.Client(ctx, "a")
+		require.NoError(t, err)
+		require.Equal(t, "sh4", got.SecretHash)
+		require.Empty(t, got.PreviousSecretHash)
+		require.Nil(t, got.PreviousSecretUntil)
+		ok, err = s.RotateClientSecret(ctx, "none", "x", until, now)
 		require.NoError(t, err)
 		require.False(t, ok)
+		got, err = s.Client(ctx, "b")
+		require.NoError(t, err)
+		require.Empty(t, got.SecretHash, "another client is untouched")
+		require.Empty(t, got.PreviousSecretHash)
+	})
+}
+
+// Schema step 17 (the previous secret of a rotation) upgrades a database
+// of step 16 with a stored client: the client keeps its secret and has no
+// previous one, and can be rotated with an overlap.
+func TestStep17UpgradesStoredClients(t *testing.T) {
+	eachDialect(t, func(t *testing.T, c models.Config) {
+		ctx := context.Background()
+		s := connect(t, c)
+		db := s.db()
+		for _, col := range []string{"previous_secret_hash", "previous_secret_until"} {
+			require.NoError(t, db.Exec("ALTER TABLE oidc_clients DROP COLUMN "+col).Error)
+		}
+		require.NoError(t, db.Exec("DELETE FROM schema_migrations WHERE version = 17").Error)
+		require.NoError(t, db.Exec(`INSERT INTO oidc_clients (id, name, secret_hash, public, redirect_uris, post_logout_redirect_uris,
+			scopes, first_party, refresh_tokens, created_at, updated_at) VALUES ('old', 'Old', 'sh', ?, 'https://a/cb', '', 'openid', ?, ?, ?, ?)`,
+			false, false, false, models.DBTime(now), models.DBTime(now)).Error)
+		st, err := s.store.Status(ctx)
+		require.NoError(t, err)
+		require.Len(t, st.Pending, 1)
+
+		require.NoError(t, s.store.Migrate(ctx))
+		require.NoError(t, s.store.Migrate(ctx), "a later start finds the step applied")
+		storetest.RequireMigrated(t, s.store, &Client{})
+		got, err := s.Client(ctx, "old")
+		require.NoError(t, err)
+		require.Equal(t, "sh", got.SecretHash)
+		require.Empty(t, got.PreviousSecretHash)
+		require.Nil(t, got.PreviousSecretUntil)
+		ok, err := s.RotateClientSecret(ctx, "old", "sh2", now.Add(time.Hour), now)
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err = s.Client(ctx, "old")
+		require.NoError(t, err)
+		require.Equal(t, "sh", got.PreviousSecretHash)
 	})
 }
 

@@ -14,7 +14,12 @@ type Client struct {
 	ID         string `gorm:"primaryKey"`
 	Name       string `gorm:"not null"`
 	SecretHash string `gorm:"not null"` // hex SHA-256; "" for a public client
-	Public     bool   `gorm:"not null"`
+	// PreviousSecretHash is the hash a rotation replaced, still accepted
+	// until PreviousSecretUntil so that relying parties can be redeployed
+	// ("" and nil: none).
+	PreviousSecretHash  string `gorm:"not null;default:''"`
+	PreviousSecretUntil *time.Time
+	Public              bool `gorm:"not null"`
 	// The lists are space-separated (URIs hold no spaces; scopes neither).
 	RedirectURIs           string `gorm:"column:redirect_uris;not null"`
 	PostLogoutRedirectURIs string `gorm:"column:post_logout_redirect_uris;not null"`

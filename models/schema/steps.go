@@ -412,4 +412,21 @@ var Steps = []Step{
 			`ALTER TABLE webhook_deliveries ADD COLUMN queued_at timestamptz`,
 		},
 	},
+	{
+		Version: 17,
+		Name:    "oidc_clients.previous_secret_hash, previous_secret_until",
+		// `latchkey clients rotate-secret --keep-previous` (models/openidstore):
+		// the hash of the secret a rotation replaced, accepted beside the
+		// new one until previous_secret_until, so that relying parties can
+		// be redeployed with the new secret without failing meanwhile. ''
+		// and NULL: none (every client before this step).
+		SQLite: []string{
+			"ALTER TABLE `oidc_clients` ADD COLUMN `previous_secret_hash` text NOT NULL DEFAULT ''",
+			"ALTER TABLE `oidc_clients` ADD COLUMN `previous_secret_until` datetime",
+		},
+		Postgres: []string{
+			`ALTER TABLE oidc_clients ADD COLUMN previous_secret_hash text NOT NULL DEFAULT ''`,
+			`ALTER TABLE oidc_clients ADD COLUMN previous_secret_until timestamptz`,
+		},
+	},
 }
