@@ -135,9 +135,7 @@ func (s *SMTP) clientOptions() []mail.Option {
 	if c := s.tlsConfig(); c != nil {
 		opts = append(opts, mail.WithTLSConfig(c))
 	}
-	if s.dial != nil {
-		opts = append(opts, mail.WithDialContextFunc(s.dialContext))
-	}
+	opts = append(opts, mail.WithDialContextFunc(s.dialContext))
 	if s.srv.User != "" {
 		opts = append(opts,
 			mail.WithOpportunisticSMTPAuth(
@@ -213,13 +211,32 @@ func (s *SMTP) explain(err error) error {
 		"and only without credentials) add ?insecure=true to the server URL")
 }
 
-// dialContext wraps SMTPOptions.Dial. go-mail skips its own implicit TLS
-// when given a dial function, so for smtps:// the handshake happens here,
-// with the same configuration go-mail would use.
+// dialContext opens the connection (SMTPOptions.Dial, or a net.Dialer)
+// under a deadline that no later SetDeadline can move past ctx's: go-mail
+// sets its timeout afresh after the greeting and before MAIL FROM, so a
+// relay answering each step just in time would otherwise hold a request
+// for several times the delivery's timeout. go-mail skips its own
+// implicit TLS when given a dial function, so for smtps:// the handshake
+// happens here, over the bounded connection, with the configuration
+// go-mail would use.
 func (s *SMTP) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	conn, err := s.dial(ctx, network, addr)
-	if err != nil || !s.srv.Implicit {
-		return conn, err
+	dial := s.dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	conn, err := dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if end, ok := ctx.Deadline(); ok {
+		conn = &boundedConn{Conn: conn, end: end}
+		if err := conn.SetDeadline(end); err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+	}
+	if !s.srv.Implicit {
+		return conn, nil
 	}
 	cfg := s.tlsConfig()
 	if cfg == nil {
@@ -232,3 +249,22 @@ func (s *SMTP) dialContext(ctx context.Context, network, addr string) (net.Conn,
 	}
 	return tc, nil
 }
+
+// boundedConn is a connection whose deadlines never lie past end (see
+// dialContext). A TLS connection over it, STARTTLS's included, sets its
+// deadlines through it.
+type boundedConn struct {
+	net.Conn
+	end time.Time
+}
+
+func (c *boundedConn) bound(t time.Time) time.Time {
+	if t.IsZero() || t.After(c.end) {
+		return c.end
+	}
+	return t
+}
+
+func (c *boundedConn) SetDeadline(t time.Time) error      { return c.Conn.SetDeadline(c.bound(t)) }
+func (c *boundedConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(c.bound(t)) }
+func (c *boundedConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.bound(t)) }

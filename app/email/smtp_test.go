@@ -83,13 +83,13 @@ func TestSMTPStartTLSAndAuth(t *testing.T) {
 
 func TestSMTPImplicitTLS(t *testing.T) {
 	serverTLS, clientTLS := smtptest.SelfSigned(t)
-	srv := smtptest.Start(t, smtptest.Options{TLS: serverTLS, Implicit: true})
-	s, _ := newSender(t, srv.URL("smtps", ""), email.SMTPOptions{TLSConfig: clientTLS})
+	srv := smtptest.Start(t, smtptest.Options{TLS: serverTLS, Implicit: true, Username: "mailer", Password: "s3cr3t"})
+	s, _ := newSender(t, srv.URL("smtps", "mailer:s3cr3t"), email.SMTPOptions{TLSConfig: clientTLS})
 	if err := s.Send(context.Background(), testMessage); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	if m := srv.Wait(t, 1)[0]; !m.TLS {
-		t.Fatal("smtps delivery was not encrypted")
+	if m := srv.Wait(t, 1)[0]; !m.TLS || m.Auth != "mailer" {
+		t.Fatalf("smtps delivery: TLS=%v auth=%q", m.TLS, m.Auth)
 	}
 }
 
@@ -194,5 +194,27 @@ func TestNewSMTPRejectsBadURLsWithoutEchoingThePassword(t *testing.T) {
 		if err != nil || s.Addr() != want {
 			t.Errorf("NewSMTP(%q): addr %v err %v, want %s", server, s, err, want)
 		}
+	}
+}
+
+// The timeout bounds the whole delivery, not each step: a relay that
+// answers every command just inside it (here the greeting and the EHLO)
+// must not hold a sign-in request for several times as long. go-mail
+// extends its deadline after the greeting and again before MAIL FROM.
+func TestSMTPTimeoutBoundsTheWholeDelivery(t *testing.T) {
+	const timeout = 400 * time.Millisecond
+	srv := smtptest.Start(t, smtptest.Options{SlowReplies: []time.Duration{250 * time.Millisecond, 250 * time.Millisecond}})
+	s, _ := newSender(t, srv.URL("smtp", ""), email.SMTPOptions{Timeout: timeout})
+	start := time.Now()
+	err := s.Send(context.Background(), testMessage)
+	took := time.Since(start)
+	if err == nil {
+		t.Fatalf("delivered after %v with a %v timeout", took, timeout)
+	}
+	if took > timeout+300*time.Millisecond {
+		t.Fatalf("Send took %v with a %v timeout", took, timeout)
+	}
+	if n := len(srv.Mails()); n != 0 {
+		t.Fatalf("%d messages received", n)
 	}
 }

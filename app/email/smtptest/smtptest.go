@@ -38,6 +38,11 @@ type Options struct {
 	// server keeping it (Mails stays empty): a bench receiving thousands
 	// of messages neither grows without bound nor scans them all.
 	OnMail func(Mail)
+	// SlowReplies holds back the i-th reply on each connection (0 is the
+	// greeting) for SlowReplies[i]: a relay slow to answer, each command
+	// within a client's per-command timeout yet the whole delivery not.
+	// Only replies sent before any TLS count.
+	SlowReplies []time.Duration
 }
 
 // Mail is one accepted message.
@@ -83,6 +88,9 @@ func Listen(opts Options) (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
+	}
+	if len(opts.SlowReplies) > 0 {
+		l = slowListener{Listener: l, delays: opts.SlowReplies}
 	}
 	if opts.Implicit {
 		l = tls.NewListener(l, opts.TLS)
