@@ -41,6 +41,9 @@ func TestEmailNormalisation(t *testing.T) {
 		// Not UTF-8 (%ff, %fe): refused, not mailed to the U+FFFD address
 		// lower-casing would make of both.
 		"\xff@example.com", "\xfe@example.com", "alice@exa\xffmple.com", "ali\x00ce@example.com",
+		// Mailed to alice@example.com under another name each: a fresh
+		// per-address budget for her inbox, an account per variant.
+		"alice@example.com(2)", "x<alice@example.com>", "x:alice@example.com;",
 	} {
 		e.requireError(e.requestLink(e.browser(), in, nil), "EmailSignin")
 	}

@@ -6,6 +6,7 @@ package email
 
 import (
 	"errors"
+	"net/mail"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,7 +28,8 @@ const maxAddressLen = 320
 // control characters inside the address and over-long input, which would
 // otherwise reach the SMTP envelope and the database, and input that is not
 // UTF-8: lower-casing turns each bad byte into U+FFFD, so %fe@x and %ff@x
-// would silently become one address that no one typed.
+// would silently become one address that no one typed. And it rejects
+// what the mailer would deliver elsewhere (deliveredAsIs).
 func Normalize(raw string) (string, error) {
 	if !utf8.ValidString(raw) {
 		return "", ErrInvalidAddress
@@ -48,5 +50,19 @@ func Normalize(raw string) (string, error) {
 	if strings.IndexFunc(addr, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
 		return "", ErrInvalidAddress
 	}
+	if !deliveredAsIs(addr) {
+		return "", ErrInvalidAddress
+	}
 	return addr, nil
+}
+
+// deliveredAsIs reports whether the mailer (go-mail, through net/mail)
+// reads addr as exactly that address. RFC 5322 lets "x<bob@example.com>",
+// "bob@example.com(1)" or "x:bob@example.com;" name bob@example.com: each
+// would be its own account and its own per-address rate-limit budget,
+// all mailed to one inbox. An address the mailer cannot read at all
+// ("bob@example.com.") would fail only after its link was stored.
+func deliveredAsIs(addr string) bool {
+	a, err := mail.ParseAddress(addr)
+	return err == nil && a.Name == "" && a.Address == addr
 }

@@ -43,6 +43,15 @@ func TestNormalize(t *testing.T) {
 		"\xc3@example.com",      // a cut multi-byte sequence
 		"ali\u0007ce@example.com",
 		strings.Repeat("a", 320) + "@example.com",
+		// RFC 5322 forms the mailer reads as another address: the link
+		// would go to bob@example.com while the account, and the
+		// per-address rate limits, key on the text typed.
+		"x<bob@example.com>",
+		"<bob@example.com>",
+		"bob@example.com(1)",
+		"(1)bob@example.com",
+		"x:bob@example.com;",
+		"bob@example.com.", // the mailer refuses it: refused before anything is stored
 	}
 	for _, in := range bad {
 		if got, err := Normalize(in); !errors.Is(err, ErrInvalidAddress) {
