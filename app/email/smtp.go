@@ -11,6 +11,9 @@ import (
 	"time"
 
 	mail "github.com/wneessen/go-mail"
+	"golang.org/x/net/idna"
+
+	"github.com/latchkey-auth/latchkey/app/random"
 )
 
 // Message is one rendered e-mail.
@@ -111,6 +114,7 @@ func (s *SMTP) message(m Message) (*mail.Msg, error) {
 	if err := msg.From(m.From); err != nil {
 		return nil, fmt.Errorf("from address %q: %w", m.From, err)
 	}
+	msg.SetMessageIDWithValue(messageID(msg))
 	if err := msg.To(m.To); err != nil {
 		return nil, fmt.Errorf("recipient %q: %w", Mask(m.To), err)
 	}
@@ -118,6 +122,23 @@ func (s *SMTP) message(m Message) (*mail.Msg, error) {
 	msg.SetBodyString(mail.TypeTextPlain, m.Text)
 	msg.AddAlternativeString(mail.TypeTextHTML, m.HTML)
 	return msg, nil
+}
+
+// messageID is a random Message-ID under the From address's domain (in
+// its ASCII form). go-mail's own takes this machine's host name, which in
+// a container is its id and elsewhere often an internal name: every
+// recipient would see it, and a right-hand side that is no domain of the
+// sender's looks like spam to some filters.
+func messageID(msg *mail.Msg) string {
+	domain := "localhost"
+	if from := msg.GetFrom(); len(from) == 1 {
+		if _, d, ok := strings.Cut(from[0].Address, "@"); ok {
+			if ascii, err := idna.Lookup.ToASCII(d); err == nil && ascii != "" {
+				domain = ascii
+			}
+		}
+	}
+	return random.Hex(16) + "@" + domain
 }
 
 // clientOptions: implicit TLS for smtps, the STARTTLS policy of tlsPolicy

@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,11 @@ func TestSMTPDeliversMultipartAlternative(t *testing.T) {
 	}
 	if p.Header.Get("Message-Id") == "" || p.Header.Get("Date") == "" {
 		t.Fatalf("missing Message-Id or Date: %v", p.Header)
+	}
+	// The id's domain is the From address's, not this machine's name
+	// (in a container, its id): nothing internal reaches the recipients.
+	if id := p.Header.Get("Message-Id"); !regexp.MustCompile(`^<[0-9a-f]{32}@example\.com>$`).MatchString(id) {
+		t.Fatalf("Message-Id %q", id)
 	}
 	if strings.Contains(logs.String(), "token=abc") || !strings.Contains(logs.String(), "delivered") {
 		t.Fatalf("log: %s", logs)
