@@ -93,19 +93,48 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
-	client, err := mail.NewClient(s.srv.Host, s.clientOptions()...)
+	// conn is the connection go-mail dials: it leaves it open when a step
+	// fails (a relay without STARTTLS, a refused AUTH) or QUIT goes
+	// unanswered, so Send closes it.
+	var conn net.Conn
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := s.dialContext(ctx, network, addr)
+		conn = c
+		return c, err
+	}
+	client, err := mail.NewClient(s.srv.Host, s.clientOptions(dial)...)
 	if err != nil {
 		return fmt.Errorf("smtp client for %s: %w", s.Addr(), err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	start := time.Now()
-	if err := client.DialAndSendWithContext(ctx, msg); err != nil {
+	err = deliver(ctx, client, msg)
+	if conn != nil {
+		_ = conn.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("e-mail not delivered to %s via %s after %v: %w",
 			Mask(m.To), s.Addr(), time.Since(start).Round(time.Millisecond), masked(s.explain(err), m.To))
 	}
 	s.log.Info("sign-in e-mail delivered", "server", s.Addr(), "to", Mask(m.To),
 		"duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// deliver sends msg over one connection. Once the relay has accepted it
+// (250 after DATA) it is delivered, whatever QUIT then does: go-mail's
+// DialAndSend would report a QUIT unanswered in time as a failure, for
+// which the caller deletes the link the user is about to receive.
+func deliver(ctx context.Context, client *mail.Client, msg *mail.Msg) error {
+	c, err := client.DialToSMTPClientWithContext(ctx)
+	if err != nil {
+		return fmt.Errorf("dial failed: %w", err)
+	}
+	if err := client.SendWithSMTPClient(c, msg); err != nil {
+		return fmt.Errorf("send failed: %w", err)
+	}
+	_ = client.CloseWithSMTPClient(c)
 	return nil
 }
 
@@ -143,12 +172,17 @@ func messageID(msg *mail.Msg) string {
 
 // clientOptions: implicit TLS for smtps, the STARTTLS policy of tlsPolicy
 // for smtp (a certificate that does not verify is always an error). With
-// credentials, the strongest mechanism the server offers.
-func (s *SMTP) clientOptions() []mail.Option {
+// credentials, the strongest mechanism the server offers. No RSET after
+// the message: the connection carries one and closes, and go-mail counts
+// a relay's refusing RSET (some do not implement it) as a failed delivery
+// of a message it has already accepted.
+func (s *SMTP) clientOptions(dial mail.DialContextFunc) []mail.Option {
 	opts := []mail.Option{
 		mail.WithPort(s.srv.Port),
 		mail.WithTimeout(s.timeout),
 		mail.WithTLSPolicy(s.tlsPolicy()),
+		mail.WithoutRset(),
+		mail.WithDialContextFunc(dial),
 	}
 	if s.srv.Implicit {
 		opts = append(opts, mail.WithSSL())
@@ -156,7 +190,6 @@ func (s *SMTP) clientOptions() []mail.Option {
 	if c := s.tlsConfig(); c != nil {
 		opts = append(opts, mail.WithTLSConfig(c))
 	}
-	opts = append(opts, mail.WithDialContextFunc(s.dialContext))
 	if s.srv.User != "" {
 		opts = append(opts,
 			mail.WithOpportunisticSMTPAuth(

@@ -224,3 +224,26 @@ func TestSMTPTimeoutBoundsTheWholeDelivery(t *testing.T) {
 		t.Fatalf("%d messages received", n)
 	}
 }
+
+// Once the relay has accepted the message (250 after DATA), it is
+// delivered: a QUIT that goes unanswered must not turn that into a
+// failure, for which the caller would delete the link the user is about
+// to receive and tell them sending failed.
+func TestSMTPAcceptedMessageIsDeliveredWhateverQUITDoes(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	// Replies: greeting, EHLO, NOOP, MAIL, RCPT, DATA (354), the message
+	// (250), then QUIT's, held back past the timeout.
+	slow := make([]time.Duration, 8)
+	slow[7] = time.Second
+	srv := smtptest.Start(t, smtptest.Options{SlowReplies: slow})
+	s, logs := newSender(t, srv.URL("smtp", ""), email.SMTPOptions{Timeout: timeout})
+	if err := s.Send(context.Background(), testMessage); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if n := len(srv.Mails()); n != 1 {
+		t.Fatalf("%d messages received", n)
+	}
+	if !strings.Contains(logs.String(), "delivered") {
+		t.Fatalf("log: %s", logs)
+	}
+}
