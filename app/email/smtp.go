@@ -145,7 +145,7 @@ func (s *SMTP) message(m Message) (*mail.Msg, error) {
 	}
 	msg.SetMessageIDWithValue(messageID(msg))
 	if err := msg.To(m.To); err != nil {
-		return nil, fmt.Errorf("recipient %q: %w", Mask(m.To), err)
+		return nil, fmt.Errorf("recipient %q: %w", Mask(m.To), masked(err, m.To))
 	}
 	msg.Subject(m.Subject)
 	msg.SetBodyString(mail.TypeTextPlain, m.Text)

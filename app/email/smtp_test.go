@@ -247,3 +247,23 @@ func TestSMTPAcceptedMessageIsDeliveredWhateverQUITDoes(t *testing.T) {
 		t.Fatalf("log: %s", logs)
 	}
 }
+
+// A recipient the mailer cannot read is refused before any connection,
+// and the error names it masked: go-mail's own quotes it whole, and a
+// notice's address comes from the user row, not always from Normalize.
+func TestSMTPUnreadableRecipientIsMasked(t *testing.T) {
+	srv := smtptest.Start(t, smtptest.Options{})
+	s, logs := newSender(t, srv.URL("smtp", ""), email.SMTPOptions{})
+	m := testMessage
+	m.To = "alice.smith@example.com."
+	err := s.Send(context.Background(), m)
+	if err == nil {
+		t.Fatal("Send accepted an unreadable recipient")
+	}
+	if out := err.Error() + logs.String(); strings.Contains(out, "alice.smith") {
+		t.Fatalf("the recipient's full address leaked: %s", out)
+	}
+	if n := len(srv.Mails()); n != 0 {
+		t.Fatalf("%d messages received", n)
+	}
+}
