@@ -191,11 +191,18 @@ func (s *SMTP) clientOptions(dial mail.DialContextFunc) []mail.Option {
 		opts = append(opts, mail.WithTLSConfig(c))
 	}
 	if s.srv.User != "" {
+		// go-mail sends PLAIN and LOGIN without TLS only to localhost,
+		// 127.0.0.1 and ::1; their -NOENC variants, for loopback hosts
+		// alone, let every name Loopback accepts do so too, as documented.
+		plain, login := mail.SMTPAuthPlain, mail.SMTPAuthLogin
+		if s.srv.Loopback() {
+			plain, login = mail.SMTPAuthPlainNoEnc, mail.SMTPAuthLoginNoEnc
+		}
 		opts = append(opts,
 			mail.WithOpportunisticSMTPAuth(
 				mail.SMTPAuthSCRAMSHA256PLUS, mail.SMTPAuthSCRAMSHA256,
 				mail.SMTPAuthSCRAMSHA1PLUS, mail.SMTPAuthSCRAMSHA1,
-				mail.SMTPAuthCramMD5, mail.SMTPAuthPlain, mail.SMTPAuthLogin),
+				mail.SMTPAuthCramMD5, plain, login),
 			mail.WithUsername(s.srv.User),
 			mail.WithPassword(s.srv.Pass))
 	}

@@ -138,3 +138,16 @@ func TestParseServerOptions(t *testing.T) {
 		require.Equal(t, loopback, s.Loopback(), host)
 	}
 }
+
+// Every name Loopback accepts may authenticate without TLS, with PLAIN as
+// with CRAM-MD5: go-mail's own exception knows only localhost, 127.0.0.1
+// and ::1.
+func TestSMTPLoopbackRelayAuthenticatesUnderEveryLoopbackName(t *testing.T) {
+	srv := smtptest.Start(t, smtptest.Options{Username: "mailer", Password: "s3cr3t-pass"})
+	_, port, _ := net.SplitHostPort(srv.Addr)
+	for i, host := range []string{"localhost", "127.0.0.2", "LocalHost", "localhost.", "[::1]"} {
+		s, _ := newSender(t, "smtp://mailer:s3cr3t-pass@"+host+":"+port, email.SMTPOptions{Dial: srv.Dial})
+		require.NoError(t, s.Send(context.Background(), testMessage), host)
+		require.Equal(t, "mailer", srv.Wait(t, i+1)[i].Auth, host)
+	}
+}
