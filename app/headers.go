@@ -48,7 +48,17 @@ func (f *front) securityHeaders(h http.Header) {
 //     contentSecurityPolicy), unless the route answers without a body
 //     (forward-auth; rt may be nil: no route took the request). Redirects,
 //     errors, the stylesheet, the logo (SVG is a document that could run
-//     script) and an answer of unknown type get it too.
+//     script) and an answer of unknown type get it too;
+//   - with the CSP, Cross-Origin-Opener-Policy: same-origin, so a site
+//     that opens a latchkey page in a window keeps no handle on it (to
+//     navigate it, count its frames, or learn when it closes), unless the
+//     route kept the opener (web.KeepOpener: a sign-in journey's page,
+//     which an app may open in a popup and wait on);
+//   - with the CSP, a Permissions-Policy that turns off what no page uses
+//     (camera, microphone, location, payment, ...) for the page and for
+//     anything it could ever frame; passkeys stay latchkey's own
+//     (publickey-credentials-get and -create: self), off when none are
+//     offered.
 //
 // A JSON answer never runs anything and leads nowhere: nosniff keeps it
 // from being read as HTML or script, and X-Frame-Options: DENY keeps it out
@@ -66,6 +76,14 @@ func (f *front) documentPolicy(h http.Header, rt *routeTag) {
 		return
 	}
 	h["Content-Security-Policy"] = f.cspHeader()
+	if _, kept := h[web.HeaderCOOP]; !kept {
+		h[web.HeaderCOOP] = coopSameOrigin
+	}
+	if f.passkeys {
+		h["Permissions-Policy"] = permissionsWithPasskeys
+	} else {
+		h["Permissions-Policy"] = permissionsNone
+	}
 }
 
 // isJSON reports whether a Content-Type value is application/json, with
@@ -80,7 +98,18 @@ var (
 	xFrameOptions       = web.HeaderValue("DENY")
 	xContentTypeOptions = web.HeaderValue("nosniff")
 	referrerPolicy      = web.HeaderValue("no-referrer")
+	coopSameOrigin      = web.HeaderValue("same-origin")
+	// The pages use none of these; passkeys (WebAuthn) only when offered,
+	// and then only on latchkey's own origin.
+	permissionsNone         = web.HeaderValue(permissionsOff + ", publickey-credentials-get=(), publickey-credentials-create=()")
+	permissionsWithPasskeys = web.HeaderValue(permissionsOff + ", publickey-credentials-get=(self), publickey-credentials-create=(self)")
 )
+
+// permissionsOff are the powerful features no latchkey page uses.
+const permissionsOff = "accelerometer=(), autoplay=(), bluetooth=(), browsing-topics=(), camera=(), display-capture=(), " +
+	"encrypted-media=(), fullscreen=(), geolocation=(), gyroscope=(), hid=(), identity-credentials-get=(), idle-detection=(), " +
+	"magnetometer=(), microphone=(), midi=(), otp-credentials=(), payment=(), picture-in-picture=(), screen-wake-lock=(), " +
+	"serial=(), usb=(), xr-spatial-tracking=()"
 
 // cspCache holds the Content-Security-Policy header value once it can no
 // longer change.

@@ -260,3 +260,47 @@ func TestPanicIsAnsweredWithHeaders(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	requireFramingHeaders(t, "after the panic", res)
 }
+
+// Every page is kept from the windows that open it
+// (Cross-Origin-Opener-Policy: same-origin) and turns off the powerful
+// features none uses (Permissions-Policy), but the pages of a sign-in or
+// sign-out journey, which an app may open in a popup and wait on through
+// window.opener, keep their opener. Passkeys stay allowed to latchkey's own
+// origin when offered; JSON and forward-auth answers carry neither header.
+func TestPagesIsolateTheirWindowAndTurnOffFeatures(t *testing.T) {
+	requirePolicy := func(t *testing.T, what string, res resp, coop, webauthn string) {
+		t.Helper()
+		require.Equal(t, []string{coop}, res.Header.Values("Cross-Origin-Opener-Policy"), what)
+		pp := res.Header.Values("Permissions-Policy")
+		require.Len(t, pp, 1, what)
+		for _, f := range []string{"camera=()", "microphone=()", "geolocation=()", "payment=()", "usb=()",
+			"publickey-credentials-get=" + webauthn, "publickey-credentials-create=" + webauthn} {
+			require.Contains(t, strings.Split(pp[0], ", "), f, what)
+		}
+	}
+	e := startPasskeys(t, backends()[0], func(c *config.Config) { c.TwoFactor.Mode = config.TwoFactorOptional })
+	c := e.browser()
+	e.emailSignIn(c, "a@example.com")
+	for _, p := range []struct{ path, coop string }{
+		{"/signin", "unsafe-none"},
+		{"/signout", "unsafe-none"},
+		{"/error?error=Verification", "unsafe-none"},
+		{"/verify-request?provider=email&type=email", "unsafe-none"},
+		{"/two-factor", "unsafe-none"},
+		{"/account", "same-origin"},
+		{"/passkeys", "same-origin"},
+		{"/two-factor/settings", "same-origin"},
+	} {
+		res := e.get(c, p.path)
+		requirePolicy(t, p.path, res, p.coop, "(self)")
+	}
+	for _, res := range []resp{e.get(c, "/session"), e.get(c, "/csrf"), e.get(c, "/webauthn-options/passkey?action=authenticate"),
+		e.authz(c, forwardAuthPath)} {
+		require.Empty(t, res.Header.Values("Permissions-Policy"), res.Request.URL.Path)
+		require.Empty(t, res.Header.Values("Cross-Origin-Opener-Policy"), res.Request.URL.Path)
+	}
+
+	// Without passkeys, no page may use WebAuthn.
+	e = startEnv(t, envOpts{ownURL: true})
+	requirePolicy(t, "no passkeys /signin", e.get(e.client, "/signin"), "unsafe-none", "()")
+}

@@ -97,12 +97,12 @@ func OwnTextRoutes() []string {
 
 // Mount registers the account pages' routes.
 func (h *Handler) Mount(m web.Mux) {
-	m.Page("/signup", h.getSignUp)
-	m.Post("/signup", h.postSignUp, h.retryPasswordPage("/signup"))
+	m.Page("/signup", h.getSignUp, web.KeepOpener)
+	m.Post("/signup", h.postSignUp, h.retryPasswordPage("/signup"), web.KeepOpener)
 	m.Page("/signup/verify", h.getSignUpVerify)
 	m.Post("/signup/verify", h.postSignUpVerify, h.signUpVerifyPage(http.StatusForbidden, msgExpired))
-	m.Page("/reset", h.getReset)
-	m.Post("/reset", h.postReset, h.retryPasswordPage("/reset"))
+	m.Page("/reset", h.getReset, web.KeepOpener)
+	m.Post("/reset", h.postReset, h.retryPasswordPage("/reset"), web.KeepOpener)
 	m.Page("/reset/confirm", h.getResetConfirm)
 	m.Post("/reset/confirm", h.postResetConfirm, h.resetConfirmPage(http.StatusForbidden, msgExpired))
 	m.Page(accountPassword, h.passwordUser(h.getAccountPassword))

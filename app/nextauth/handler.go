@@ -106,15 +106,15 @@ func (h *Handler) Mount(m web.Mux) {
 	m.Get("/providers", h.getProviders) // next-auth sets no cookies here
 	m.Page("/session", h.getSession)
 	m.Post("/session", h.postSession, h.emptySessionBadRequest)
-	m.Page("/signin", h.getSignIn)
-	m.Page("/signin/:provider", h.getSignIn) // v4 quirk: the provider segment is ignored
-	m.Post("/signin/:provider", h.postSignIn, h.kit.RetryPage("/signin"))
-	m.Page("/callback/:provider", h.callback, h.knownProvider)
-	m.Post("/callback/:provider", h.callback, h.callbackWithoutCSRF, h.knownProvider, h.formPostBounce)
-	m.Page("/signout", h.getSignOut)
-	m.Post("/signout", h.postSignOut, h.kit.RetryPage("/signout"))
-	m.Page("/error", h.getError)
-	m.Page("/verify-request", h.getVerifyRequest)
+	m.Page("/signin", h.getSignIn, web.KeepOpener)
+	m.Page("/signin/:provider", h.getSignIn, web.KeepOpener) // v4 quirk: the provider segment is ignored
+	m.Post("/signin/:provider", h.postSignIn, h.kit.RetryPage("/signin"), web.KeepOpener)
+	m.Page("/callback/:provider", h.callback, web.KeepOpener, h.knownProvider)
+	m.Post("/callback/:provider", h.callback, h.callbackWithoutCSRF, web.KeepOpener, h.knownProvider, h.formPostBounce)
+	m.Page("/signout", h.getSignOut, web.KeepOpener)
+	m.Post("/signout", h.postSignOut, h.kit.RetryPage("/signout"), web.KeepOpener)
+	m.Page("/error", h.getError, web.KeepOpener)
+	m.Page("/verify-request", h.getVerifyRequest, web.KeepOpener)
 	// The v4 client's log beacon: no CSRF, no init, nothing changes.
 	m.PostWithoutCSRF("/_log", h.postLog)
 }

@@ -139,11 +139,11 @@ func LogoutURL(b config.Base) func(string) string {
 func (h *Handler) Mount(m web.Mux) {
 	m.Protocol(discovery, http.HandlerFunc(h.discovery))
 	m.Protocol(protocol, h.lib)
-	m.Page(callbackPath, h.getCallback)
-	m.Page(continuePage, h.getContinue)
-	m.Post(consentPath, h.postConsent, h.consentMismatch)
-	m.Page(logoutPage, h.getLogout)
-	m.Post(logoutPage, h.postLogout, h.kit.RetryPage(logoutPage))
+	m.Page(callbackPath, h.getCallback, web.KeepOpener)
+	m.Page(continuePage, h.getContinue, web.KeepOpener)
+	m.Post(consentPath, h.postConsent, h.consentMismatch, web.KeepOpener)
+	m.Page(logoutPage, h.getLogout, web.KeepOpener)
+	m.Post(logoutPage, h.postLogout, h.kit.RetryPage(logoutPage), web.KeepOpener)
 }
 
 // tokenCrypto seals access tokens with AES-256-GCM under a key derived

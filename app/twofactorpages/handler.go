@@ -99,7 +99,7 @@ func New(d Deps) *Handler {
 // Mount registers the routes; the callback is the Flow (flow.go), which
 // the NextAuth handler dispatches to.
 func (h *Handler) Mount(m web.Mux) {
-	m.Page(stepPage, h.getStep)
+	m.Page(stepPage, h.getStep, web.KeepOpener)
 	m.Page(settingsPage, h.withWho(h.getSettings))
 	m.Post(enablePath, h.withWho(h.postEnable), h.kit.RetryPage(settingsPage))
 	m.Post(codesPath, h.provenUser(h.postRecoveryCodes), h.kit.RetryPage(settingsPage))
