@@ -260,3 +260,39 @@ func TestExplicitLanguageSurvivesRedirects(t *testing.T) {
 	tag, _, _, _ = pageLang(t, e.get(e.browser(), link+"&lang=ko").body)
 	require.Equal(t, "ko", tag)
 }
+
+// An OpenID client's ui_locales (OpenID Connect Core §3.1.2.1) chooses the
+// language of the pages its authorization request leads to — sign-in,
+// consent — the first offered one of its list; a lang parameter (the
+// user's own choice on a page) still wins, and a list naming nothing
+// offered changes nothing.
+func TestOpenIDPagesFollowUILocales(t *testing.T) {
+	e := startOP(t, backends()[0], nil)
+	r := e.relyingParty("app", rpSecret)
+	tagOf := func(res resp) string {
+		t.Helper()
+		require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+		tag, _, _, _ := pageLang(t, res.body)
+		return tag
+	}
+
+	page, _ := r.authorize(e.browser(), "ui_locales", "sw-KE de fr")
+	require.Equal(t, e.path+"/signin", page.Request.URL.Path)
+	require.Equal(t, lang(t, "de").Tag(), tagOf(page), "sign-in page in the first offered of ui_locales")
+	require.Contains(t, page.Request.URL.Query().Get("callbackUrl"), "/oidc/continue?")
+
+	c := e.signedIn("ada@example.com")
+	page, a := r.authorize(c, "ui_locales", "fr-CA")
+	require.Equal(t, lang(t, "fr").Tag(), tagOf(page), "consent page")
+	_, _, err := r.exchange(r.codeFrom(e.consent(c, page, "allow"), a), a)
+	require.NoError(t, err)
+
+	c = e.signedIn("bob@example.com")
+	target, _ := r.authorizeURL("ui_locales", "fr")
+	res := e.get(c, target)
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	require.Contains(t, res.location(), "/oidc/continue?")
+	require.Equal(t, lang(t, "es").Tag(), tagOf(e.get(c, res.location()+"&lang=es")), "the user's lang wins")
+	target, _ = r.authorizeURL("ui_locales", "sw")
+	require.Equal(t, lang(t, "en").Tag(), tagOf(e.follow(c, target)), "no ui_locales offered: as before")
+}

@@ -1,6 +1,10 @@
 package i18n
 
-import "golang.org/x/text/language"
+import (
+	"strings"
+
+	"golang.org/x/text/language"
+)
 
 // Limits on what a request may ask: a browser's Accept-Language is well
 // under 200 bytes and a tag under 35 characters. Longer values are ignored
@@ -21,6 +25,37 @@ func (c *Catalog) Param(s string) (*Lang, bool) {
 		return nil, false
 	}
 	return c.match(t)
+}
+
+// FirstOf is the first offered language of a space-separated list of tags
+// in order of preference (OpenID Connect's ui_locales), each matched as
+// Param matches one, of the same language; false if none is offered.
+func (c *Catalog) FirstOf(list string) (*Lang, bool) {
+	if len(list) > maxAccept {
+		return nil, false
+	}
+	for _, s := range strings.Fields(list) {
+		if len(s) > maxTag {
+			continue
+		}
+		t, err := language.Parse(s)
+		if err != nil {
+			continue
+		}
+		// x/text rates some unoffered languages a High match for English
+		// (sw, tlh): the list's next tag, if offered, is what was asked.
+		if l, ok := c.match(t); ok && sameBase(t, l.tag) {
+			return l, true
+		}
+	}
+	return nil, false
+}
+
+// sameBase reports whether want and the offered tag are one language.
+func sameBase(want language.Tag, offered string) bool {
+	wb, _ := want.Base()
+	ob, _ := language.Make(offered).Base()
+	return wb == ob
 }
 
 // Accept is the best offered language for an Accept-Language header

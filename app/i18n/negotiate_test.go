@@ -159,3 +159,26 @@ func TestMessages(t *testing.T) {
 	require.Equal(t, "SignInHeading", none.T("SignInHeading"))
 	require.Equal(t, "ltr", none.Dir())
 }
+
+// FirstOf is ui_locales: the first offered tag of the list, in its order,
+// not the best by x/text's rating.
+func TestFirstOf(t *testing.T) {
+	c := shipped(t)
+	for list, want := range map[string]string{
+		"sw-KE de fr":                     "de",
+		"fr-CA":                           "fr",
+		"  ja  ko ":                       "ja",
+		"pt-PT en":                        "pt-BR",
+		"":                                "",
+		"sw x-bad":                        "",
+		strings.Repeat("sw ", 400) + "de": "",
+	} {
+		l, ok := c.FirstOf(list)
+		if want == "" {
+			require.False(t, ok, list)
+			continue
+		}
+		require.True(t, ok, list)
+		require.Equal(t, want, l.Tag(), list)
+	}
+}

@@ -62,6 +62,7 @@ func (h *Handler) getContinue(c echo.Context, rq *web.Request) error {
 	if err != nil {
 		return err
 	}
+	h.kit.HintLang(rq, p.UILocales)
 	step, err := h.rules.Next(ctx, p, who)
 	if err != nil {
 		return h.failed(c, rq, p.ID, err)
@@ -152,6 +153,7 @@ func (h *Handler) postConsent(c echo.Context, rq *web.Request) error {
 	if err != nil {
 		return err
 	}
+	h.kit.HintLang(rq, p.UILocales)
 	if who == nil {
 		return h.kit.SendRedirect(c, rq, h.signInURL(c, rq, p))
 	}

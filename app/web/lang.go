@@ -30,8 +30,23 @@ func (k *Kit) ExplicitLang(c echo.Context, rq *Request) *i18n.Lang {
 	if param == "" && rq != nil && rq.Form != nil {
 		param = rq.Form.Get("lang")
 	}
+	if param == "" && rq != nil {
+		param = rq.LangHint
+	}
 	l, _ := k.langs.Param(param)
 	return l
+}
+
+// HintLang makes the first offered language of hints (OpenID Connect's
+// ui_locales: tags in order of preference, space-separated; §3.1.2.1) the
+// request's language when it has no lang parameter: its page is shown in
+// it and its forms and redirects carry it on, as a lang parameter would be.
+// A lang parameter still wins: it is the user's own choice, made on a page
+// (or carried on from one). Nothing offered in hints: nothing changes.
+func (k *Kit) HintLang(rq *Request, hints string) {
+	if l, ok := k.langs.FirstOf(hints); ok {
+		rq.LangHint = l.Tag()
+	}
 }
 
 // WithLang is u, a redirect to one of latchkey's pages, with the request's

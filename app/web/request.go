@@ -25,6 +25,9 @@ type Request struct {
 	CallbackURL  string
 	JSONMode     bool // answer redirects with {"url": ...}
 	ReturnHeader bool // v5 client: X-Auth-Return-Redirect
+	// LangHint is the language tag the handler chose for a request that
+	// has no lang parameter (HintLang); "" if none.
+	LangHint string
 }
 
 // Action is a handler that runs after request init.
