@@ -126,6 +126,7 @@ func TestOpenIDNativeAppRedirect(t *testing.T) {
 		r.oauth.RedirectURL = nativeRedirect
 		page, a := r.authorize(c)
 		require.Contains(t, page.body, "Native App")
+		require.Contains(t, page.body, "<strong>com.example.app</strong>", "the consent page names where the answer goes")
 		res := e.consent(c, page, "allow")
 		require.Equal(t, http.StatusFound, res.StatusCode, res.body)
 		u, err := url.Parse(res.location())

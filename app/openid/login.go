@@ -17,7 +17,7 @@ import (
 type Pending struct {
 	ID         string
 	Client     *Client
-	ClientHost string // host of the redirect URI
+	ClientHost string // where the answer goes (Destination)
 	Scopes     []string
 	Prompt     []string
 	MaxAge     *int64
@@ -98,10 +98,24 @@ func (s *Service) Pending(ctx context.Context, id string) (*Pending, error) {
 		ID: row.ID, Client: c, Scopes: strings.Fields(row.Scopes), Prompt: strings.Fields(row.Prompt),
 		MaxAge: row.MaxAge, LoginHint: row.LoginHint, HintSubject: row.HintSubject, UILocales: row.UILocales, LoginAsked: row.LoginAskedAt, Done: row.DoneAt != nil,
 	}
-	if u, err := url.Parse(row.RedirectURI); err == nil {
-		p.ClientHost = u.Host
-	}
+	p.ClientHost = Destination(row.RedirectURI)
 	return p, nil
+}
+
+// Destination is what the consent page names as where the answer goes:
+// a web app's redirect URI's host[:port]; a native app's private-use
+// scheme (com.example.app:/cb: "com.example.app"), which names the app the
+// system hands the answer to (RFC 8252 §7.1), even when the URI has an
+// authority; "" when the URI does not parse.
+func Destination(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil {
+		return ""
+	}
+	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
+		return s
+	}
+	return u.Host
 }
 
 // Next decides what the request needs, given the browser's session (nil:
