@@ -299,6 +299,13 @@ func TestAccountPage(t *testing.T) {
 	require.Equal(t, http.StatusFound, res.StatusCode)
 	require.Equal(t, e.base+"/account?notice=OtherSessionsEnded&count=1", res.location())
 	require.Empty(t, e.session(phone))
+	require.Contains(t, e.get(c, res.location()).body, "Other sessions ended: 1.")
+	// A count latchkey never wrote shows no notice, not a made-up number.
+	for _, count := range []string{"-5", "+3", "99999999999", "100001", "abc", "", "1e3"} {
+		page := e.get(c, "/account?notice=OtherSessionsEnded&count="+url.QueryEscape(count))
+		require.Equal(t, http.StatusOK, page.StatusCode, count)
+		require.NotContains(t, page.body, "Other sessions ended", count)
+	}
 	res = e.form(c, "/delete-user", "confirm", "nope")
 	require.Equal(t, e.base+"/account?error=DeleteConfirmation", res.location())
 	require.Equal(t, http.StatusBadRequest, e.get(c, "/account?error=DeleteConfirmation").StatusCode)

@@ -18,6 +18,26 @@ var notices = map[string]bool{
 	"AppRevokedNotice": true,
 }
 
+// maxEndedShown bounds the count of OtherSessionsEnded: far more sessions
+// than one user ever holds at once.
+const maxEndedShown = 100_000
+
+// noticeCount is the notice the page shows and its {{.Count}}. Only
+// OtherSessionsEnded has one: the decimal count its redirect wrote, at most
+// maxEndedShown. Anything else in count (a sign, junk, a huge or missing
+// number: a link made elsewhere, not latchkey's redirect) shows no notice
+// rather than a number latchkey never counted.
+func noticeCount(notice, count string) (string, int) {
+	if notice != "OtherSessionsEnded" {
+		return notice, 0
+	}
+	n, err := strconv.ParseUint(count, 10, 32)
+	if err != nil || n > maxEndedShown {
+		return "", 0
+	}
+	return notice, int(n)
+}
+
 // getPage is GET {base}/account: who the user is, the sign-in methods,
 // the sessions, the applications, the e-mail change and deleting the
 // account.
@@ -39,8 +59,7 @@ func (h *Handler) getPage(c echo.Context, rq *web.Request, u user) error {
 		d.Email = *u.Email
 	}
 	if n := c.QueryParam("notice"); notices[n] {
-		d.Notice = n
-		d.Count, _ = strconv.Atoi(c.QueryParam("count"))
+		d.Notice, d.Count = noticeCount(n, c.QueryParam("count"))
 	}
 	if h.offers.Mail {
 		d.ChangeEmailURL = h.base.URL(changeEmail)
