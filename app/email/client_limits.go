@@ -87,7 +87,7 @@ func (l *ClientLimits) Allow(ctx context.Context, clientIP string, now time.Time
 		buckets = append(buckets, l.netw.bucket(l.name, key))
 		reasons = append(reasons, "per-network limit reached for "+key)
 	}
-	refused, err := take(ctx, l.counter, now, buckets)
+	refused, err := take(ctx, "client rate limits "+l.name, l.counter, now, buckets)
 	if err != nil || refused < 0 {
 		return err == nil, "", err
 	}

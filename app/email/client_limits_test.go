@@ -55,3 +55,20 @@ func TestClientLimits(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 }
+
+// A counter that cannot be asked refuses with an outage that names these
+// limits, not the e-mail limits (the OpenID Provider's authorization
+// requests share the counters).
+func TestClientLimitsStoreUnavailable(t *testing.T) {
+	s := store(t)
+	l, err := NewClientLimits(ClientLimitConfig{Name: "oidc:authorize"}, s)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	ok, _, err := l.Allow(context.Background(), "192.0.2.1", time.Unix(1_700_000_000, 0))
+	require.False(t, ok)
+	require.ErrorContains(t, err, "client rate limits oidc:authorize: ")
+	require.NotContains(t, err.Error(), "e-mail")
+	var down CounterDown
+	require.ErrorAs(t, err, &down)
+	require.True(t, down.Unavailable())
+}

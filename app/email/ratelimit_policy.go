@@ -191,7 +191,7 @@ func (l *Limits) Allow(ctx context.Context, r Request, now time.Time) (ok bool, 
 		"per-address limit reached from "+client,
 		"per-address ceiling reached (all clients)")
 
-	refused, err := take(ctx, l.counter, now, buckets)
+	refused, err := take(ctx, "e-mail rate limits", l.counter, now, buckets)
 	switch {
 	case err != nil:
 		return false, "", err
@@ -221,16 +221,17 @@ func (l *Limits) warnGlobal(now time.Time) {
 }
 
 // take spends one event from every bucket (Counter): the index of the
-// bucket that had none, -1 when all gave one. err is CounterDown when the
+// bucket that had none, -1 when all gave one; what names the limits in an
+// error (the e-mail limits, or which client limits). err is CounterDown when the
 // counter could not be asked; a broken counter's answer (an index it was
 // not given) must not panic a request, nor pass it.
-func take(ctx context.Context, c Counter, now time.Time, buckets []models.RateBucket) (int, error) {
+func take(ctx context.Context, what string, c Counter, now time.Time, buckets []models.RateBucket) (int, error) {
 	refused, err := c.TakeRateLimits(ctx, now, buckets)
 	switch {
 	case err != nil:
-		return -1, CounterDown{err}
+		return -1, CounterDown{What: what, Err: err}
 	case refused >= len(buckets):
-		return -1, fmt.Errorf("e-mail rate limits: the counter refused bucket %d of %d", refused, len(buckets))
+		return -1, fmt.Errorf("%s: the counter refused bucket %d of %d", what, refused, len(buckets))
 	}
 	return refused, nil
 }
@@ -240,9 +241,15 @@ func take(ctx context.Context, c Counter, now time.Time, buckets []models.RateBu
 // be checked lets no e-mail through), and the request is answered as an
 // outage, "try again" (503 with Retry-After, by the web kit, which finds
 // the mark by the method Unavailable), not as a refusal of the address.
-type CounterDown struct{ Err error }
+// What names the limits whose counter it was: the e-mail limits, or the
+// client limits of one use (the OpenID Provider's authorization requests
+// share the counters).
+type CounterDown struct {
+	What string
+	Err  error
+}
 
-func (e CounterDown) Error() string { return "e-mail rate limits: " + e.Err.Error() }
+func (e CounterDown) Error() string { return e.What + ": " + e.Err.Error() }
 func (e CounterDown) Unwrap() error { return e.Err }
 
 // Unavailable marks the error as a database outage.
