@@ -1,7 +1,7 @@
 // The Caddy forward-auth snippet (docs/forward-auth.md) behind a real Caddy: apps on
 // sibling hosts, each site block that page's shape
 //
-//   forward_auth 127.0.0.1:LK { uri /authz/forward-auth; copy_headers Remote-User Remote-Email Remote-Name }
+//   forward_auth 127.0.0.1:LK { uri /authz/forward-auth; copy_headers Remote-User Remote-Email Remote-Name Remote-Groups Remote-Amr }
 //   reverse_proxy 127.0.0.1:UP
 //
 //   app.example.test:P     the snippet as docs/forward-auth.md prints it: inside a
@@ -29,7 +29,9 @@ import { FORM, evidence, form, freePorts } from "./util.mjs";
 
 const DOMAIN = "example.test";
 const COOKIE = "next-auth.session-token";
-const FORGED = { "Remote-User": "0", "Remote-Email": "admin@example.com", "Remote-Name": "Administrator" };
+// Every header docs/forward-auth.md copies, as nginx's suite (forwardauth.test.mjs) forges them.
+const FORGED = { "Remote-User": "0", "Remote-Email": "admin@example.com", "Remote-Name": "Administrator",
+  "Remote-Groups": "admins", "Remote-Amr": "pwd,otp,mfa" };
 
 /** One spec: latchkey's own port and redirect URI; the suite starts its servers itself. */
 export function plan(target) {
@@ -62,7 +64,8 @@ async function startUpstream(port) {
   const seen = [];
   const server = http.createServer((req, res) => {
     const h = (name) => req.headers[name] ?? null;
-    seen.push({ url: req.url, host: h("host"), remoteUser: h("remote-user"), remoteEmail: h("remote-email"), remoteName: h("remote-name") });
+    seen.push({ url: req.url, host: h("host"), remoteUser: h("remote-user"), remoteEmail: h("remote-email"), remoteName: h("remote-name"),
+      remoteGroups: h("remote-groups"), remoteAmr: h("remote-amr") });
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(seen.at(-1)));
   });
@@ -81,7 +84,7 @@ function caddySites({ port, lk, up }) {
   const snippetFor = (name) => `forward_auth 127.0.0.1:${lk} {
 	uri /authz/forward-auth
 	header_up X-Forwarded-Host ${name}.${DOMAIN}:${port}
-	copy_headers Remote-User Remote-Email Remote-Name
+	copy_headers Remote-User Remote-Email Remote-Name Remote-Groups Remote-Amr
 }
 reverse_proxy 127.0.0.1:${up}`;
   const indent = (text, tabs) => text.replace(/^/gm, "\t".repeat(tabs));
@@ -187,19 +190,25 @@ access:
       assert(token, () => `no ${COOKIE} (jar: ${jar.header(spec.base)})`);
       aliceCookie = token;
     });
-    await t.check("signed in: the app receives alice's Remote-User, Remote-Email and Remote-Name", async () => {
+    const literal = (name) => `{http.reverse_proxy.header.${name}}`;
+    // Before 2.10 copy_headers sets a header the answer lacks to its own placeholder text.
+    const before210 = caddyBefore(caddy.version, 2, 10);
+    const absent = (name) => (before210 ? literal(name) : null);
+    await t.check("signed in: the app receives alice's Remote-User, Remote-Email, Remote-Name and Remote-Amr, and no Remote-Groups (she has none)", async () => {
       const res = await viaCaddy("app", "/me", { cookie: aliceCookie });
       eq(res.status, 200, "status");
       const [who] = seenFor("/me");
-      eq([who?.remoteEmail, who?.remoteName], [ALICE.email, ALICE.name], "Remote-Email, Remote-Name");
+      eq([who?.remoteEmail, who?.remoteName, who?.remoteGroups, who?.remoteAmr], [ALICE.email, ALICE.name, absent("Remote-Groups"), "fed"],
+        "Remote-Email, Remote-Name, Remote-Groups, Remote-Amr");
       assert(/^[0-9a-f-]{36}$/.test(who.remoteUser ?? ""), `Remote-User ${show(who.remoteUser)} is not a user id`);
       return `Remote-User ${who.remoteUser}`;
     });
     await t.check("signed in, forged Remote-* headers: the app receives alice's, not the forgery", async () => {
       await viaCaddy("app", "/forged-alice", { cookie: aliceCookie, headers: FORGED });
       const [who] = seenFor("/forged-alice");
-      eq([who?.remoteEmail, who?.remoteName], [ALICE.email, ALICE.name], "Remote-Email, Remote-Name");
-      assert(who.remoteUser !== FORGED["Remote-User"], "the forged Remote-User reached the app");
+      const [real] = seenFor("/me");
+      const pick = (w) => [w?.remoteUser, w?.remoteEmail, w?.remoteName, w?.remoteGroups, w?.remoteAmr];
+      eq(pick(who), pick(real), "Remote-User, -Email, -Name, -Groups, -Amr (latchkey's, not the client's)");
     });
     await t.check("an access rule answers 403 on admin.example.test (alice is not root); the app is not reached", async () => {
       const res = await viaCaddy("admin", "/secret", { cookie: aliceCookie });
@@ -230,18 +239,17 @@ access:
       eq([direct.status, direct.headers["remote-email"], direct.headers["remote-name"]], [200, email, undefined], "latchkey's answer: status, Remote-Email, Remote-Name");
       namelessCookie = token;
     });
-    const literal = "{http.reverse_proxy.header.Remote-Name}";
-    const before210 = caddyBefore(caddy.version, 2, 10);
     await t.check("README snippet, forged Remote-* and an answer without Remote-Name: no forgery reaches the app, the identity does", async () => {
       await viaCaddy("app", "/forged-nameless", { cookie: namelessCookie, headers: FORGED });
       const [who] = seenFor("/forged-nameless");
       eq(who?.remoteEmail, "noname@example.com", "Remote-Email");
       assert(/^[0-9a-f-]{36}$/.test(who.remoteUser ?? ""), `Remote-User ${show(who.remoteUser)} is not a user id`);
-      // Before 2.10 copy_headers sets a header the answer lacks to its own placeholder text.
-      eq(who.remoteName, before210 ? literal : null, "Remote-Name");
+      eq([who.remoteName, who.remoteGroups], [absent("Remote-Name"), absent("Remote-Groups")], "Remote-Name, Remote-Groups");
+      assert(who.remoteAmr && who.remoteAmr !== FORGED["Remote-Amr"], `Remote-Amr ${show(who.remoteAmr)}: not latchkey's`);
       await viaCaddy("app", "/forged-alice-readme", { cookie: aliceCookie, headers: FORGED });
       const [a] = seenFor("/forged-alice-readme");
-      eq([a?.remoteEmail, a?.remoteName], [ALICE.email, ALICE.name], "alice: Remote-Email, Remote-Name");
+      eq([a?.remoteEmail, a?.remoteName, a?.remoteGroups, a?.remoteAmr], [ALICE.email, ALICE.name, absent("Remote-Groups"), "fed"],
+        "alice: Remote-Email, -Name, -Groups, -Amr");
       return `Remote-Name ${show(who.remoteName)}`;
     });
     await t.check("without request_header, an answer without Remote-Name: what the app receives for a forged one", async () => {
@@ -249,13 +257,14 @@ access:
       const [who] = seenFor("/forged-bare");
       eq(who?.remoteEmail, "noname@example.com", "Remote-Email");
       // Caddy 2.10 up to the fix for GHSA-7r4p-vjf4-gxv4 passes the forgery on.
-      if (before210) eq(who.remoteName, literal, "Remote-Name");
-      return `Remote-Name ${show(who.remoteName)}`;
+      if (before210) eq([who.remoteName, who.remoteGroups], [literal("Remote-Name"), literal("Remote-Groups")], "Remote-Name, Remote-Groups");
+      return `Remote-Name ${show(who.remoteName)}, Remote-Groups ${show(who.remoteGroups)}`;
     });
     await t.check("request_header -Remote-* outside a route runs after forward_auth: the app receives no identity at all", async () => {
       await viaCaddy("naive", "/naive", { cookie: aliceCookie });
       const [who] = seenFor("/naive");
-      eq([who?.remoteUser, who?.remoteEmail, who?.remoteName], [null, null, null], "Remote-User, Remote-Email, Remote-Name");
+      eq([who?.remoteUser, who?.remoteEmail, who?.remoteName, who?.remoteGroups, who?.remoteAmr], [null, null, null, null, null],
+        "Remote-User, -Email, -Name, -Groups, -Amr");
     });
   } finally {
     await caddy.stop();
