@@ -250,8 +250,12 @@ var cspScheme = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
 
 // cspHost is a host[:port] that is safe inside a CSP source expression: an
 // IdP's discovery document is not allowed to add directives with ";" or
-// spaces.
-var cspHost = regexp.MustCompile(`^([a-z0-9-]+(\.[a-z0-9-]+)*\.?|\[[0-9a-f:.]+\])(:[0-9]{1,5})?$`)
+// spaces. A CSP host-source is names and dots only (CSP3 host-char):
+// browsers report a bracketed IPv6 literal (http://[::1]:8080) as an
+// invalid source and ignore it, so none is written. A form that ends on
+// such an origin is refused by Chromium whatever the policy says
+// (docs/security.md).
+var cspHost = regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)*\.?(:[0-9]{1,5})?$`)
 
 // cspOrigin is the scheme://host[:port] of an absolute http(s) URL, as a CSP
 // source expression; false for anything else.
