@@ -53,7 +53,9 @@ func (f *front) securityHeaders(h http.Header) {
 //     that opens a latchkey page in a window keeps no handle on it (to
 //     navigate it, count its frames, or learn when it closes), unless the
 //     route kept the opener (web.KeepOpener: a sign-in journey's page,
-//     which an app may open in a popup and wait on);
+//     which an app may open in a popup and wait on; routeTag.keepOpener:
+//     the OpenID Provider's endpoints, whose redirects are hops of one —
+//     browsers weigh a redirect's COOP too);
 //   - with the CSP, a Permissions-Policy that turns off what no page uses
 //     (camera, microphone, location, payment, ...) for the page and for
 //     anything it could ever frame; passkeys stay latchkey's own
@@ -76,7 +78,7 @@ func (f *front) documentPolicy(h http.Header, rt *routeTag) {
 		return
 	}
 	h["Content-Security-Policy"] = f.cspHeader()
-	if _, kept := h[web.HeaderCOOP]; !kept {
+	if _, kept := h[web.HeaderCOOP]; !kept && (rt == nil || !rt.keepOpener) {
 		h[web.HeaderCOOP] = coopSameOrigin
 	}
 	if f.passkeys {

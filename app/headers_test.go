@@ -302,6 +302,13 @@ func TestPagesIsolateTheirWindowAndTurnOffFeatures(t *testing.T) {
 		require.Empty(t, res.Header.Values("Cross-Origin-Opener-Policy"), res.Request.URL.Path)
 	}
 
+	// The OpenID Provider's authorize redirect is a hop of such a journey.
+	op := startOP(t, backends()[0], nil)
+	target, _ := op.relyingParty("app", rpSecret).authorizeURL()
+	res := op.get(op.browser(), target)
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	require.Empty(t, res.Header.Values("Cross-Origin-Opener-Policy"), "authorize redirect")
+
 	// Without passkeys, no page may use WebAuthn.
 	e = startEnv(t, envOpts{ownURL: true})
 	requirePolicy(t, "no passkeys /signin", e.get(e.client, "/signin"), "unsafe-none", "()")

@@ -37,6 +37,10 @@ type routeTag struct {
 	// a panic's 500, plain text under nosniff), so a browser has nothing
 	// to run and documentPolicy adds no CSP.
 	bodiless bool
+	// keepOpener: the route's answers never carry
+	// Cross-Origin-Opener-Policy: same-origin (web.KeepOpener's, for a
+	// route mounted by path: the OpenID Provider's protocol endpoints).
+	keepOpener bool
 }
 
 func (f *front) routeTag(pattern string) *routeTag {

@@ -73,7 +73,11 @@ func (m mux) RootAny(path string, h echo.HandlerFunc) {
 
 func (m mux) Protocol(path string, h http.Handler) {
 	full := m.f.basePath + path
-	m.g.Any(path, m.route(full, m.kit.Protocol(h)))
+	rt := m.f.routeTag(full)
+	// The authorization and end-session endpoints' redirects are hops of
+	// a journey an app may run in a popup (documentPolicy).
+	rt.keepOpener = true
+	m.g.Any(path, tagged(rt, m.recoverPanics(m.kit.Protocol(h))))
 	m.checked[full] = true // the handler authenticates its callers
 	m.f.protocol = append(m.f.protocol, strings.TrimSuffix(full, "*"))
 }
