@@ -1,7 +1,9 @@
 package app_test
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"testing"
 	"time"
@@ -126,13 +128,15 @@ func TestPasswordDeviceCookieLockOut(t *testing.T) {
 
 // Instances sharing a database and the secret share device cookies, and
 // a cookie sealed under a secret that a rotation moved down the list
-// (AUTH_SECRET_1…) still counts.
+// (AUTH_SECRET_1…) still counts; a revocation of the account's sessions
+// voids it on the other instance too, once its poll has read it.
 func TestPasswordDeviceCookieAcrossInstancesAndRotation(t *testing.T) {
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
 	trust := func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }
-	a := startPw(t, envOpts{postgres: true, clock: clock, config: trust})
-	b := startPw(t, envOpts{clock: clock, config: func(c *config.Config) {
+	a := startPw(t, envOpts{postgres: true, strategy: config.StrategyJWT, clock: clock, config: trust})
+	b := startPw(t, envOpts{strategy: config.StrategyJWT, clock: clock, config: func(c *config.Config) {
 		trust(c)
+		c.Session.RevocationPoll = config.Duration(100 * time.Millisecond)
 		c.DatabaseURL = a.cfg.DatabaseURL
 		c.RotationSecrets = []string{"rotated-secret-0123456789abcdef0123456789"}
 	}})
@@ -145,4 +149,68 @@ func TestPasswordDeviceCookieAcrossInstancesAndRotation(t *testing.T) {
 	b.spendAccountTier("alice@example.com", "203.0.113.7")
 	require.Equal(t, http.StatusUnauthorized, a.passwordSignIn(a.browser(), "alice@example.com", goodPassword, "X-Forwarded-For", "192.0.2.1").StatusCode)
 	require.Equal(t, http.StatusOK, b.passwordSignIn(b.withDevice(device), "alice@example.com", goodPassword, "X-Forwarded-For", "192.0.2.2").StatusCode)
+
+	// `latchkey sessions revoke --user` (a process of its own) voids it on
+	// every instance once their poll read it, as it ends the JWT sessions.
+	serveLoops(t, b.app)
+	clock.Add(time.Second)
+	_, uid := a.sessionUser(victim)
+	require.NotEmpty(t, uid)
+	_, err := a.app.Store().RevokeSessions(context.Background(), uid, clock.Now())
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { addr, _ := b.sessionUser(victim); return addr == "" }, 5*time.Second, 20*time.Millisecond,
+		"the other instance read the revocation")
+	require.Equal(t, http.StatusUnauthorized, b.passwordSignIn(b.withDevice(device), "alice@example.com", goodPassword, "X-Forwarded-For", "192.0.2.3").StatusCode,
+		"the device cookie is void there too")
+}
+
+// A device cookie is a sign-in's credential like a session: what ends the
+// account's sessions (sign out everywhere, a password change, a reset,
+// `latchkey sessions revoke`) voids the entries it issued before, so a
+// copied browser profile no longer gets past a blocked account. A cookie
+// issued by a sign-in after the revocation exempts as before.
+func TestPasswordDeviceCookieEndsWithSessions(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startPw(t, envOpts{postgres: pg, config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }})
+		e.addPasswordUser("alice@example.com", goodPassword, true)
+		ip := 0
+		newIP := func() string { ip++; return "192.0.2." + strconv.Itoa(ip) }
+		signIn := func(c *http.Client, pw string) int {
+			return e.passwordSignIn(c, "alice@example.com", pw, "X-Forwarded-For", newIP()).StatusCode
+		}
+		// blocked spends the account tier, then lets its block pass.
+		blocked := func(run func()) {
+			e.spendAccountTier("alice@example.com", "203.0.113.7")
+			run()
+			e.clock.Add(time.Hour + time.Minute)
+		}
+
+		victim := e.browser()
+		require.Equal(t, http.StatusOK, signIn(victim, goodPassword))
+		stolen, ok := e.jarCookie(victim, passwordDeviceCookie)
+		require.True(t, ok)
+		e.clock.Add(time.Second)
+		res := e.post(victim, "/signout/all", url.Values{"csrfToken": {e.csrf(victim)}, "callbackUrl": {e.origin + "/bye"}})
+		require.Equal(t, e.origin+"/bye", res.location(), res.body)
+		blocked(func() {
+			require.Equal(t, http.StatusUnauthorized, signIn(e.withDevice(stolen), goodPassword),
+				"a device cookie from before sign out everywhere exempts nothing")
+		})
+
+		e.clock.Add(time.Second)
+		require.Equal(t, http.StatusOK, signIn(victim, goodPassword))
+		stolen, _ = e.jarCookie(victim, passwordDeviceCookie)
+		e.clock.Add(time.Second)
+		res = e.form(victim, "/account/password", "currentPassword", goodPassword, "password", otherPassword)
+		require.Less(t, res.StatusCode, 400, res.body)
+		e.clock.Add(time.Second)
+		require.Equal(t, http.StatusOK, signIn(victim, otherPassword))
+		fresh, _ := e.jarCookie(victim, passwordDeviceCookie)
+		blocked(func() {
+			require.Equal(t, http.StatusUnauthorized, signIn(e.withDevice(stolen), otherPassword),
+				"nor one from before a password change")
+			require.Equal(t, http.StatusOK, signIn(e.withDevice(fresh), otherPassword),
+				"a cookie issued after the revocation exempts as before")
+		})
+	})
 }

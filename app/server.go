@@ -221,7 +221,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 	if w.passkeys, err = w.buildPasskeys(); err != nil {
 		return err
 	}
-	if w.devices, err = signin.NewDevices(w.cfg.Secrets(), signin.KnownFor); err != nil {
+	if w.devices, err = signin.NewDevices(w.cfg.Secrets(), signin.KnownFor, w.revocations); err != nil {
 		return err
 	}
 	w.core = &signin.Service{

@@ -124,7 +124,7 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 		// The browser is known to the account from now on, whatever its
 		// IP (also when the second factor is still to come: the password
 		// was right).
-		if out.PasswordDevice, out.PasswordDeviceExpires, err = held.DeviceCookie(now); err != nil {
+		if out.PasswordDevice, out.PasswordDeviceExpires, err = held.DeviceCookie(user.ID, now); err != nil {
 			s.Log.Warn("no password device cookie after a sign-in", "provider", p.ID, "err", err)
 		}
 	}

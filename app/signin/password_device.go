@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,19 +29,35 @@ const devicePurpose = "latchkey password device"
 // the address itself, each with a random id of its own: failures with the
 // cookie count against that id (the Device tier), so a stolen cookie does
 // not guess without limit, and a sign-in on another account of the same
-// browser does not give the first a fresh count.
+// browser does not give the first a fresh count. An entry is a sign-in's
+// credential like a session: what ends the user's sessions (sign out
+// everywhere, a password change or reset, `latchkey sessions revoke`)
+// voids the entries issued before it (Revocations).
 type Devices struct {
-	codecs []securecookie.Codec
+	codecs  []securecookie.Codec
+	revoked Revocations
+}
+
+// Revocations is this instance's copy of the users' "not before" times
+// (session.Revocations, polled): a lookup in memory, no query.
+type Revocations interface {
+	// Revoked reports whether a sign-in of userID at signedIn was
+	// revoked since.
+	Revoked(userID string, signedIn time.Time) bool
 }
 
 // NewDevices returns the device cookies sealed with the first of secrets
-// and opened with any (secret rotation), refused once older than keep.
-func NewDevices(secrets []string, keep time.Duration) (*Devices, error) {
+// and opened with any (secret rotation), refused once older than keep,
+// and void once revoked says so of their sign-in.
+func NewDevices(secrets []string, keep time.Duration, revoked Revocations) (*Devices, error) {
+	if revoked == nil {
+		return nil, errors.New("password device cookie: no revocations")
+	}
 	codecs, err := cookies.SealedCodecs(secrets, devicePurpose, keep)
 	if err != nil {
 		return nil, fmt.Errorf("password device cookie: %w", err)
 	}
-	return &Devices{codecs: codecs}, nil
+	return &Devices{codecs: codecs, revoked: revoked}, nil
 }
 
 // deviceCookie is the sealed value: the accounts that signed in with a
@@ -50,12 +67,15 @@ type deviceCookie struct {
 }
 
 // deviceAccount is one account of a device cookie: its address's hash
-// (deviceKey), the id its failures count against, and when it signed in
-// (Unix seconds; the entry is void KnownFor later).
+// (deviceKey), the id its failures count against, when it signed in (Unix
+// seconds; the entry is void KnownFor later) and the user who did, whose
+// revocations void it. An entry without a user (sealed before it was
+// added) is void: no revocation could reach it.
 type deviceAccount struct {
-	Key string `json:"k"`
-	ID  string `json:"d"`
-	At  int64  `json:"t"`
+	Key  string `json:"k"`
+	ID   string `json:"d"`
+	At   int64  `json:"t"`
+	User string `json:"u"`
 }
 
 // deviceKey is the name of an account in a device cookie: a short hash of
@@ -76,30 +96,46 @@ func (d *Devices) open(cookie string) deviceCookie {
 	return v
 }
 
-// find is addr's entry of v when it signed in within keep of now.
-func (v deviceCookie) find(addr string, now time.Time, keep time.Duration) (deviceAccount, bool) {
+// live reports whether a is still an exemption at now: signed in within
+// keep, by a user it names, not revoked since (revoked nil: none are).
+func (a deviceAccount) live(now time.Time, keep time.Duration, revoked Revocations) bool {
+	at := time.Unix(a.At, 0)
+	return a.User != "" && now.Before(at.Add(keep)) && (revoked == nil || !revoked.Revoked(a.User, at))
+}
+
+// find is addr's entry of v when it is live.
+func (v deviceCookie) find(addr string, now time.Time, keep time.Duration, revoked Revocations) (deviceAccount, bool) {
 	key := deviceKey(addr)
 	for _, a := range v.Accounts {
-		if subtle.ConstantTimeCompare([]byte(a.Key), []byte(key)) == 1 && now.Before(time.Unix(a.At, 0).Add(keep)) {
+		if subtle.ConstantTimeCompare([]byte(a.Key), []byte(key)) == 1 && a.live(now, keep, revoked) {
 			return a, true
 		}
 	}
 	return deviceAccount{}, false
 }
 
-// signedIn is v after addr signed in at now: its entry first, with a new
-// id (failures counted against the old one, by a copy of the cookie, stay
-// there), the other accounts' entries as they were but those past keep,
-// at most DeviceAccounts.
-func (v deviceCookie) signedIn(addr string, now time.Time, keep time.Duration) deviceCookie {
+// signedIn is v after userID signed in as addr at now: its entry first,
+// with a new id (failures counted against the old one, by a copy of the
+// cookie, stay there), the other accounts' live entries as they were, at
+// most DeviceAccounts.
+func (v deviceCookie) signedIn(addr, userID string, now time.Time, keep time.Duration, revoked Revocations) deviceCookie {
 	key := deviceKey(addr)
-	out := deviceCookie{Accounts: []deviceAccount{{Key: key, ID: random.Base64URL(16), At: now.Unix()}}}
+	out := deviceCookie{Accounts: []deviceAccount{{Key: key, ID: random.Base64URL(16), At: now.Unix(), User: userID}}}
 	for _, a := range v.Accounts {
-		if a.Key != key && now.Before(time.Unix(a.At, 0).Add(keep)) && len(out.Accounts) < DeviceAccounts {
+		if a.Key != key && a.live(now, keep, revoked) && len(out.Accounts) < DeviceAccounts {
 			out.Accounts = append(out.Accounts, a)
 		}
 	}
 	return out
+}
+
+// revocations is d's Revocations (nil for no Devices, which open no
+// cookie).
+func (d *Devices) revocations() Revocations {
+	if d == nil {
+		return nil
+	}
+	return d.revoked
 }
 
 // seal is v as a cookie value.

@@ -179,7 +179,7 @@ var ErrThrottled = errors.New("too many failed password sign-ins")
 func (t *Throttle) Reserve(ctx context.Context, addr, clientIP, device string, now time.Time) (*Reservation, error) {
 	k := keysOf(addr, clientIP)
 	cookie := t.Devices.open(device)
-	if d, ok := cookie.find(addr, now, t.KnownFor); ok {
+	if d, ok := cookie.find(addr, now, t.KnownFor, t.Devices.revocations()); ok {
 		k.device = throttleBucket("device", addr, d.ID)
 	}
 	rows, err := t.Store.PasswordThrottles(ctx, now, k.pair, k.client, k.network, k.account, k.known, k.device)
@@ -273,13 +273,13 @@ func (r *Reservation) Succeeded(ctx context.Context, now time.Time) error {
 
 // DeviceCookie is the device cookie to give the browser after Succeeded,
 // and when it expires: the one it sent (any valid one, whatever its
-// accounts) with this account first and a new id for it; "" without
-// device cookies (Devices).
-func (r *Reservation) DeviceCookie(now time.Time) (string, time.Time, error) {
+// accounts) with this account, signed in as userID, first and a new id
+// for it; "" without device cookies (Devices).
+func (r *Reservation) DeviceCookie(userID string, now time.Time) (string, time.Time, error) {
 	if r.t.Devices == nil {
 		return "", time.Time{}, nil
 	}
-	v, err := r.t.Devices.seal(r.cookie.signedIn(r.addr, now, r.t.KnownFor))
+	v, err := r.t.Devices.seal(r.cookie.signedIn(r.addr, userID, now, r.t.KnownFor, r.t.Devices.revoked))
 	if err != nil {
 		return "", time.Time{}, err
 	}
