@@ -21,21 +21,24 @@ import (
 // page that needs an e-mail is offered.
 func (w *wiring) buildAccountPages(mail *emailflow.Handler) (*accounts.Service, *accountpages.Handler) {
 	p, ok := w.cfg.Credentials()
+	// Wrong passwords typed on the account pages count in the password
+	// sign-in's buckets (guessing there is guessing at sign-in), and the
+	// browser's device cookie counts as it does there.
+	throttle := signin.NewThrottle(throttlestore.New(w.store))
+	throttle.Devices = w.devices
 	offers := accountpages.Offers{Passwords: ok, SignUp: ok && p.SignupEnabled()}
 	offers.PasskeyProvider = w.passkeys.First()
 	mailer, limits, canMail := mail.AccountMailer()
 	offers.Mail = canMail
 	rules := &accounts.Service{
-		Store:    w.store,
-		Core:     w.core,
-		Hooks:    w.hooks,
-		Provider: p.ID,
-		Offered:  accounts.Offered{Passwords: ok, Email: mail.Offered(), Passkeys: offers.PasskeyProvider != ""},
-		Hasher:   w.hasher,
-		Policy:   password.NewPolicy(),
-		// Wrong passwords typed on the account pages count in the password
-		// sign-in's buckets: guessing there is guessing at sign-in.
-		Throttle:      signin.NewThrottle(throttlestore.New(w.store)),
+		Store:         w.store,
+		Core:          w.core,
+		Hooks:         w.hooks,
+		Provider:      p.ID,
+		Offered:       accounts.Offered{Passwords: ok, Email: mail.Offered(), Passkeys: offers.PasskeyProvider != ""},
+		Hasher:        w.hasher,
+		Policy:        password.NewPolicy(),
+		Throttle:      throttle,
 		Limits:        limits,
 		Hashes:        func(v string) []string { return email.HashTokens(v, w.cfg.Secrets()) },
 		SessionsEnded: w.sessionsEnded,

@@ -214,3 +214,37 @@ func TestPasswordDeviceCookieEndsWithSessions(t *testing.T) {
 		})
 	})
 }
+
+// The account page's password check counts in the sign-in's buckets, and
+// reads the device cookie as the sign-in does: an owner whose account an
+// attacker keeps blocked changes the password from a new IP with the
+// browser's cookie (without it, "too many attempts", as before), and the
+// browser gets a fresh cookie, signed in after the change ended every
+// session, that passes the block at the next sign-in.
+func TestAccountPasswordCheckReadsDeviceCookie(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startPw(t, envOpts{postgres: pg, config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }})
+		e.addPasswordUser("alice@example.com", goodPassword, true)
+		change := func(c *http.Client, ip string) resp {
+			f := url.Values{"csrfToken": {e.csrf(c)}, "currentPassword": {goodPassword}, "password": {otherPassword}}
+			return e.post(c, "/account/password", f, "X-Forwarded-For", ip)
+		}
+		victim := e.browser()
+		require.Equal(t, http.StatusOK, e.passwordSignIn(victim, "alice@example.com", goodPassword, "X-Forwarded-For", "198.51.100.1").StatusCode)
+		device, _ := e.jarCookie(victim, passwordDeviceCookie)
+		e.spendAccountTier("alice@example.com", "203.0.113.7")
+
+		noCookie := e.browser() // the same session, without the device cookie
+		st, ok := e.jarCookie(victim, "next-auth.session-token")
+		require.True(t, ok)
+		e.setJarCookie(noCookie, "next-auth.session-token", st)
+		require.Equal(t, http.StatusTooManyRequests, change(noCookie, "192.0.2.1").StatusCode, "without the cookie, as before")
+		res := change(victim, "192.0.2.2")
+		require.Equal(t, http.StatusOK, res.StatusCode, "with it, from a new IP")
+		fresh, ok := e.jarCookie(victim, passwordDeviceCookie)
+		require.True(t, ok)
+		require.NotEqual(t, device, fresh, "a fresh cookie")
+		require.Equal(t, http.StatusOK, e.passwordSignIn(victim, "alice@example.com", otherPassword, "X-Forwarded-For", "192.0.2.3").StatusCode,
+			"which passes the block after the change")
+	})
+}

@@ -62,8 +62,9 @@ func (h *Handler) accountPage(c echo.Context, rq *web.Request, u *models.User, s
 
 // postAccountPassword changes the password, or mails the link that adds one.
 func (h *Handler) postAccountPassword(c echo.Context, rq *web.Request, u *models.User) error {
-	err := h.rules.ChangePassword(c.Request().Context(), u, accounts.PasswordChange{
+	changed, err := h.rules.ChangePassword(c.Request().Context(), u, accounts.PasswordChange{
 		Current: rq.Form.Get("currentPassword"), Password: rq.Form.Get("password"), ClientIP: c.RealIP(),
+		Device: h.kit.PasswordDevice(c),
 	})
 	switch {
 	case errors.Is(err, accounts.ErrNoPassword):
@@ -79,6 +80,7 @@ func (h *Handler) postAccountPassword(c echo.Context, rq *web.Request, u *models
 	case err != nil:
 		return tryLater("password change", err)
 	}
+	h.kit.SetPasswordDevice(c, changed.Device, changed.DeviceExpires)
 	return h.passwordChanged(c, rq)
 }
 

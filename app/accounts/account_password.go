@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app/finish"
 	"github.com/latchkey-auth/latchkey/app/signin"
@@ -50,6 +51,20 @@ type PasswordChange struct {
 	Current  string
 	Password string // the new one
 	ClientIP string
+	// Device is the browser's password device cookie ("" none), read as
+	// the password sign-in reads it.
+	Device string
+}
+
+// PasswordChanged is what the browser that changed the password gets: a
+// fresh password device cookie ("" none), signed in after the change
+// ended every session, and so every device cookie entry, of the user.
+// The browser proved the password as a sign-in does; without it its owner
+// would sign in next as an unknown client, which an attacker keeping the
+// account blocked would keep out.
+type PasswordChanged struct {
+	Device        string
+	DeviceExpires time.Time
 }
 
 // ChangePassword replaces the user's password when the current one is
@@ -58,31 +73,33 @@ type PasswordChange struct {
 // remembered for the second factor is forgotten. A user without a
 // password is ErrNoPassword: they add one by e-mail (AddPasswordByEmail).
 // A password changed by another request meanwhile is ErrChangedMeanwhile.
-func (s *Service) ChangePassword(ctx context.Context, u *models.User, in PasswordChange) error {
+func (s *Service) ChangePassword(ctx context.Context, u *models.User, in PasswordChange) (PasswordChanged, error) {
+	var out PasswordChanged
 	old, err := s.Store.PasswordHash(ctx, u.ID)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		return ErrNoPassword
+		return out, ErrNoPassword
 	case err != nil:
-		return fmt.Errorf("password change: %w", err)
+		return out, fmt.Errorf("password change: %w", err)
 	}
-	if err := s.checkPassword(ctx, "password change", deref(u.Email), old, in.Current, in.ClientIP); err != nil {
-		return err
+	held, err := s.checkPassword(ctx, "password change", deref(u.Email), old, in.Current, in.ClientIP, in.Device)
+	if err != nil {
+		return out, err
 	}
 	if err := s.checkPolicy("password change", in.Password, deref(u.Email)); err != nil {
-		return err
+		return out, err
 	}
 	hash, err := s.hash(in.Password)
 	if err != nil {
-		return err
+		return out, err
 	}
 	at := s.Now()
 	ended, err := s.Store.ChangePassword(ctx, u.ID, old, hash, at)
 	switch {
 	case errors.Is(err, models.ErrConflict):
-		return ErrChangedMeanwhile
+		return out, ErrChangedMeanwhile
 	case err != nil:
-		return fmt.Errorf("password change: %w", err)
+		return out, fmt.Errorf("password change: %w", err)
 	}
 	s.Log.Info("password changed", "user", u.ID, "database_sessions_ended", ended)
 	// The password is changed: the rest follows it, as after a reset. A
@@ -90,11 +107,14 @@ func (s *Service) ChangePassword(ctx context.Context, u *models.User, in Passwor
 	// the new password (whoever changed it from there included).
 	ctx, cancel := finish.Detached(ctx)
 	defer cancel()
-	s.sessionsEnded(ctx, at)
-	if err := s.forgetDevices(ctx, u.ID); err != nil {
-		return fmt.Errorf("password change: the password was changed: %w", err)
+	s.sessionsEnded(ctx, at) // returns once the revocation's second is over
+	if out.Device, out.DeviceExpires, err = held.DeviceCookie(u.ID, s.Now()); err != nil {
+		s.Log.Warn("no password device cookie after a password change", "err", err)
 	}
-	return nil
+	if err := s.forgetDevices(ctx, u.ID); err != nil {
+		return out, fmt.Errorf("password change: the password was changed: %w", err)
+	}
+	return out, nil
 }
 
 // AddPasswordByEmail mails the signed-in user the link that sets a

@@ -303,43 +303,47 @@ func (s *Service) userByEmail(ctx context.Context, addr string) (*models.User, e
 }
 
 // checkPassword checks pw against an account's hash in the password
-// sign-in's throttle buckets (guessing here is guessing there): nil when it
-// matches, else ErrThrottled (throttled, or busy) or ErrWrongPassword,
-// with the failure counted (Reserve counts it in advance), or another
-// error when the counters cannot be reached (the handler's "try again"). A password no
-// account can have (empty, NUL, over password.MaxInputBytes) is wrong
-// before the throttle or the hasher sees it, as the password sign-in
-// refuses it (signin.SignInWithPassword): nothing is counted.
-func (s *Service) checkPassword(ctx context.Context, flow, addr, hash, pw, clientIP string) error {
+// sign-in's throttle buckets (guessing here is guessing there), with the
+// browser's password device cookie as the sign-in reads it (device, ""
+// none: a known browser is exempt from the account and network blocks
+// here too, and its failures count against the cookie): the reservation,
+// succeeded, when it matches, else ErrThrottled (throttled, or busy) or
+// ErrWrongPassword, with the failure counted (Reserve counts it in
+// advance), or another error when the counters cannot be reached (the
+// handler's "try again"). A password no account can have (empty, NUL,
+// over password.MaxInputBytes) is wrong before the throttle or the hasher
+// sees it, as the password sign-in refuses it (signin.SignInWithPassword):
+// nothing is counted.
+func (s *Service) checkPassword(ctx context.Context, flow, addr, hash, pw, clientIP, device string) (*signin.Reservation, error) {
 	if _, err := password.Normalize(pw); err != nil {
 		s.Log.Warn("password check refused: unreadable password", "flow", flow, "err", err)
-		return ErrWrongPassword
+		return nil, ErrWrongPassword
 	}
-	held, err := s.Throttle.Reserve(ctx, addr, clientIP, "", s.Now())
+	held, err := s.Throttle.Reserve(ctx, addr, clientIP, device, s.Now())
 	switch {
 	case errors.Is(err, signin.ErrThrottled):
 		s.Log.Warn("password check refused", "flow", flow, "err", err)
-		return ErrThrottled
+		return nil, ErrThrottled
 	case err != nil:
 		// The counters could not be read or written (the database is down
 		// or failing over): no password is checked (fail closed), and the
 		// page says "try again" (503), not "too many attempts".
-		return fmt.Errorf("%s: password throttle: %w", flow, err)
+		return nil, fmt.Errorf("%s: password throttle: %w", flow, err)
 	}
 	ok, _, err := s.Hasher.Verify(hash, pw)
 	switch {
 	case err != nil: // busy, or an unreadable stored hash: not a failure
 		held.Release(ctx)
 		s.Log.Warn("password check refused", "flow", flow, "err", err)
-		return ErrThrottled
+		return nil, ErrThrottled
 	case ok:
 		if err := held.Succeeded(ctx, s.Now()); err != nil {
 			s.Log.Warn("password throttle not reset", "err", err)
 		}
-		return nil
+		return held, nil
 	}
 	s.Log.Warn("password check refused: wrong password", "flow", flow)
-	return ErrWrongPassword
+	return nil, ErrWrongPassword
 }
 
 // sessionsEnded tells the HTTP layer that a user's sessions were revoked.

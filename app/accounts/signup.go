@@ -121,7 +121,9 @@ func (s *Service) CompleteSignUp(ctx context.Context, token, pw, clientIP string
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkPassword(ctx, "sign-up", p.Email, p.PasswordHash, pw, clientIP); err != nil {
+	// No device cookie: the address has no account yet, so none of its
+	// entries is live (a deleted account's were revoked with it).
+	if _, err := s.checkPassword(ctx, "sign-up", p.Email, p.PasswordHash, pw, clientIP, ""); err != nil {
 		return nil, err
 	}
 	u, err := s.Store.CompletePasswordSignUp(ctx, p.TokenHash, s.Now())

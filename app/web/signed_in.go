@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,9 +19,7 @@ import (
 // second-factor gate held goes to the second step instead (heldForSecondStep).
 // A right password gets the password device cookie either way.
 func (k *Kit) AfterSignIn(c echo.Context, rq *Request, in *signin.SignedIn) error {
-	if in.PasswordDevice != "" { // a right password, with or without a second step to come
-		k.baseCookies().Set(c.Response(), k.names.PasswordDevice, in.PasswordDevice, in.PasswordDeviceExpires, 0)
-	}
+	k.SetPasswordDevice(c, in.PasswordDevice, in.PasswordDeviceExpires) // a right password, with or without a second step to come
 	if in.SecondStep != nil {
 		return k.heldForSecondStep(c, rq, in)
 	}
@@ -76,8 +75,17 @@ func (k *Kit) heldForSecondStep(c echo.Context, rq *Request, in *signin.SignedIn
 	return k.SendStatusRedirect(c, rq, http.StatusUnauthorized, k.WithLang(c, rq, k.base.URL(page)+"?"+q.Encode()))
 }
 
+// SetPasswordDevice gives the browser the password device cookie value,
+// sealed by the throttle after a right password, until expires; "" sets
+// nothing.
+func (k *Kit) SetPasswordDevice(c echo.Context, value string, expires time.Time) {
+	if value != "" {
+		k.baseCookies().Set(c.Response(), k.names.PasswordDevice, value, expires, 0)
+	}
+}
+
 // PasswordDevice is the request's password device cookie ("" none), for
-// signin.PasswordLogin.
+// signin.PasswordLogin and the account pages' password checks.
 func (k *Kit) PasswordDevice(c echo.Context) string {
 	v, _ := cookies.Read(c.Request(), k.names.PasswordDevice)
 	return v
