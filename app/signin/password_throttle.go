@@ -63,7 +63,8 @@ func (b BackOff) delay(n int) time.Duration {
 // exempt from them, and their blocks are capped like the others. A client
 // is known to an account when the account signed in from its IP during
 // the last KnownFor, or when it presents a device cookie (Devices) the
-// account got at a sign-in during KnownFor: a phone whose IP changes with
+// account got at a sign-in during KnownFor that no revocation of the
+// user's sessions followed: a phone whose IP changes with
 // every network keeps its exemption. A device cookie's own failures count
 // in a fifth bucket:
 //
@@ -173,7 +174,8 @@ var ErrThrottled = errors.New("too many failed password sign-ins")
 //
 // The network and account tiers do not refuse a known client (an IP the
 // account signed in from during KnownFor, or device, the device cookie as
-// the browser sent it, naming the account and not locked out); its
+// the browser sent it, naming the account, not revoked since and not
+// locked out); its
 // attempts are counted all the same. A device cookie that is not valid
 // for the account is no device cookie: no error, an unknown client.
 func (t *Throttle) Reserve(ctx context.Context, addr, clientIP, device string, now time.Time) (*Reservation, error) {
