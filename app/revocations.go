@@ -8,6 +8,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/logs"
 	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/accountstore"
 )
@@ -98,12 +99,18 @@ func (a *App) revocationLoop(ctx context.Context) {
 // sign-in (with absolute_max_age) or after its last extension (max_age)
 // and, with the OpenID Provider, than its refresh and access tokens live
 // (a refresh token left unused across the revocation is refused by it
-// alone: purged with the sessions' window, the token worked again), plus
-// a day for instances that were late to read them.
+// alone: purged with the sessions' window, the token worked again) and,
+// with a password provider, than its device cookies live (signin.KnownFor:
+// the revocation voids those signed in before it; purged sooner, a revoked
+// one exempted again), plus a day for instances that were late to read
+// them.
 func purgeRevocations(cfg config.Config, store *models.Store, now func() time.Time) func(context.Context) (int64, error) {
 	keep := max(cfg.Session.MaxAge.D(), cfg.Session.AbsoluteMaxAge.D())
 	if cfg.OpenID.Enabled {
 		keep = max(keep, cfg.OpenID.RefreshTokenLifetime.D(), cfg.OpenID.AccessTokenLifetime.D())
+	}
+	if _, ok := cfg.Credentials(); ok {
+		keep = max(keep, signin.KnownFor)
 	}
 	keep += 24 * time.Hour
 	return func(ctx context.Context) (int64, error) {

@@ -110,19 +110,41 @@ func TestRevocationsReadAtStart(t *testing.T) {
 // Serve's purge also deletes revocations that no session can outlive any
 // more (older than max(max_age, absolute_max_age) + a day); newer ones stay.
 func TestServePurgesOldRevocations(t *testing.T) {
+	keep := 31 * 24 * time.Hour // the default 30 days, plus the day
+	requirePurge(t, nil, -keep-time.Minute, -keep+time.Minute)
+}
+
+// With a password provider, a revocation also voids the password device
+// cookies signed in before it, which live 30 days whatever the sessions'
+// max_age: the purge keeps it that long (plus the day), or a revoked
+// cookie would exempt again once its revocation was purged.
+func TestServeKeepsRevocationsForDeviceCookies(t *testing.T) {
+	requirePurge(t, func(cfg *config.Config) {
+		cfg.Session.MaxAge = config.Duration(time.Hour)
+		cfg.Session.AbsoluteMaxAge = config.Duration(time.Hour)
+		cfg.Providers = append(cfg.Providers, config.Provider{Type: config.TypeCredentials, ID: "credentials"})
+	}, -31*24*time.Hour-time.Minute, -2*24*time.Hour)
+}
+
+// requirePurge has Serve's purge, under the defaults changed by mutate,
+// delete a revocation written gone before now and keep one written kept
+// before now.
+func requirePurge(t *testing.T, mutate func(*config.Config), gone, kept time.Duration) {
 	cfg := config.Defaults()
 	cfg.Secret = testSecret
 	cfg.DataDir = t.TempDir()
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	clock := &testClock{now: now}
 	a, err := app.New(cfg, app.Options{Logger: slog.New(slog.DiscardHandler), Now: clock.Now, PurgeEvery: 20 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = a.Close() }) // after serveLoops has stopped Serve
 	ctx := context.Background()
-	keep := 31 * 24 * time.Hour // the default 30 days, plus the day
-	_, err = a.Store().RevokeSessions(ctx, "old", now.Add(-keep-time.Minute))
+	_, err = a.Store().RevokeSessions(ctx, "old", now.Add(gone))
 	require.NoError(t, err)
-	_, err = a.Store().RevokeSessions(ctx, "recent", now.Add(-keep+time.Minute))
+	_, err = a.Store().RevokeSessions(ctx, "recent", now.Add(kept))
 	require.NoError(t, err)
 
 	serveLoops(t, a)
