@@ -652,3 +652,36 @@ func TestPasskeyUserVerificationOutlivesTheCookie(t *testing.T) {
 	strict.requirePasskeyRefused(c, strict.passkeyAnswer(c, "authenticate", answer, nil), "User verification required")
 	require.Nil(t, lax.passkeysOf(uid)[0].LastUsedAt)
 }
+
+// A passkey is a way in that outlives every session and a password reset,
+// as a linked identity is, so the owner's verified address is told when
+// one is added or removed (an intruder's passkey, made from a borrowed or
+// stolen session, does not go unnoticed). A rename, a sign-in and a
+// refused removal tell nothing.
+func TestPasskeyChangesAreToldByEmail(t *testing.T) {
+	e := startPasskeys(t, backends()[0], nil)
+	owner := e.browser()
+	uid := e.emailSignIn(owner, "ada@example.com") // mail 1: the sign-in link
+	k := e.newKey()
+	e.addPasskey(owner, k, "laptop")
+	m, p := e.mail(2)
+	require.Equal(t, []string{"ada@example.com"}, m.To)
+	require.Contains(t, p.Subject, "A sign-in method was added to your account")
+	require.Contains(t, p.Text, "A passkey was added to your account")
+	require.Contains(t, p.Text, e.base+"/passkeys", "the mail leads to the passkeys page, where it can be removed")
+	require.NotContains(t, p.Text, "laptop", "the name, which whoever added it chose, is not repeated")
+
+	id := e.passkeysOf(uid)[0].ID
+	res := e.post(owner, "/passkeys/rename", url.Values{"csrfToken": {e.csrf(owner)}, "id": {id}, "name": {"work"}})
+	require.Equal(t, e.base+"/passkeys", res.location())
+	c := e.browser()
+	require.Equal(t, http.StatusFound, e.passkeySignIn(c, k).StatusCode)
+	require.Len(t, e.smtp.Mails(), 2, "no notice for a rename or a sign-in")
+
+	res = e.post(owner, "/passkeys/remove", url.Values{"csrfToken": {e.csrf(owner)}, "id": {id}})
+	require.Equal(t, e.base+"/passkeys", res.location())
+	m, p = e.mail(3)
+	require.Equal(t, []string{"ada@example.com"}, m.To)
+	require.Contains(t, p.Subject, "A sign-in method was removed from your account")
+	require.Contains(t, p.Text, "A passkey was removed from your account")
+}

@@ -19,6 +19,32 @@ func MethodRemovedEmail(l *i18n.Lang, host, provider string) AccountEmail {
 	}
 }
 
+// PasskeyAddedEmail: a passkey was added to the account. The button is
+// the passkeys page (pageURL), where it is removed: a password reset does
+// not remove passkeys, so the mail says so. The passkey's name is left
+// out: whoever added it chose it.
+func PasskeyAddedEmail(l *i18n.Lang, host, pageURL string) AccountEmail {
+	return AccountEmail{
+		Lang:    l,
+		Subject: l.T("MethodAddedSubject", "Host", host),
+		Host:    host,
+		Lines:   []string{l.T("PasskeyAddedLine1", "Host", host), l.T("PasskeyAddedLine2")},
+		URL:     pageURL, Button: l.T("ManagePasskeys"),
+		Footer: l.T("MethodAddedFooter"),
+	}
+}
+
+// PasskeyRemovedEmail: a passkey was removed from the account.
+func PasskeyRemovedEmail(l *i18n.Lang, host string) AccountEmail {
+	return AccountEmail{
+		Lang:    l,
+		Subject: l.T("MethodRemovedSubject", "Host", host),
+		Host:    host,
+		Lines:   []string{l.T("PasskeyRemovedLine1", "Host", host), l.T("MethodRemovedNotYou")},
+		Footer:  l.T("MethodAddedFooter"),
+	}
+}
+
 // EmailChangeLinkEmail goes to the NEW address: the button confirms that
 // it is the account's address from now on.
 func EmailChangeLinkEmail(l *i18n.Lang, host, url string) AccountEmail {

@@ -123,6 +123,14 @@ func (m mails) MethodRemoved(ctx context.Context, to, provider string) error {
 	return m.mailer.send(ctx, to, views.MethodRemovedEmail(m.kit.MailLang(ctx), m.host(), provider))
 }
 
+func (m mails) PasskeyChanged(ctx context.Context, to string, added bool) error {
+	l := m.kit.MailLang(ctx)
+	if added {
+		return m.mailer.send(ctx, to, views.PasskeyAddedEmail(l, m.host(), m.base.URL(passkeysPage)+"?lang="+l.Tag()))
+	}
+	return m.mailer.send(ctx, to, views.PasskeyRemovedEmail(l, m.host()))
+}
+
 func (m mails) EmailChangeLink(ctx context.Context, to, token string) error {
 	return m.mailer.send(ctx, to, views.EmailChangeLinkEmail(m.kit.MailLang(ctx), m.host(), m.link(ctx, "/account/email/confirm", token)))
 }

@@ -282,6 +282,9 @@ func (m *mailer) MethodAdded(ctx context.Context, to, p string) error {
 func (m *mailer) MethodRemoved(ctx context.Context, to, p string) error {
 	return m.notice(ctx, "removed", to, p)
 }
+func (m *mailer) PasskeyChanged(ctx context.Context, to string, added bool) error {
+	return m.notice(ctx, "passkey", to, fmt.Sprint("added:", added))
+}
 func (m *mailer) EmailChangeLink(_ context.Context, to, token string) error {
 	return m.add("email-change", to, token)
 }

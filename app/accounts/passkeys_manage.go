@@ -53,7 +53,37 @@ func (s *Service) RemovePasskey(ctx context.Context, userID, id string) error {
 		return err
 	}
 	s.Log.Info("passkey removed", "user", userID)
+	s.tellPasskey(ctx, userID, false)
 	return nil
+}
+
+// PasskeyAdded tells the user's address that a passkey was added (the
+// passkey flow calls it once the passkey is stored).
+func (s *Service) PasskeyAdded(ctx context.Context, userID string) {
+	s.tellPasskey(ctx, userID, true)
+}
+
+// tellPasskey mails the user's verified address that a passkey was added
+// or removed, as TellMethodAdded does for a linked identity: a passkey is
+// as lasting a way in (a password reset leaves it), so one added from a
+// borrowed or stolen session must not go unnoticed. A failure is logged
+// and undoes nothing.
+func (s *Service) tellPasskey(ctx context.Context, userID string, added bool) {
+	if s.Mail == nil {
+		return
+	}
+	// The change has committed: a client that hangs up does not stop the
+	// notice (notify), nor the look-up before it.
+	u, err := s.Store.UserByID(context.WithoutCancel(ctx), userID)
+	if err != nil {
+		s.Log.Error("passkey changed, but its user could not be read for the notice e-mail", "user", userID, "err", err)
+		return
+	}
+	if u.Email == nil || *u.Email == "" || u.EmailVerified == nil {
+		return
+	}
+	s.notify(ctx, *u.Email, "passkey changed, but the notice e-mail failed",
+		func(ctx context.Context) error { return s.Mail.PasskeyChanged(ctx, *u.Email, added) }, "user", u.ID, "added", added)
 }
 
 // PasskeyRegistrant is the signed-in user a new passkey is for, and the

@@ -133,6 +133,9 @@ type Mailer interface {
 	TwoFactorChanged(ctx context.Context, to string, event TwoFactorEvent, left int) error
 	// MethodRemoved tells a user that a sign-in method was unlinked.
 	MethodRemoved(ctx context.Context, to, provider string) error
+	// PasskeyChanged tells a user that a passkey was added to the account
+	// (added) or removed from it.
+	PasskeyChanged(ctx context.Context, to string, added bool) error
 	// EmailChangeLink is the link that moves the account to the address to.
 	EmailChangeLink(ctx context.Context, to, token string) error
 	// EmailInUse tells an address with an account that someone tried to

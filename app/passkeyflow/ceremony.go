@@ -40,10 +40,12 @@ type Core interface {
 }
 
 // Registrants names who adds a passkey (*accounts.Service): the signed-in
-// user and the passkeys they have; one deleted meanwhile is
-// accounts.ErrSignedOut.
+// user and the passkeys they have (one deleted meanwhile is
+// accounts.ErrSignedOut), and tells them once one is added.
 type Registrants interface {
 	PasskeyRegistrant(ctx context.Context, userID string) (*models.User, []models.Authenticator, error)
+	// PasskeyAdded tells the user's address that a passkey was added.
+	PasskeyAdded(ctx context.Context, userID string)
 }
 
 // SecondFactor tells whether a session must prove the second factor
@@ -209,7 +211,10 @@ func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) e
 			}
 		}
 		if err == nil {
-			_, err = h.core.AddPasskey(ctx, h.browser(c), cer, rq.Form.Get("name"))
+			var added *models.Authenticator
+			if added, err = h.core.AddPasskey(ctx, h.browser(c), cer, rq.Form.Get("name")); err == nil {
+				h.registrants.PasskeyAdded(ctx, added.UserID)
+			}
 		}
 		if err != nil {
 			logs.RequestFailed(h.log, slog.LevelWarn, err, "passkey not added", "code", string(signin.CodeOf(err)), "cause", err.Error())
