@@ -466,23 +466,30 @@ func TestPasskeyChallengeSingleUseAcrossInstances(t *testing.T) {
 	b.requirePasskeyRefused(thief, b.passkeyAnswer(thief, "authenticate", answer, nil), "challenge already used")
 }
 
+// syncedSignIn gives ada a synced passkey (counter 0) and signs c in with
+// it: the answer and the challenge cookie it was made for, to replay.
+func (e *env) syncedSignIn(c *http.Client) (answer, cookie string) {
+	e.t.Helper()
+	owner := e.browser()
+	e.emailSignIn(owner, "ada@example.com")
+	k := e.newKey()
+	k.count, k.synced = 0, true
+	e.addPasskey(owner, k, "phone")
+	k.count = 0
+	answer = k.get(e.passkeyOptions(c, "authenticate"))
+	cookie, _ = e.jarCookie(c, e.challengeCookie())
+	require.Equal(e.t, http.StatusFound, e.passkeyAnswer(c, "authenticate", answer, nil).StatusCode)
+	return answer, cookie
+}
+
 // A synced passkey's counter stays 0, so a replayed answer (with the
 // challenge cookie it was made for) is stopped by the challenge alone.
 func TestPasskeyReplayWithoutCounter(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			e := startPasskeys(t, b, nil)
-			owner := e.browser()
-			e.emailSignIn(owner, "ada@example.com")
-			k := e.newKey()
-			k.count, k.synced = 0, true
-			e.addPasskey(owner, k, "phone")
-
 			c := e.browser()
-			k.count = 0
-			answer := k.get(e.passkeyOptions(c, "authenticate"))
-			cookie, _ := e.jarCookie(c, e.challengeCookie())
-			require.Equal(t, http.StatusFound, e.passkeyAnswer(c, "authenticate", answer, nil).StatusCode)
+			answer, cookie := e.syncedSignIn(c)
 			addr, _ := e.sessionUser(c)
 			require.Equal(t, "ada@example.com", addr)
 
@@ -684,4 +691,23 @@ func TestPasskeyChangesAreToldByEmail(t *testing.T) {
 	require.Equal(t, []string{"ada@example.com"}, m.To)
 	require.Contains(t, p.Subject, "A sign-in method was removed from your account")
 	require.Contains(t, p.Text, "A passkey was removed from your account")
+}
+
+// Answered challenges are purged once they expire, by whichever instance
+// runs the purge, and clocks differ a little between instances. An instance
+// whose clock runs a minute ahead purges an answered challenge while its
+// cookie still opens at the others: an answer replayed then (a synced
+// passkey, counter 0: only the challenge stops it) is refused all the same.
+func TestPasskeyReplayAfterAPurgeByAClockAhead(t *testing.T) {
+	e := startPasskeys(t, backends()[0], nil)
+	answer, cookie := e.syncedSignIn(e.browser())
+
+	e.clock.Add(4*time.Minute + 30*time.Second) // the cookie still opens here
+	ahead := time.Now().Add(4*time.Minute + 30*time.Second + time.Minute)
+	_, err := e.app.Store().PurgeExpired(context.Background(), ahead)
+	require.NoError(t, err)
+
+	thief := e.browser()
+	e.setJarCookieAt(thief, e.challengeCookie(), cookie, e.path)
+	e.requirePasskeyRefused(thief, e.passkeyAnswer(thief, "authenticate", answer, nil), "challenge already used")
 }

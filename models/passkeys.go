@@ -29,8 +29,9 @@ type Authenticator struct {
 	LastUsedAt     *time.Time
 }
 
-// UsedChallenge is a WebAuthn challenge already answered, kept until it
-// would have expired anyway: a second answer to it is a replay.
+// UsedChallenge is a WebAuthn challenge already answered, kept until
+// Expires (the caller's: some time past the challenge's own expiry): a
+// second answer to it is a replay.
 type UsedChallenge struct {
 	ChallengeHash string `gorm:"primaryKey"`
 	Expires       int64  `gorm:"not null"` // Unix seconds

@@ -180,13 +180,19 @@ func PasskeyName(name string, now time.Time) string {
 	return name
 }
 
-// useChallenge makes a challenge single-use across instances.
+// useChallenge makes a challenge single-use across instances. Its record
+// is kept passkey.Timeout past the challenge's own expiry: the expiry is
+// by the clock of the instance that made the options, the purge by the
+// clock of whichever instance runs it, and the cookie is checked by the
+// answering one's. Without the margin, an instance whose clock runs ahead
+// would purge the record while the cookie still opens elsewhere, and an
+// answer replayed then (a synced passkey's counter stays 0) would sign in.
 func (s *Service) useChallenge(ctx context.Context, st *passkey.State) error {
 	expires := st.Expires
 	if expires.IsZero() {
 		expires = s.Now().Add(passkey.Timeout)
 	}
-	err := s.Passkeys.UseChallenge(ctx, passkey.ChallengeHash(st), expires)
+	err := s.Passkeys.UseChallenge(ctx, passkey.ChallengeHash(st), expires.Add(passkey.Timeout))
 	if errors.Is(err, models.ErrChallengeUsed) {
 		return Fail(CodeWebAuthnVerification, err)
 	}
