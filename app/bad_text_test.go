@@ -118,13 +118,20 @@ func TestBadTextIsRefusedAtTheEdge(t *testing.T) {
 	}
 }
 
-// The passkeys page's forms refuse an id that is not text alike.
+// The passkeys page's forms refuse an id that is not text alike. A new
+// passkey's transports (what the browser says, unchecked: hints passed
+// back in later options) keep only the values WebAuthn defines, so a NUL
+// or junk there neither fails the store on PostgreSQL nor is kept.
 func TestBadTextPasskeyForms(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			e := startPasskeys(t, b, func(c *config.Config) { c.OpenID.Enabled = false })
 			c := e.browser()
-			e.emailSignIn(c, "keys@example.com")
+			uid := e.emailSignIn(c, "keys@example.com")
+			k := e.newKey()
+			k.transports = []string{"usb", "x\x00y", "hybrid", strings.Repeat("z", 1000), "usb", "a,b"}
+			e.addPasskey(c, k, "key")
+			require.Equal(t, "usb,hybrid", e.passkeysOf(uid)[0].Transports)
 			before := e.counts()
 			for name, bad := range notText {
 				for _, p := range []string{"/passkeys/rename", "/passkeys/remove"} {

@@ -23,13 +23,14 @@ type softKey struct {
 	t          testing.TB
 	priv       *ecdsa.PrivateKey
 	credID     []byte
-	userHandle []byte // set at registration from the options' user.id
-	count      uint32 // the counter the next assertion reports (then +1)
-	origin     string // clientDataJSON.origin
-	rpID       string // hashed into authenticatorData
-	packed     bool   // packed self attestation instead of none
-	synced     bool   // BE and BS flags: a synced passkey
-	noUV       bool   // no UV flag: the key was used without its PIN or biometric
+	userHandle []byte   // set at registration from the options' user.id
+	count      uint32   // the counter the next assertion reports (then +1)
+	origin     string   // clientDataJSON.origin
+	rpID       string   // hashed into authenticatorData
+	packed     bool     // packed self attestation instead of none
+	synced     bool     // BE and BS flags: a synced passkey
+	noUV       bool     // no UV flag: the key was used without its PIN or biometric
+	transports []string // the browser's getTransports(); nil: internal
 }
 
 func newSoftKey(t testing.TB, origin, rpID string) *softKey {
@@ -110,8 +111,12 @@ func (k *softKey) create(options map[string]any) string {
 	ao, err := webauthncbor.Marshal(att)
 	require.NoError(k.t, err)
 	k.count++
+	transports := k.transports
+	if transports == nil {
+		transports = []string{"internal"}
+	}
 	return k.marshal(map[string]any{
-		"clientDataJSON": b64.EncodeToString(cd), "attestationObject": b64.EncodeToString(ao), "transports": []string{"internal"},
+		"clientDataJSON": b64.EncodeToString(cd), "attestationObject": b64.EncodeToString(ao), "transports": transports,
 	})
 }
 

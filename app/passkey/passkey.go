@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -189,7 +190,12 @@ func (rp *RP) FinishRegistration(st *State, u *models.User, answer []byte) (*mod
 	}
 	transports := make([]string, 0, len(cred.Transport))
 	for _, t := range cred.Transport {
-		transports = append(transports, string(t))
+		// What the browser says, unverified (hints given back in later
+		// options): only WebAuthn's values, once each. A NUL there failed
+		// the store on PostgreSQL; junk and commas were kept.
+		if knownTransport(t) && !slices.Contains(transports, string(t)) {
+			transports = append(transports, string(t))
+		}
 	}
 	return &models.Authenticator{
 		UserID:         u.ID,
@@ -201,6 +207,17 @@ func (rp *RP) FinishRegistration(st *State, u *models.User, answer []byte) (*mod
 		BackupState:    cred.Flags.BackupState,
 		AAGUID:         cred.Authenticator.AAGUID,
 	}, nil
+}
+
+// knownTransport reports whether t is one of WebAuthn's
+// AuthenticatorTransport values (the library maps the old "cable" to
+// hybrid).
+func knownTransport(t protocol.AuthenticatorTransport) bool {
+	switch t {
+	case protocol.USB, protocol.NFC, protocol.BLE, protocol.SmartCard, protocol.Hybrid, protocol.Internal:
+		return true
+	}
+	return false
 }
 
 // describe adds the library's developer detail (which check failed) to
