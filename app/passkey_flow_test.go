@@ -711,3 +711,21 @@ func TestPasskeyReplayAfterAPurgeByAClockAhead(t *testing.T) {
 	e.setJarCookieAt(thief, e.challengeCookie(), cookie, e.path)
 	e.requirePasskeyRefused(thief, e.passkeyAnswer(thief, "authenticate", answer, nil), "challenge already used")
 }
+
+// A passkey that cannot be stored because the database fails (here: its
+// table of answered challenges gone) is not added, and the passkeys page
+// says so: the user is not left on a page without a word.
+func TestPasskeyNotAddedInAnOutageSaysSo(t *testing.T) {
+	e := startPasskeys(t, backends()[0], nil)
+	c := e.browser()
+	uid := e.emailSignIn(c, "ada@example.com")
+	opts := e.passkeyOptions(c, "register")
+	require.NoError(t, e.app.Store().DB().Exec("DROP TABLE webauthn_challenges").Error)
+	res := e.passkeyAnswer(c, "register", e.newKey().create(opts), nil)
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	page := e.get(c, e.local(res.location()))
+	require.Equal(t, http.StatusOK, page.StatusCode)
+	require.Contains(t, page.body, "Something went wrong on our side")
+	require.Empty(t, e.passkeysOf(uid))
+	require.Regexp(t, `level=ERROR msg="passkey not added" code=Callback`, e.logs.String(), "the server's failure, not a refusal")
+}

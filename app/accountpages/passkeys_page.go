@@ -24,6 +24,9 @@ func passkeyMessage(code string) string {
 		return "PasskeyLastMethod"
 	case "NotFound":
 		return "PasskeyNotFound"
+	case string(signin.CodeCallback), string(signin.CodeTryLater):
+		// The server failed (the database, say): nothing was added.
+		return "TryLater"
 	}
 	return ""
 }

@@ -217,7 +217,11 @@ func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) e
 			}
 		}
 		if err != nil {
-			logs.RequestFailed(h.log, slog.LevelWarn, err, "passkey not added", "code", string(signin.CodeOf(err)), "cause", err.Error())
+			level := slog.LevelWarn // a refusal
+			if code := signin.CodeOf(err); code == signin.CodeCallback || code == signin.CodeTryLater {
+				level = slog.LevelError // the server's failure
+			}
+			logs.RequestFailed(h.log, level, err, "passkey not added", "code", string(signin.CodeOf(err)), "cause", err.Error())
 			return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/passkeys")+"?error="+url.QueryEscape(string(signin.CodeOf(wrapVerify(err))))))
 		}
 		h.log.Info("passkey added", "provider", id)
