@@ -372,3 +372,28 @@ func TestTwoFactorForwardAuthStepUp(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, "pwd,otp,mfa", res.Header.Get("Remote-Amr"))
 }
+
+// Adding a passkey asks whether two-factor is in force for the user; when
+// that cannot be read (the database fails: here its table gone), the
+// answer is the server's ("try again later"), not "sign in again", which
+// no sign-in would mend; nothing is stored.
+func TestTwoFactorUnreadablePasskeyAddingTriesLater(t *testing.T) {
+	e := startMail(t, envOpts{clock: &testClock{now: time.Now().UTC().Truncate(time.Second)}, config: twoFactorConfig(func(c *config.Config) {
+		c.ServiceURL = strings.Replace(c.ServiceURL, "127.0.0.1", "localhost", 1)
+		c.Providers = append(c.Providers, config.Provider{ID: "passkey", Type: config.TypeWebAuthn})
+	})})
+	c := e.browser()
+	uid := e.emailSignIn(c, "ada@example.com")
+	opts := e.passkeyOptions(c, "register")
+	require.NoError(t, e.app.Store().DB().Exec("DROP TABLE two_factors").Error)
+
+	res := e.get(c, "/webauthn-options/passkey?action=register")
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode, res.body)
+	require.Contains(t, res.body, "Try again later")
+
+	res = e.passkeyAnswer(c, "register", e.newKey().create(opts), nil)
+	require.Equal(t, e.base+"/passkeys?error=Callback", res.location())
+	require.Empty(t, e.passkeysOf(uid))
+	require.Regexp(t, `level=ERROR msg="request failed" path=\S+/webauthn-options/passkey`, e.logs.String())
+	require.Regexp(t, `level=ERROR msg="passkey not added" code=Callback`, e.logs.String())
+}

@@ -156,6 +156,9 @@ func (h *Handler) getWebAuthnOptions(c echo.Context) error {
 		body.Options = opts
 	case actionRegister:
 		uid, recent, err := h.signedInRecently(c)
+		if err != nil && uid != "" { // the session was read, two-factor not: no sign-in would mend it
+			return h.optionsRefused(c, http.StatusServiceUnavailable, "Try again later", "passkey options: may the session add a passkey", err)
+		}
 		if err != nil { // as GET /session: an unreadable session is none
 			logs.RequestFailed(h.log, slog.LevelWarn, err, "passkey options: the session could not be read", "err", err)
 		}
@@ -206,7 +209,10 @@ func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) e
 		RefuseRegressed: p.CounterRegression != config.CounterWarn}
 	if action == actionRegister {
 		if err == nil {
-			if _, recent, rerr := h.signedInRecently(c); rerr != nil || !recent {
+			switch uid, recent, rerr := h.signedInRecently(c); {
+			case rerr != nil && uid != "": // two-factor unreadable: the server's failure
+				err = signin.Failf(signin.CodeCallback, "passkey registration: %w", rerr)
+			case rerr != nil || !recent:
 				err = signin.Fail(signin.CodeSessionRequired, fmt.Errorf("passkey registration more than %s after signing in (or the session is unreadable: %v)", passkey.ReauthWindow, rerr))
 			}
 		}
@@ -263,7 +269,7 @@ func (h *Handler) signedInRecently(c echo.Context) (uid string, recent bool, err
 	if h.secondFactor != nil {
 		need, err := h.secondFactor.NeedsSecondFactor(ctx, s.User.ID, s.Methods())
 		if err != nil {
-			return s.User.ID, false, fmt.Errorf("read two-factor: %w", err)
+			return s.User.ID, false, fmt.Errorf("ask whether two-factor is in force: %w", err)
 		}
 		if need {
 			h.log.Info("passkey registration needs a session that used the second factor", "user", s.User.ID)
