@@ -691,6 +691,17 @@ func TestPasskeyChangesAreToldByEmail(t *testing.T) {
 	require.Equal(t, []string{"ada@example.com"}, m.To)
 	require.Contains(t, p.Subject, "A sign-in method was removed from your account")
 	require.Contains(t, p.Text, "A passkey was removed from your account")
+
+	// In the language of the page that made the change.
+	k2 := e.newKey()
+	res = e.passkeyAnswer(owner, "register", k2.create(e.passkeyOptions(owner, "register")), url.Values{"lang": {"fr"}})
+	require.Equal(t, e.base+"/passkeys?added=1&lang=fr", res.location())
+	_, p = e.mail(4)
+	require.Contains(t, p.Text, "Une clé d'accès a été ajoutée à votre compte")
+	res = e.post(owner, "/passkeys/remove", url.Values{"csrfToken": {e.csrf(owner)}, "id": {e.passkeysOf(uid)[0].ID}, "lang": {"de"}})
+	require.Equal(t, e.base+"/passkeys?lang=de", res.location())
+	_, p = e.mail(5)
+	require.Contains(t, p.Text, "Von Ihrem Konto auf")
 }
 
 // Answered challenges are purged once they expire, by whichever instance

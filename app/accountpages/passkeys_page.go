@@ -91,7 +91,7 @@ func (h *Handler) postRenamePasskey(c echo.Context, rq *web.Request, uid string)
 // postRemovePasskey removes one of the user's passkeys, unless it is their
 // last way to sign in.
 func (h *Handler) postRemovePasskey(c echo.Context, rq *web.Request, uid string) error {
-	if err := h.rules.RemovePasskey(c.Request().Context(), uid, rq.Form.Get("id")); err != nil {
+	if err := h.rules.RemovePasskey(h.kit.MailContext(c, rq), uid, rq.Form.Get("id")); err != nil { // the notice in the page's language
 		return h.passkeysFailed(c, rq, err)
 	}
 	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(passkeysPage)))

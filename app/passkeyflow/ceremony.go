@@ -219,7 +219,7 @@ func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) e
 		if err == nil {
 			var added *models.Authenticator
 			if added, err = h.core.AddPasskey(ctx, h.browser(c), cer, rq.Form.Get("name")); err == nil {
-				h.registrants.PasskeyAdded(ctx, added.UserID)
+				h.registrants.PasskeyAdded(h.kit.MailContext(c, rq), added.UserID) // in the page's language
 			}
 		}
 		if err != nil {
