@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
-	"github.com/latchkey-auth/latchkey/app/password"
-	"github.com/latchkey-auth/latchkey/models"
 )
 
 // passwordDeviceCookie is the password device cookie's name (http, next-auth style).
@@ -33,29 +31,10 @@ func (e *env) spendAccountTier(addr, ip string) {
 }
 
 // startCheapPw is startPw (SQLite or PostgreSQL, the client IP read from
-// X-Forwarded-For) with a cheap Argon2id, for tests that spend the account
-// tier again and again: the throttle is what they check, not the hash.
-// Users must come from addCheapUser (a hash's own parameters decide what
-// checking it costs).
-func startCheapPw(t *testing.T, pg bool) (*env, *password.Hasher) {
-	h := cheapHasher(t)
-	return startPw(t, envOpts{postgres: pg, hasher: h, config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }}), h
-}
-
-// cheapHasher is an Argon2id of 64 KiB and one pass (startCheapPw).
-func cheapHasher(t testing.TB) *password.Hasher {
-	h, err := password.New(password.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32})
-	require.NoError(t, err)
-	return h
-}
-
-// addCheapUser is addPasswordUser, verified, with h's hash.
-func (e *env) addCheapUser(h *password.Hasher, addr, pw string) {
-	e.t.Helper()
-	hash, err := h.Hash(pw)
-	require.NoError(e.t, err)
-	now := e.now()
-	require.NoError(e.t, e.app.Store().CreateUserWithPassword(context.Background(), &models.User{Email: &addr, EmailVerified: &now}, hash))
+// X-Forwarded-For). The tests spend the account tier again and again: they
+// rely on the harness's cheap hasher (envOpts.realHasher).
+func startCheapPw(t *testing.T, pg bool) *env {
+	return startPw(t, envOpts{postgres: pg, config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }})
 }
 
 // withDevice is a fresh browser holding only the password device cookie value.
@@ -74,10 +53,9 @@ func (e *env) withDevice(value string) *http.Client {
 func TestPasswordDeviceCookieOutlivesAccountBlock(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			h := cheapHasher(t)
-			e := startPw(t, b.opts(envOpts{hasher: h, config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }}))
-			e.addCheapUser(h, "alice@example.com", goodPassword)
-			e.addCheapUser(h, "bob@example.com", goodPassword)
+			e := startPw(t, b.opts(envOpts{config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }}))
+			e.addPasswordUser("alice@example.com", goodPassword, true)
+			e.addPasswordUser("bob@example.com", goodPassword, true)
 			from := func(c *http.Client, ip, addr, pw string) int {
 				return e.passwordSignIn(c, addr, pw, "X-Forwarded-For", ip).StatusCode
 			}
@@ -121,14 +99,14 @@ func TestPasswordDeviceCookieOutlivesAccountBlock(t *testing.T) {
 // browser from a blocked account.
 func TestPasswordDeviceCookieLockOut(t *testing.T) {
 	eachDatabase(t, func(t *testing.T, pg bool) {
-		e, h := startCheapPw(t, pg)
+		e := startCheapPw(t, pg)
 		from := func(c *http.Client, ip, addr, pw string) int {
 			return e.passwordSignIn(c, addr, pw, "X-Forwarded-For", ip).StatusCode
 		}
 		ip := 0
 		newIP := func() string { ip++; return "192.0.2." + strconv.Itoa(ip) }
 		for _, addr := range []string{"alice@example.com", "carol@example.com"} {
-			e.addCheapUser(h, addr, goodPassword)
+			e.addPasswordUser(addr, goodPassword, true)
 		}
 
 		// The device tier: a sixth failure with the cookie blocks it.
@@ -162,15 +140,14 @@ func TestPasswordDeviceCookieLockOut(t *testing.T) {
 func TestPasswordDeviceCookieAcrossInstancesAndRotation(t *testing.T) {
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
 	trust := func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }
-	h := cheapHasher(t)
-	a := startPw(t, envOpts{postgres: true, strategy: config.StrategyJWT, hasher: h, clock: clock, config: trust})
-	b := startPw(t, envOpts{strategy: config.StrategyJWT, hasher: h, clock: clock, config: func(c *config.Config) {
+	a := startPw(t, envOpts{postgres: true, strategy: config.StrategyJWT, clock: clock, config: trust})
+	b := startPw(t, envOpts{strategy: config.StrategyJWT, clock: clock, config: func(c *config.Config) {
 		trust(c)
 		c.Session.RevocationPoll = config.Duration(100 * time.Millisecond)
 		c.DatabaseURL = a.cfg.DatabaseURL
 		c.RotationSecrets = []string{"rotated-secret-0123456789abcdef0123456789"}
 	}})
-	a.addCheapUser(h, "alice@example.com", goodPassword)
+	a.addPasswordUser("alice@example.com", goodPassword, true)
 	victim := a.browser()
 	require.Equal(t, http.StatusOK, a.passwordSignIn(victim, "alice@example.com", goodPassword, "X-Forwarded-For", "198.51.100.1").StatusCode)
 	device, ok := a.jarCookie(victim, passwordDeviceCookie)
@@ -201,8 +178,8 @@ func TestPasswordDeviceCookieAcrossInstancesAndRotation(t *testing.T) {
 // issued by a sign-in after the revocation exempts as before.
 func TestPasswordDeviceCookieEndsWithSessions(t *testing.T) {
 	eachDatabase(t, func(t *testing.T, pg bool) {
-		e, h := startCheapPw(t, pg)
-		e.addCheapUser(h, "alice@example.com", goodPassword)
+		e := startCheapPw(t, pg)
+		e.addPasswordUser("alice@example.com", goodPassword, true)
 		ip := 0
 		newIP := func() string { ip++; return "192.0.2." + strconv.Itoa(ip) }
 		signIn := func(c *http.Client, pw string) int {
@@ -253,8 +230,8 @@ func TestPasswordDeviceCookieEndsWithSessions(t *testing.T) {
 // session, that passes the block at the next sign-in.
 func TestAccountPasswordCheckReadsDeviceCookie(t *testing.T) {
 	eachDatabase(t, func(t *testing.T, pg bool) {
-		e, h := startCheapPw(t, pg)
-		e.addCheapUser(h, "alice@example.com", goodPassword)
+		e := startCheapPw(t, pg)
+		e.addPasswordUser("alice@example.com", goodPassword, true)
 		change := func(c *http.Client, ip string) resp {
 			f := url.Values{"csrfToken": {e.csrf(c)}, "currentPassword": {goodPassword}, "password": {otherPassword}}
 			return e.post(c, "/account/password", f, "X-Forwarded-For", ip)

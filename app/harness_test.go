@@ -64,7 +64,12 @@ type envOpts struct {
 	idpHTTP  *http.Client                    // app.Options.HTTPClient: the client for every call to identity providers
 	postgres bool                            // keep the rows in a fresh PostgreSQL database (DATABASE_URL postgres://...), not SQLite
 	wrap     func(http.Handler) http.Handler // around the app's handler, inside the test server (benchmarks measure with it)
-	hasher   *password.Hasher                // app.Options.PasswordHasher
+	hasher   *password.Hasher                // app.Options.PasswordHasher; nil: cheapHasher unless realHasher
+	// realHasher hashes passwords at the service's own cost (Argon2id,
+	// 19 MiB, 2 passes) where a test is about that cost; the others use
+	// cheapHasher: they check rules, and the full cost under -race made
+	// the password tests a large part of the suite's cold run.
+	realHasher bool
 }
 
 // oidc is o with the OAuth setup: the app on its own URL wired to a real
@@ -84,11 +89,31 @@ type env struct {
 	idp    *mockoidc.MockOIDC // with envOpts.idp
 	smtp   *smtptest.Server   // with envOpts.smtp
 	clock  *testClock         // with envOpts.clock
+	hasher *password.Hasher   // envOpts.hasher or cheapHasher; nil with envOpts.realHasher
 	logs   *logBuffer         // with envOpts.logs
 	client *http.Client       // the default browser: browser(), or following(browser()) with an IdP
 	base   string             // absolute base URL as configured (SERVICE_URL)
 	path   string             // base path, e.g. /api/auth
 	origin string             // configured origin, e.g. http://localhost:3000
+}
+
+// cheapHasher is an Argon2id of 64 KiB and one pass: the tests' default
+// (envOpts.realHasher).
+func cheapHasher(t testing.TB) *password.Hasher {
+	h, err := password.New(password.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32})
+	require.NoError(t, err)
+	return h
+}
+
+// hash is pw hashed as the env's service hashes it.
+func (e *env) hash(pw string) string {
+	e.t.Helper()
+	hash, err := password.Hash(pw)
+	if e.hasher != nil {
+		hash, err = e.hasher.Hash(pw)
+	}
+	require.NoError(e.t, err)
+	return hash
 }
 
 // testConfig is a valid config on a fresh data folder.
@@ -161,6 +186,10 @@ func startEnv(t testing.TB, o envOpts) *env {
 	_, err := cfg.Validate(app.CatalogueExtra)
 	require.NoError(t, err)
 
+	if o.hasher == nil && !o.realHasher {
+		o.hasher = cheapHasher(t)
+	}
+	e.hasher = o.hasher
 	opts := app.Options{Logger: slog.New(slog.DiscardHandler), Hooks: o.hooks, HTTPClient: o.idpHTTP, PasswordHasher: o.hasher}
 	if o.clock != nil {
 		opts.Now = o.clock.Now
