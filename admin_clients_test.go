@@ -166,8 +166,51 @@ func testAdminClients(t *testing.T) {
 	require.Contains(t, stdout, "(--keep-previous 1d)")
 	require.False(t, accepted(second), "two rotations back")
 	require.True(t, accepted(m[1]), "the one replaced")
+	replaced := m[1]
 	m = secretLine.FindStringSubmatch(stdout)
 	require.True(t, accepted(m[1]))
+	kept := stored()[0].PreviousSecretUntil
+	require.NotNil(t, kept)
+	until := kept.UTC().Format(time.RFC3339)
+
+	// list shows the overlap in force and until when (never the secret).
+	code, stdout, stderr = clients("list")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "3 clients\n"+`client "grafana": its previous secret keeps working until `+until+
+		" (`latchkey clients end-previous-secret grafana` ends it now)\n")
+	require.Equal(t, 1, strings.Count(stdout, "previous secret"), "only grafana has one")
+	code, stdout, _ = clients("list", "--json")
+	require.Equal(t, 0, code)
+	listed = nil
+	require.NoError(t, json.Unmarshal([]byte(stdout), &listed))
+	require.NotNil(t, listed[1].PreviousSecretUntil)
+	require.Equal(t, until, listed[1].PreviousSecretUntil.Format(time.RFC3339))
+	require.Nil(t, listed[0].PreviousSecretUntil, "a config.yaml client")
+	require.Nil(t, listed[2].PreviousSecretUntil, "a public client")
+	require.NotContains(t, stdout, stored()[0].PreviousSecretHash)
+
+	// end-previous-secret ends it at once, after a confirmation.
+	code, stdout, stderr = clients("end-previous-secret", "grafana")
+	require.Equal(t, 1, code, stdout)
+	require.Empty(t, stdout)
+	require.Contains(t, stderr, "not confirmed: standard input is not a terminal; pass --yes")
+	require.True(t, accepted(replaced), "unconfirmed: still working")
+	code, stdout, stderr = clients("end-previous-secret", "--yes", "grafana")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, `client "grafana": its previous secret stopped working (it would have until `+until+"); only the current one works\n", stdout)
+	require.False(t, accepted(replaced), "the previous secret, ended")
+	require.True(t, accepted(m[1]), "the current one")
+	require.Empty(t, stored()[0].PreviousSecretHash)
+	require.Nil(t, stored()[0].PreviousSecretUntil)
+	code, stdout, _ = clients("list")
+	require.Equal(t, 0, code)
+	require.NotContains(t, stdout, "previous secret")
+	// Again, or a client without one: nothing to end, nothing asked.
+	for _, id := range []string{"grafana", "spa"} {
+		code, stdout, stderr = clients("end-previous-secret", id)
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, `client "`+id+`" has no previous secret in force; nothing changed`+"\n", stdout)
+	}
 
 	// Refusals: one line; nothing changed.
 	before := stored()
@@ -193,8 +236,11 @@ func testAdminClients(t *testing.T) {
 		{[]string{"rotate-secret", "grafana", "--keep-previous", "-1h"}, 2, "--keep-previous -1h: a duration from 0 (end the previous secret at once) to 30d"},
 		{[]string{"rotate-secret", "grafana", "--keep-previous", "31d"}, 2, "--keep-previous 31d: a duration from 0"},
 		{[]string{"rotate-secret", "grafana", "--keep-previous", "soon"}, 2, "--keep-previous soon: a duration from 0"},
+		{[]string{"end-previous-secret", "wiki"}, 1, `client "wiki" is defined in config.yaml`},
+		{[]string{"end-previous-secret", "nope"}, 2, `no client "nope"`},
+		{[]string{"end-previous-secret"}, 2, "missing <id>"},
 		{[]string{"list", "extra"}, 2, "too many arguments"},
-		{[]string{"rename", "x"}, 2, `unknown command "rename" (one of: clients add, clients list, clients remove, clients rotate-secret, clients hash-secret)`},
+		{[]string{"rename", "x"}, 2, `unknown command "rename" (one of: clients add, clients list, clients remove, clients rotate-secret, clients end-previous-secret, clients hash-secret)`},
 	} {
 		code, stdout, stderr := clients(c.args...)
 		require.Equal(t, c.exit, code, "%v: %s", c.args, stderr)

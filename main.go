@@ -78,6 +78,8 @@ Admin commands, on the configured database while the service runs
   latchkey clients rotate-secret [--keep-previous 24h] <id>
                                                 a new secret for a stored client, printed once;
                                                 the previous one works that long (0: stops now)
+  latchkey clients end-previous-secret [--yes] <id>
+                                                stop now the previous secret a rotation kept
   latchkey clients hash-secret                  a secret from stdin as config.yaml's secret_hash
   latchkey oidc rotate-keys [--now]             new signing keys, signing after key_publish_lead
   latchkey oidc keys [--json]                   the published signing keys

@@ -69,6 +69,7 @@ func adminCommands() []adminCommand {
 		{"clients", "list", nil, "j", clientsList, nil},
 		{"clients", "remove", []string{"<id>"}, "y", clientsRemove, nil},
 		{"clients", "rotate-secret", []string{"<id>"}, "k", clientsRotateSecret, checkRotateSecret},
+		{"clients", "end-previous-secret", []string{"<id>"}, "y", clientsEndPreviousSecret, nil},
 		{"clients", "hash-secret", nil, "0", clientsHashSecret, nil},
 		{"oidc", "rotate-keys", nil, "n", oidcRotateKeys, nil},
 		{"oidc", "keys", nil, "j", oidcKeys, nil},

@@ -20,7 +20,7 @@ import (
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
 
-// `latchkey clients add|list|remove|rotate-secret|hash-secret`: the
+// `latchkey clients add|list|remove|rotate-secret|end-previous-secret|hash-secret`: the
 // OpenID Provider's clients (docs/openid-provider.md). Clients of
 // config.yaml are listed but changed only there; the others live in the
 // database, added here. A secret is printed once, when it is made, and
@@ -164,6 +164,9 @@ type ClientJSON struct {
 	RedirectURIs           []string `json:"redirectUris"`
 	PostLogoutRedirectURIs []string `json:"postLogoutRedirectUris"`
 	Scopes                 []string `json:"scopes"`
+	// PreviousSecretUntil is when the secret a rotation replaced stops
+	// working; absent when none does.
+	PreviousSecretUntil *time.Time `json:"previousSecretUntil,omitempty"`
 }
 
 func clientsList(r *adminRun) error {
@@ -183,6 +186,10 @@ func clientsList(r *adminRun) error {
 		}
 		out[i] = ClientJSON{ID: c.ID, Name: c.Name, Source: src, Public: c.Public, FirstParty: c.FirstParty, RefreshTokens: c.Refresh,
 			RedirectURIs: nonNil(c.Redirects), PostLogoutRedirectURIs: nonNil(c.PostLogouts), Scopes: nonNil(c.Scopes)}
+		if until := c.PreviousSecretUntil; !until.IsZero() {
+			until = until.UTC()
+			out[i].PreviousSecretUntil = &until
+		}
 	}
 	if r.json {
 		return r.printJSON(out)
@@ -211,6 +218,12 @@ func clientsList(r *adminRun) error {
 		return err
 	}
 	fmt.Fprintln(r.out, plural(int64(len(out)), "client"))
+	for _, c := range out {
+		if c.PreviousSecretUntil != nil {
+			fmt.Fprintf(r.out, "client %q: its previous secret keeps working until %s (`latchkey clients end-previous-secret %s` ends it now)\n",
+				c.ID, stamp(*c.PreviousSecretUntil), c.ID)
+		}
+	}
 	return nil
 }
 
@@ -221,22 +234,41 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func clientsRemove(r *adminRun) error {
+// confirmClient opens the provider's rules and asks question's question
+// about the client r.args[0] as listed, when there is one to ask ("":
+// none); an unknown client is not asked about, and the command's own call
+// refuses it.
+func confirmClient(r *adminRun, question func(openid.ClientInfo) string) (*openid.Service, error) {
 	s, err := r.openID(nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	id := r.args[0]
-	// Asked only about a stored client: an unknown or config.yaml one is
-	// refused below, as without the question.
 	all, err := s.Clients(r.ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if i := slices.IndexFunc(all, func(c openid.ClientInfo) bool { return c.ID == id }); i >= 0 && !all[i].FromConfig {
-		if err := r.confirm(fmt.Sprintf("Remove client %q (%s) with its consents and tokens? Its users' tokens stop working at once.", id, all[i].Name)); err != nil {
-			return err
+	if i := slices.IndexFunc(all, func(c openid.ClientInfo) bool { return c.ID == r.args[0] }); i >= 0 {
+		if q := question(all[i]); q != "" {
+			if err := r.confirm(q); err != nil {
+				return nil, err
+			}
 		}
+	}
+	return s, nil
+}
+
+func clientsRemove(r *adminRun) error {
+	id := r.args[0]
+	// Asked only about a stored client: a config.yaml one is refused
+	// below, as without the question.
+	s, err := confirmClient(r, func(c openid.ClientInfo) string {
+		if c.FromConfig {
+			return ""
+		}
+		return fmt.Sprintf("Remove client %q (%s) with its consents and tokens? Its users' tokens stop working at once.", id, c.Name)
+	})
+	if err != nil {
+		return err
 	}
 	if err := s.RemoveClient(r.ctx, id); err != nil {
 		return clientError(id, err)
@@ -280,6 +312,31 @@ func clientsRotateSecret(r *adminRun) error {
 			id, stamp(until), strings.TrimSpace(r.keepPrevious))
 	}
 	fmt.Fprintln(r.out, "client_secret: "+secret)
+	return nil
+}
+
+// clientsEndPreviousSecret stops at once the previous secret a rotation
+// kept, after a confirmation when one is in force.
+func clientsEndPreviousSecret(r *adminRun) error {
+	id := r.args[0]
+	s, err := confirmClient(r, func(c openid.ClientInfo) string {
+		if c.PreviousSecretUntil.IsZero() {
+			return ""
+		}
+		return fmt.Sprintf("End client %q's previous secret now (it works until %s)? Relying parties still using it fail at once.", id, stamp(c.PreviousSecretUntil))
+	})
+	if err != nil {
+		return err
+	}
+	until, err := s.EndPreviousSecret(r.ctx, id)
+	if err != nil {
+		return clientError(id, err)
+	}
+	if until.IsZero() {
+		fmt.Fprintf(r.out, "client %q has no previous secret in force; nothing changed\n", id)
+		return nil
+	}
+	fmt.Fprintf(r.out, "client %q: its previous secret stopped working (it would have until %s); only the current one works\n", id, stamp(until))
 	return nil
 }
 

@@ -54,5 +54,18 @@ func TestOpenIDRotatedSecretOverlap(t *testing.T) {
 		_, _, err = rules.RotateSecret(ctx, "rotating", -time.Second)
 		require.Error(t, err)
 		require.Equal(t, http.StatusOK, status(third), "a refused rotation changes nothing")
+
+		// `clients end-previous-secret`: the overlap ends at once.
+		fourth, until, err := rules.RotateSecret(ctx, "rotating", time.Hour)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, status(third))
+		ended, err := rules.EndPreviousSecret(ctx, "rotating")
+		require.NoError(t, err)
+		require.True(t, until.Equal(ended), "%s, %s", until, ended)
+		require.Equal(t, http.StatusUnauthorized, status(third), "the previous secret, ended early")
+		require.Equal(t, http.StatusOK, status(fourth))
+		ended, err = rules.EndPreviousSecret(ctx, "rotating")
+		require.NoError(t, err)
+		require.True(t, ended.IsZero(), "none left to end")
 	})
 }

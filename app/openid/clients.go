@@ -95,6 +95,16 @@ func (c *Client) checkSecret(secret string, now time.Time) bool {
 	return current|previous == 1
 }
 
+// previousSecretUntil is when the previous secret stops being accepted,
+// zero when it is not at now (none, damaged, or over), as checkSecret
+// counts it.
+func (c *Client) previousSecretUntil(now time.Time) time.Time {
+	if len(c.previousHash) != sha256.Size || !now.Before(c.previousUntil) {
+		return time.Time{}
+	}
+	return c.previousUntil
+}
+
 // hashMatches is 1 when hash is sum, in constant time; 0 for a hash that
 // is not a SHA-256 (none, or a damaged row): it fails closed.
 func hashMatches(sum [sha256.Size]byte, hash []byte) int {

@@ -93,6 +93,33 @@ func (s *Service) RotateSecret(ctx context.Context, id string, keepPrevious time
 	return secret, previousUntil, nil
 }
 
+// EndPreviousSecret stops at once the previous secret a rotation of the
+// stored client id kept (the relying parties are all redeployed, or it
+// leaked); until is when it would have stopped, zero when none was in
+// force (nothing changed).
+func (s *Service) EndPreviousSecret(ctx context.Context, id string) (until time.Time, err error) {
+	if _, ok := s.static[id]; ok {
+		return time.Time{}, fmt.Errorf("end previous secret of %q: %w", id, ErrConfigClient)
+	}
+	c, err := s.store.Client(ctx, id)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("end previous secret of %q: %w", id, err)
+	}
+	now := s.now()
+	until = storedClient(c, &s.set).previousSecretUntil(now)
+	if until.IsZero() {
+		return time.Time{}, nil
+	}
+	ok, err := s.store.EndPreviousSecret(ctx, id, now)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("end previous secret of %q: %w", id, err)
+	}
+	if !ok { // a rotation or a removal ran meanwhile
+		return time.Time{}, nil
+	}
+	return until, nil
+}
+
 // RemoveClient deletes a stored client with its consents and tokens.
 func (s *Service) RemoveClient(ctx context.Context, id string) error {
 	if _, ok := s.static[id]; ok {
@@ -112,6 +139,9 @@ func (s *Service) RemoveClient(ctx context.Context, id string) error {
 type ClientInfo struct {
 	*Client
 	FromConfig bool
+	// PreviousSecretUntil is when the previous secret a rotation kept
+	// stops working; zero when none is in force.
+	PreviousSecretUntil time.Time
 }
 
 // Clients lists config.yaml's clients, then the stored ones.
@@ -124,9 +154,11 @@ func (s *Service) Clients(ctx context.Context) ([]ClientInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list clients: %w", err)
 	}
+	now := s.now()
 	for i := range rows {
 		if _, ok := s.static[rows[i].ID]; !ok {
-			out = append(out, ClientInfo{Client: storedClient(&rows[i], &s.set)})
+			c := storedClient(&rows[i], &s.set)
+			out = append(out, ClientInfo{Client: c, PreviousSecretUntil: c.previousSecretUntil(now)})
 		}
 	}
 	return out, nil

@@ -79,6 +79,9 @@ type Store interface {
 	// until previousUntil when that is after now; false when there is no
 	// such client.
 	RotateClientSecret(ctx context.Context, id, secretHash string, previousUntil, now time.Time) (bool, error)
+	// EndPreviousSecret stops the secret a rotation kept; false when the
+	// client has none.
+	EndPreviousSecret(ctx context.Context, id string, now time.Time) (bool, error)
 	// RemoveClient deletes the client, its consents and its tokens; false
 	// when there was none.
 	RemoveClient(ctx context.Context, id string) (bool, error)
@@ -97,6 +100,7 @@ type Store interface {
 	UserByID(ctx context.Context, id string) (*models.User, error)
 
 	// Purge deletes expired auth requests and tokens, and keys no longer
-	// published; it returns how many rows went.
+	// published, and clears the previous secrets whose overlap is over; it
+	// returns how many rows went or were cleared.
 	Purge(ctx context.Context, now time.Time) (int64, error)
 }

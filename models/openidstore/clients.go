@@ -55,8 +55,8 @@ func (s *Store) AddClient(ctx context.Context, c *Client) error {
 // One statement: the hash kept is the one replaced, whatever ran before.
 // False when there is no such client.
 func (s *Store) RotateClientSecret(ctx context.Context, id, secretHash string, previousUntil, now time.Time) (bool, error) {
-	set := map[string]any{"secret_hash": secretHash, "updated_at": models.DBTime(now),
-		"previous_secret_hash": "", "previous_secret_until": nil}
+	set := noPreviousSecret()
+	set["secret_hash"], set["updated_at"] = secretHash, models.DBTime(now)
 	if previousUntil.After(now) {
 		set["previous_secret_hash"] = gorm.Expr("secret_hash") // the row's value before this update
 		set["previous_secret_until"] = models.DBTime(previousUntil)
@@ -64,6 +64,24 @@ func (s *Store) RotateClientSecret(ctx context.Context, id, secretHash string, p
 	r := s.db().WithContext(ctx).Model(&Client{}).Where("id = ?", id).Updates(set)
 	if r.Error != nil {
 		return false, fmt.Errorf("rotate client secret: %w", r.Error)
+	}
+	return r.RowsAffected == 1, nil
+}
+
+// noPreviousSecret is the columns of a client with no previous secret.
+func noPreviousSecret() map[string]any {
+	return map[string]any{"previous_secret_hash": "", "previous_secret_until": nil}
+}
+
+// EndPreviousSecret stops the secret a rotation kept (updated_at now);
+// false when the client has none, ended or not (or there is no such
+// client).
+func (s *Store) EndPreviousSecret(ctx context.Context, id string, now time.Time) (bool, error) {
+	set := noPreviousSecret()
+	set["updated_at"] = models.DBTime(now)
+	r := s.db().WithContext(ctx).Model(&Client{}).Where("id = ? AND previous_secret_until IS NOT NULL", id).Updates(set)
+	if r.Error != nil {
+		return false, fmt.Errorf("end previous client secret: %w", r.Error)
 	}
 	return r.RowsAffected == 1, nil
 }

@@ -83,6 +83,25 @@ func TestClients(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, got.SecretHash, "another client is untouched")
 		require.Empty(t, got.PreviousSecretHash)
+
+		// EndPreviousSecret clears a kept hash, once.
+		_, err = s.RotateClientSecret(ctx, "a", "sh5", until, later)
+		require.NoError(t, err)
+		ended := later.Add(time.Minute)
+		ok, err = s.EndPreviousSecret(ctx, "a", ended)
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err = s.Client(ctx, "a")
+		require.NoError(t, err)
+		require.Equal(t, "sh5", got.SecretHash, "the current secret stays")
+		require.Empty(t, got.PreviousSecretHash)
+		require.Nil(t, got.PreviousSecretUntil)
+		require.True(t, got.UpdatedAt.Equal(models.DBTime(ended)))
+		for _, id := range []string{"a", "b", "none"} {
+			ok, err = s.EndPreviousSecret(ctx, id, ended)
+			require.NoError(t, err)
+			require.False(t, ok, "%s: none to end", id)
+		}
 	})
 }
 

@@ -2,6 +2,7 @@ package openidstore
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -25,10 +26,32 @@ func TestPurge(t *testing.T) {
 		require.NoError(t, s.RotateKeys(ctx, []SigningKey{key("k-old", "RS256", now.Add(-time.Hour))}, now))
 		require.NoError(t, s.RotateKeys(ctx, []SigningKey{key("k-mid", "RS256", now.Add(-time.Minute))}, now.Add(-time.Second)))
 		require.NoError(t, s.RotateKeys(ctx, []SigningKey{key("k-new", "RS256", now)}, now.Add(time.Second)))
+		// Clients whose rotation kept the previous secret: until a second
+		// ago, until now (over: it counts only before its end), until a
+		// second from now.
+		for i, until := range []time.Time{now.Add(-time.Second), now, now.Add(time.Second)} {
+			id := fmt.Sprintf("c%d", i)
+			require.NoError(t, s.AddClient(ctx, &Client{ID: id, Name: id, SecretHash: "old"}))
+			ok, err := s.RotateClientSecret(ctx, id, "new", until, now.Add(-time.Hour))
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
 
 		n, err := s.Purge(ctx, now)
 		require.NoError(t, err)
-		require.EqualValues(t, 4, n, "one request, two tokens, one key")
+		require.EqualValues(t, 6, n, "one request, two tokens, one key, two previous secrets")
+		for i, kept := range []bool{false, false, true} {
+			c, err := s.Client(ctx, fmt.Sprintf("c%d", i))
+			require.NoError(t, err)
+			require.Equal(t, "new", c.SecretHash)
+			if kept {
+				require.Equal(t, "old", c.PreviousSecretHash, "an overlap still running")
+				require.NotNil(t, c.PreviousSecretUntil)
+				continue
+			}
+			require.Empty(t, c.PreviousSecretHash, "c%d: an ended overlap's hash is cleared", i)
+			require.Nil(t, c.PreviousSecretUntil)
+		}
 		_, err = s.AuthRequest(ctx, "new", now)
 		require.NoError(t, err)
 		require.EqualValues(t, 1, count(t, s, "oidc_auth_requests"))
