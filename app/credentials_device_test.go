@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // passwordDeviceCookie is the password device cookie's name (http, next-auth style).
@@ -253,5 +254,66 @@ func TestAccountPasswordCheckReadsDeviceCookie(t *testing.T) {
 		require.NotEqual(t, device, fresh, "a fresh cookie")
 		require.Equal(t, http.StatusOK, e.passwordSignIn(victim, "alice@example.com", otherPassword, "X-Forwarded-For", "192.0.2.3").StatusCode,
 			"which passes the block after the change")
+	})
+}
+
+// A password reset voids the owner's device cookie with the sessions; the
+// browser that completes it gets a fresh one, signed in after the reset,
+// so an owner who resets while an attacker keeps the account blocked
+// signs in next from a new IP at once (a copy of the old cookie still
+// exempts nothing). When an unverified claimant held the address the
+// password goes to a new user, and the cookie names that user: the
+// owner's sign-out everywhere voids it.
+func TestPasswordResetGivesFreshDeviceCookie(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startPasswords(t, envOpts{postgres: pg, config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }})
+		ip := 0
+		newIP := func() string { ip++; return "192.0.2." + strconv.Itoa(ip) }
+		signIn := func(c *http.Client, addr, pw string) int {
+			return e.passwordSignIn(c, addr, pw, "X-Forwarded-For", newIP()).StatusCode
+		}
+		reset := func(c *http.Client, addr string) string {
+			n := e.mailCount()
+			res := e.form(e.browser(), "/reset", "email", addr)
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			link, _ := e.flowLink(n+1, "/reset/confirm")
+			f := url.Values{"csrfToken": {e.csrf(c)}, "token": {linkQuery(t, link).Get("token")}, "password": {otherPassword}}
+			res = e.post(c, "/reset/confirm", f, "X-Forwarded-For", newIP())
+			require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+			fresh, ok := e.jarCookie(c, passwordDeviceCookie)
+			require.True(t, ok, "the reset's browser has a device cookie")
+			return fresh
+		}
+
+		e.addPasswordUser("alice@example.com", goodPassword, true)
+		victim := e.browser()
+		require.Equal(t, http.StatusOK, signIn(victim, "alice@example.com", goodPassword))
+		before, _ := e.jarCookie(victim, passwordDeviceCookie)
+		e.clock.Add(time.Second)
+		e.spendAccountTier("alice@example.com", "203.0.113.7")
+		fresh := reset(victim, "alice@example.com")
+		require.NotEqual(t, before, fresh, "a fresh cookie")
+		require.Equal(t, http.StatusUnauthorized, signIn(e.withDevice(before), "alice@example.com", otherPassword),
+			"the cookie from before the reset exempts nothing")
+		require.Equal(t, http.StatusOK, signIn(victim, "alice@example.com", otherPassword),
+			"the reset's browser passes the block")
+
+		// The owner's proof wins over a claimant: the cookie is the new user's.
+		const addr = "victim@example.com"
+		claimed := addr
+		claimant := &models.User{Email: &claimed}
+		require.NoError(t, e.app.Store().CreateUserWithAccount(context.Background(), claimant,
+			&models.Account{Type: "oauth", Provider: "nextcloud", ProviderAccountID: "attacker"}))
+		owner := e.browser()
+		fresh = reset(owner, addr)
+		e.spendAccountTier(addr, "203.0.113.8")
+		require.Equal(t, http.StatusOK, signIn(owner, addr, otherPassword), "the owner passes the block")
+		_, id := e.sessionUser(owner)
+		require.NotEqual(t, claimant.ID, id)
+		e.clock.Add(time.Second)
+		res := e.post(owner, "/signout/all", url.Values{"csrfToken": {e.csrf(owner)}, "callbackUrl": {e.origin + "/bye"}})
+		require.Equal(t, e.origin+"/bye", res.location(), res.body)
+		require.Equal(t, http.StatusUnauthorized, signIn(e.withDevice(fresh), addr, otherPassword),
+			"the owner's sign-out everywhere voids the reset's cookie: it names the owner")
 	})
 }

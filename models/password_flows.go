@@ -193,15 +193,16 @@ func (s *Store) PasswordResetByHash(ctx context.Context, tokenHash string, now t
 // the password set, the address marked verified if it was not (the link
 // proved it), and every session of the user signed in up to now revoked
 // (RevokeSessions). A spent or expired token is ErrNotFound and changes
-// nothing. It returns the number of database sessions deleted.
+// nothing. It returns the user who holds the password now (userID, or the
+// new user below) and the number of database sessions deleted.
 //
 // A user whose address is unverified and who has a way to sign in of its
 // own is a claimant (releaseUnproved): the link proved the address for its
 // owner, so the claimant loses it and the password goes to a new user,
 // verified, who inherits nothing of the claimant's.
-func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, passwordHash string, now time.Time) (int64, error) {
-	var ended int64
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, passwordHash string, now time.Time) (holderID string, ended int64, err error) {
+	holderID = userID
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r := tx.Where("identifier = ? AND token_hash = ? AND expires > ?", resetPrefix+userID, tokenHash, dbTime(now)).
 			Delete(&VerificationToken{})
 		if r.Error != nil {
@@ -234,6 +235,7 @@ func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pa
 				if err := setPasswordHash(tx, owner.ID, passwordHash); err != nil {
 					return err
 				}
+				holderID = owner.ID
 				return s.Emit(tx, userCreated(owner, "credentials"))
 			}
 		}
@@ -257,9 +259,9 @@ func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pa
 		return s.Emit(tx, append(evs, sessionsEnded(ctx, userID, events.ReasonPasswordReset))...)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("reset password: %w", err)
+		return "", 0, fmt.Errorf("reset password: %w", err)
 	}
-	return ended, nil
+	return holderID, ended, nil
 }
 
 // ChangePassword replaces a user's password while the stored hash is still

@@ -81,8 +81,9 @@ func TestPasswordResetAndChange(t *testing.T) {
 		_, err = s.PasswordSignUpByHash(ctx, "r-1", now)
 		require.ErrorIs(t, err, ErrNotFound, "a reset token is no sign-up")
 
-		ended, err := s.CompletePasswordReset(ctx, u.ID, "r-1", "phc-new", now)
+		holder, ended, err := s.CompletePasswordReset(ctx, u.ID, "r-1", "phc-new", now)
 		require.NoError(t, err)
+		require.Equal(t, u.ID, holder, "the password is the user's")
 		require.EqualValues(t, 1, ended)
 		hash, err := s.PasswordHash(ctx, u.ID)
 		require.NoError(t, err)
@@ -93,7 +94,7 @@ func TestPasswordResetAndChange(t *testing.T) {
 		require.GreaterOrEqual(t, revocationsOf(t, s)[u.ID], now.Unix(), "its JWT sessions are revoked")
 		require.EqualValues(t, 1, count(t, s, "sessions"), "the other user's session stays")
 		for _, h := range []string{"r-1", "r-2"} {
-			_, err = s.CompletePasswordReset(ctx, u.ID, h, "phc-replayed", now)
+			_, _, err = s.CompletePasswordReset(ctx, u.ID, h, "phc-replayed", now)
 			require.ErrorIs(t, err, ErrNotFound, "spent: %s", h)
 		}
 

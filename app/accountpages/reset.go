@@ -79,9 +79,12 @@ func (h *Handler) postResetConfirm(c echo.Context, rq *web.Request) error {
 	if h.offers.resetOff() {
 		return web.NotSupported
 	}
-	err := h.rules.CompleteReset(c.Request().Context(), accounts.ResetRequest{
+	changed, err := h.rules.CompleteReset(c.Request().Context(), accounts.ResetRequest{
 		Token: rq.Form.Get("token"), Password: rq.Form.Get("password"), RemoveLinked: asksRemoveLinked(rq),
+		Device: h.kit.PasswordDevice(c),
 	})
+	// Set whenever the password was set, even if what follows failed.
+	h.kit.SetPasswordDevice(c, changed.Device, changed.DeviceExpires)
 	switch {
 	case errors.Is(err, accounts.ErrPolicy):
 		return h.resetConfirmPage(http.StatusBadRequest, policyMessage(err))(c, rq)

@@ -149,9 +149,9 @@ func (s *store) PasswordResetByHash(_ context.Context, tokenHash string, _ time.
 
 // CompletePasswordReset: the owner's proof wins over an unverified holder
 // with a way to sign in of its own, as models.CompletePasswordReset.
-func (s *store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pwHash string, at time.Time) (int64, error) {
+func (s *store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pwHash string, at time.Time) (string, int64, error) {
 	if s.resets[tokenHash] != userID {
-		return 0, models.ErrNotFound
+		return "", 0, models.ErrNotFound
 	}
 	delete(s.resets, tokenHash)
 	u := s.users[userID]
@@ -160,7 +160,7 @@ func (s *store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pw
 			owner := s.addUser(*u.Email, true)
 			u.Email = nil
 			s.passwords[owner.ID] = pwHash
-			return 0, nil
+			return owner.ID, 0, nil
 		}
 		u.EmailVerified = &at
 	}
@@ -169,7 +169,7 @@ func (s *store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pw
 	if s.committed != nil {
 		s.committed()
 	}
-	return 1, nil
+	return userID, 1, nil
 }
 
 func (s *store) PasswordHash(_ context.Context, userID string) (string, error) {

@@ -118,46 +118,60 @@ type ResetRequest struct {
 	Password string
 	// RemoveLinked asks that the user's linked sign-in methods go too.
 	RemoveLinked bool
+	// Device is the browser's password device cookie ("" none): the
+	// fresh one (PasswordChanged) keeps its other accounts.
+	Device string
 }
 
 // CompleteReset sets the new password; every session of the user ends.
-func (s *Service) CompleteReset(ctx context.Context, in ResetRequest) error {
+// The browser that set it gets a fresh password device cookie (the reset
+// voided its entry with the sessions): without it, an owner resetting
+// while an attacker keeps the account blocked would sign in next as an
+// unknown client and meet the same block. The cookie names the user who
+// holds the password afterwards (a new one when an unverified claimant
+// held the address), so that user's revocations void it. It is returned
+// whenever the password was set, with the error of what failed after.
+func (s *Service) CompleteReset(ctx context.Context, in ResetRequest) (PasswordChanged, error) {
+	var out PasswordChanged
 	p, err := s.pendingReset(ctx, in.Token)
 	if err != nil {
-		return err
+		return out, err
 	}
 	u := p.User
 	if err := s.checkPolicy("password reset", in.Password, deref(u.Email)); err != nil {
-		return err
+		return out, err
 	}
 	hash, err := s.hash(in.Password)
 	if err != nil {
-		return err
+		return out, err
 	}
 	at := s.Now()
-	ended, err := s.Store.CompletePasswordReset(ctx, u.ID, p.TokenHash, hash, at)
+	holder, ended, err := s.Store.CompletePasswordReset(ctx, u.ID, p.TokenHash, hash, at)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		return ErrDeadLink
+		return out, ErrDeadLink
 	case err != nil:
-		return fmt.Errorf("reset: %w", err)
+		return out, fmt.Errorf("reset: %w", err)
 	}
-	s.Log.Info("password reset", "user", u.ID, "database_sessions_ended", ended)
+	s.Log.Info("password reset", "user", holder, "database_sessions_ended", ended)
 	ctx, cancel := finish.Detached(ctx) // the password is changed: the rest follows it
 	defer cancel()
-	s.sessionsEnded(ctx, at)
+	s.sessionsEnded(ctx, at) // returns once the revocation's second is over
+	if out.Device, out.DeviceExpires, err = s.Throttle.DeviceCookie(in.Device, deref(u.Email), holder, s.Now()); err != nil {
+		s.Log.Warn("no password device cookie after a password reset", "err", err)
+	}
 	if err := s.forgetDevices(ctx, u.ID); err != nil {
 		// The password is changed and the sessions ended: say so, and
 		// that the browsers are still remembered.
-		return fmt.Errorf("reset: the password was changed: %w", err)
+		return out, fmt.Errorf("reset: the password was changed: %w", err)
 	}
 	if in.RemoveLinked {
 		// The user has a password now: every linked method may go.
 		if err := s.removeLinked(ctx, u, true); err != nil {
-			return fmt.Errorf("reset: remove linked sign-in methods (the password was changed): %w", err)
+			return out, fmt.Errorf("reset: remove linked sign-in methods (the password was changed): %w", err)
 		}
 	}
-	return nil
+	return out, nil
 }
 
 func deref(s *string) string {

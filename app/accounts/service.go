@@ -65,7 +65,9 @@ type Resets interface {
 	PasswordResetByHash(ctx context.Context, tokenHash string, now time.Time) (string, error)
 	// CompletePasswordReset sets the password, verifies the address and
 	// ends every session of the user, in one transaction.
-	CompletePasswordReset(ctx context.Context, userID, tokenHash, passwordHash string, now time.Time) (int64, error)
+	// It returns the user who holds the password afterwards: userID, or a
+	// new user when an unverified claimant held the address.
+	CompletePasswordReset(ctx context.Context, userID, tokenHash, passwordHash string, now time.Time) (holderID string, ended int64, err error)
 }
 
 // Passwords reads and changes a user's password.

@@ -95,3 +95,40 @@ func TestDeviceCookieRevoked(t *testing.T) {
 	_, err := NewDevices([]string{"a-secret-0123456789abcdef0123456789abcdef"}, keep, nil)
 	require.Error(t, err)
 }
+
+// Throttle.DeviceCookie (a reset link's browser): the cookie sent, with
+// the account signed in as the user given, first, and the browser's other
+// live accounts kept; a forged cookie is none; no throttle or no device
+// cookies, nothing.
+func TestThrottleDeviceCookie(t *testing.T) {
+	const keep = 30 * 24 * time.Hour
+	now := time.Unix(1_700_000_000, 0)
+	d, err := NewDevices([]string{"a-secret-0123456789abcdef0123456789abcdef"}, keep, notBefore{})
+	require.NoError(t, err)
+	th := NewThrottle(nil)
+	th.Devices = d
+	sent, err := d.seal(deviceCookie{}.signedIn("bob@example.com", "bob", now, keep, notBefore{}))
+	require.NoError(t, err)
+
+	for _, c := range []struct {
+		sent     string
+		accounts int
+	}{{sent, 2}, {"", 1}, {"forged", 1}} {
+		v, expires, err := th.DeviceCookie(c.sent, "ann@example.com", "ann-owner", now.Add(time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, now.Add(time.Hour+KnownFor), expires)
+		got := d.open(v)
+		require.Len(t, got.Accounts, c.accounts, "%q", c.sent)
+		ann, ok := got.find("ann@example.com", now.Add(time.Hour), keep, notBefore{})
+		require.True(t, ok)
+		require.Equal(t, "ann-owner", ann.User, "it names the user given")
+		require.Equal(t, got.Accounts[0], ann, "first")
+		_, ok = got.find("ann@example.com", now.Add(time.Hour), keep, notBefore{"ann-owner": now.Unix() + 3601})
+		require.False(t, ok, "that user's revocations void it")
+	}
+	for _, none := range []*Throttle{nil, NewThrottle(nil)} {
+		v, _, err := none.DeviceCookie(sent, "ann@example.com", "ann-owner", now)
+		require.NoError(t, err)
+		require.Empty(t, v)
+	}
+}

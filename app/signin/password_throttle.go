@@ -278,14 +278,32 @@ func (r *Reservation) Succeeded(ctx context.Context, now time.Time) error {
 // accounts) with this account, signed in as userID, first and a new id
 // for it; "" without device cookies (Devices).
 func (r *Reservation) DeviceCookie(userID string, now time.Time) (string, time.Time, error) {
-	if r.t.Devices == nil {
+	return r.t.deviceCookie(r.cookie, r.addr, userID, now)
+}
+
+// DeviceCookie is the device cookie to give a browser that set addr's
+// password without typing the old one (a reset link: the inbox proved it,
+// and the browser knows the new password as a sign-in would), and when it
+// expires: device, the cookie the browser sent ("" none; any valid one,
+// whatever its accounts), with addr, signed in as userID at now, first and
+// a new id for it; "" without a throttle or device cookies (Devices).
+func (t *Throttle) DeviceCookie(device, addr, userID string, now time.Time) (string, time.Time, error) {
+	if t == nil {
 		return "", time.Time{}, nil
 	}
-	v, err := r.t.Devices.seal(r.cookie.signedIn(r.addr, userID, now, r.t.KnownFor, r.t.Devices.revoked))
+	return t.deviceCookie(t.Devices.open(device), addr, userID, now)
+}
+
+// deviceCookie seals sent with addr signed in as userID at now.
+func (t *Throttle) deviceCookie(sent deviceCookie, addr, userID string, now time.Time) (string, time.Time, error) {
+	if t.Devices == nil {
+		return "", time.Time{}, nil
+	}
+	v, err := t.Devices.seal(sent.signedIn(addr, userID, now, t.KnownFor, t.Devices.revoked))
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	return v, now.Add(r.t.KnownFor), nil
+	return v, now.Add(t.KnownFor), nil
 }
 
 // Release takes the attempt's counts back: it was not a failure (the
