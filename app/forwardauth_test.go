@@ -393,11 +393,7 @@ func TestCookieDomainOnSessionCookieOnly(t *testing.T) {
 		c.ServiceURL = "http://auth.example.com/api/auth"
 		c.Cookies.Domain = ".example.com"
 	}})
-	tok := e.addDBSession(e.addUser("", "alice@example.com", ""), time.Now().Add(time.Hour))
-	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
-	require.Equal(t, "alice@example.com", userEmail(res.json(t)))
-	sess, ok := findCookie(res.Header, "next-auth.session-token")
-	require.True(t, ok)
+	tok, res, sess := e.aliceSessionRead()
 	require.Equal(t, "example.com", sess.Domain, sess.raw)
 	csrfCookie, ok := findCookie(res.Header, "next-auth.csrf-token")
 	require.True(t, ok)
@@ -414,17 +410,36 @@ func TestCookieDomainOnSessionCookieOnly(t *testing.T) {
 	requireAuthzAnswer(t, e.rawDo(http.MethodGet, e.srv.URL+authRequestPath, "next-auth.session-token="+tok, nil), http.StatusUnauthorized)
 }
 
+// aliceSessionRead makes a database session for alice@example.com and
+// reads it by GET /session with no jar: her token, the answer and the
+// session cookie it set.
+func (e *env) aliceSessionRead() (string, resp, setCookie) {
+	e.t.Helper()
+	tok := e.addDBSession(e.addUser("", "alice@example.com", ""), time.Now().Add(time.Hour))
+	res := e.rawDo(http.MethodGet, "/session", "next-auth.session-token="+tok, nil)
+	require.Equal(e.t, "alice@example.com", userEmail(res.json(e.t)))
+	sess, ok := findCookie(res.Header, "next-auth.session-token")
+	require.True(e.t, ok)
+	return tok, res, sess
+}
+
 // rawSignOut is POST /signout for the database session tok, with a CSRF
 // cookie of its own and no jar (the service URL's host is not the test
 // server's, so a jar would keep no Domain cookie); it must redirect.
-func (e *env) rawSignOut(tok string) resp {
+func (e *env) rawSignOut(tok string) resp { return e.rawSignOutTo(tok, "") }
+
+// rawSignOutTo is rawSignOut with a callbackUrl ("": none).
+func (e *env) rawSignOutTo(tok, callbackURL string) resp {
 	e.t.Helper()
 	res := e.rawDo(http.MethodGet, "/csrf", "", nil)
 	csrfCookie, ok := findCookie(res.Header, "next-auth.csrf-token")
 	require.True(e.t, ok)
-	csrf := res.json(e.t)["csrfToken"].(string)
+	form := url.Values{"csrfToken": {res.json(e.t)["csrfToken"].(string)}}
+	if callbackURL != "" {
+		form.Set("callbackUrl", callbackURL)
+	}
 	out := e.rawDo(http.MethodPost, "/signout", csrfCookie.Name+"="+rawValue(csrfCookie.raw)+"; next-auth.session-token="+tok,
-		strings.NewReader(url.Values{"csrfToken": {csrf}}.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+		strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
 	require.Equal(e.t, http.StatusFound, out.StatusCode, out.body)
 	return out
 }

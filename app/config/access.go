@@ -38,9 +38,15 @@ type AccessRule struct {
 var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
 
 // CookieDomain is cookies.domain as the Domain attribute carries it:
-// lower-case, without the leading dot browsers ignore; "" for host-only.
+// lower-case ASCII (xn--bcher-kva.example for Bücher.example, the name
+// browsers match it with), without the leading dot browsers ignore; ""
+// for host-only.
 func (c Cookies) CookieDomain() string {
-	return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(c.Domain), "."))
+	d := strings.TrimPrefix(strings.TrimSpace(c.Domain), ".")
+	if d == "" {
+		return ""
+	}
+	return strings.ToLower(normalHost(d))
 }
 
 // validateCookieDomain: a registrable name (never a public suffix such as
@@ -79,7 +85,7 @@ func (c *Config) validateAccess(add func(string, ...any)) {
 			add("access[%d]: hosts is empty (list host names, *.example.com or *)", i)
 		}
 		for _, h := range r.Hosts {
-			if h != "*" && !hostName.MatchString(strings.TrimPrefix(h, "*.")) {
+			if h != "*" && !hostName.MatchString(normalHost(strings.TrimPrefix(h, "*."))) {
 				add("access[%d]: host %q must be a host name (no scheme or port), *.example.com or *", i, h)
 			}
 		}

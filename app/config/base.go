@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 )
 
@@ -39,18 +38,12 @@ func ParseBase(raw string) (Base, error) {
 		return Base{}, fmt.Errorf("service URL %q must be scheme://host[:port][/path] with no credentials, query or fragment", raw)
 	}
 	// The origin as new URL() (next-auth's parseUrl) and a browser write
-	// it: the host in lower case, the port without leading zeros and left
-	// out when it is the scheme's default (or empty, "ex.com:").
-	host := strings.ToLower(strings.TrimSuffix(u.Host, ":"))
-	if port := u.Port(); port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 {
-			return Base{}, fmt.Errorf("service URL %q has an invalid port", raw)
-		}
-		host = strings.TrimSuffix(host, ":"+port)
-		if n != map[string]int{"http": 80, "https": 443}[u.Scheme] {
-			host += ":" + strconv.Itoa(n)
-		}
+	// it: the host in lower-case ASCII (xn--bcher-kva.example for
+	// Bücher.example), the port without leading zeros and left out when it
+	// is the scheme's default (or empty, "ex.com:").
+	origin, err := origin(u)
+	if err != nil {
+		return Base{}, fmt.Errorf("service URL %q: %w", raw, err)
 	}
 	if strings.Contains(u.Path, `\`) { // new URL() reads it as "/", Go as a character
 		return Base{}, fmt.Errorf("service URL %q has a backslash in its path: write / (or %%5C for the character)", raw)
@@ -60,7 +53,7 @@ func ParseBase(raw string) (Base, error) {
 		path = "/api/auth"
 	}
 	return Base{
-		Origin: u.Scheme + "://" + host,
+		Origin: origin,
 		Path:   path,
 		Secure: u.Scheme == "https",
 	}, nil

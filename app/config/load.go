@@ -128,11 +128,14 @@ func Load(data []byte, env Env) (Config, error) {
 // decides it again: an unset service URL is local development on the
 // configured port, a provider without a type is an OAuth catalogue one, and
 // a credentials provider without an id is "credentials".
+// The origins and host names compared with what browsers send are written
+// as browsers write them (normalNames).
 // Load calls it; app.New calls it for configs built in code. It is idempotent.
 func (c *Config) Normalize() {
 	if strings.TrimSpace(c.ServiceURL) == "" {
 		c.ServiceURL = fmt.Sprintf("http://localhost:%d/api/auth", c.Port)
 	}
+	c.normalNames()
 	for i := range c.Providers {
 		if c.Providers[i].Type == "" {
 			c.Providers[i].Type = TypeOAuth

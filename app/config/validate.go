@@ -118,7 +118,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 		c.validateOpenID(add)
 	}
 	for _, o := range c.AllowedRedirectOrigins {
-		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		if _, ok := NormalOrigin(o); !ok {
 			add("allowed_redirect_origins: %q is not an origin like https://app.example.com", o)
 		}
 	}

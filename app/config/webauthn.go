@@ -42,7 +42,7 @@ const (
 // PasskeyRPID is the relying-party id in effect for a provider.
 func (c *Config) PasskeyRPID(p Provider) string {
 	if p.RPID != "" {
-		return strings.ToLower(p.RPID)
+		return strings.ToLower(normalHost(p.RPID))
 	}
 	base, err := ParseBase(c.ServiceURL)
 	if err != nil {
@@ -67,12 +67,12 @@ func (c *Config) validatePasskey(pr Provider, where string, add func(string, ...
 		}
 	}
 	for _, o := range pr.Origins {
-		u, err := url.Parse(o)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		n, ok := NormalOrigin(o)
+		if !ok {
 			add("%s: origin %q must be scheme://host[:port]", where, o)
 			continue
 		}
-		if !domainWithin(u.Hostname(), rpID) {
+		if u, _ := url.Parse(n); !domainWithin(u.Hostname(), rpID) {
 			add("%s: origin %q is not on rp_id %q or below it", where, o, rpID)
 		}
 	}

@@ -30,6 +30,8 @@ var ErrConfigClient = errors.New("this client is defined in config.yaml; change 
 // client), shown once: only its SHA-256 is kept.
 func (s *Service) AddClient(ctx context.Context, n NewClient) (string, error) {
 	cfg := config.Defaults() // the client's own checks; the provider's settings are config.yaml's
+	// Hosts in ASCII, as config.yaml's (Config.Normalize).
+	n.RedirectURIs, n.PostLogoutRedirectURIs = asciiHostURLs(n.RedirectURIs), asciiHostURLs(n.PostLogoutRedirectURIs)
 	secret := ""
 	if !n.Public {
 		secret = NewClientSecret()
@@ -55,6 +57,14 @@ func (s *Service) AddClient(ctx context.Context, n NewClient) (string, error) {
 		return "", fmt.Errorf("add client: %w", err)
 	}
 	return secret, nil
+}
+
+func asciiHostURLs(uris []string) []string {
+	out := make([]string, len(uris))
+	for i, u := range uris {
+		out[i] = config.ASCIIHostURL(u)
+	}
+	return out
 }
 
 // MaxKeepPrevious bounds how long a replaced client secret stays

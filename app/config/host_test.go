@@ -1,0 +1,126 @@
+package config_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/config"
+)
+
+// idnOrigins are new URL(in).origin as node writes it ("" for a TypeError):
+// browsers send these in Origin, Host and a WebAuthn client's origin.
+var idnOrigins = []struct{ in, origin string }{
+	{"https://Bücher.example", "https://xn--bcher-kva.example"},
+	{"https://BÜCHER.example:443/", "https://xn--bcher-kva.example"},
+	{"https://ｅｘａｍｐｌｅ.com", "https://example.com"},
+	{"https://faß.de", "https://xn--fa-hia.de"}, // not transitional: not fass.de
+	{"https://b%C3%BCcher.example", "https://xn--bcher-kva.example"},
+	{"https://xn--Bcher-KVA.example", "https://xn--bcher-kva.example"},
+	{"https://例え.テスト:8443/", "https://xn--r8jz45g.xn--zckzah:8443"},
+	{"https://münchen.de/", "https://xn--mnchen-3ya.de"},
+	{"https://Ⅻ.example", "https://xii.example"},
+	{"https://ab\u00ad.example", "https://ab.example"}, // soft hyphen mapped away
+	{"https://Bücher.example.", "https://xn--bcher-kva.example."},
+	{"https://-abc-.example", "https://-abc-.example"},
+	{"https://a_b.example", "https://a_b.example"},
+	{"http://[::1]:3000", "http://[::1]:3000"},
+	{"https://a\u200db.example", ""}, // a joiner out of context
+	{"https://xn--a.example", ""},    // not punycode
+	{"https://xn--.example", ""},
+	{"https://a.xn--", ""},
+	{"https://a.example..", "https://a.example.."},
+	{"https://a%2Fb.example", ""},
+}
+
+func TestOriginsWrittenAsNewURL(t *testing.T) {
+	for _, tc := range idnOrigins {
+		b, err := config.ParseBase(tc.in)
+		o, ok := config.NormalOrigin(tc.in)
+		if tc.origin == "" {
+			require.Error(t, err, tc.in)
+			require.False(t, ok, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.origin, b.Origin, tc.in)
+		require.True(t, ok, tc.in)
+		require.Equal(t, tc.origin, o, tc.in)
+	}
+}
+
+// TestIDNOriginsAreNodes holds the table above to node's new URL(), where
+// node is installed (test/compat needs it).
+func TestIDNOriginsAreNodes(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	var in []string
+	for _, tc := range idnOrigins {
+		in = append(in, tc.in)
+	}
+	arg, err := json.Marshal(in)
+	require.NoError(t, err)
+	out, err := exec.Command("node", "-e", `for (const s of JSON.parse(process.argv[1])) {
+		let o = ""; try { o = new URL(s).origin } catch {}; console.log(o) }`, string(arg)).Output()
+	require.NoError(t, err)
+	got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	require.Len(t, got, len(idnOrigins))
+	for i, tc := range idnOrigins {
+		require.Equal(t, tc.origin, got[i], tc.in)
+	}
+}
+
+func TestNormalOriginRefusesNonOrigins(t *testing.T) {
+	for _, bad := range []string{"", "app.example.com", "ftp://x.example", "https://x.example/app", "https://x.example?a",
+		"https://x.example#f", "https://u@x.example", "https://x.example:99999", "https://"} {
+		_, ok := config.NormalOrigin(bad)
+		require.False(t, ok, bad)
+	}
+}
+
+func TestASCIIHostURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://Bücher.example/cb?x=Ü":     "https://xn--bcher-kva.example/cb?x=Ü",
+		"https://bücher.example:8443#x":     "https://xn--bcher-kva.example:8443#x",
+		"https://App.Example.com/cb":        "https://App.Example.com/cb", // ASCII: exactly as written
+		"com.example.app:/cb":               "com.example.app:/cb",
+		"http://127.0.0.1:3000/Ü":           "http://127.0.0.1:3000/Ü",
+		"https://a\u200db.example/cb":       "https://a\u200db.example/cb", // not a host: left to validation
+		"https://user@bücher.example/cb":    "https://user@bücher.example/cb",
+		"HTTPS://Bücher.example/callback/x": "HTTPS://xn--bcher-kva.example/callback/x",
+	} {
+		require.Equal(t, want, config.ASCIIHostURL(in), in)
+	}
+}
+
+// Normalize writes the names compared with browsers' in ASCII, and the
+// origins as a browser's Origin header (no trailing /); what is not a
+// name or an origin is left for Validate to refuse.
+func TestNormalizeWritesNamesAsBrowsersSendThem(t *testing.T) {
+	c := config.Defaults()
+	c.ServiceURL = "https://auth.Bücher.example/api/auth"
+	c.Secret = strings.Repeat("s", 32)
+	c.AllowedRedirectOrigins = []string{"https://App.Bücher.example/", "https://x.example/path"}
+	c.Cookies.Domain = ".Bücher.example"
+	c.Access = []config.AccessRule{{Hosts: []string{"*.Bücher.example", "Wiki.Bücher.example", "*"}, Anyone: true}}
+	c.Providers = []config.Provider{{ID: "passkey", Type: config.TypeWebAuthn, Passkey: config.Passkey{RPID: "Bücher.example",
+		Origins: []string{"https://App.Bücher.example:443/"}}}}
+	c.OpenID.Clients = []config.OpenIDClient{{ID: "c", RedirectURIs: []string{"https://Bücher.example/cb", "https://App.Example.com/cb"}}}
+	c.Normalize()
+	require.Equal(t, []string{"https://app.xn--bcher-kva.example", "https://x.example/path"}, c.AllowedRedirectOrigins)
+	require.Equal(t, "xn--bcher-kva.example", c.Cookies.CookieDomain())
+	require.Equal(t, []string{"*.xn--bcher-kva.example", "wiki.xn--bcher-kva.example", "*"}, c.Access[0].Hosts)
+	require.Equal(t, "xn--bcher-kva.example", c.PasskeyRPID(c.Providers[0]))
+	require.Equal(t, []string{"https://app.xn--bcher-kva.example"}, c.Providers[0].Origins)
+	require.Equal(t, []string{"https://xn--bcher-kva.example/cb", "https://App.Example.com/cb"}, c.OpenID.Clients[0].RedirectURIs)
+
+	_, err := c.Validate(func(string) ([]string, bool) { return nil, false })
+	require.ErrorContains(t, err, `allowed_redirect_origins: "https://x.example/path" is not an origin`)
+	require.NotContains(t, err.Error(), "cookies.domain")
+	require.NotContains(t, err.Error(), "access[0]")
+	require.NotContains(t, err.Error(), "passkey")
+}
