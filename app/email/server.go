@@ -3,11 +3,14 @@ package email
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
 	mail "github.com/wneessen/go-mail"
+	"golang.org/x/net/idna"
 
 	"github.com/latchkey-auth/latchkey/app/egress"
 )
@@ -23,9 +26,13 @@ type Server struct {
 	// go in plain text when the server offers no STARTTLS. Credentials
 	// never do: see SMTP.tlsPolicy.
 	Insecure bool
+	// Name (?name=mail.example.com, nodemailer's option of that name) is
+	// what latchkey calls itself in EHLO/HELO; "" means
+	// SMTPOptions.Hello.
+	Name string
 }
 
-// ParseServer reads smtp://[user:pass@]host[:port][?insecure=true]
+// ParseServer reads smtp://[user:pass@]host[:port][?insecure=true][&name=HOST]
 // (default port 587) or smtps://... (default port 465), with the user name
 // and password percent-decoded, as nodemailer does. Its errors show the
 // URL with the userinfo replaced by ***: they end up in check-config output
@@ -61,7 +68,7 @@ func ParseServer(raw string) (Server, error) {
 			return fail("bad port")
 		}
 	}
-	if s.Insecure, err = insecureOption(u.RawQuery); err != nil {
+	if s.Insecure, s.Name, err = queryOptions(u.RawQuery); err != nil {
 		return fail(err.Error())
 	}
 	if s.Insecure && s.Implicit {
@@ -75,25 +82,76 @@ func ParseServer(raw string) (Server, error) {
 	return s, nil
 }
 
-// insecureOption reads the query, whose one option is insecure. Anything
-// else is refused rather than ignored: a nodemailer option such as
-// tls.rejectUnauthorized would otherwise seem to work. Keys are not
-// quoted: with an unescaped ? in a password, they hold part of it.
-func insecureOption(rawQuery string) (bool, error) {
+// queryOptions reads the query: insecure and name, each at most once.
+// Anything else is refused rather than ignored: a nodemailer option such
+// as tls.rejectUnauthorized would otherwise seem to work. Keys and values
+// are not quoted: with an unescaped ? in a password, they hold part of it.
+func queryOptions(rawQuery string) (insecure bool, name string, err error) {
 	if rawQuery == "" {
-		return false, nil
+		return false, "", nil
 	}
+	rule := errors.New("the query options are ?insecure=true and ?name=HOST (in the password, write ? as %3F)")
 	q, err := url.ParseQuery(rawQuery)
-	if err != nil || len(q) != 1 || len(q["insecure"]) != 1 {
-		return false, errors.New("the one query option is ?insecure=true (in the password, write ? as %3F)")
+	if err != nil {
+		return false, "", rule
 	}
-	switch q.Get("insecure") {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
+	for k, v := range q {
+		if (k != "insecure" && k != "name") || len(v) != 1 {
+			return false, "", rule
+		}
 	}
-	return false, errors.New("insecure must be true or false")
+	if v, ok := q["insecure"]; ok {
+		switch v[0] {
+		case "true":
+			insecure = true
+		case "false":
+		default:
+			return false, "", errors.New("insecure must be true or false")
+		}
+	}
+	if v, ok := q["name"]; ok {
+		if name, ok = helloName(v[0]); !ok {
+			return false, "", errors.New("name (what latchkey says in EHLO) must be a host name like mail.example.com or an address literal like [192.0.2.1]")
+		}
+	}
+	return insecure, name, nil
+}
+
+// helloName is an EHLO/HELO name as RFC 5321 has it, a domain (in ASCII,
+// an IDN converted) or an address literal ([192.0.2.1], [IPv6:2001:db8::1]);
+// ok is false for anything else.
+func helloName(s string) (string, bool) {
+	if inner, ok := strings.CutPrefix(s, "["); ok {
+		inner, ok = strings.CutSuffix(inner, "]")
+		v6, isV6 := strings.CutPrefix(inner, "IPv6:")
+		ip := net.ParseIP(v6)
+		return s, ok && ip != nil && isV6 == (ip.To4() == nil)
+	}
+	a, err := idna.Lookup.ToASCII(s)
+	if err != nil || len(a) > 253 || !domainName.MatchString(a) {
+		return "", false
+	}
+	return a, true
+}
+
+var domainName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+
+// HelloName is what latchkey calls itself in EHLO/HELO by default: the
+// service's host name (SERVICE_URL's, in ASCII), or for an IP address its
+// address literal; "localhost" when it is neither. Not go-mail's default,
+// this machine's host name: in a container that is its id, elsewhere often
+// an internal name, and relays that want a fully qualified name refuse it.
+func HelloName(host string) string {
+	if ip := net.ParseIP(host); ip != nil {
+		if ip.To4() != nil {
+			return "[" + ip.String() + "]"
+		}
+		return "[IPv6:" + ip.String() + "]"
+	}
+	if n, ok := helloName(host); ok {
+		return n
+	}
+	return "localhost"
 }
 
 // Addr is host:port, for logs.

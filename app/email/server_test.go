@@ -34,3 +34,32 @@ func TestNewSMTPErrorsHideUserinfo(t *testing.T) {
 		})
 	}
 }
+
+func TestParseServerName(t *testing.T) {
+	for q, want := range map[string]string{
+		"?name=mail.example.com":               "mail.example.com",
+		"?name=MAIL.Example.COM&insecure=true": "mail.example.com",
+		"?name=b%C3%BCcher.example":            "xn--bcher-kva.example",
+		"?name=%5BIPv6:2001:db8::1%5D":         "[IPv6:2001:db8::1]",
+		"?name=localhost":                      "localhost",
+	} {
+		s, err := email.ParseServer("smtp://smtp.example.com" + q)
+		require.NoError(t, err, q)
+		require.Equal(t, want, s.Name, q)
+	}
+	for _, q := range []string{"?name=", "?name=a%20b", "?name=a_b.example", "?name=-a.example", "?name=a.example.",
+		"?name=%5B192.0.2%5D", "?name=%5B2001:db8::1%5D", "?name=%5BIPv6:192.0.2.1%5D", "?name=a&name=b", "?helo=a.example"} {
+		_, err := email.ParseServer("smtp://user:s3cr3t-pass@smtp.example.com" + q)
+		require.Error(t, err, q)
+		require.NotContains(t, err.Error(), "s3cr3t-pass")
+	}
+}
+
+func TestHelloName(t *testing.T) {
+	for host, want := range map[string]string{
+		"auth.example.com": "auth.example.com", "127.0.0.1": "[127.0.0.1]", "::1": "[IPv6:::1]",
+		"localhost": "localhost", "a_b.example": "localhost", "": "localhost",
+	} {
+		require.Equal(t, want, email.HelloName(host), host)
+	}
+}

@@ -48,6 +48,9 @@ type SMTPOptions struct {
 	// Tests use it to reach a loopback server under a non-loopback host
 	// name, so that every decision still rests on the configured name.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Hello is the EHLO/HELO name when the server URL has no ?name=:
+	// latchkey gives HelloName(SERVICE_URL's host); empty means localhost.
+	Hello string
 }
 
 // SMTP delivers through one server with a fresh connection per message:
@@ -59,6 +62,7 @@ type SMTP struct {
 	tls     *tls.Config
 	log     *slog.Logger
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	hello   string
 }
 
 // NewSMTP prepares delivery through the server URL (see ParseServer):
@@ -71,7 +75,13 @@ func NewSMTP(server string, opts SMTPOptions) (*SMTP, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SMTP{srv: srv, timeout: opts.Timeout, tls: opts.TLSConfig, log: opts.Logger, dial: opts.Dial}
+	s := &SMTP{srv: srv, timeout: opts.Timeout, tls: opts.TLSConfig, log: opts.Logger, dial: opts.Dial, hello: srv.Name}
+	if s.hello == "" {
+		s.hello = opts.Hello
+	}
+	if s.hello == "" {
+		s.hello = "localhost"
+	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -170,7 +180,8 @@ func messageID(msg *mail.Msg) string {
 	return random.Hex(16) + "@" + domain
 }
 
-// clientOptions: implicit TLS for smtps, the STARTTLS policy of tlsPolicy
+// clientOptions: the EHLO name of the URL or SMTPOptions.Hello (never
+// this machine's host name, go-mail's default); implicit TLS for smtps, the STARTTLS policy of tlsPolicy
 // for smtp (a certificate that does not verify is always an error). With
 // credentials, the strongest mechanism the server offers. No RSET after
 // the message: the connection carries one and closes, and go-mail counts
@@ -183,6 +194,7 @@ func (s *SMTP) clientOptions(dial mail.DialContextFunc) []mail.Option {
 		mail.WithTLSPolicy(s.tlsPolicy()),
 		mail.WithoutRset(),
 		mail.WithDialContextFunc(dial),
+		mail.WithHELO(s.hello),
 	}
 	if s.srv.Implicit {
 		opts = append(opts, mail.WithSSL())

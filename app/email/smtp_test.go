@@ -267,3 +267,25 @@ func TestSMTPUnreadableRecipientIsMasked(t *testing.T) {
 		t.Fatalf("%d messages received", n)
 	}
 }
+
+// The EHLO name is the server URL's ?name= (an IDN in ASCII), else
+// SMTPOptions.Hello, else localhost: never this machine's host name,
+// which a container makes its id and relays wanting a fully qualified
+// name refuse.
+func TestSMTPHelloName(t *testing.T) {
+	srv := smtptest.Start(t, smtptest.Options{})
+	for _, tc := range []struct{ query, hello, want string }{
+		{"", "", "localhost"},
+		{"", "auth.example.com", "auth.example.com"},
+		{"?name=Mail.B%C3%BCcher.example", "auth.example.com", "mail.xn--bcher-kva.example"},
+		{"?insecure=false&name=%5B192.0.2.1%5D", "", "[192.0.2.1]"},
+	} {
+		s, _ := newSender(t, srv.URL("smtp", "")+tc.query, email.SMTPOptions{Hello: tc.hello})
+		if err := s.Send(context.Background(), testMessage); err != nil {
+			t.Fatalf("%q: Send: %v", tc.query, err)
+		}
+		if got := srv.Mails()[len(srv.Mails())-1].Helo; got != tc.want {
+			t.Errorf("query %q, Hello %q: EHLO %q, want %q", tc.query, tc.hello, got, tc.want)
+		}
+	}
+}

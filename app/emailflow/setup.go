@@ -32,7 +32,7 @@ func buildProviders(d Deps) (map[string]signin.EmailProvider, []string, error) {
 			m.From = "no-reply@" + mailDomainOf(d.Base.Origin)
 		}
 		if p.Server != "" {
-			s, err := email.NewSMTP(p.Server, email.SMTPOptions{Logger: d.Log.With("provider", p.ID)})
+			s, err := email.NewSMTP(p.Server, email.SMTPOptions{Logger: d.Log.With("provider", p.ID), Hello: helloOf(d.Base.Origin)})
 			if err != nil {
 				return nil, nil, fmt.Errorf("provider %s: %w", p.ID, err)
 			}
@@ -78,4 +78,13 @@ func mailDomainOf(origin string) string {
 		return "localhost"
 	}
 	return u.Hostname()
+}
+
+// helloOf is the EHLO name for the service's origin (email.HelloName).
+func helloOf(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return email.HelloName("")
+	}
+	return email.HelloName(u.Hostname())
 }

@@ -52,6 +52,7 @@ type Mail struct {
 	Data []byte
 	TLS  bool // delivered over an encrypted connection
 	Auth string
+	Helo string // the name the client gave in EHLO (or HELO)
 }
 
 // Server is a running test SMTP server; Start stops it with the test.
@@ -215,7 +216,7 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 		return smtp.ErrAuthRequired
 	}
 	_, ss.mail.TLS = ss.conn.TLSConnectionState()
-	ss.mail.From = from
+	ss.mail.From, ss.mail.Helo = from, ss.conn.Hostname()
 	return nil
 }
 
