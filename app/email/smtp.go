@@ -154,6 +154,10 @@ func (s *SMTP) message(m Message) (*mail.Msg, error) {
 		return nil, fmt.Errorf("from address %q: %w", m.From, err)
 	}
 	msg.SetMessageIDWithValue(messageID(msg))
+	// RFC 3834: every mail latchkey sends is machine-made, so vacation
+	// responders and other auto-repliers leave it unanswered (their
+	// replies would go to a no-reply address or bounce).
+	msg.SetGenHeader("Auto-Submitted", "auto-generated")
 	if err := msg.To(m.To); err != nil {
 		return nil, fmt.Errorf("recipient %q: %w", Mask(m.To), masked(err, m.To))
 	}

@@ -58,6 +58,11 @@ func TestSMTPDeliversMultipartAlternative(t *testing.T) {
 	if p.Header.Get("Message-Id") == "" || p.Header.Get("Date") == "" {
 		t.Fatalf("missing Message-Id or Date: %v", p.Header)
 	}
+	// RFC 3834: vacation responders and other auto-repliers do not
+	// answer the no-reply sender.
+	if got := p.Header["Auto-Submitted"]; len(got) != 1 || got[0] != "auto-generated" {
+		t.Fatalf("Auto-Submitted %q, want one auto-generated", got)
+	}
 	// The id's domain is the From address's, not this machine's name
 	// (in a container, its id): nothing internal reaches the recipients.
 	if id := p.Header.Get("Message-Id"); !regexp.MustCompile(`^<[0-9a-f]{32}@example\.com>$`).MatchString(id) {
