@@ -206,15 +206,19 @@ func TestPasswordPagesAndMailInPageLanguage(t *testing.T) {
 // offer; an unknown language stops the start.
 func TestConfiguredPageLanguages(t *testing.T) {
 	e := startEnv(t, envOpts{config: func(c *config.Config) {
-		c.I18n = config.I18n{Default: "de", Languages: []string{"de", "fr"}}
+		c.I18n = config.I18n{Default: "de", Languages: []string{"de", "fr", "en"}}
 	}})
 	c := e.browser()
-	for header, want := range map[string]string{"": "de", "en-US": "de", "ja": "de", "fr-BE": "fr"} {
+	for header, want := range map[string]string{"": "de", "ja": "de", "fr-BE": "fr", "en-US": "en", "sw": "de", "tlh": "de", "sw, fr;q=0.8": "fr"} {
 		tag, _, _, _ := pageLang(t, e.getIn(c, "/signin", header).body)
 		require.Equal(t, want, tag, header)
 	}
 	tag, _, _, _ := pageLang(t, e.get(c, "/signin?lang=ja").body)
 	require.Equal(t, "de", tag, "a language not offered cannot be asked for")
+	// Nor one x/text rates a High match for the offered English (sw, tlh):
+	// not offered, the default answers, or the request's next preference.
+	tag, _, _, _ = pageLang(t, e.get(c, "/signin?lang=sw").body)
+	require.Equal(t, "de", tag, "lang=sw")
 
 	cfg := testConfig(t)
 	cfg.I18n = config.I18n{Languages: []string{"en", "xx"}}

@@ -24,6 +24,7 @@ const Source = "en"
 // Catalog is the set of languages an instance offers, its default first.
 type Catalog struct {
 	langs   []*Lang
+	bases   []language.Base // langs' base languages, for match
 	matcher language.Matcher
 }
 
@@ -85,6 +86,8 @@ func Load(fsys fs.FS, def string, allowed []string) (*Catalog, error) {
 		}
 		c.langs = append(c.langs, l)
 		matchable[i] = language.Make(t)
+		base, _ := matchable[i].Base()
+		c.bases = append(c.bases, base)
 	}
 	c.matcher = language.NewMatcher(matchable)
 	return c, nil

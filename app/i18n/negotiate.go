@@ -29,37 +29,22 @@ func (c *Catalog) Param(s string) (*Lang, bool) {
 
 // FirstOf is the first offered language of a space-separated list of tags
 // in order of preference (OpenID Connect's ui_locales), each matched as
-// Param matches one, of the same language; false if none is offered.
+// Param matches one; false if none is offered.
 func (c *Catalog) FirstOf(list string) (*Lang, bool) {
 	if len(list) > maxAccept {
 		return nil, false
 	}
 	for _, s := range strings.Fields(list) {
-		if len(s) > maxTag {
-			continue
-		}
-		t, err := language.Parse(s)
-		if err != nil {
-			continue
-		}
-		// x/text rates some unoffered languages a High match for English
-		// (sw, tlh): the list's next tag, if offered, is what was asked.
-		if l, ok := c.match(t); ok && sameBase(t, l.tag) {
+		if l, ok := c.Param(s); ok {
 			return l, true
 		}
 	}
 	return nil, false
 }
 
-// sameBase reports whether want and the offered tag are one language.
-func sameBase(want language.Tag, offered string) bool {
-	wb, _ := want.Base()
-	ob, _ := language.Make(offered).Base()
-	return wb == ob
-}
-
-// Accept is the best offered language for an Accept-Language header
-// (quality values honoured), or the default.
+// Accept is the offered language of an Accept-Language header's most
+// preferred tag that names one (quality values honoured; each tag matched
+// as Param matches one), or the default.
 func (c *Catalog) Accept(header string) *Lang {
 	if header == "" || len(header) > maxAccept {
 		return c.Default()
@@ -68,18 +53,28 @@ func (c *Catalog) Accept(header string) *Lang {
 	if err != nil || len(tags) == 0 {
 		return c.Default()
 	}
-	if l, ok := c.match(tags...); ok {
-		return l
+	for _, t := range tags { // sorted by quality, the header's order kept among equals
+		if l, ok := c.match(t); ok {
+			return l
+		}
 	}
 	return c.Default()
 }
 
-// match is the offered language x/text rates at least a High match for
-// want: a region (pt-PT → pt-BR, de-AT → de), not a script (zh-TW, in
-// Traditional characters, is not given zh-CN's Simplified ones).
-func (c *Catalog) match(want ...language.Tag) (*Lang, bool) {
-	_, i, conf := c.matcher.Match(want...)
+// match is the offered language that is want's own language: one x/text
+// rates at least a High match for want, a region (pt-PT → pt-BR, de-AT →
+// de) but not a script (zh-TW, in Traditional characters, is not given
+// zh-CN's Simplified ones), and of the same base language, or an Exact
+// match (cmn → zh, arb → ar: a macrolanguage's member). x/text's other High
+// matches are a second language CLDR supposes the speaker reads (sw, tlh,
+// yo → en; gsw → de; wo → fr): a language not offered, which falls to the
+// default, or to the next preference of the list it came in.
+func (c *Catalog) match(want language.Tag) (*Lang, bool) {
+	_, i, conf := c.matcher.Match(want)
 	if conf < language.High {
+		return nil, false
+	}
+	if base, _ := want.Base(); conf < language.Exact && base != c.bases[i] {
 		return nil, false
 	}
 	return c.langs[i], true

@@ -182,3 +182,36 @@ func TestFirstOf(t *testing.T) {
 		require.Equal(t, want, l.Tag(), list)
 	}
 }
+
+// TestUnofferedLanguageIsNotEnglish: x/text rates some languages latchkey
+// does not offer a High match for English (a second language CLDR supposes
+// their speakers read). Asked for, they are what they are, not offered: the
+// configured default, or the request's next preference.
+func TestUnofferedLanguageIsNotEnglish(t *testing.T) {
+	c, err := i18n.Load(views.Locales(), "fr", nil)
+	require.NoError(t, err)
+	for header, want := range map[string]string{
+		"sw":                      "fr",
+		"tlh":                     "fr",
+		"yo-NG":                   "fr",
+		"gsw":                     "fr", // Swiss German: CLDR's High for de
+		"sw, de;q=0.8":            "de", // the next preference, before the default
+		"sw-KE, en;q=0.5":         "en",
+		"tlh, ja;q=0.9, en;q=0.5": "ja",
+		"cmn":                     "zh-CN", // Mandarin is zh: x/text's Exact
+		"arb":                     "ar",
+		"en-GB":                   "en",
+	} {
+		require.Equal(t, want, c.Accept(header).Tag(), "Accept-Language %q", header)
+	}
+	for _, s := range []string{"sw", "tlh", "zu", "gsw", "wo"} {
+		_, ok := c.Param(s)
+		require.False(t, ok, "lang=%s", s)
+	}
+	l, ok := c.Param("cmn")
+	require.True(t, ok)
+	require.Equal(t, "zh-CN", l.Tag())
+	l, ok = c.FirstOf("cmn-CN en")
+	require.True(t, ok)
+	require.Equal(t, "zh-CN", l.Tag(), "ui_locales: Mandarin is zh-CN")
+}
