@@ -299,4 +299,31 @@ func TestOpenIDPagesFollowUILocales(t *testing.T) {
 	require.Equal(t, lang(t, "es").Tag(), tagOf(e.get(c, res.location()+"&lang=es")), "the user's lang wins")
 	target, _ = r.authorizeURL("ui_locales", "sw")
 	require.Equal(t, lang(t, "en").Tag(), tagOf(e.follow(c, target)), "no ui_locales offered: as before")
+
+	// The user changes the sign-in page's language (ui_locales said de):
+	// the consent page after signing in is in the language they chose.
+	c = e.browser()
+	page, _ = r.authorize(c, "ui_locales", "de")
+	q := page.Request.URL.Query()
+	q.Set("lang", "fr")
+	page = e.get(c, "/signin?"+q.Encode())
+	require.Equal(t, lang(t, "fr").Tag(), tagOf(page))
+	var form url.Values
+	for _, f := range parsePage(t, page.body).forms() {
+		if strings.HasSuffix(f.action, "/signin/email") {
+			form = url.Values{}
+			for _, in := range f.inputs {
+				form.Set(in.name, in.value)
+			}
+		}
+	}
+	require.NotNil(t, form, "the sign-in page's e-mail form")
+	form.Set("email", "cy@example.com")
+	res = e.post(c, "/signin/email", form)
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	_, m := e.mail(len(e.smtp.Mails()))
+	require.Contains(t, m.Text, lang(t, "fr").T("SignInEmailIgnore"), "the link is written in French")
+	page = e.follow(c, linkRE.FindString(m.Text))
+	require.Contains(t, page.body, `name="decision"`, "the consent page")
+	require.Equal(t, lang(t, "fr").Tag(), tagOf(page), "the consent page in the language the user chose")
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -59,6 +60,31 @@ func (k *Kit) WithLang(c echo.Context, rq *Request, u string) string {
 		return WithQuery(u, url.Values{"lang": {l.Tag()}})
 	}
 	return u
+}
+
+// KeepLang is callback, the URL the browser returns to after signing in,
+// with the request's lang parameter when it is one of latchkey's own pages
+// (an OpenID authorization request's continue page, the account pages): a
+// language the user chose on the sign-in page outlives the sign-in, and
+// wins over the one the page would pick (ui_locales, Accept-Language).
+// Other URLs, and requests without lang (next-auth's), keep callback as
+// it is.
+func (k *Kit) KeepLang(c echo.Context, rq *Request, callback string) string {
+	l := k.ExplicitLang(c, rq)
+	if l == nil || !strings.HasPrefix(callback, k.base.URL("/")) {
+		return callback
+	}
+	u, err := url.Parse(callback)
+	if err != nil {
+		return callback
+	}
+	q := u.Query()
+	if q.Get("lang") == l.Tag() {
+		return callback
+	}
+	q.Set("lang", l.Tag())
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // MailContext is the request's context carrying its language (LangOf),

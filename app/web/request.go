@@ -113,7 +113,7 @@ func (k *Kit) initRequest(c echo.Context, rq *Request) error {
 	}
 	switch {
 	case target != "":
-		rq.CallbackURL = k.Redirect(target)
+		rq.CallbackURL = k.KeepLang(c, rq, k.Redirect(target))
 	case hasCookie:
 		rq.CallbackURL = k.Redirect(stored)
 	default:
