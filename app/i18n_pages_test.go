@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
@@ -326,4 +327,31 @@ func TestOpenIDPagesFollowUILocales(t *testing.T) {
 	page = e.follow(c, linkRE.FindString(m.Text))
 	require.Contains(t, page.body, `name="decision"`, "the consent page")
 	require.Equal(t, lang(t, "fr").Tag(), tagOf(page), "the consent page in the language the user chose")
+}
+
+// TestOAuthRoundTripKeepsLanguage: an OAuth sign-in started from a page in
+// another language than Accept-Language's comes back from the IdP (which
+// carries no lang) in it: the page it returns to, the notice of an
+// identity linked, and the error page of a refused callback.
+func TestOAuthRoundTripKeepsLanguage(t *testing.T) {
+	e := startMail(t, envOpts{}.oidc(nil, nil))
+	c := e.browser()
+	e.emailSignIn(c, "ada@example.com") // mail 1
+	fr := lang(t, "fr")
+
+	// A fresh session links the identity from the French account page: back
+	// on it in French, and the notice is in French.
+	e.idp.QueueUser(user("ada-idp", "ada@elsewhere.example"))
+	res := e.post(e.following(c), "/link-account", url.Values{"csrfToken": {e.csrf(c)}, "provider": {"idp"}, "lang": {"fr"}})
+	require.Equal(t, e.base+"/account?lang=fr", res.Request.URL.String())
+	tag, _, _, _ := pageLang(t, res.body)
+	require.Equal(t, "fr", tag)
+	_, p := e.mail(2)
+	require.Contains(t, p.Text, fr.T("MethodAddedFooter"), "the link notice")
+
+	// A stale one may not link another: the error page is in French.
+	e.clock.Add(11 * time.Minute)
+	e.idp.QueueUser(user("mallory", "mallory@evil.example"))
+	res = e.post(stopAtError(e.following(c)), "/signin/idp", url.Values{"csrfToken": {e.csrf(c)}, "callbackUrl": {"/home"}, "lang": {"fr"}})
+	require.Equal(t, e.base+"/error?error=SessionRequired&lang=fr", res.location())
 }

@@ -25,6 +25,9 @@ import (
 func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) error {
 	chk, chkErr := h.checks.take(c.Request(), p.ID, h.now())
 	h.checks.clear(c.Response())
+	if chkErr == nil && chk.Lang != "" {
+		rq.LangHint = chk.Lang // the sign-in page's lang: the error page and the link notice speak it
+	}
 	err := h.completeOAuth(c, rq, p, chk, chkErr)
 	if err != nil {
 		h.kit.IssueCSRF(c.Response())

@@ -31,6 +31,7 @@ type oauthCheck struct {
 	Verifier string `json:"verifier,omitempty"` // PKCE code_verifier
 	Nonce    string `json:"nonce,omitempty"`    // OIDC nonce
 	Provider string `json:"provider"`           // the provider the attempt is for
+	Lang     string `json:"lang,omitempty"`     // the lang the sign-in was asked in (web.Kit.ExplicitLang), for the callback's pages and notice
 	Created  int64  `json:"created"`            // Unix seconds, by the app's clock
 }
 

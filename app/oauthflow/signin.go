@@ -20,6 +20,9 @@ func (h *Handler) SignIn(c echo.Context, rq *web.Request, p config.Provider) err
 	client := h.clients[p.ID]
 	now := h.now()
 	chk := oauthCheck{Attempt: oauth.RandomValue(), Provider: p.ID, Created: now.Unix()}
+	if l := h.kit.ExplicitLang(c, rq); l != nil {
+		chk.Lang = l.Tag() // the IdP's redirect back carries no lang
+	}
 	if client.UsesPKCE() {
 		chk.Verifier = oauth.RandomValue()
 	}

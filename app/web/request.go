@@ -189,6 +189,6 @@ func (k *Kit) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // callback goes to: an action that starts a sign-in for its own page
 // (linking an identity from the account page) comes back to it.
 func (k *Kit) SetCallbackURL(c echo.Context, rq *Request, target string) {
-	rq.CallbackURL = k.Redirect(target)
+	rq.CallbackURL = k.KeepLang(c, rq, k.Redirect(target))
 	k.cookies.Set(c.Response(), k.names.CallbackURL, rq.CallbackURL, timeZero, 0)
 }
