@@ -168,6 +168,14 @@ func TestSignInEmailInPageLanguage(t *testing.T) {
 	require.NotContains(t, m.Text, "If you did not request")
 	tag, _, _, _ := pageLang(t, e.get(c, res.location()).body)
 	require.Equal(t, "fr", tag, "the verify-request page keeps the language")
+	// The link opens its pages in the e-mail's language: the confirm page
+	// in another browser, the error page once it is spent.
+	link := e.local(e.link(1))
+	require.Equal(t, "fr", linkQuery(t, link).Get("lang"))
+	tag, _, _, _ = pageLang(t, e.get(e.browser(), link).body)
+	require.Equal(t, "fr", tag, "the confirm page")
+	require.Equal(t, http.StatusFound, e.get(noRedirects(c), link).StatusCode, "signed in")
+	require.Equal(t, e.base+"/error?error=Verification&lang=fr", e.get(noRedirects(e.browser()), link).location(), "spent")
 
 	tok := e.csrf(c)
 	req, err := http.NewRequest(http.MethodPost, e.url("/signin/email"), strings.NewReader(url.Values{"csrfToken": {tok}, "email": {"bo@example.com"}}.Encode()))
@@ -179,6 +187,7 @@ func TestSignInEmailInPageLanguage(t *testing.T) {
 	_, m = e.mail(2)
 	require.Equal(t, lang(t, "ar").T("SignInEmailSubject", "Host", host), m.Subject)
 	require.Contains(t, m.HTML, `<html lang="ar" dir="rtl">`)
+	require.NotContains(t, e.link(2), "lang=", "no lang asked for: next-auth's link")
 }
 
 // TestPasswordPagesAndMailInPageLanguage: a sign-up posted from a page in

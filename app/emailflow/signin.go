@@ -27,11 +27,12 @@ func (h *Handler) SignIn(c echo.Context, rq *web.Request, p config.Provider) err
 	if !ok {
 		return signin.Failf(signin.CodeEmailSignin, "e-mail provider %s is not set up", p.ID)
 	}
-	sent, err := h.core.SendLink(h.kit.MailContext(c, rq), ep, signin.LinkRequest{
-		Email:       rq.Form.Get("email"),
-		ClientIP:    c.RealIP(),
-		CallbackURL: rq.CallbackURL,
-	})
+	explicit := h.kit.ExplicitLang(c, rq)
+	in := signin.LinkRequest{Email: rq.Form.Get("email"), ClientIP: c.RealIP(), CallbackURL: rq.CallbackURL}
+	if explicit != nil {
+		in.Lang = explicit.Tag()
+	}
+	sent, err := h.core.SendLink(h.kit.MailContext(c, rq), ep, in)
 	if err != nil {
 		return err
 	}
@@ -41,8 +42,8 @@ func (h *Handler) SignIn(c echo.Context, rq *web.Request, p config.Provider) err
 		logs.RequestFailed(h.log, slog.LevelWarn, err, "sign-in link not bound to the browser", "provider", p.ID, "err", err)
 	}
 	q := url.Values{"provider": {p.ID}, "type": {config.TypeEmail}}
-	if l := h.kit.ExplicitLang(c, rq); l != nil {
-		q.Set("lang", l.Tag())
+	if explicit != nil {
+		q.Set("lang", explicit.Tag())
 	}
 	return h.kit.SendRedirect(c, rq, h.base.URL("/verify-request")+"?"+q.Encode())
 }

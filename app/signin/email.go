@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/email"
@@ -26,6 +27,10 @@ type LinkRequest struct {
 	Email       string // as typed; normalised here
 	ClientIP    string
 	CallbackURL string // validated, carried in the link
+	// Lang is the language tag the page asked in (its lang parameter),
+	// added to the link so the pages it opens (confirm, error) speak the
+	// e-mail's language; "": next-auth's link, as a client without lang sees.
+	Lang string
 }
 
 // SentLink is a delivered link as stored: the hash of its token and its
@@ -71,7 +76,11 @@ func (s *Service) SendLink(ctx context.Context, p EmailProvider, in LinkRequest)
 	sent.TokenHash, err = s.signInLinks().Send(ctx,
 		func(hash string) error { return s.Tokens.CreateVerificationToken(ctx, addr, hash, sent.Expires) },
 		func(token string) error {
-			return p.Mailer.SendLink(ctx, addr, email.Link(p.Endpoint, in.CallbackURL, token, addr))
+			link := email.Link(p.Endpoint, in.CallbackURL, token, addr)
+			if in.Lang != "" {
+				link += "&lang=" + url.QueryEscape(in.Lang)
+			}
+			return p.Mailer.SendLink(ctx, addr, link)
 		},
 		func(ctx context.Context, hash string) error { return s.Tokens.DeleteVerificationToken(ctx, addr, hash) })
 	if err != nil {
