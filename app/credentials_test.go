@@ -414,6 +414,8 @@ func TestPasswordSignInHook(t *testing.T) {
 	res := e.passwordSignIn(c, "denied@example.com", goodPassword)
 	require.Equal(t, http.StatusForbidden, res.StatusCode)
 	require.JSONEq(t, `{"url":"`+e.base+`/error?error=AccessDenied"}`, res.body)
+	res = e.form(c, "/callback/credentials", "email", "denied@example.com", "password", goodPassword, "lang", "fr")
+	require.Equal(t, e.base+"/error?error=AccessDenied&lang=fr", res.location(), "from a French page: the error page in French")
 	res = e.passwordSignIn(c, "elsewhere@example.com", goodPassword)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.JSONEq(t, `{"url":"`+e.origin+`/somewhere"}`, res.body)
@@ -421,10 +423,10 @@ func TestPasswordSignInHook(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.passwordSignIn(c, "ok@example.com", goodPassword).StatusCode)
 	mu.Lock()
 	defer mu.Unlock()
-	require.Len(t, seen, 3)
-	require.Equal(t, "credentials", seen[2].Type)
-	require.Equal(t, "credentials", seen[2].Provider)
-	require.True(t, seen[2].EmailVerified)
+	require.Len(t, seen, 4)
+	require.Equal(t, "credentials", seen[3].Type)
+	require.Equal(t, "credentials", seen[3].Provider)
+	require.True(t, seen[3].EmailVerified)
 }
 
 // Password sign-ins are counted like the others: success, and every

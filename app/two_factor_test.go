@@ -321,10 +321,10 @@ func TestTwoFactorDisable(t *testing.T) {
 	res = e.postCode(c, codes[1])
 	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
 	mails := e.mailCount()
-	res = e.form(c, "/account/two-factor/disable", "code", codes[2])
+	res = e.form(c, "/account/two-factor/disable", "code", codes[2], "lang", "fr")
 	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
-	require.Contains(t, res.location(), "notice=disabled")
-	require.Contains(t, e.mailAt(mails+1).Subject, "Two-factor")
+	require.Equal(t, e.base+"/account/two-factor?notice=disabled&lang=fr", res.location(), "back on the page in its language")
+	require.Contains(t, e.mailAt(mails+1).Subject, "La connexion en deux étapes a été désactivée")
 	st, err := twofactorstore.New(e.app.Store()).TwoFactorOf(context.Background(), e.userID("ada@example.com"))
 	require.Error(t, err, "the secret and codes are gone: %+v", st)
 

@@ -69,7 +69,7 @@ func (h *Handler) credentialsRefused(c echo.Context, rq *web.Request, p config.P
 		web.SetRetryAfter(c)
 	}
 	if code == signin.CodeAccessDenied {
-		return h.kit.SendStatusRedirect(c, rq, status, h.kit.ErrorURL(code))
+		return h.kit.SendStatusRedirect(c, rq, status, h.kit.WithLang(c, rq, h.kit.ErrorURL(code)))
 	}
 	if rq.ReturnHeader && !rq.JSONMode {
 		to := h.base.URL("/signin") + "?" + url.Values{"error": {string(code)}, "code": {p.ID}}.Encode()

@@ -104,7 +104,7 @@ func (h *Handler) browser(c echo.Context) session.Browser {
 // SignIn: a passkey sign-in is started by the sign-in page's script
 // (GET /webauthn-options), as Auth.js's; a POST here goes back to the page.
 func (h *Handler) SignIn(c echo.Context, rq *web.Request, _ config.Provider) error {
-	return h.kit.SendRedirect(c, rq, h.base.URL("/signin"))
+	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/signin")))
 }
 
 // CallbackWithoutCSRF goes back to the sign-in page with ?csrf=true: CSRF

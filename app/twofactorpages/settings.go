@@ -123,7 +123,7 @@ func (h *Handler) renderSetup(c echo.Context, rq *web.Request, w *who, msg strin
 	}
 	e, err := h.rules.Enrol(c.Request().Context(), w.user.ID, account, w.browser(rq))
 	if errors.Is(err, twofactor.ErrAlreadyOn) {
-		return h.kit.SendRedirect(c, rq, h.base.URL(settingsPage))
+		return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(settingsPage)))
 	}
 	if err != nil {
 		return err
@@ -259,7 +259,7 @@ func (h *Handler) signedIn(proven bool, next func(c echo.Context, rq *web.Reques
 func (h *Handler) postRecoveryCodes(c echo.Context, rq *web.Request, u *models.User) error {
 	codes, err := h.rules.RegenerateRecoveryCodes(c.Request().Context(), u.ID)
 	if errors.Is(err, twofactor.ErrNotOn) {
-		return h.kit.SendRedirect(c, rq, h.base.URL(settingsPage))
+		return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(settingsPage)))
 	}
 	if err != nil {
 		return err
@@ -284,7 +284,7 @@ func (h *Handler) postDisable(c echo.Context, rq *web.Request, u *models.User) e
 	}
 	h.log.Info("two-factor turned off", "user", u.ID, "request_id", web.RequestID(c))
 	h.accounts.TellTwoFactor(h.kit.MailContext(c, rq), u, accounts.TwoFactorTurnedOff, 0)
-	return h.kit.SendRedirect(c, rq, h.base.URL(settingsPage)+"?notice=disabled")
+	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(settingsPage)+"?notice=disabled"))
 }
 
 // stepFailure is a two-factor rule's refusal as a signin code.
