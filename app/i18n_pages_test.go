@@ -210,6 +210,15 @@ func TestPasswordPagesAndMailInPageLanguage(t *testing.T) {
 	res = e.form(c, "/signup", "email", "kim2@example.com", "password", "short", "lang", "ko")
 	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 	require.Contains(t, res.body, ko.T("PasswordTooShort"))
+
+	// The Korean e-mails' links open their pages in Korean: the "you
+	// already have an account" mail's reset page, the "no account" reset
+	// mail's sign-up page.
+	e.addPasswordUser("lee@example.com", goodPassword, true)
+	require.Equal(t, http.StatusOK, e.form(c, "/signup", "email", "lee@example.com", "password", "correct horse battery", "lang", "ko").StatusCode)
+	require.Contains(t, e.mailAt(e.mailCount()).Text, e.base+"/reset?lang=ko")
+	require.Equal(t, http.StatusOK, e.form(c, "/reset", "email", "nobody@example.com", "lang", "ko").StatusCode)
+	require.Contains(t, e.mailAt(e.mailCount()).Text, e.base+"/signup?lang=ko")
 }
 
 // TestConfiguredPageLanguages: i18n.default and i18n.languages narrow the

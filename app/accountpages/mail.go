@@ -75,6 +75,11 @@ func (m mails) link(ctx context.Context, page, token string) string {
 	return m.base.URL(page) + "?token=" + token + "&lang=" + m.kit.MailLang(ctx).Tag()
 }
 
+// page is one of latchkey's pages in the mail's language.
+func (m mails) page(ctx context.Context, page string) string {
+	return m.base.URL(page) + "?lang=" + m.kit.MailLang(ctx).Tag()
+}
+
 func (m mails) host() string { return web.HostOf(m.base.Origin) }
 
 func (m mails) SignUpLink(ctx context.Context, to, token string) error {
@@ -82,7 +87,7 @@ func (m mails) SignUpLink(ctx context.Context, to, token string) error {
 }
 
 func (m mails) SignUpExisting(ctx context.Context, to string) error {
-	return m.mailer.send(ctx, to, views.SignUpExistingEmail(m.kit.MailLang(ctx), m.host(), m.base.URL("/reset")))
+	return m.mailer.send(ctx, to, views.SignUpExistingEmail(m.kit.MailLang(ctx), m.host(), m.page(ctx, "/reset")))
 }
 
 func (m mails) ResetLink(ctx context.Context, to, token string) error {
@@ -92,7 +97,7 @@ func (m mails) ResetLink(ctx context.Context, to, token string) error {
 func (m mails) ResetUnknown(ctx context.Context, to string) error {
 	signUp := ""
 	if !m.offers.signUpOff() {
-		signUp = m.base.URL("/signup")
+		signUp = m.page(ctx, "/signup")
 	}
 	return m.mailer.send(ctx, to, views.ResetUnknownEmail(m.kit.MailLang(ctx), m.host(), signUp))
 }
@@ -100,7 +105,7 @@ func (m mails) ResetUnknown(ctx context.Context, to string) error {
 func (m mails) MethodAdded(ctx context.Context, to, provider string) error {
 	resetURL := ""
 	if !m.offers.resetOff() {
-		resetURL = m.base.URL("/reset") + "?lang=" + m.kit.MailLang(ctx).Tag()
+		resetURL = m.page(ctx, "/reset")
 	}
 	return m.mailer.send(ctx, to, views.MethodAddedEmail(m.kit.MailLang(ctx), m.host(), provider, resetURL))
 }
@@ -126,7 +131,7 @@ func (m mails) MethodRemoved(ctx context.Context, to, provider string) error {
 func (m mails) PasskeyChanged(ctx context.Context, to string, added bool) error {
 	l := m.kit.MailLang(ctx)
 	if added {
-		return m.mailer.send(ctx, to, views.PasskeyAddedEmail(l, m.host(), m.base.URL(passkeysPage)+"?lang="+l.Tag()))
+		return m.mailer.send(ctx, to, views.PasskeyAddedEmail(l, m.host(), m.page(ctx, passkeysPage)))
 	}
 	return m.mailer.send(ctx, to, views.PasskeyRemovedEmail(l, m.host()))
 }
