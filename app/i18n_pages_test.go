@@ -315,7 +315,13 @@ func TestOpenIDPagesFollowUILocales(t *testing.T) {
 	res := e.get(c, target)
 	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
 	require.Contains(t, res.location(), "/oidc/continue?")
-	require.Equal(t, lang(t, "es").Tag(), tagOf(e.get(c, res.location()+"&lang=es")), "the user's lang wins")
+	page = e.get(c, res.location()+"&lang=es")
+	require.Equal(t, lang(t, "es").Tag(), tagOf(page), "the user's lang wins")
+	// A consent posted with a stale CSRF token shows the page again, in it.
+	id := regexpFind(t, page.body, `name="id" value="([0-9a-f]+)"`)
+	res = e.post(c, "/oidc/consent", url.Values{"csrfToken": {"stale"}, "id": {id}, "decision": {"allow"}, "lang": {"es"}})
+	require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+	require.Equal(t, lang(t, "es").Tag(), tagOf(e.get(c, res.location())), "the consent page again, in the user's language")
 	target, _ = r.authorizeURL("ui_locales", "sw")
 	require.Equal(t, lang(t, "en").Tag(), tagOf(e.follow(c, target)), "no ui_locales offered: as before")
 

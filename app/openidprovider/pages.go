@@ -164,7 +164,7 @@ func (h *Handler) postConsent(c echo.Context, rq *web.Request) error {
 }
 
 // consentMismatch: a consent posted without a matching csrfToken goes
-// back to the request, which shows the page again.
+// back to the request, which shows the page again (in the form's lang).
 func (h *Handler) consentMismatch(c echo.Context, rq *web.Request) error {
-	return h.kit.SendRedirect(c, rq, web.WithQuery(h.base.URL(continuePage), url.Values{"id": {rq.Form.Get("id")}}))
+	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, web.WithQuery(h.base.URL(continuePage), url.Values{"id": {rq.Form.Get("id")}})))
 }
