@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/latchkey-auth/latchkey/app/config/weborigin"
 )
 
 // AccessRule says who passes forward-auth for some protected hosts: a
@@ -46,7 +48,7 @@ func (c Cookies) CookieDomain() string {
 	if d == "" {
 		return ""
 	}
-	return strings.ToLower(normalHost(d))
+	return strings.ToLower(weborigin.Host(d))
 }
 
 // validateCookieDomain: a registrable name (never a public suffix such as
@@ -85,7 +87,7 @@ func (c *Config) validateAccess(add func(string, ...any)) {
 			add("access[%d]: hosts is empty (list host names, *.example.com or *)", i)
 		}
 		for _, h := range r.Hosts {
-			if h != "*" && !hostName.MatchString(normalHost(strings.TrimPrefix(h, "*."))) {
+			if h != "*" && !hostName.MatchString(weborigin.Host(strings.TrimPrefix(h, "*."))) {
 				add("access[%d]: host %q must be a host name (no scheme or port), *.example.com or *", i, h)
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/config/weborigin"
 )
 
 // Base is the parsed public URL of latchkey's base path.
@@ -41,7 +43,7 @@ func ParseBase(raw string) (Base, error) {
 	// it: the host in lower-case ASCII (xn--bcher-kva.example for
 	// Bücher.example), the port without leading zeros and left out when it
 	// is the scheme's default (or empty, "ex.com:").
-	origin, err := origin(u)
+	origin, err := weborigin.Origin(u)
 	if err != nil {
 		return Base{}, fmt.Errorf("service URL %q: %w", raw, err)
 	}

@@ -1,142 +1,10 @@
 package config
 
 import (
-	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 
-	"golang.org/x/net/idna"
+	"github.com/latchkey-auth/latchkey/app/config/weborigin"
 )
-
-// asciiHost writes a URL's host name (no port, not a bracketed IPv6
-// address) the way new URL() and browsers do: UTS #46 with the WHATWG URL
-// standard's options, so Bücher.example is xn--bcher-kva.example and
-// ＥＸＡＭＰＬＥ.com is example.com. That is the form browsers send in
-// Origin, Host and a WebAuthn client's origin, so a configured name that
-// is compared with them must be written in it too.
-func asciiHost(host string) (string, error) {
-	// WHATWG's domain to ASCII: CheckHyphens and UseSTD3ASCIIRules off
-	// (a_b and -x- are hosts), CheckBidi and CheckJoiners on, no
-	// transitional mapping (faß stays faß), no DNS length check.
-	p := idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false),
-		idna.CheckHyphens(false), idna.CheckJoiners(true), idna.StrictDomainName(false), idna.VerifyDNSLength(false))
-	a, err := p.ToASCII(host)
-	if err != nil || a == "" {
-		return "", fmt.Errorf("host %q is not a valid domain name", host)
-	}
-	// An empty punycode label, which UTS #46 15.1 refuses and x/net not;
-	// then the standard's forbidden domain code points.
-	if emptiedLabel(host, a) {
-		return "", fmt.Errorf("host %q is not a valid domain name", host)
-	}
-	if i := strings.IndexFunc(a, func(r rune) bool {
-		return r <= ' ' || r == 0x7f || strings.ContainsRune("#%/:<>?@[\\]^|", r)
-	}); i >= 0 {
-		return "", fmt.Errorf("host %q has a character no host name may have", host)
-	}
-	return a, nil
-}
-
-// emptiedLabel reports whether ToASCII turned a label of host into an
-// empty one: x/net reads "xn--" as the punycode of nothing, UTS #46 15.1
-// (and new URL()) as an error.
-func emptiedLabel(host, ascii string) bool {
-	in := strings.FieldsFunc(host, func(r rune) bool { return strings.ContainsRune(".。．｡", r) })
-	out := strings.Split(ascii, ".")
-	nonEmpty := 0
-	for _, l := range out {
-		if l != "" {
-			nonEmpty++
-		}
-	}
-	return nonEmpty < len(in)
-}
-
-// origin is u's origin as new URL() writes it: scheme://host[:port] with
-// the host in lower-case ASCII (asciiHost) and the port without leading
-// zeros, left out when it is the scheme's default (or empty, "ex.com:").
-// u is an http(s) URL with a host.
-func origin(u *url.URL) (string, error) {
-	host := u.Hostname()
-	if strings.HasPrefix(u.Host, "[") {
-		host = "[" + strings.ToLower(host) + "]"
-	} else {
-		a, err := asciiHost(host)
-		if err != nil {
-			return "", err
-		}
-		host = a
-	}
-	if port := u.Port(); port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 {
-			return "", fmt.Errorf("port %q is not a TCP port", port)
-		}
-		if n != map[string]int{"http": 80, "https": 443}[u.Scheme] {
-			host += ":" + strconv.Itoa(n)
-		}
-	}
-	return u.Scheme + "://" + host, nil
-}
-
-// NormalOrigin reads a configured origin (https://app.example.com, with
-// at most a trailing "/") and writes it as a browser's Origin header
-// does; ok is false for anything else (a path, query, credentials or a
-// scheme other than http and https), which Validate refuses.
-func NormalOrigin(raw string) (o string, ok bool) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#") {
-		return "", false
-	}
-	o, err = origin(u)
-	return o, err == nil
-}
-
-// normalHost writes a configured host name (cookies.domain, an access
-// rule's host, rp_id) in ASCII; a name that is not one stays as it is,
-// for Validate to refuse.
-func normalHost(h string) string {
-	if a, err := asciiHost(h); err == nil {
-		return a
-	}
-	return h
-}
-
-// ASCIIHostURL writes the host of an http(s) URL that has non-ASCII
-// characters in it in ASCII (https://bücher.example/cb is
-// https://xn--bcher-kva.example/cb), as a relying party that builds its
-// redirect URI with new URL() or location.origin sends it; the rest of the
-// URL, and any other URL, is kept as written, since redirect URIs match
-// exactly.
-func ASCIIHostURL(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok || (!strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https")) {
-		return raw
-	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	authority := rest[:end]
-	if strings.ContainsAny(authority, "@[%") || !hasNonASCII(authority) {
-		return raw
-	}
-	host, port := authority, ""
-	if i := strings.LastIndexByte(authority, ':'); i >= 0 {
-		host, port = authority[:i], authority[i:]
-	}
-	a, err := asciiHost(host)
-	if err != nil {
-		return raw
-	}
-	return scheme + "://" + a + port + rest[end:]
-}
-
-func hasNonASCII(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return r >= 0x80 }) >= 0
-}
 
 // normalNames writes the configured origins and host names that are
 // compared with what browsers send (Origin, Host, a WebAuthn client's
@@ -147,23 +15,23 @@ func hasNonASCII(s string) bool {
 // through CookieDomain and PasskeyRPID, which write them so.)
 func (c *Config) normalNames() {
 	for i, o := range c.AllowedRedirectOrigins {
-		if n, ok := NormalOrigin(o); ok {
+		if n, ok := weborigin.Normal(o); ok {
 			c.AllowedRedirectOrigins[i] = n
 		}
 	}
 	for i := range c.Access {
 		for j, h := range c.Access[i].Hosts {
 			if rest, ok := strings.CutPrefix(h, "*."); ok {
-				c.Access[i].Hosts[j] = "*." + normalHost(rest)
+				c.Access[i].Hosts[j] = "*." + weborigin.Host(rest)
 			} else if h != "*" {
-				c.Access[i].Hosts[j] = normalHost(h)
+				c.Access[i].Hosts[j] = weborigin.Host(h)
 			}
 		}
 	}
 	for i := range c.Providers {
 		pr := &c.Providers[i]
 		for j, o := range pr.Origins {
-			if n, ok := NormalOrigin(o); ok {
+			if n, ok := weborigin.Normal(o); ok {
 				pr.Origins[j] = n
 			}
 		}
@@ -171,10 +39,10 @@ func (c *Config) normalNames() {
 	for i := range c.OpenID.Clients {
 		cl := &c.OpenID.Clients[i]
 		for j, u := range cl.RedirectURIs {
-			cl.RedirectURIs[j] = ASCIIHostURL(u)
+			cl.RedirectURIs[j] = weborigin.ASCIIHostURL(u)
 		}
 		for j, u := range cl.PostLogoutRedirectURIs {
-			cl.PostLogoutRedirectURIs[j] = ASCIIHostURL(u)
+			cl.PostLogoutRedirectURIs[j] = weborigin.ASCIIHostURL(u)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/config/weborigin"
 )
 
 // idnOrigins are new URL(in).origin as node writes it ("" for a TypeError):
@@ -39,7 +40,7 @@ var idnOrigins = []struct{ in, origin string }{
 func TestOriginsWrittenAsNewURL(t *testing.T) {
 	for _, tc := range idnOrigins {
 		b, err := config.ParseBase(tc.in)
-		o, ok := config.NormalOrigin(tc.in)
+		o, ok := weborigin.Normal(tc.in)
 		if tc.origin == "" {
 			require.Error(t, err, tc.in)
 			require.False(t, ok, tc.in)
@@ -74,10 +75,10 @@ func TestIDNOriginsAreNodes(t *testing.T) {
 	}
 }
 
-func TestNormalOriginRefusesNonOrigins(t *testing.T) {
+func TestWebOriginRefusesNonOrigins(t *testing.T) {
 	for _, bad := range []string{"", "app.example.com", "ftp://x.example", "https://x.example/app", "https://x.example?a",
 		"https://x.example#f", "https://u@x.example", "https://x.example:99999", "https://"} {
-		_, ok := config.NormalOrigin(bad)
+		_, ok := weborigin.Normal(bad)
 		require.False(t, ok, bad)
 	}
 }
@@ -93,7 +94,7 @@ func TestASCIIHostURL(t *testing.T) {
 		"https://user@bücher.example/cb":    "https://user@bücher.example/cb",
 		"HTTPS://Bücher.example/callback/x": "HTTPS://xn--bcher-kva.example/callback/x",
 	} {
-		require.Equal(t, want, config.ASCIIHostURL(in), in)
+		require.Equal(t, want, weborigin.ASCIIHostURL(in), in)
 	}
 }
 

@@ -1,12 +1,6 @@
 package config
 
 import (
-	"errors"
-	"fmt"
-	"strconv"
-
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/latchkey-auth/latchkey/app/config/pgdsn"
 )
 
@@ -15,42 +9,13 @@ import (
 // spaces around "=" allowed, as pgx reads it).
 func (c *Config) IsPostgres() bool { return pgdsn.IsPostgres(c.DatabaseURL) }
 
-// postgresProblem is what is wrong with a PostgreSQL DatabaseURL, in words
-// that never repeat the password. latchkey writes on every sign-in, so a
-// target_session_attrs that asks for a standby is refused: every write
-// would fail.
-func (c *Config) postgresProblem() error {
-	if _, err := pgconn.ParseConfig(c.DatabaseURL); err != nil {
-		return errors.New("not a valid PostgreSQL connection string (postgres://user:password@host:5432/dbname?sslmode=require, or host=... dbname=...)")
-	}
-	switch attrs := c.postgresSetting("target_session_attrs"); attrs {
-	case "read-only", "standby", "prefer-standby":
-		return fmt.Errorf("target_session_attrs=%s connects to a standby, where every sign-in fails (latchkey writes): use read-write (or primary)", attrs)
-	}
-	return nil
-}
+// postgresProblem is what is wrong with a PostgreSQL DatabaseURL
+// (pgdsn.Problem).
+func (c *Config) postgresProblem() error { return pgdsn.Problem(c.DatabaseURL) }
 
 // postgresWarnings are what check-config says about a DatabaseURL that
-// works but may not do what the operator meant: several hosts (a cluster
-// that fails over) without target_session_attrs=read-write, with which
-// pgx takes the first host that answers, a standby included.
-func (c *Config) postgresWarnings() []string {
-	pc, err := pgconn.ParseConfig(c.DatabaseURL)
-	if err != nil {
-		return nil
-	}
-	hosts := map[string]bool{pc.Host + ":" + strconv.Itoa(int(pc.Port)): true}
-	for _, f := range pc.Fallbacks { // one per host, and per TLS mode tried
-		hosts[f.Host+":"+strconv.Itoa(int(f.Port))] = true
-	}
-	attrs := c.postgresSetting("target_session_attrs")
-	if len(hosts) < 2 || attrs == "read-write" || attrs == "primary" {
-		return nil
-	}
-	return []string{fmt.Sprintf("database_url (DATABASE_URL) names %d hosts without target_session_attrs=read-write:"+
-		" latchkey may connect to a standby, where every sign-in fails; add ?target_session_attrs=read-write"+
-		" (or target_session_attrs=read-write in the key=value form), unless PGTARGETSESSIONATTRS sets it", len(hosts))}
-}
+// works but may not do what the operator meant (pgdsn.Warnings).
+func (c *Config) postgresWarnings() []string { return pgdsn.Warnings(c.DatabaseURL) }
 
 // postgresSetting is the value of a connection parameter as DatabaseURL
 // writes it, "" when absent.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkey-auth/latchkey/app/config/weborigin"
 	"github.com/latchkey-auth/latchkey/app/email"
 )
 
@@ -118,7 +119,7 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 		c.validateOpenID(add)
 	}
 	for _, o := range c.AllowedRedirectOrigins {
-		if _, ok := NormalOrigin(o); !ok {
+		if _, ok := weborigin.Normal(o); !ok {
 			add("allowed_redirect_origins: %q is not an origin like https://app.example.com", o)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/config/weborigin"
 )
 
 // Passkey is the settings of a type: webauthn provider. Every field is
@@ -42,7 +44,7 @@ const (
 // PasskeyRPID is the relying-party id in effect for a provider.
 func (c *Config) PasskeyRPID(p Provider) string {
 	if p.RPID != "" {
-		return strings.ToLower(normalHost(p.RPID))
+		return strings.ToLower(weborigin.Host(p.RPID))
 	}
 	base, err := ParseBase(c.ServiceURL)
 	if err != nil {
@@ -67,7 +69,7 @@ func (c *Config) validatePasskey(pr Provider, where string, add func(string, ...
 		}
 	}
 	for _, o := range pr.Origins {
-		n, ok := NormalOrigin(o)
+		n, ok := weborigin.Normal(o)
 		if !ok {
 			add("%s: origin %q must be scheme://host[:port]", where, o)
 			continue

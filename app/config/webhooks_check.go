@@ -3,8 +3,6 @@ package config
 import (
 	"encoding/base64"
 	"fmt"
-	"net/netip"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -78,7 +76,7 @@ func (c *Config) validateWebhooks(add func(string, ...any)) (warnings []string) 
 			add("%s: duplicate name", at)
 		}
 		seen[e.Name] = true
-		if p := webhookURLProblem(e.URL, e.AllowPrivate); p != "" {
+		if p := egress.URLProblem(e.URL, e.AllowPrivate); p != "" {
 			add("%s: url %s", at, p)
 		}
 		validateWebhookEvents(e, at, add)
@@ -137,36 +135,6 @@ func webhookSecretProblem(s string) string {
 		return "is not whsec_ followed by standard, padded base64"
 	case len(key) < 24 || len(key) > 64:
 		return fmt.Sprintf("holds a key of %d bytes: use 24 to 64 random bytes", len(key))
-	}
-	return ""
-}
-
-// webhookURLProblem says what is wrong with an endpoint URL ("": nothing).
-// https is required except to a loopback host, as for SMTP; a literal IP
-// address in a range that belongs inside the operator's network (private,
-// shared CGNAT, link-local such as the 169.254.169.254 cloud metadata
-// service, unspecified, multicast) is refused unless allowPrivate. Host
-// names are checked when delivering, by the address they resolve to.
-func webhookURLProblem(raw string, allowPrivate bool) string {
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return "is not an absolute https URL like https://hooks.example.com/latchkey"
-	}
-	shown := u.Scheme + "://" + u.Host
-	host := u.Hostname()
-	loopback := egress.IsLoopbackHost(host)
-	switch {
-	case u.User != nil:
-		return shown + " holds a user name or password: leave them out (the signature proves the sender, and the URL appears in logs and commands)"
-	case u.Scheme == "http" && !loopback:
-		return shown + " uses http for a host other than loopback (use https)"
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil || loopback || allowPrivate {
-		return ""
-	}
-	if r := egress.Range(ip); r != "" {
-		return fmt.Sprintf("%s is a %s address, inside a network rather than on the internet: refused unless allow_private: true", shown, r)
 	}
 	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strings"
 )
 
@@ -128,4 +129,35 @@ func IsLoopbackHost(host string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// URLProblem says what is wrong with a configured endpoint URL, such as a
+// webhook's ("": nothing).
+// https is required except to a loopback host, as for SMTP; a literal IP
+// address in a range that belongs inside the operator's network (private,
+// shared CGNAT, link-local such as the 169.254.169.254 cloud metadata
+// service, unspecified, multicast) is refused unless allowPrivate. Host
+// names are checked when delivering, by the address they resolve to.
+func URLProblem(raw string, allowPrivate bool) string {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return "is not an absolute https URL like https://hooks.example.com/latchkey"
+	}
+	shown := u.Scheme + "://" + u.Host
+	host := u.Hostname()
+	loopback := IsLoopbackHost(host)
+	switch {
+	case u.User != nil:
+		return shown + " holds a user name or password: leave them out (the signature proves the sender, and the URL appears in logs and commands)"
+	case u.Scheme == "http" && !loopback:
+		return shown + " uses http for a host other than loopback (use https)"
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || loopback || allowPrivate {
+		return ""
+	}
+	if r := Range(ip); r != "" {
+		return fmt.Sprintf("%s is a %s address, inside a network rather than on the internet: refused unless allow_private: true", shown, r)
+	}
+	return ""
 }

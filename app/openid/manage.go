@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/config/weborigin"
 	"github.com/latchkey-auth/latchkey/app/random"
 	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
@@ -62,7 +63,7 @@ func (s *Service) AddClient(ctx context.Context, n NewClient) (string, error) {
 func asciiHostURLs(uris []string) []string {
 	out := make([]string, len(uris))
 	for i, u := range uris {
-		out[i] = config.ASCIIHostURL(u)
+		out[i] = weborigin.ASCIIHostURL(u)
 	}
 	return out
 }

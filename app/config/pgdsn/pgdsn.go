@@ -1,14 +1,19 @@
 // Package pgdsn reads PostgreSQL connection strings (a postgres:// URL or
 // pgx's key=value form) for what latchkey says about them: whether a
-// string names PostgreSQL, the value of one setting, and the string with
-// its secrets masked for logs. pgx itself parses them to connect; this
-// package exists because pgx offers neither a setting as written nor a
-// redacted form.
+// string names PostgreSQL, the value of one setting, the string with its
+// secrets masked for logs, and what check-config refuses or warns of. pgx
+// itself parses them to connect; this package exists because pgx offers
+// neither a setting as written nor a redacted form.
 package pgdsn
 
 import (
+	"errors"
+	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // IsPostgres reports whether s names a PostgreSQL database: a postgres://
@@ -178,4 +183,41 @@ func valueEnd(s string) int {
 		}
 	}
 	return len(s)
+}
+
+// Problem is what is wrong with a PostgreSQL connection string, in words
+// that never repeat the password. latchkey writes on every sign-in, so a
+// target_session_attrs that asks for a standby is refused: every write
+// would fail.
+func Problem(dsn string) error {
+	if _, err := pgconn.ParseConfig(dsn); err != nil {
+		return errors.New("not a valid PostgreSQL connection string (postgres://user:password@host:5432/dbname?sslmode=require, or host=... dbname=...)")
+	}
+	switch attrs := Setting(dsn, "target_session_attrs"); attrs {
+	case "read-only", "standby", "prefer-standby":
+		return fmt.Errorf("target_session_attrs=%s connects to a standby, where every sign-in fails (latchkey writes): use read-write (or primary)", attrs)
+	}
+	return nil
+}
+
+// Warnings are what check-config says about a connection string that
+// works but may not do what the operator meant: several hosts (a cluster
+// that fails over) without target_session_attrs=read-write, with which
+// pgx takes the first host that answers, a standby included.
+func Warnings(dsn string) []string {
+	pc, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return nil
+	}
+	hosts := map[string]bool{pc.Host + ":" + strconv.Itoa(int(pc.Port)): true}
+	for _, f := range pc.Fallbacks { // one per host, and per TLS mode tried
+		hosts[f.Host+":"+strconv.Itoa(int(f.Port))] = true
+	}
+	attrs := Setting(dsn, "target_session_attrs")
+	if len(hosts) < 2 || attrs == "read-write" || attrs == "primary" {
+		return nil
+	}
+	return []string{fmt.Sprintf("database_url (DATABASE_URL) names %d hosts without target_session_attrs=read-write:"+
+		" latchkey may connect to a standby, where every sign-in fails; add ?target_session_attrs=read-write"+
+		" (or target_session_attrs=read-write in the key=value form), unless PGTARGETSESSIONATTRS sets it", len(hosts))}
 }
