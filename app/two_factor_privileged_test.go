@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -63,4 +64,47 @@ func TestTwoFactorSettingsNeedTheSecondFactor(t *testing.T) {
 			require.Equal(t, http.StatusOK, e.get(owner, "/webauthn-options/passkey?action=register").StatusCode)
 		})
 	}
+}
+
+// Removing a passkey is guarded as adding one is: a password session from
+// before the owner turned two-factor on is sent back with SessionRequired
+// and removes nothing (it could strip the owner's passkeys), a session
+// that used the second factor removes one, and even that session, more
+// than 10 minutes after signing in, is refused until it signs in again.
+func TestPasskeyRemovalNeedsTheSecondFactor(t *testing.T) {
+	e := startTwoFactor(t, backends()[0], func(c *config.Config) {
+		c.ServiceURL = strings.Replace(c.ServiceURL, "127.0.0.1", "localhost", 1)
+		c.Providers = append(c.Providers, config.Provider{ID: "passkey", Type: config.TypeWebAuthn})
+	})
+	e.addPasswordUser("ada@example.com", goodPassword, true)
+	uid := e.userID("ada@example.com")
+	intruder := e.browser()
+	require.Equal(t, http.StatusOK, e.passwordSignIn(intruder, "ada@example.com", goodPassword).StatusCode)
+	owner := e.browser()
+	e.passwordSignIn(owner, "ada@example.com", goodPassword)
+	e.addPasskey(owner, e.newKey(), "one")
+	e.addPasskey(owner, e.newKey(), "two")
+	secret, _ := e.enrol(owner)
+	keys := e.passkeysOf(uid)
+	mails := e.mailCount()
+
+	remove := func(c *http.Client, id string) string {
+		res := e.post(c, "/passkeys/remove", url.Values{"csrfToken": {e.csrf(c)}, "id": {id}})
+		require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+		return res.location()
+	}
+	require.Equal(t, e.base+"/passkeys?error=SessionRequired", remove(intruder, keys[0].ID))
+	require.Len(t, e.passkeysOf(uid), 2, "nothing removed")
+	require.Equal(t, mails, e.mailCount(), "nothing told")
+	require.Contains(t, e.get(intruder, "/passkeys?error=SessionRequired").body, "sign in again")
+
+	stepUp := e.form(owner, "/callback/two-factor", "code", e.code(secret), "callbackUrl", e.base+"/passkeys")
+	require.Equal(t, http.StatusFound, stepUp.StatusCode, stepUp.body)
+	require.Equal(t, e.base+"/passkeys", remove(owner, keys[0].ID))
+	require.Len(t, e.passkeysOf(uid), 1)
+
+	e.clock.Add(11 * time.Minute)
+	defer e.clock.Add(-11 * time.Minute)
+	require.Equal(t, e.base+"/passkeys?error=SessionRequired", remove(owner, keys[1].ID))
+	require.Len(t, e.passkeysOf(uid), 1, "a stale session removes nothing")
 }

@@ -110,7 +110,7 @@ func (h *Handler) Mount(m web.Mux) {
 	m.Post("/signout/all", h.postSignOutEverywhere, h.kit.RetryPage("/signout"))
 	m.Page(passkeysPage, h.kit.RequireUser(h.users, passkeysPage, h.getPasskeys), h.withPasskeys)
 	m.Post("/passkeys/rename", h.kit.RequireUser(h.users, passkeysPage, h.postRenamePasskey), h.kit.RetryPage(passkeysPage), h.withPasskeys)
-	m.Post("/passkeys/remove", h.kit.RequireUser(h.users, passkeysPage, h.postRemovePasskey), h.kit.RetryPage(passkeysPage), h.withPasskeys)
+	m.Post("/passkeys/remove", h.postRemovePasskey, h.kit.RetryPage(passkeysPage), h.withPasskeys)
 }
 
 // browser is the request as the account rules see it.

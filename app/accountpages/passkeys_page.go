@@ -89,9 +89,19 @@ func (h *Handler) postRenamePasskey(c echo.Context, rq *web.Request, uid string)
 }
 
 // postRemovePasskey removes one of the user's passkeys, unless it is their
-// last way to sign in.
-func (h *Handler) postRemovePasskey(c echo.Context, rq *web.Request, uid string) error {
-	if err := h.rules.RemovePasskey(h.kit.MailContext(c, rq), uid, rq.Form.Get("id")); err != nil { // the notice in the page's language
+// last way to sign in, for a session that may (accounts.Privileged: a
+// recent sign-in, with the second factor once it is on); a signed-out
+// browser is sent to sign in.
+func (h *Handler) postRemovePasskey(c echo.Context, rq *web.Request) error {
+	s, _, err := h.sessions.Read(c.Request().Context(), c.Request())
+	switch {
+	case err != nil:
+		return web.TryLater("read the signed-in user", err)
+	case s == nil:
+		return h.kit.ToSignIn(c, rq, passkeysPage)
+	}
+	who := accounts.SignedIn{UserID: s.User.ID, Since: s.SignedIn, Methods: s.Methods()}
+	if err := h.rules.RemovePasskey(h.kit.MailContext(c, rq), who, rq.Form.Get("id")); err != nil { // the notice in the page's language
 		return h.passkeysFailed(c, rq, err)
 	}
 	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(passkeysPage)))
@@ -102,6 +112,8 @@ func (h *Handler) postRemovePasskey(c echo.Context, rq *web.Request, uid string)
 func (h *Handler) passkeysFailed(c echo.Context, rq *web.Request, err error) error {
 	code := ""
 	switch {
+	case errors.Is(err, accounts.ErrReauth):
+		code = string(signin.CodeSessionRequired)
 	case errors.Is(err, signin.ErrLastMethod):
 		code = "LastSignInMethod"
 	case errors.Is(err, accounts.ErrPasskeyNotFound):

@@ -2,7 +2,10 @@ package accounts_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -215,10 +218,11 @@ func TestAddPasswordByEmail(t *testing.T) {
 // is refused as an unknown one, and changes nothing.
 func TestPasskeysOfAnotherUser(t *testing.T) {
 	w := newWorld()
+	w.rules.ReauthWindow = 10 * time.Minute
 	u, v := w.st.addUser("u@example.com", true), w.st.addUser("v@example.com", true)
 	w.st.passkeys["k1"] = models.Authenticator{ID: "k1", UserID: v.ID, Name: "V's key"}
 	require.ErrorIs(t, w.rules.RenamePasskey(ctx, u.ID, "k1", "mine now"), accounts.ErrPasskeyNotFound)
-	require.ErrorIs(t, w.rules.RemovePasskey(ctx, u.ID, "k1"), accounts.ErrPasskeyNotFound)
+	require.ErrorIs(t, w.rules.RemovePasskey(ctx, accounts.SignedIn{UserID: u.ID, Since: now}, "k1"), accounts.ErrPasskeyNotFound)
 	require.Equal(t, "V's key", w.st.passkeys["k1"].Name)
 
 	require.NoError(t, w.rules.RenamePasskey(ctx, v.ID, "k1", "  my   key "))
@@ -226,7 +230,7 @@ func TestPasskeysOfAnotherUser(t *testing.T) {
 	list, err := w.rules.ListPasskeys(ctx, u.ID)
 	require.NoError(t, err)
 	require.Empty(t, list)
-	require.NoError(t, w.rules.RemovePasskey(ctx, v.ID, "k1"))
+	require.NoError(t, w.rules.RemovePasskey(ctx, accounts.SignedIn{UserID: v.ID, Since: now}, "k1"))
 	require.Empty(t, w.st.passkeys)
 }
 
@@ -294,4 +298,45 @@ func TestTellMethodAdded(t *testing.T) {
 	w.rules.TellMethodAdded(ctx, w.st.addUser("v@example.com", true), "gh", "GitHub")
 	w.rules.TellMethodAdded(ctx, w.st.addUser("u@example.com", false), "gh", "GitHub")
 	require.Equal(t, []string{"added v@example.com GitHub"}, w.mail.sent)
+}
+
+// secondFactor is a fake accounts.SecondFactor: need for every session
+// without mfa, or err.
+type secondFactor struct {
+	need bool
+	err  error
+}
+
+func (f secondFactor) NeedsSecondFactor(_ context.Context, _ string, methods []string) (bool, error) {
+	return f.need && !slices.Contains(methods, "mfa"), f.err
+}
+
+// TestRemovingAPasskeyIsPrivileged: removing a passkey needs a recent
+// sign-in and, once two-factor is in force, a session that used it, as
+// adding one does; a refusal (ErrReauth) or a failure to read two-factor
+// removes nothing.
+func TestRemovingAPasskeyIsPrivileged(t *testing.T) {
+	w := newWorld()
+	w.rules.ReauthWindow = 10 * time.Minute
+	u := w.st.addUser("u@example.com", true)
+	w.st.passkeys["k1"] = models.Authenticator{ID: "k1", UserID: u.ID}
+	w.st.passkeys["k2"] = models.Authenticator{ID: "k2", UserID: u.ID}
+	old := accounts.SignedIn{UserID: u.ID, Since: now.Add(-11 * time.Minute), Methods: []string{"pwd", "otp", "mfa"}}
+	require.ErrorIs(t, w.rules.RemovePasskey(ctx, old, "k1"), accounts.ErrReauth)
+
+	w.rules.SecondFactor = secondFactor{need: true}
+	pwd := accounts.SignedIn{UserID: u.ID, Since: now, Methods: []string{"pwd"}}
+	require.ErrorIs(t, w.rules.RemovePasskey(ctx, pwd, "k1"), accounts.ErrReauth)
+	w.rules.SecondFactor = secondFactor{err: errors.New("database down")}
+	err := w.rules.RemovePasskey(ctx, pwd, "k1")
+	require.Error(t, err)
+	require.NotErrorIs(t, err, accounts.ErrReauth, "the server's failure, not the user's")
+	require.Len(t, w.st.passkeys, 2, "nothing removed")
+	require.Empty(t, w.mail.sent, "nothing told")
+
+	w.rules.SecondFactor = secondFactor{need: true}
+	require.NoError(t, w.rules.RemovePasskey(ctx, accounts.SignedIn{UserID: u.ID, Since: now.Add(-9 * time.Minute), Methods: []string{"pwd", "otp", "mfa"}}, "k1"))
+	w.rules.SecondFactor = nil // two-factor off: a recent sign-in is enough
+	require.NoError(t, w.rules.RemovePasskey(ctx, pwd, "k2"))
+	require.Empty(t, w.st.passkeys)
 }

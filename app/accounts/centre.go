@@ -3,6 +3,7 @@ package accounts
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/session"
@@ -104,4 +105,43 @@ func (s *Service) reloadRevocations(ctx context.Context) {
 // of adding a passkey.
 func (s *Service) Recent(since time.Time) bool {
 	return s.ReauthWindow > 0 && s.Now().Sub(since) <= s.ReauthWindow
+}
+
+// SignedIn is the request's session as the guarded changes check it: its
+// user, when it signed in and how (amr values).
+type SignedIn struct {
+	UserID  string
+	Since   time.Time
+	Methods []string
+}
+
+// SecondFactor tells whether a session must prove the second factor before
+// it changes the user's second factors (*twofactor.Service).
+type SecondFactor interface {
+	NeedsSecondFactor(ctx context.Context, userID string, methods []string) (bool, error)
+}
+
+// Privileged is ErrReauth unless who may change the user's second factors
+// (removing a passkey): a recent sign-in (Recent) and, once two-factor is
+// in force for the user, one that used it (amr mfa), as adding a passkey
+// or making recovery codes needs. GitHub asks for sudo mode and Supabase
+// for AAL2 before a passkey or factor is removed: a session an intruder
+// kept from before two-factor was turned on must not strip the owner's
+// factors. A failure to read two-factor is the server's, not a refusal.
+func (s *Service) Privileged(ctx context.Context, who SignedIn) error {
+	if !s.Recent(who.Since) {
+		return ErrReauth
+	}
+	if s.SecondFactor == nil {
+		return nil
+	}
+	need, err := s.SecondFactor.NeedsSecondFactor(ctx, who.UserID, who.Methods)
+	switch {
+	case err != nil:
+		return fmt.Errorf("ask whether two-factor is in force: %w", err)
+	case need:
+		s.Log.Info("the change needs a session that used the second factor", "user", who.UserID)
+		return ErrReauth
+	}
+	return nil
 }

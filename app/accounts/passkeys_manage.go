@@ -39,8 +39,15 @@ func (s *Service) RenamePasskey(ctx context.Context, userID, id, name string) er
 }
 
 // RemovePasskey removes one of the user's passkeys, unless it is their last
-// way to sign in (signin.ErrLastMethod).
-func (s *Service) RemovePasskey(ctx context.Context, userID, id string) error {
+// way to sign in (signin.ErrLastMethod). The session must have signed in
+// recently and, once two-factor is in force, with it (Privileged): a
+// passkey is a way in and a second factor, so taking one away is guarded
+// as adding one is, and as unlinking an identity.
+func (s *Service) RemovePasskey(ctx context.Context, who SignedIn, id string) error {
+	if err := s.Privileged(ctx, who); err != nil {
+		return err
+	}
+	userID := who.UserID
 	hasPassword, err := s.passwordSignIn(ctx, userID)
 	if err != nil {
 		return err

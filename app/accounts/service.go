@@ -211,6 +211,9 @@ type Service struct {
 	// password reset and signing out everywhere take them back); nil when
 	// two-factor is off.
 	Devices DeviceForgetter
+	// SecondFactor says whether a session must prove the second factor
+	// before removing a passkey (Privileged); nil when two-factor is off.
+	SecondFactor SecondFactor
 }
 
 // DeviceForgetter forgets every remembered browser of a user
