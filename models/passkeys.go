@@ -133,24 +133,19 @@ func (s *Store) RenameAuthenticator(ctx context.Context, userID, id, name string
 }
 
 // RemoveAuthenticator deletes one of userID's passkeys, unless keep says
-// the user would be left without a way to sign in: keep gets the number of
-// passkeys left, read in the same transaction.
-func (s *Store) RemoveAuthenticator(ctx context.Context, userID, id string, keep func(left int64) error) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+// the user would be left without a way to sign in: keep gets the ways
+// left, read in the same transaction under the user's row lock
+// (RemoveSignInWay), so an identity unlinked at the same moment is either
+// gone already or waits for this decision.
+func (s *Store) RemoveAuthenticator(ctx context.Context, userID, id string, keep func(left SignInWays) error) error {
+	return s.RemoveSignInWay(ctx, userID, func(tx *gorm.DB) ([]events.Event, error) {
 		r := tx.Where("id = ? AND user_id = ?", id, userID).Delete(&Authenticator{})
 		if r.Error != nil {
-			return fmt.Errorf("remove authenticator: %w", r.Error)
+			return nil, fmt.Errorf("remove authenticator: %w", r.Error)
 		}
 		if r.RowsAffected == 0 {
-			return ErrNotFound
+			return nil, ErrNotFound
 		}
-		var left int64
-		if err := tx.Model(&Authenticator{}).Where("user_id = ?", userID).Count(&left).Error; err != nil {
-			return fmt.Errorf("count authenticators: %w", err)
-		}
-		if err := keep(left); err != nil {
-			return err
-		}
-		return s.Emit(tx, events.Event{Type: events.PasskeyRemoved, Data: events.Passkey{UserID: userID, PasskeyID: id, Actor: events.ActorOf(ctx)}})
-	})
+		return []events.Event{{Type: events.PasskeyRemoved, Data: events.Passkey{UserID: userID, PasskeyID: id, Actor: events.ActorOf(ctx)}}}, nil
+	}, keep)
 }

@@ -43,8 +43,10 @@ func TestPasskeyStore(t *testing.T) {
 		require.NotNil(t, got.LastUsedAt)
 
 		refused := errors.New("last method")
-		require.ErrorIs(t, s.RemoveAuthenticator(ctx, u.ID, a.ID, func(int64) error { return refused }), refused)
-		require.ErrorIs(t, s.RemoveAuthenticator(ctx, other.ID, a.ID, func(int64) error { return nil }), ErrNotFound)
+		var seen SignInWays
+		require.ErrorIs(t, s.RemoveAuthenticator(ctx, u.ID, a.ID, func(w SignInWays) error { seen = w; return refused }), refused)
+		require.Equal(t, SignInWays{}, seen, "the ways left once it is gone: none")
+		require.ErrorIs(t, s.RemoveAuthenticator(ctx, other.ID, a.ID, func(SignInWays) error { return nil }), ErrNotFound)
 		list, err := s.AuthenticatorsOf(ctx, u.ID)
 		require.NoError(t, err)
 		require.Len(t, list, 1, "a refused removal removes nothing")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // The account page's rules (app/accountcentre): the user's sessions one by
@@ -28,7 +29,9 @@ var (
 // Centre is the storage of the account page's changes
 // (models/accountstore).
 type Centre interface {
-	UnlinkAccount(ctx context.Context, userID, accountID string) (bool, error)
+	// UnlinkAccount unlinks accountID unless keep, given the ways to sign
+	// in left (read under the user's row lock), refuses.
+	UnlinkAccount(ctx context.Context, userID, accountID string, keep func(left models.SignInWays) error) (bool, error)
 	CreateEmailChange(ctx context.Context, userID, newAddr, tokenHash string, expires time.Time) error
 	DeleteEmailChange(ctx context.Context, userID, tokenHash string) error
 	EmailChangeByHash(ctx context.Context, tokenHash string, now time.Time) (userID, newAddr string, err error)

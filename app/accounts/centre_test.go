@@ -19,11 +19,15 @@ type centre struct {
 	users    *store
 }
 
-func (c *centre) UnlinkAccount(_ context.Context, userID, accountID string) (bool, error) {
+func (c *centre) UnlinkAccount(_ context.Context, userID, accountID string, keep func(models.SignInWays) error) (bool, error) {
 	list := c.users.accounts[userID]
 	for i, a := range list {
 		if a.ID == accountID {
 			c.users.accounts[userID] = append(list[:i:i], list[i+1:]...)
+			if err := keep(c.users.waysOf(userID)); err != nil {
+				c.users.accounts[userID] = list
+				return false, err
+			}
 			c.unlinked = append(c.unlinked, accountID)
 			return true, nil
 		}

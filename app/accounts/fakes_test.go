@@ -244,13 +244,32 @@ func (c *core) UnlinkAccounts(ctx context.Context, userID string, otherWay bool)
 	return int64(n), nil
 }
 
-func (c *core) RemovePasskey(_ context.Context, userID, id string, _, _ bool) error {
+func (c *core) RemovePasskey(_ context.Context, userID, id string, offered signin.WaysOffered) error {
 	k, ok := c.st.passkeys[id]
 	if !ok || k.UserID != userID {
 		return models.ErrNotFound
 	}
 	delete(c.st.passkeys, id)
+	if !offered.CanSignIn(c.st.waysOf(userID)) {
+		c.st.passkeys[id] = k
+		return signin.ErrLastMethod
+	}
 	return nil
+}
+
+// waysOf is what models.Store.LockSignInWays reads.
+func (s *store) waysOf(userID string) models.SignInWays {
+	w := models.SignInWays{Accounts: int64(len(s.accounts[userID]))}
+	if u := s.users[userID]; u != nil && u.Email != nil {
+		w.Email, w.EmailVerified = *u.Email, u.EmailVerified != nil
+	}
+	for _, k := range s.passkeys {
+		if k.UserID == userID {
+			w.Passkeys++
+		}
+	}
+	_, w.Password = s.passwords[userID]
+	return w
 }
 
 // mailer keeps the e-mails it was asked to send: "kind to token".

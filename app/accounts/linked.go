@@ -56,24 +56,26 @@ func (s *Service) removeLinked(ctx context.Context, u *models.User, withPassword
 }
 
 // otherSignInWay reports whether the user can sign in without a linked
-// identity: with a password, a passkey, or an e-mailed link to a verified
-// address, as far as the configuration offers each.
+// identity (signin.WaysOffered.CanSignIn with none): with a password, a
+// passkey, or an e-mailed link to a verified address, as far as the
+// configuration offers each.
 func (s *Service) otherSignInWay(ctx context.Context, u *models.User) (bool, error) {
-	if s.Offered.Email && u.Email != nil && *u.Email != "" && u.EmailVerified != nil {
-		return true, nil
+	w := models.SignInWays{EmailVerified: u.EmailVerified != nil}
+	if u.Email != nil {
+		w.Email = *u.Email
 	}
-	pw, err := s.passwordSignIn(ctx, u.ID)
-	if err != nil || pw {
-		return pw, err
+	var err error
+	if w.Password, err = s.passwordSignIn(ctx, u.ID); err != nil {
+		return false, err
 	}
-	if !s.Offered.Passkeys {
-		return false, nil
+	if s.Offered.Passkeys {
+		keys, err := s.Store.AuthenticatorsOf(ctx, u.ID)
+		if err != nil {
+			return false, fmt.Errorf("list the user's passkeys: %w", err)
+		}
+		w.Passkeys = int64(len(keys))
 	}
-	keys, err := s.Store.AuthenticatorsOf(ctx, u.ID)
-	if err != nil {
-		return false, fmt.Errorf("list the user's passkeys: %w", err)
-	}
-	return len(keys) > 0, nil
+	return s.Offered.ways().CanSignIn(w), nil
 }
 
 // passwordSignIn reports whether the user can sign in with a password: a

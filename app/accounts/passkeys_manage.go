@@ -48,11 +48,7 @@ func (s *Service) RemovePasskey(ctx context.Context, who SignedIn, id string) er
 		return err
 	}
 	userID := who.UserID
-	hasPassword, err := s.passwordSignIn(ctx, userID)
-	if err != nil {
-		return err
-	}
-	err = s.Core.RemovePasskey(ctx, userID, id, s.Offered.Email, hasPassword)
+	err := s.Core.RemovePasskey(ctx, userID, id, s.Offered.ways())
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		return ErrPasskeyNotFound

@@ -114,7 +114,7 @@ type Store interface {
 // linked identities and the last way to sign in. *signin.Service is it.
 type Core interface {
 	UnlinkAccounts(ctx context.Context, userID string, otherWay bool) (int64, error)
-	RemovePasskey(ctx context.Context, userID, id string, emailSignIn, passwordSignIn bool) error
+	RemovePasskey(ctx context.Context, userID, id string, offered signin.WaysOffered) error
 }
 
 // Mailer delivers the account e-mails. The HTTP layer renders them, in the
@@ -168,6 +168,11 @@ type Offered struct {
 	Passwords bool // a credentials provider is configured
 	Email     bool // an e-mail provider is configured (sign-in links)
 	Passkeys  bool // a webauthn provider is configured
+}
+
+// ways is o as the sign-in core's rule about the last way in takes it.
+func (o Offered) ways() signin.WaysOffered {
+	return signin.WaysOffered{Email: o.Email, Passwords: o.Passwords, Passkeys: o.Passkeys}
 }
 
 // Service applies the account rules. Its fields are exactly its

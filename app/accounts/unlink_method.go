@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/latchkey-auth/latchkey/models"
@@ -18,8 +19,8 @@ func (s *Service) LinkedAccounts(ctx context.Context, userID string) ([]models.A
 
 // UnlinkMethod removes one OAuth identity linked to the user, who signed
 // in recently (recent: Recent of the session), never the last way to sign
-// in: another linked identity, a password, a passkey, or e-mail sign-in
-// with a verified address must remain. The address is told, so an unlink
+// in (signin.WaysOffered.CanSignIn: another linked identity, a password, a
+// passkey, or e-mail sign-in with a verified address must remain). The address is told, so an unlink
 // from a borrowed session does not go unnoticed. providerName names the
 // provider for the e-mail.
 func (s *Service) UnlinkMethod(ctx context.Context, u *models.User, accountID string, recent bool, providerName func(id string) string) error {
@@ -39,17 +40,18 @@ func (s *Service) UnlinkMethod(ctx context.Context, u *models.User, accountID st
 	if target == nil {
 		return ErrNoSuchMethod
 	}
-	if len(accounts) == 1 {
-		other, err := s.otherSignInWay(ctx, u)
-		if err != nil {
-			return err
-		}
-		if !other {
+	// Whether it is the last way in is decided in the unlink's transaction,
+	// so a passkey removed at the same moment cannot leave neither.
+	ok, err := s.Centre.UnlinkAccount(ctx, u.ID, accountID, func(left models.SignInWays) error {
+		if !s.Offered.ways().CanSignIn(left) {
 			return ErrLastMethod
 		}
-	}
-	ok, err := s.Centre.UnlinkAccount(ctx, u.ID, accountID)
-	if err != nil {
+		return nil
+	})
+	switch {
+	case errors.Is(err, ErrLastMethod):
+		return ErrLastMethod
+	case err != nil:
 		return fmt.Errorf("unlink: %w", err)
 	}
 	if !ok {

@@ -20,7 +20,7 @@ type Passkeys interface {
 	AuthenticatorsOf(ctx context.Context, userID string) ([]models.Authenticator, error)
 	AddAuthenticator(ctx context.Context, a *models.Authenticator) error
 	UseAuthenticator(ctx context.Context, id string, count uint32, backupState bool, at time.Time) error
-	RemoveAuthenticator(ctx context.Context, userID, id string, keep func(left int64) error) error
+	RemoveAuthenticator(ctx context.Context, userID, id string, keep func(left models.SignInWays) error) error
 	UseChallenge(ctx context.Context, hash string, expires time.Time) error
 }
 
@@ -126,28 +126,12 @@ func (s *Service) AddPasskey(ctx context.Context, b Browser, c Ceremony, name st
 // ErrLastMethod refuses removing a user's last way to sign in.
 var ErrLastMethod = errors.New("this is the last way to sign in to the account")
 
-// RemovePasskey removes one of a user's passkeys, unless it is the last way
-// they can sign in: no other passkey, no linked account, and no e-mail
-// sign-in (emailSignIn says an e-mail provider is configured;
-// passwordSignIn that the user has a password a credentials provider takes).
-func (s *Service) RemovePasskey(ctx context.Context, userID, id string, emailSignIn, passwordSignIn bool) error {
-	u, err := s.Users.UserByID(ctx, userID)
-	if err != nil {
-		return fmt.Errorf("look up the user: %w", err)
-	}
-	accounts, err := s.Users.AccountsOf(ctx, userID)
-	if err != nil {
-		return fmt.Errorf("list the user's accounts: %w", err)
-	}
-	others := len(accounts)
-	if emailSignIn && u.Email != nil && *u.Email != "" {
-		others++
-	}
-	if passwordSignIn {
-		others++
-	}
-	return s.Passkeys.RemoveAuthenticator(ctx, userID, id, func(left int64) error {
-		if left == 0 && others == 0 {
+// RemovePasskey removes one of a user's passkeys, unless the user would be
+// left with no way to sign in (WaysOffered.CanSignIn), decided in the
+// removal's transaction on the ways left.
+func (s *Service) RemovePasskey(ctx context.Context, userID, id string, offered WaysOffered) error {
+	return s.Passkeys.RemoveAuthenticator(ctx, userID, id, func(left models.SignInWays) error {
+		if !offered.CanSignIn(left) {
 			return ErrLastMethod
 		}
 		return nil

@@ -2,6 +2,7 @@ package accountstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -85,22 +86,30 @@ func (s *Store) DeleteOtherSessions(ctx context.Context, userID, keepTokenHash s
 }
 
 // UnlinkAccount removes the linked identity accountID if it is userID's:
-// false when it is not (another user's id changes nothing). Whether it is
-// the user's last way to sign in is the caller's rule.
-func (s *Store) UnlinkAccount(ctx context.Context, userID, accountID string) (bool, error) {
-	var n int64
-	err := s.store.Change(ctx, []string{events.AccountUnlink}, func(tx *gorm.DB) ([]events.Event, error) {
+// false when it is not (another user's id changes nothing). keep gets the
+// ways to sign in left, read in the same transaction under the user's row
+// lock (models.Store.RemoveSignInWay, as a passkey's removal), and its
+// error undoes the unlink: whether it was the last way in is the caller's
+// rule, decided on what the database holds, not on a read before.
+func (s *Store) UnlinkAccount(ctx context.Context, userID, accountID string, keep func(left models.SignInWays) error) (bool, error) {
+	err := s.store.RemoveSignInWay(ctx, userID, func(tx *gorm.DB) ([]events.Event, error) {
 		var gone []models.Account
 		r := tx.Clauses(clause.Returning{Columns: []clause.Column{{Name: "provider"}}}).
 			Where("id = ? AND user_id = ?", accountID, userID).Delete(&gone)
-		if n = r.RowsAffected; r.Error != nil || len(gone) == 0 {
+		if r.Error != nil {
 			return nil, r.Error
+		}
+		if len(gone) == 0 {
+			return nil, models.ErrNotFound
 		}
 		return []events.Event{{Type: events.AccountUnlink, Data: events.Account{UserID: userID, Provider: gone[0].Provider,
 			Actor: events.ActorOf(ctx)}}}, nil
-	})
-	if err != nil {
+	}, keep)
+	switch {
+	case errors.Is(err, models.ErrNotFound): // not the user's (or no such user)
+		return false, nil
+	case err != nil:
 		return false, fmt.Errorf("unlink account: %w", err)
 	}
-	return n == 1, nil
+	return true, nil
 }

@@ -2,6 +2,7 @@ package accountstore
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -123,14 +124,24 @@ func TestUnlinkAccount(t *testing.T) {
 		require.NotNil(t, accs[0].Label)
 		require.Equal(t, "octocat", *accs[0].Label, "the label is stored")
 
-		ok, err := s.UnlinkAccount(ctx, u.ID, theirs.ID)
+		allow := func(models.SignInWays) error { return nil }
+		ok, err := s.UnlinkAccount(ctx, u.ID, theirs.ID, allow)
 		require.NoError(t, err)
 		require.False(t, ok, "another user's account id is refused")
 		require.EqualValues(t, 2, count(t, s, "accounts"), "a refusal deletes nothing")
-		ok, err = s.UnlinkAccount(ctx, u.ID, mine.ID)
+		// keep sees the ways left once it is gone, and its refusal undoes it.
+		last := errors.New("last way in")
+		var seen models.SignInWays
+		_, err = s.UnlinkAccount(ctx, u.ID, mine.ID, func(w models.SignInWays) error { seen = w; return last })
+		require.ErrorIs(t, err, last)
+		require.Equal(t, "u@example.com", seen.Email)
+		require.Zero(t, seen.Accounts+seen.Passkeys, "its own identity is gone, the other user's is not counted")
+		require.False(t, seen.Password)
+		require.EqualValues(t, 2, count(t, s, "accounts"), "a refused unlink deletes nothing")
+		ok, err = s.UnlinkAccount(ctx, u.ID, mine.ID, allow)
 		require.NoError(t, err)
 		require.True(t, ok)
-		ok, err = s.UnlinkAccount(ctx, u.ID, mine.ID)
+		ok, err = s.UnlinkAccount(ctx, u.ID, mine.ID, allow)
 		require.NoError(t, err)
 		require.False(t, ok)
 		accs, err = s.store.AccountsOf(ctx, other.ID)
