@@ -293,7 +293,7 @@ func accountsUnlinkAll(r *adminRun) error {
 	if err := r.confirm(fmt.Sprintf("Unlink %s (%s) from user %s?", plural(int64(len(accounts)), "account"), strings.Join(names, ", "), label(u))); err != nil {
 		return err
 	}
-	n, err := r.store.UnlinkAccounts(r.ctx, u.ID, "")
+	n, _, err := r.store.UnlinkAccounts(r.ctx, u.ID, func(models.SignInWays) bool { return true }) // the operator's call: every one goes
 	if err != nil {
 		return err
 	}

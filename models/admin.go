@@ -73,35 +73,72 @@ func (s *Store) UnlinkAccount(ctx context.Context, userID, provider string) (int
 	return s.unlink(ctx, s.db.Where("user_id = ? AND provider = ?", userID, provider))
 }
 
-// UnlinkAccounts removes every account linked to the user except the one
-// with id keep ("": none) and returns how many it removed. Sessions stay,
-// as with UnlinkAccount.
-func (s *Store) UnlinkAccounts(ctx context.Context, userID, keep string) (int64, error) {
-	q := s.db.Where("user_id = ?", userID)
-	if keep != "" {
-		q = q.Where("id <> ?", keep)
+// UnlinkAccounts removes every account linked to the user, keeping the
+// oldest one (the one the account began with or linked first) when
+// without any the user could not sign in: otherWay gets the ways left but
+// the identities. It decides under the user's row lock (RemoveSignInWay),
+// so a passkey removed at the same moment is gone already or sees these
+// identities go. It returns how many it removed and whether it kept one.
+// Sessions stay, as with UnlinkAccount.
+func (s *Store) UnlinkAccounts(ctx context.Context, userID string, otherWay func(left SignInWays) bool) (n int64, kept bool, err error) {
+	err = s.RemoveSignInWay(ctx, userID, func(tx *gorm.DB, ways func() (SignInWays, error)) ([]events.Event, error) {
+		w, err := ways()
+		if err != nil {
+			return nil, err
+		}
+		w.Accounts = 0
+		q := tx.Where("user_id = ?", userID)
+		if kept = !otherWay(w); kept {
+			var oldest Account
+			err := tx.Select("id").Where("user_id = ?", userID).Order("created_at, id").Take(&oldest).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				kept = false
+				return nil, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("find the oldest account: %w", err)
+			}
+			q = q.Where("id <> ?", oldest.ID)
+		}
+		var evs []events.Event
+		n, evs, err = deleteAccounts(ctx, q)
+		return evs, err
+	}, func(SignInWays) error { return nil })
+	switch {
+	case errors.Is(err, ErrNotFound): // no such user: nothing linked
+		return 0, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("unlink accounts: %w", err)
 	}
-	return s.unlink(ctx, q)
+	return n, kept, nil
 }
 
 // unlink deletes the accounts where picks, with an account.unlinked for each.
 func (s *Store) unlink(ctx context.Context, where *gorm.DB) (int64, error) {
 	var n int64
 	err := s.Change(ctx, []string{events.AccountUnlink}, func(tx *gorm.DB) ([]events.Event, error) {
-		var gone []Account
-		r := tx.Clauses(clause.Returning{Columns: []clause.Column{{Name: "user_id"}, {Name: "provider"}}}).Where(where).Delete(&gone)
-		if r.Error != nil {
-			return nil, r.Error
-		}
-		n = r.RowsAffected
-		evs := make([]events.Event, 0, len(gone))
-		for _, a := range gone {
-			evs = append(evs, events.Event{Type: events.AccountUnlink, Data: events.Account{UserID: a.UserID, Provider: a.Provider, Actor: events.ActorOf(ctx)}})
-		}
-		return evs, nil
+		var evs []events.Event
+		var err error
+		n, evs, err = deleteAccounts(ctx, tx.Where(where))
+		return evs, err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("unlink accounts: %w", err)
 	}
 	return n, nil
+}
+
+// deleteAccounts deletes the accounts q picks and returns how many, with an
+// account.unlinked event for each.
+func deleteAccounts(ctx context.Context, q *gorm.DB) (int64, []events.Event, error) {
+	var gone []Account
+	r := q.Clauses(clause.Returning{Columns: []clause.Column{{Name: "user_id"}, {Name: "provider"}}}).Delete(&gone)
+	if r.Error != nil {
+		return 0, nil, r.Error
+	}
+	evs := make([]events.Event, 0, len(gone))
+	for _, a := range gone {
+		evs = append(evs, events.Event{Type: events.AccountUnlink, Data: events.Account{UserID: a.UserID, Provider: a.Provider, Actor: events.ActorOf(ctx)}})
+	}
+	return r.RowsAffected, evs, nil
 }

@@ -131,3 +131,39 @@ func TestUnlinkAccount(t *testing.T) {
 		require.Zero(t, n)
 	})
 }
+
+// UnlinkAccounts removes every identity when another way in is left and
+// keeps the oldest otherwise, deciding on the ways read under the user's
+// row lock (the identities not counted); an unknown user is nothing to do.
+func TestUnlinkAccountsKeepsTheLastWayIn(t *testing.T) {
+	eachDialect(t, func(t *testing.T, c Config) {
+		s := connect(t, c)
+		ctx := context.Background()
+		u := &User{ID: NewID()}
+		require.NoError(t, s.CreateUser(ctx, u))
+		for _, p := range []string{"first", "second"} {
+			require.NoError(t, s.LinkAccount(ctx, &Account{UserID: u.ID, Type: "oauth", Provider: p, ProviderAccountID: p}))
+		}
+		var seen SignInWays
+		n, kept, err := s.UnlinkAccounts(ctx, u.ID, func(w SignInWays) bool { seen = w; return false })
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		require.True(t, kept)
+		require.Equal(t, SignInWays{}, seen, "no address, passkey or password; the identities not counted")
+		left, err := s.AccountsOf(ctx, u.ID)
+		require.NoError(t, err)
+		require.Len(t, left, 1)
+		require.Equal(t, "first", left[0].Provider, "the oldest stays")
+
+		require.NoError(t, s.AddAuthenticator(ctx, &Authenticator{UserID: u.ID, CredentialID: "k", PublicKey: []byte{1}, CreatedAt: time.Now().UTC()}))
+		n, kept, err = s.UnlinkAccounts(ctx, u.ID, func(w SignInWays) bool { return w.Passkeys > 0 })
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		require.False(t, kept)
+
+		n, kept, err = s.UnlinkAccounts(ctx, NewID(), func(SignInWays) bool { return true })
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.False(t, kept)
+	})
+}

@@ -138,7 +138,7 @@ func (s *Store) RenameAuthenticator(ctx context.Context, userID, id, name string
 // (RemoveSignInWay), so an identity unlinked at the same moment is either
 // gone already or waits for this decision.
 func (s *Store) RemoveAuthenticator(ctx context.Context, userID, id string, keep func(left SignInWays) error) error {
-	return s.RemoveSignInWay(ctx, userID, func(tx *gorm.DB) ([]events.Event, error) {
+	return s.RemoveSignInWay(ctx, userID, func(tx *gorm.DB, _ func() (SignInWays, error)) ([]events.Event, error) {
 		r := tx.Where("id = ? AND user_id = ?", id, userID).Delete(&Authenticator{})
 		if r.Error != nil {
 			return nil, fmt.Errorf("remove authenticator: %w", r.Error)

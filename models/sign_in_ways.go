@@ -31,9 +31,10 @@ type SignInWays struct {
 // (each statement after the lock sees it, in READ COMMITTED): they cannot
 // both count on the other. Locking the user before the rows also keeps
 // the order a deletion of the user takes, so the two never deadlock.
-// remove's events are emitted once keep agrees; keep's error, or
-// remove's, undoes everything. A user that is gone is ErrNotFound.
-func (s *Store) RemoveSignInWay(ctx context.Context, userID string, remove func(tx *gorm.DB) ([]events.Event, error), keep func(left SignInWays) error) error {
+// remove may read the ways before it (ways); its events are emitted once
+// keep agrees; keep's error, or remove's, undoes everything. A user that
+// is gone is ErrNotFound.
+func (s *Store) RemoveSignInWay(ctx context.Context, userID string, remove func(tx *gorm.DB, ways func() (SignInWays, error)) ([]events.Event, error), keep func(left SignInWays) error) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		q := tx.Model(&User{}).Select("email", "email_verified").Where("id = ?", userID)
 		if s.dialect == DialectPostgres {
@@ -46,7 +47,7 @@ func (s *Store) RemoveSignInWay(ctx context.Context, userID string, remove func(
 			}
 			return fmt.Errorf("lock the user: %w", err)
 		}
-		evs, err := remove(tx)
+		evs, err := remove(tx, func() (SignInWays, error) { return signInWays(tx, &u, userID) })
 		if err != nil {
 			return err
 		}

@@ -234,14 +234,17 @@ type core struct {
 	unlinked []string
 }
 
-func (c *core) UnlinkAccounts(ctx context.Context, userID string, otherWay bool) (int64, error) {
+func (c *core) UnlinkAccounts(ctx context.Context, userID string, offered signin.WaysOffered) (int64, bool, error) {
 	if err := ctx.Err(); err != nil { // as a database driver
-		return 0, err
+		return 0, false, err
 	}
+	w := c.st.waysOf(userID)
+	w.Accounts = 0
+	otherWay := offered.CanSignIn(w)
 	c.unlinked = append(c.unlinked, fmt.Sprint(userID, " other:", otherWay))
 	n := len(c.st.accounts[userID])
 	delete(c.st.accounts, userID)
-	return int64(n), nil
+	return int64(n), !otherWay, nil
 }
 
 func (c *core) RemovePasskey(_ context.Context, userID, id string, offered signin.WaysOffered) error {

@@ -2,7 +2,6 @@ package accounts
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/latchkey-auth/latchkey/models"
 )
@@ -37,45 +36,15 @@ func (s *Service) TellTwoFactor(ctx context.Context, u *models.User, event TwoFa
 }
 
 // removeLinked removes the user's linked sign-in methods
-// (signin.Service.UnlinkAccounts: never the last way to sign in).
-// withPassword says the user has just set a password.
-func (s *Service) removeLinked(ctx context.Context, u *models.User, withPassword bool) error {
-	other := withPassword
-	if !other {
-		var err error
-		if other, err = s.otherSignInWay(ctx, u); err != nil {
-			return err
-		}
-	}
-	n, err := s.Core.UnlinkAccounts(ctx, u.ID, other)
+// (signin.Service.UnlinkAccounts: never the last way to sign in, decided
+// under the user's row lock).
+func (s *Service) removeLinked(ctx context.Context, u *models.User) error {
+	n, kept, err := s.Core.UnlinkAccounts(ctx, u.ID, s.Offered.ways())
 	if err != nil {
 		return err
 	}
-	s.Log.Info("linked sign-in methods removed", "user", u.ID, "removed", n, "oldest_kept", !other)
+	s.Log.Info("linked sign-in methods removed", "user", u.ID, "removed", n, "oldest_kept", kept)
 	return nil
-}
-
-// otherSignInWay reports whether the user can sign in without a linked
-// identity (signin.WaysOffered.CanSignIn with none): with a password, a
-// passkey, or an e-mailed link to a verified address, as far as the
-// configuration offers each.
-func (s *Service) otherSignInWay(ctx context.Context, u *models.User) (bool, error) {
-	w := models.SignInWays{EmailVerified: u.EmailVerified != nil}
-	if u.Email != nil {
-		w.Email = *u.Email
-	}
-	var err error
-	if w.Password, err = s.passwordSignIn(ctx, u.ID); err != nil {
-		return false, err
-	}
-	if s.Offered.Passkeys {
-		keys, err := s.Store.AuthenticatorsOf(ctx, u.ID)
-		if err != nil {
-			return false, fmt.Errorf("list the user's passkeys: %w", err)
-		}
-		w.Passkeys = int64(len(keys))
-	}
-	return s.Offered.ways().CanSignIn(w), nil
 }
 
 // passwordSignIn reports whether the user can sign in with a password: a

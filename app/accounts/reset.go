@@ -167,7 +167,7 @@ func (s *Service) CompleteReset(ctx context.Context, in ResetRequest) (PasswordC
 	}
 	if in.RemoveLinked {
 		// The user has a password now: every linked method may go.
-		if err := s.removeLinked(ctx, u, true); err != nil {
+		if err := s.removeLinked(ctx, u); err != nil {
 			return out, fmt.Errorf("reset: remove linked sign-in methods (the password was changed): %w", err)
 		}
 	}

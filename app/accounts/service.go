@@ -113,7 +113,7 @@ type Store interface {
 // Core is what the account rules use of the sign-in core: its rules about
 // linked identities and the last way to sign in. *signin.Service is it.
 type Core interface {
-	UnlinkAccounts(ctx context.Context, userID string, otherWay bool) (int64, error)
+	UnlinkAccounts(ctx context.Context, userID string, offered signin.WaysOffered) (int64, bool, error)
 	RemovePasskey(ctx context.Context, userID, id string, offered signin.WaysOffered) error
 }
 

@@ -83,7 +83,7 @@ func (s *Service) unlinkOnSignOut(ctx context.Context, b Browser) error {
 	case err != nil:
 		return err
 	}
-	if err := s.removeLinked(ctx, u, false); err != nil {
+	if err := s.removeLinked(ctx, u); err != nil {
 		return fmt.Errorf("user %s: %w", u.ID, err)
 	}
 	return nil

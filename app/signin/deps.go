@@ -18,9 +18,10 @@ type Users interface {
 	LinkAccount(ctx context.Context, acc *models.Account) error
 	CreateUserWithAccount(ctx context.Context, u *models.User, acc *models.Account) error
 	AccountsOf(ctx context.Context, userID string) ([]models.Account, error)
-	// UnlinkAccounts removes the user's accounts but the one with id keep
-	// ("": none) and counts them.
-	UnlinkAccounts(ctx context.Context, userID, keep string) (int64, error)
+	// UnlinkAccounts removes the user's accounts, keeping the oldest when
+	// otherWay, given the ways left but them (read under the user's row
+	// lock), says there is none; it counts them and says whether it kept one.
+	UnlinkAccounts(ctx context.Context, userID string, otherWay func(left models.SignInWays) bool) (int64, bool, error)
 	SignInMethods
 }
 

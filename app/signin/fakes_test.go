@@ -88,9 +88,27 @@ func (s *store) AccountsOf(_ context.Context, userID string) ([]models.Account, 
 	return out, nil
 }
 
-func (s *store) UnlinkAccounts(_ context.Context, userID, keep string) (int64, error) {
+// UnlinkAccounts unlinks as models.Store does, the ways left read from the
+// user's address (this fake keeps no passkeys or passwords).
+func (s *store) UnlinkAccounts(_ context.Context, userID string, otherWay func(models.SignInWays) bool) (int64, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var w models.SignInWays
+	if u := s.users[userID]; u != nil && u.Email != nil {
+		w.Email, w.EmailVerified = *u.Email, u.EmailVerified != nil
+	}
+	keep, kept := "", false
+	if !otherWay(w) {
+		var oldest *models.Account
+		for _, acc := range s.accounts {
+			if acc.UserID == userID && (oldest == nil || acc.CreatedAt.Before(oldest.CreatedAt)) {
+				oldest = acc
+			}
+		}
+		if oldest != nil {
+			keep, kept = oldest.ID, true
+		}
+	}
 	var n int64
 	for key, acc := range s.accounts {
 		if acc.UserID == userID && acc.ID != keep {
@@ -98,7 +116,7 @@ func (s *store) UnlinkAccounts(_ context.Context, userID, keep string) (int64, e
 			n++
 		}
 	}
-	return n, nil
+	return n, kept, nil
 }
 
 // stamp gives a new account row an id and a creation time after every

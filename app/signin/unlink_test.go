@@ -3,16 +3,19 @@ package signin_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
 // TestUnlinkAccounts: a reset or "sign out everywhere" that asks removes
-// every linked identity when the user has another way to sign in, and
-// otherwise keeps the oldest one (never the last way in); another user's
-// identities are never touched.
+// every linked identity when the user has another way to sign in (here
+// e-mail sign-in to a verified address), and otherwise keeps the oldest
+// one (never the last way in); another user's identities are never
+// touched.
 func TestUnlinkAccounts(t *testing.T) {
 	ctx := context.Background()
 	setup := func() (*store, *models.User, *models.User) {
@@ -33,20 +36,26 @@ func TestUnlinkAccounts(t *testing.T) {
 		return out
 	}
 
+	byEmail := signin.WaysOffered{Email: true}
 	st, u, v := setup()
-	n, err := service(st).UnlinkAccounts(ctx, u.ID, true)
+	now := time.Now()
+	u.EmailVerified = &now
+	n, kept, err := service(st).UnlinkAccounts(ctx, u.ID, byEmail)
 	require.NoError(t, err)
 	require.EqualValues(t, 3, n)
+	require.False(t, kept)
 	require.Empty(t, providers(st, u.ID), "another way to sign in: every link goes")
 	require.Equal(t, []string{"first"}, providers(st, v.ID), "another user's link stays")
 
-	st, u, _ = setup()
-	n, err = service(st).UnlinkAccounts(ctx, u.ID, false)
+	st, u, _ = setup() // the address unverified: no way in by e-mail
+	n, kept, err = service(st).UnlinkAccounts(ctx, u.ID, byEmail)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, n)
+	require.True(t, kept)
 	require.Equal(t, []string{"first"}, providers(st, u.ID), "no other way: the oldest link stays")
 
-	n, err = service(st).UnlinkAccounts(ctx, st.addUser("w@example.com").ID, false)
+	n, kept, err = service(st).UnlinkAccounts(ctx, st.addUser("w@example.com").ID, byEmail)
 	require.NoError(t, err)
 	require.Zero(t, n, "no links: nothing to do")
+	require.False(t, kept)
 }

@@ -92,7 +92,7 @@ func (s *Store) DeleteOtherSessions(ctx context.Context, userID, keepTokenHash s
 // error undoes the unlink: whether it was the last way in is the caller's
 // rule, decided on what the database holds, not on a read before.
 func (s *Store) UnlinkAccount(ctx context.Context, userID, accountID string, keep func(left models.SignInWays) error) (bool, error) {
-	err := s.store.RemoveSignInWay(ctx, userID, func(tx *gorm.DB) ([]events.Event, error) {
+	err := s.store.RemoveSignInWay(ctx, userID, func(tx *gorm.DB, _ func() (models.SignInWays, error)) ([]events.Event, error) {
 		var gone []models.Account
 		r := tx.Clauses(clause.Returning{Columns: []clause.Column{{Name: "provider"}}}).
 			Where("id = ? AND user_id = ?", accountID, userID).Delete(&gone)
