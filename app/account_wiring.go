@@ -32,6 +32,7 @@ func (w *wiring) buildAccountPages(mail *emailflow.Handler) (*accounts.Service, 
 	offers.Mail = canMail
 	rules := &accounts.Service{
 		Store:         w.store,
+		Passkeys:      w.passkeyStore,
 		Core:          w.core,
 		Hooks:         w.hooks,
 		Provider:      p.ID,

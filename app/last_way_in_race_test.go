@@ -13,6 +13,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/passkeystore"
 )
 
 // twoWaysIn is a user whose only ways in are one linked identity and one
@@ -32,7 +33,7 @@ func newTwoWaysIn(t *testing.T, e *env, name string) *twoWaysIn {
 	w.acc = &models.Account{UserID: w.u.ID, Type: "oauth", Provider: "idp", ProviderAccountID: "ada-" + name}
 	require.NoError(t, e.app.Store().LinkAccount(ctx, w.acc))
 	w.key = &models.Authenticator{UserID: w.u.ID, CredentialID: "cred-" + name, PublicKey: []byte{1}, Name: "key", CreatedAt: time.Now().UTC()}
-	require.NoError(t, e.app.Store().AddAuthenticator(ctx, w.key))
+	require.NoError(t, passkeystore.New(e.app.Store()).AddAuthenticator(ctx, w.key))
 	w.c = e.browser()
 	e.setJarCookie(w.c, "next-auth.session-token", e.addDBSession(w.u, time.Now().Add(time.Hour)))
 	w.tok = e.csrf(w.c)

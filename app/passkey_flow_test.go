@@ -12,6 +12,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/passkeystore"
 )
 
 // startPasskeys is the e-mail setup (startMail) plus a webauthn provider
@@ -88,7 +89,7 @@ func (e *env) passkeySignIn(c *http.Client, k *softKey) resp {
 // passkeysOf is a user's stored passkeys.
 func (e *env) passkeysOf(userID string) []models.Authenticator {
 	e.t.Helper()
-	list, err := e.app.Store().AuthenticatorsOf(context.Background(), userID)
+	list, err := passkeystore.New(e.app.Store()).AuthenticatorsOf(context.Background(), userID)
 	require.NoError(e.t, err)
 	return list
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/webhooks"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/groupstore"
+	"github.com/latchkey-auth/latchkey/models/passkeystore"
 	"github.com/latchkey-auth/latchkey/views"
 )
 
@@ -88,6 +89,8 @@ type wiring struct {
 	core     *signin.Service
 	sessions session.Strategy
 	passkeys *passkey.Parties
+	// passkeyStore keeps the passkeys and the answered challenges.
+	passkeyStore *passkeystore.Store
 	// groups answers users' groups (forward-auth's Remote-Groups and
 	// access rules; the OpenID Provider's groups claim).
 	groups *groups.Service
@@ -175,6 +178,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 	if a.store, err = openStore(startCtx, cfg, a.metrics, a.log); err != nil {
 		return nil, err
 	}
+	w.passkeyStore = passkeystore.New(a.store)
 	a.revocations = &session.Revocations{}
 	if err := a.loadRevocations(context.Background(), true); err != nil {
 		_ = a.store.Close()
@@ -227,7 +231,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 	w.core = &signin.Service{
 		Users:       w.store,
 		Tokens:      w.store,
-		Passkeys:    w.store,
+		Passkeys:    w.passkeyStore,
 		Hooks:       w.hooks,
 		Now:         w.now,
 		TokenHashes: func(token string) []string { return email.HashTokens(token, w.cfg.Secrets()) },

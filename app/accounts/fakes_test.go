@@ -376,6 +376,7 @@ func newWorld() *world {
 	w.core = &core{st: w.st}
 	w.rules = &accounts.Service{
 		Store:         w.st,
+		Passkeys:      w.st,
 		Core:          w.core,
 		Hooks:         signin.DefaultHooks(config.Callbacks{}),
 		Provider:      "credentials",

@@ -18,7 +18,7 @@ var ErrPasskeyNotFound = errors.New("no such passkey of the user")
 
 // ListPasskeys is the user's passkeys.
 func (s *Service) ListPasskeys(ctx context.Context, userID string) ([]models.Authenticator, error) {
-	list, err := s.Store.AuthenticatorsOf(ctx, userID)
+	list, err := s.Passkeys.AuthenticatorsOf(ctx, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list the user's passkeys: %w", err)
 	}
@@ -28,7 +28,7 @@ func (s *Service) ListPasskeys(ctx context.Context, userID string) ([]models.Aut
 // RenamePasskey renames one of the user's passkeys (signin.PasskeyName:
 // trimmed and cut, or "Passkey" and the date).
 func (s *Service) RenamePasskey(ctx context.Context, userID, id, name string) error {
-	err := s.Store.RenameAuthenticator(ctx, userID, id, signin.PasskeyName(name, s.Now()))
+	err := s.Passkeys.RenameAuthenticator(ctx, userID, id, signin.PasskeyName(name, s.Now()))
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		return ErrPasskeyNotFound

@@ -105,7 +105,6 @@ type Store interface {
 	SignUps
 	Resets
 	Passwords
-	Passkeys
 	Revocations
 	Deleter
 }
@@ -178,9 +177,10 @@ func (o Offered) ways() signin.WaysOffered {
 // Service applies the account rules. Its fields are exactly its
 // dependencies; it keeps no state between calls.
 type Service struct {
-	Store Store
-	Core  Core
-	Hooks signin.Hooks
+	Store    Store
+	Passkeys Passkeys
+	Core     Core
+	Hooks    signin.Hooks
 	// Provider is the credentials provider's id, as the SignIn hook sees it.
 	Provider string
 	Offered  Offered
