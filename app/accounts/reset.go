@@ -87,7 +87,10 @@ func (s *Service) OpenReset(ctx context.Context, token string) (*PendingReset, e
 	if err != nil {
 		return nil, fmt.Errorf("reset page: list the user's accounts: %w", err)
 	}
-	p.HasLinked = len(linked) > 0
+	// An unverified user with a linked identity is a claimant the reset
+	// takes the address from (models' owner proof): the password goes to a
+	// new user, who has nothing to remove.
+	p.HasLinked = len(linked) > 0 && p.User.EmailVerified != nil
 	return p, nil
 }
 
@@ -159,6 +162,12 @@ func (s *Service) CompleteReset(ctx context.Context, in ResetRequest) (PasswordC
 	s.sessionsEnded(ctx, at) // returns once the revocation's second is over
 	if out.Device, out.DeviceExpires, err = s.Throttle.DeviceCookie(in.Device, deref(u.Email), holder, s.Now()); err != nil {
 		s.Log.Warn("no password device cookie after a password reset", "err", err)
+	}
+	if holder != u.ID {
+		// An unverified claimant held the address: the password went to a
+		// new user. The claimant's browsers and identities are not the
+		// owner's to forget or remove.
+		return out, nil
 	}
 	if err := s.forgetDevices(ctx, u.ID); err != nil {
 		// The password is changed and the sessions ended: say so, and
