@@ -9,6 +9,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/app/web"
+	"github.com/latchkey-auth/latchkey/models/passwordstore"
 	"github.com/latchkey-auth/latchkey/models/throttlestore"
 )
 
@@ -32,6 +33,7 @@ func (w *wiring) buildAccountPages(mail *emailflow.Handler) (*accounts.Service, 
 	offers.Mail = canMail
 	rules := &accounts.Service{
 		Store:         w.store,
+		Flows:         passwordstore.New(w.store),
 		Passkeys:      w.passkeyStore,
 		Core:          w.core,
 		Hooks:         w.hooks,

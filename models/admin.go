@@ -45,7 +45,7 @@ func (s *Store) DeleteUser(ctx context.Context, userID string, at time.Time) (De
 		if u.Email != nil {
 			addr = strings.ToLower(*u.Email)
 		}
-		r = tx.Where("identifier = ? OR identifier = ? OR identifier LIKE ?", addr, resetPrefix+userID,
+		r = tx.Where("identifier = ? OR identifier = ? OR identifier LIKE ?", addr, ResetPrefix+userID,
 			"email-change:"+userID+":%").Delete(&VerificationToken{})
 		if r.Error != nil {
 			return fmt.Errorf("delete verification tokens: %w", r.Error)

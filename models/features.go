@@ -1,9 +1,12 @@
 package models
 
 import (
+	"context"
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
 // The store's feature packages (models/<feature>store, e.g.
@@ -23,3 +26,36 @@ func DBTime(t time.Time) time.Time { return dbTime(t) }
 // Conflict is conflict for the store's feature packages: a unique
 // constraint's failure becomes ErrConflict, as it does here.
 func Conflict(err error) error { return conflict(err) }
+
+// ResetPrefix begins a password reset link's identifier (the user's id
+// follows): models/passwordstore writes these rows, the e-mail change and
+// the account's deletion spend them.
+const ResetPrefix = "password-reset:"
+
+// The steps below are for the feature packages' own transactions (tx):
+// each is the one this package's writes use, so that a feature's write
+// proves an address, creates a user, stores a password or ends sessions
+// exactly as every other does.
+
+// ReleaseUnproved is releaseUnproved: the owner's proof takes the address
+// from an unverified claimant (proof.go).
+func ReleaseUnproved(tx *gorm.DB, email string) (bool, error) { return releaseUnproved(tx, email) }
+
+// SetPasswordHashIn is SetPasswordHash inside tx.
+func SetPasswordHashIn(tx *gorm.DB, userID, hash string) error {
+	return setPasswordHash(tx, userID, hash)
+}
+
+// RevokeIn is RevokeSessions inside tx, without its event.
+func RevokeIn(tx *gorm.DB, dialect, userID string, at time.Time) (int64, error) {
+	return revoke(tx, dialect, userID, at)
+}
+
+// UserCreated is user.created for u, first signed in with provider.
+func UserCreated(u *User, provider string) events.Event { return userCreated(u, provider) }
+
+// SessionsEnded is session.ended for every session of userID signed in up
+// to now, for reason.
+func SessionsEnded(ctx context.Context, userID, reason string) events.Event {
+	return sessionsEnded(ctx, userID, reason)
+}

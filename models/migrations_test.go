@@ -22,7 +22,7 @@ func TestMigrationsMatchModels(t *testing.T) {
 	eachDialect(t, func(t *testing.T, c Config) {
 		s := connect(t, c)
 		m := s.db.Migrator()
-		for _, model := range []any{&User{}, &Account{}, &Session{}, &VerificationToken{}, &RateLimit{}, &SessionRevocation{}, &Password{}, &PasswordSignUp{}, &Authenticator{}, &UsedChallenge{}} {
+		for _, model := range []any{&User{}, &Account{}, &Session{}, &VerificationToken{}, &RateLimit{}, &SessionRevocation{}, &Password{}, &Authenticator{}, &UsedChallenge{}} {
 			stmt := &gorm.Statement{DB: s.db}
 			require.NoError(t, stmt.Parse(model))
 			require.True(t, m.HasTable(model), stmt.Schema.Table)

@@ -94,7 +94,7 @@ func (s *Service) ChangePassword(ctx context.Context, u *models.User, in Passwor
 		return out, err
 	}
 	at := s.Now()
-	ended, err := s.Store.ChangePassword(ctx, u.ID, old, hash, at)
+	ended, err := s.Flows.ChangePassword(ctx, u.ID, old, hash, at)
 	switch {
 	case errors.Is(err, models.ErrConflict):
 		return out, ErrChangedMeanwhile

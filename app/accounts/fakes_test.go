@@ -15,6 +15,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/passwordstore"
 	"github.com/latchkey-auth/latchkey/models/throttlestore"
 )
 
@@ -29,8 +30,8 @@ type store struct {
 	accounts  map[string][]models.Account // by user
 	passwords map[string]string           // user → hash
 	passkeys  map[string]models.Authenticator
-	signUps   map[string]models.PendingSignUp // token hash →
-	resets    map[string]string               // token hash → user id
+	signUps   map[string]passwordstore.PendingSignUp // token hash →
+	resets    map[string]string                      // token hash → user id
 	revoked   map[string]time.Time
 	nextID    int
 	// committed, when set, runs after a password reset's transaction: a
@@ -40,7 +41,7 @@ type store struct {
 
 func newStore() *store {
 	return &store{users: map[string]*models.User{}, accounts: map[string][]models.Account{}, passwords: map[string]string{},
-		passkeys: map[string]models.Authenticator{}, signUps: map[string]models.PendingSignUp{}, resets: map[string]string{},
+		passkeys: map[string]models.Authenticator{}, signUps: map[string]passwordstore.PendingSignUp{}, resets: map[string]string{},
 		revoked: map[string]time.Time{}}
 }
 
@@ -89,7 +90,7 @@ func (s *store) HasSignInMethod(_ context.Context, userID string) (bool, error) 
 }
 
 func (s *store) CreatePasswordSignUp(_ context.Context, email, tokenHash, pwHash string, expires time.Time) error {
-	s.signUps[tokenHash] = models.PendingSignUp{TokenHash: tokenHash, Email: email, PasswordHash: pwHash, Expires: expires}
+	s.signUps[tokenHash] = passwordstore.PendingSignUp{TokenHash: tokenHash, Email: email, PasswordHash: pwHash, Expires: expires}
 	return nil
 }
 
@@ -98,7 +99,7 @@ func (s *store) DeletePasswordSignUp(_ context.Context, tokenHash string) error 
 	return nil
 }
 
-func (s *store) PasswordSignUpByHash(_ context.Context, tokenHash string, at time.Time) (*models.PendingSignUp, error) {
+func (s *store) PasswordSignUpByHash(_ context.Context, tokenHash string, at time.Time) (*passwordstore.PendingSignUp, error) {
 	p, ok := s.signUps[tokenHash]
 	if !ok || !p.Expires.After(at) {
 		return nil, models.ErrNotFound
@@ -148,7 +149,7 @@ func (s *store) PasswordResetByHash(_ context.Context, tokenHash string, _ time.
 }
 
 // CompletePasswordReset: the owner's proof wins over an unverified holder
-// with a way to sign in of its own, as models.CompletePasswordReset.
+// with a way to sign in of its own, as passwordstore.CompletePasswordReset.
 func (s *store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pwHash string, at time.Time) (string, int64, error) {
 	if s.resets[tokenHash] != userID {
 		return "", 0, models.ErrNotFound
@@ -376,6 +377,7 @@ func newWorld() *world {
 	w.core = &core{st: w.st}
 	w.rules = &accounts.Service{
 		Store:         w.st,
+		Flows:         w.st,
 		Passkeys:      w.st,
 		Core:          w.core,
 		Hooks:         signin.DefaultHooks(config.Callbacks{}),

@@ -44,7 +44,7 @@ func (s *Service) StartReset(ctx context.Context, typed, clientIP string) (strin
 	// A user whose address is unverified gets the link too: completing it
 	// proves the address, and the owner's proof wins (a claimant with
 	// other sign-in methods loses the address and the owner gets a new
-	// user: models.CompletePasswordReset).
+	// user: passwordstore.CompletePasswordReset).
 	return addr, s.sendResetLink(ctx, u.ID, addr)
 }
 
@@ -58,10 +58,10 @@ func (s *Service) sendResetLink(ctx context.Context, userID, addr string) error 
 func (s *Service) sendReset(ctx context.Context, userID string, mail func(token string) error) error {
 	_, err := s.links(purposeReset).Send(ctx,
 		func(hash string) error {
-			return s.Store.CreatePasswordReset(ctx, userID, hash, s.Now().Add(ResetLinkMaxAge))
+			return s.Flows.CreatePasswordReset(ctx, userID, hash, s.Now().Add(ResetLinkMaxAge))
 		},
 		mail,
-		func(ctx context.Context, hash string) error { return s.Store.DeletePasswordReset(ctx, userID, hash) })
+		func(ctx context.Context, hash string) error { return s.Flows.DeletePasswordReset(ctx, userID, hash) })
 	if err != nil {
 		return fmt.Errorf("reset link: %w", err)
 	}
@@ -97,7 +97,7 @@ func (s *Service) OpenReset(ctx context.Context, token string) (*PendingReset, e
 // pendingReset is OpenReset without the linked methods.
 func (s *Service) pendingReset(ctx context.Context, token string) (*PendingReset, error) {
 	userID, hash, err := signin.FindLink(s.links(purposeReset), token, func(hash string) (string, error) {
-		return s.Store.PasswordResetByHash(ctx, hash, s.Now())
+		return s.Flows.PasswordResetByHash(ctx, hash, s.Now())
 	})
 	switch {
 	case errors.Is(err, models.ErrNotFound):
@@ -149,7 +149,7 @@ func (s *Service) CompleteReset(ctx context.Context, in ResetRequest) (PasswordC
 		return out, err
 	}
 	at := s.Now()
-	holder, ended, err := s.Store.CompletePasswordReset(ctx, u.ID, p.TokenHash, hash, at)
+	holder, ended, err := s.Flows.CompletePasswordReset(ctx, u.ID, p.TokenHash, hash, at)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		return out, ErrDeadLink

@@ -20,6 +20,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/passwordstore"
 )
 
 // Link lifetimes: a sign-up confirmation may wait for the next day; a reset
@@ -51,7 +52,7 @@ type Users interface {
 type SignUps interface {
 	CreatePasswordSignUp(ctx context.Context, email, tokenHash, passwordHash string, expires time.Time) error
 	DeletePasswordSignUp(ctx context.Context, tokenHash string) error
-	PasswordSignUpByHash(ctx context.Context, tokenHash string, now time.Time) (*models.PendingSignUp, error)
+	PasswordSignUpByHash(ctx context.Context, tokenHash string, now time.Time) (*passwordstore.PendingSignUp, error)
 	// CompletePasswordSignUp creates the verified user with the password
 	// and spends the address's pending sign-ups; an address with a
 	// verified user is models.ErrConflict.
@@ -70,13 +71,10 @@ type Resets interface {
 	CompletePasswordReset(ctx context.Context, userID, tokenHash, passwordHash string, now time.Time) (holderID string, ended int64, err error)
 }
 
-// Passwords reads and changes a user's password.
+// Passwords reads a user's password.
 type Passwords interface {
 	// PasswordHash is the user's PHC hash; none is models.ErrNotFound.
 	PasswordHash(ctx context.Context, userID string) (string, error)
-	// ChangePassword replaces old (else models.ErrConflict) and ends every
-	// session of the user, in one transaction.
-	ChangePassword(ctx context.Context, userID, old, passwordHash string, now time.Time) (int64, error)
 }
 
 // Passkeys lists and renames a user's passkeys.
@@ -102,11 +100,19 @@ type Deleter interface {
 // Store is the storage the account rules use. *models.Store implements it.
 type Store interface {
 	Users
-	SignUps
-	Resets
 	Passwords
 	Revocations
 	Deleter
+}
+
+// PasswordFlows stores the password flows: sign-up and reset links, and a
+// password change. *passwordstore.Store implements it.
+type PasswordFlows interface {
+	SignUps
+	Resets
+	// ChangePassword replaces old (else models.ErrConflict) and ends every
+	// session of the user, in one transaction.
+	ChangePassword(ctx context.Context, userID, old, passwordHash string, now time.Time) (int64, error)
 }
 
 // Core is what the account rules use of the sign-in core: its rules about
@@ -178,6 +184,7 @@ func (o Offered) ways() signin.WaysOffered {
 // dependencies; it keeps no state between calls.
 type Service struct {
 	Store    Store
+	Flows    PasswordFlows
 	Passkeys Passkeys
 	Core     Core
 	Hooks    signin.Hooks

@@ -9,6 +9,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/passwordstore"
 )
 
 // Sign-up. Nothing about an account is written before its address is
@@ -64,7 +65,7 @@ func (s *Service) StartSignUp(ctx context.Context, in SignUpRequest) (string, er
 		return addr, err
 	}
 	// An unverified holder's address gets the sign-up link: the owner's
-	// proof wins (models.CompletePasswordSignUp).
+	// proof wins (passwordstore.CompletePasswordSignUp).
 	return addr, s.sendSignUp(ctx, addr, hash, u != nil && u.EmailVerified != nil)
 }
 
@@ -81,7 +82,7 @@ func (s *Service) StartSignUp(ctx context.Context, in SignUpRequest) (string, er
 func (s *Service) sendSignUp(ctx context.Context, addr, pwHash string, exists bool) error {
 	_, err := s.links(purposeSignUp).Send(ctx,
 		func(hash string) error {
-			return s.Store.CreatePasswordSignUp(ctx, addr, hash, pwHash, s.Now().Add(SignUpLinkMaxAge))
+			return s.Flows.CreatePasswordSignUp(ctx, addr, hash, pwHash, s.Now().Add(SignUpLinkMaxAge))
 		},
 		func(token string) error {
 			if exists {
@@ -89,7 +90,7 @@ func (s *Service) sendSignUp(ctx context.Context, addr, pwHash string, exists bo
 			}
 			return s.Mail.SignUpLink(ctx, addr, token)
 		},
-		func(ctx context.Context, hash string) error { return s.Store.DeletePasswordSignUp(ctx, hash) })
+		func(ctx context.Context, hash string) error { return s.Flows.DeletePasswordSignUp(ctx, hash) })
 	if err != nil {
 		return fmt.Errorf("sign-up: %w", err)
 	}
@@ -98,9 +99,9 @@ func (s *Service) sendSignUp(ctx context.Context, addr, pwHash string, exists bo
 
 // PendingSignUp finds the live sign-up of a link's token, spending nothing:
 // unknown, spent or expired is ErrDeadLink.
-func (s *Service) PendingSignUp(ctx context.Context, token string) (*models.PendingSignUp, error) {
-	p, _, err := signin.FindLink(s.links(purposeSignUp), token, func(hash string) (*models.PendingSignUp, error) {
-		return s.Store.PasswordSignUpByHash(ctx, hash, s.Now())
+func (s *Service) PendingSignUp(ctx context.Context, token string) (*passwordstore.PendingSignUp, error) {
+	p, _, err := signin.FindLink(s.links(purposeSignUp), token, func(hash string) (*passwordstore.PendingSignUp, error) {
+		return s.Flows.PasswordSignUpByHash(ctx, hash, s.Now())
 	})
 	switch {
 	case errors.Is(err, models.ErrNotFound):
@@ -126,7 +127,7 @@ func (s *Service) CompleteSignUp(ctx context.Context, token, pw, clientIP string
 	if _, err := s.checkPassword(ctx, "sign-up", p.Email, p.PasswordHash, pw, clientIP, ""); err != nil {
 		return nil, err
 	}
-	u, err := s.Store.CompletePasswordSignUp(ctx, p.TokenHash, s.Now())
+	u, err := s.Flows.CompletePasswordSignUp(ctx, p.TokenHash, s.Now())
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		return nil, ErrDeadLink

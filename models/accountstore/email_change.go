@@ -14,18 +14,13 @@ import (
 )
 
 // An e-mail change link is a verification_tokens row, like the password
-// flows' links (models/password_flows.go), under the identifier
+// flows' links (models/passwordstore), under the identifier
 // emailChangePrefix + userID + ":" + the new address (lower-cased): the
 // link carries only its token, and the row says whose address becomes
 // what. User ids are UUIDs, so the first ":" after the prefix ends the id.
 // An e-mail sign-in never finds these rows: the core hashes their tokens
 // under a prefix of their own.
 const emailChangePrefix = "email-change:"
-
-// resetPrefix is models' password-reset identifier prefix
-// (models/password_flows.go): a reset link was mailed to the old address,
-// so a change of address spends the user's pending ones.
-const resetPrefix = "password-reset:"
 
 // CreateEmailChange stores an e-mail change link's token: userID's address
 // becomes newAddr (stored lower-cased) when it is opened before expires. A
@@ -141,7 +136,7 @@ func (s *Store) ApplyEmailChange(ctx context.Context, tokenHash string, now time
 		if err != nil {
 			return fmt.Errorf("set address: %w", models.Conflict(err))
 		}
-		err = tx.Where("identifier LIKE ? OR identifier = ?", emailChangePrefix+userID+":%", resetPrefix+userID).
+		err = tx.Where("identifier LIKE ? OR identifier = ?", emailChangePrefix+userID+":%", models.ResetPrefix+userID).
 			Delete(&models.VerificationToken{}).Error
 		if err != nil {
 			return fmt.Errorf("spend pending links: %w", err)

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/passwordstore"
 )
 
 func userByID(t *testing.T, s *Store, id string) models.User {
@@ -25,7 +26,7 @@ func TestEmailChange(t *testing.T) {
 		require.NoError(t, s.CreateEmailChange(ctx, u.ID, "New@Example.COM", "h1", acNow.Add(time.Hour)))
 		require.NoError(t, s.CreateEmailChange(ctx, u.ID, "other@example.com", "h2", acNow.Add(time.Hour)))
 		require.NoError(t, s.CreateEmailChange(ctx, u.ID, "late@example.com", "dead", acNow))
-		require.NoError(t, s.store.CreatePasswordReset(ctx, u.ID, "reset", acNow.Add(time.Hour)))
+		require.NoError(t, passwordstore.New(s.store).CreatePasswordReset(ctx, u.ID, "reset", acNow.Add(time.Hour)))
 		require.ErrorIs(t, s.CreateEmailChange(ctx, u.ID, "x@example.com", "h1", acNow.Add(time.Hour)), models.ErrConflict)
 
 		uid, addr, err := s.EmailChangeByHash(ctx, "h1", acNow)
@@ -40,7 +41,7 @@ func TestEmailChange(t *testing.T) {
 		require.ErrorIs(t, err, models.ErrNotFound, "an expired link changes nothing")
 		_, _, _, err = s.ApplyEmailChange(ctx, "reset", acNow)
 		require.ErrorIs(t, err, models.ErrNotFound, "another flow's token is not a change link")
-		_, err = s.store.PasswordResetByHash(ctx, "reset", acNow)
+		_, err = passwordstore.New(s.store).PasswordResetByHash(ctx, "reset", acNow)
 		require.NoError(t, err, "and is not spent by it")
 
 		uid, oldAddr, newAddr, err := s.ApplyEmailChange(ctx, "h1", acNow)
@@ -52,7 +53,7 @@ func TestEmailChange(t *testing.T) {
 		require.True(t, got.EmailVerified.Equal(acNow), "verified by the link at %v", got.EmailVerified)
 		_, _, err = s.EmailChangeByHash(ctx, "h2", acNow)
 		require.ErrorIs(t, err, models.ErrNotFound, "the user's other pending changes go")
-		_, err = s.store.PasswordResetByHash(ctx, "reset", acNow)
+		_, err = passwordstore.New(s.store).PasswordResetByHash(ctx, "reset", acNow)
 		require.ErrorIs(t, err, models.ErrNotFound, "a reset link mailed to the old address goes")
 
 		_, _, _, err = s.ApplyEmailChange(ctx, "h1", acNow)

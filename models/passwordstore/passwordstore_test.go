@@ -1,19 +1,50 @@
-package models
+package passwordstore
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/pgtest"
+	"github.com/latchkey-auth/latchkey/models/storetest"
 )
+
+// postgresURL is the admin URL of the PostgreSQL server the tests share.
+var postgresURL string
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, &postgresURL)) }
+
+// notBefore is the user's recorded "not before" time for JWT sessions.
+func notBefore(t *testing.T, m *models.Store, userID string) int64 {
+	t.Helper()
+	rows, err := m.Revocations(context.Background())
+	require.NoError(t, err)
+	for _, r := range rows {
+		if r.UserID == userID {
+			return r.NotBefore
+		}
+	}
+	return 0
+}
+
+// The password flows' tables are the schema's (models/schema).
+func TestMigrationsMatchModels(t *testing.T) {
+	storetest.EachStore(t, postgresURL, func(t *testing.T, m *models.Store) {
+		storetest.RequireMigrated(t, m, &PasswordSignUp{})
+	})
+}
 
 // A pending sign-up is a token row and a password row, together; completing
 // it creates the verified user with that password and spends every pending
 // sign-up of the address; replaying it, or completing for an address that
 // got a user meanwhile, changes nothing.
 func TestPasswordSignUps(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	storetest.EachStore(t, postgresURL, func(t *testing.T, m *models.Store) {
+		s := New(m)
 		ctx, now := context.Background(), time.Now()
 		require.NoError(t, s.CreatePasswordSignUp(ctx, "new@example.com", "h-1", "phc-1", now.Add(time.Hour)))
 		require.NoError(t, s.CreatePasswordSignUp(ctx, "new@example.com", "h-2", "phc-2", now.Add(time.Hour)))
@@ -24,39 +55,39 @@ func TestPasswordSignUps(t *testing.T) {
 		require.Equal(t, "new@example.com", p.Email)
 		require.Equal(t, "phc-1", p.PasswordHash)
 		_, err = s.PasswordSignUpByHash(ctx, "h-3", now)
-		require.ErrorIs(t, err, ErrNotFound, "expired")
+		require.ErrorIs(t, err, models.ErrNotFound, "expired")
 		_, err = s.CompletePasswordSignUp(ctx, "h-3", now)
-		require.ErrorIs(t, err, ErrNotFound, "expired")
+		require.ErrorIs(t, err, models.ErrNotFound, "expired")
 
 		u, err := s.CompletePasswordSignUp(ctx, "h-2", now)
 		require.NoError(t, err)
 		require.NotNil(t, u.EmailVerified)
-		hash, err := s.PasswordHash(ctx, u.ID)
+		hash, err := m.PasswordHash(ctx, u.ID)
 		require.NoError(t, err)
 		require.Equal(t, "phc-2", hash)
 		for _, h := range []string{"h-1", "h-2"} {
 			_, err = s.CompletePasswordSignUp(ctx, h, now)
-			require.ErrorIs(t, err, ErrNotFound, "spent: %s", h)
+			require.ErrorIs(t, err, models.ErrNotFound, "spent: %s", h)
 		}
-		require.EqualValues(t, 1, count(t, s, "password_signups"), "only the expired one is left, for the purge")
-		_, err = s.PurgeExpired(ctx, now)
+		require.EqualValues(t, 1, storetest.Count(t, m, "password_signups"), "only the expired one is left, for the purge")
+		_, err = m.PurgeExpired(ctx, now)
 		require.NoError(t, err)
-		require.EqualValues(t, 0, count(t, s, "password_signups"), "purging the token purges its password")
+		require.EqualValues(t, 0, storetest.Count(t, m, "password_signups"), "purging the token purges its password")
 
-		// An address that has a verified user: ErrConflict, the link stays, the user is untouched.
+		// An address that has a verified user: models.ErrConflict, the link stays, the user is untouched.
 		// (An unverified one is the owner's proof's to take: TestOwnerProofWinsOverUnverifiedClaimant in app.)
-		taken := newUser(t, s, "taken@example.com")
-		require.NoError(t, s.db.Model(taken).Update("email_verified", dbTime(now)).Error)
+		taken := storetest.NewUser(t, m, "taken@example.com")
+		require.NoError(t, m.DB().Model(taken).Update("email_verified", models.DBTime(now)).Error)
 		require.NoError(t, s.CreatePasswordSignUp(ctx, "taken@example.com", "h-4", "phc-4", now.Add(time.Hour)))
 		_, err = s.CompletePasswordSignUp(ctx, "h-4", now)
-		require.ErrorIs(t, err, ErrConflict)
-		_, err = s.PasswordHash(ctx, taken.ID)
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, models.ErrConflict)
+		_, err = m.PasswordHash(ctx, taken.ID)
+		require.ErrorIs(t, err, models.ErrNotFound)
 		_, err = s.PasswordSignUpByHash(ctx, "h-4", now)
 		require.NoError(t, err)
 
 		require.NoError(t, s.DeletePasswordSignUp(ctx, "h-4"))
-		require.EqualValues(t, 0, count(t, s, "password_signups"))
+		require.EqualValues(t, 0, storetest.Count(t, m, "password_signups"))
 	})
 }
 
@@ -64,12 +95,13 @@ func TestPasswordSignUps(t *testing.T) {
 // the address verified and ends every session; a change does the same only
 // while the stored hash is the one the caller checked.
 func TestPasswordResetAndChange(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *Store) {
+	storetest.EachStore(t, postgresURL, func(t *testing.T, m *models.Store) {
+		s := New(m)
 		ctx, now := context.Background(), time.Now()
-		u := newUser(t, s, "r@example.com")
-		other := newUser(t, s, "o@example.com")
-		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: u.ID, TokenHash: "s-1", SignedIn: now.Add(-time.Minute), Expires: now.Add(time.Hour)}))
-		require.NoError(t, s.CreateSession(ctx, NewSession{UserID: other.ID, TokenHash: "s-2", SignedIn: now.Add(-time.Minute), Expires: now.Add(time.Hour)}))
+		u := storetest.NewUser(t, m, "r@example.com")
+		other := storetest.NewUser(t, m, "o@example.com")
+		require.NoError(t, m.CreateSession(ctx, models.NewSession{UserID: u.ID, TokenHash: "s-1", SignedIn: now.Add(-time.Minute), Expires: now.Add(time.Hour)}))
+		require.NoError(t, m.CreateSession(ctx, models.NewSession{UserID: other.ID, TokenHash: "s-2", SignedIn: now.Add(-time.Minute), Expires: now.Add(time.Hour)}))
 		require.NoError(t, s.CreatePasswordReset(ctx, u.ID, "r-1", now.Add(time.Minute)))
 		require.NoError(t, s.CreatePasswordReset(ctx, u.ID, "r-2", now.Add(time.Minute)))
 
@@ -77,36 +109,36 @@ func TestPasswordResetAndChange(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, u.ID, id)
 		_, err = s.PasswordResetByHash(ctx, "r-1", now.Add(time.Hour))
-		require.ErrorIs(t, err, ErrNotFound, "expired")
+		require.ErrorIs(t, err, models.ErrNotFound, "expired")
 		_, err = s.PasswordSignUpByHash(ctx, "r-1", now)
-		require.ErrorIs(t, err, ErrNotFound, "a reset token is no sign-up")
+		require.ErrorIs(t, err, models.ErrNotFound, "a reset token is no sign-up")
 
 		holder, ended, err := s.CompletePasswordReset(ctx, u.ID, "r-1", "phc-new", now)
 		require.NoError(t, err)
 		require.Equal(t, u.ID, holder, "the password is the user's")
 		require.EqualValues(t, 1, ended)
-		hash, err := s.PasswordHash(ctx, u.ID)
+		hash, err := m.PasswordHash(ctx, u.ID)
 		require.NoError(t, err)
 		require.Equal(t, "phc-new", hash)
-		got, err := s.UserByID(ctx, u.ID)
+		got, err := m.UserByID(ctx, u.ID)
 		require.NoError(t, err)
 		require.NotNil(t, got.EmailVerified)
-		require.GreaterOrEqual(t, revocationsOf(t, s)[u.ID], now.Unix(), "its JWT sessions are revoked")
-		require.EqualValues(t, 1, count(t, s, "sessions"), "the other user's session stays")
+		require.GreaterOrEqual(t, notBefore(t, m, u.ID), now.Unix(), "its JWT sessions are revoked")
+		require.EqualValues(t, 1, storetest.Count(t, m, "sessions"), "the other user's session stays")
 		for _, h := range []string{"r-1", "r-2"} {
 			_, _, err = s.CompletePasswordReset(ctx, u.ID, h, "phc-replayed", now)
-			require.ErrorIs(t, err, ErrNotFound, "spent: %s", h)
+			require.ErrorIs(t, err, models.ErrNotFound, "spent: %s", h)
 		}
 
 		_, err = s.ChangePassword(ctx, u.ID, "phc-stale", "phc-x", now)
-		require.ErrorIs(t, err, ErrConflict)
+		require.ErrorIs(t, err, models.ErrConflict)
 		require.NoError(t, s.CreatePasswordReset(ctx, u.ID, "r-3", now.Add(time.Minute)))
 		_, err = s.ChangePassword(ctx, u.ID, "phc-new", "phc-newer", now)
 		require.NoError(t, err)
-		hash, err = s.PasswordHash(ctx, u.ID)
+		hash, err = m.PasswordHash(ctx, u.ID)
 		require.NoError(t, err)
 		require.Equal(t, "phc-newer", hash)
 		_, err = s.PasswordResetByHash(ctx, "r-3", now)
-		require.ErrorIs(t, err, ErrNotFound, "a reset link mailed before the change dies with the old password")
+		require.ErrorIs(t, err, models.ErrNotFound, "a reset link mailed before the change dies with the old password")
 	})
 }

@@ -1,4 +1,9 @@
-package models
+// Package passwordstore is the storage of the password flows: pending
+// sign-ups, reset links and password changes (app/accounts). A feature
+// package of models (models/<feature>store, on models.Store's connection);
+// the password itself (models.Password) and its sign-in read stay in
+// models, which the sign-in, the admin commands and the import share.
+package passwordstore
 
 import (
 	"context"
@@ -6,18 +11,31 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/latchkey-auth/latchkey/models/events"
 	"gorm.io/gorm"
+
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/events"
 )
 
-// The password flows' links (app/password_*.go) are verification tokens
-// under identifiers of their own: the sign-up's names the address (no user
-// exists yet), the reset's the user. An e-mail sign-in never finds them:
-// their hashes are made under a different prefix.
-const (
-	signUpPrefix = "password-signup:"
-	resetPrefix  = "password-reset:"
-)
+// The password flows' links are verification tokens under identifiers of
+// their own: the sign-up's names the address (no user exists yet), the
+// reset's the user (models.ResetPrefix, which the e-mail change and the
+// admin commands also spend). An e-mail sign-in never finds them: their
+// hashes are made under a different prefix.
+const signUpPrefix = "password-signup:"
+
+// Store is the password flows' storage on a models.Store's database. Build
+// it with New.
+type Store struct {
+	store *models.Store
+}
+
+// New returns the password flows' storage on s's database (no state of its
+// own: any number may share s).
+func New(s *models.Store) *Store { return &Store{store: s} }
+
+// db is the shared GORM handle every query starts from.
+func (s *Store) db() *gorm.DB { return s.store.DB() }
 
 // PasswordSignUp is the password chosen at a pending sign-up: its Argon2id
 // hash, kept with the sign-up link's token until the address is confirmed.
@@ -41,10 +59,10 @@ type PendingSignUp struct {
 // CreatePasswordSignUp stores a pending sign-up: the link's token row and
 // the password's hash, together or not at all.
 func (s *Store) CreatePasswordSignUp(ctx context.Context, email, tokenHash, passwordHash string, expires time.Time) error {
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		row := VerificationToken{Identifier: signUpPrefix + email, TokenHash: tokenHash, Expires: dbTime(expires)}
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		row := models.VerificationToken{Identifier: signUpPrefix + email, TokenHash: tokenHash, Expires: models.DBTime(expires)}
 		if err := tx.Create(&row).Error; err != nil {
-			return conflict(err)
+			return models.Conflict(err)
 		}
 		return tx.Create(&PasswordSignUp{TokenHash: tokenHash, PasswordHash: passwordHash}).Error
 	})
@@ -57,8 +75,8 @@ func (s *Store) CreatePasswordSignUp(ctx context.Context, email, tokenHash, pass
 // DeletePasswordSignUp removes a pending sign-up (its mail could not be
 // sent); a missing one is not an error.
 func (s *Store) DeletePasswordSignUp(ctx context.Context, tokenHash string) error {
-	err := s.db.WithContext(ctx).Where("token_hash = ? AND identifier LIKE ?", tokenHash, signUpPrefix+"%").
-		Delete(&VerificationToken{}).Error
+	err := s.db().WithContext(ctx).Where("token_hash = ? AND identifier LIKE ?", tokenHash, signUpPrefix+"%").
+		Delete(&models.VerificationToken{}).Error
 	if err != nil {
 		return fmt.Errorf("delete pending sign-up: %w", err)
 	}
@@ -66,22 +84,22 @@ func (s *Store) DeletePasswordSignUp(ctx context.Context, tokenHash string) erro
 }
 
 // PasswordSignUpByHash finds a live pending sign-up without spending it;
-// unknown, spent and expired are ErrNotFound.
+// unknown, spent and expired are models.ErrNotFound.
 func (s *Store) PasswordSignUpByHash(ctx context.Context, tokenHash string, now time.Time) (*PendingSignUp, error) {
 	var rows []struct {
 		Identifier   string
 		PasswordHash string
 		Expires      time.Time
 	}
-	err := s.db.WithContext(ctx).Raw(`SELECT v.identifier, p.password_hash, v.expires
+	err := s.db().WithContext(ctx).Raw(`SELECT v.identifier, p.password_hash, v.expires
 		FROM verification_tokens v JOIN password_signups p ON p.token_hash = v.token_hash
 		WHERE v.token_hash = ? AND v.identifier LIKE ? AND v.expires > ?`,
-		tokenHash, signUpPrefix+"%", dbTime(now)).Scan(&rows).Error
+		tokenHash, signUpPrefix+"%", models.DBTime(now)).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("find pending sign-up: %w", err)
 	}
 	if len(rows) == 0 {
-		return nil, ErrNotFound
+		return nil, models.ErrNotFound
 	}
 	r := rows[0]
 	return &PendingSignUp{TokenHash: tokenHash, Email: r.Identifier[len(signUpPrefix):], PasswordHash: r.PasswordHash, Expires: r.Expires}, nil
@@ -91,20 +109,20 @@ func (s *Store) PasswordSignUpByHash(ctx context.Context, tokenHash string, now 
 // transaction: the link is spent, the user created with the address
 // verified (the link proved it) and the chosen password, and the
 // address's other pending sign-ups go. Of two concurrent completions one
-// wins (the other ErrNotFound). An address held by an unverified user is
+// wins (the other models.ErrNotFound). An address held by an unverified user is
 // the owner's now: a claimant with sign-in methods of its own loses it and
 // the owner gets a new user; one without any is claimed, verified, with
 // the password (see releaseUnproved). An address with a verified user is
-// ErrConflict and nothing changes: that user is not touched, the link
+// models.ErrConflict and nothing changes: that user is not touched, the link
 // stays.
-func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, now time.Time) (*User, error) {
-	now = dbTime(now)
-	var u *User
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, now time.Time) (*models.User, error) {
+	now = models.DBTime(now)
+	var u *models.User
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var pending PasswordSignUp
 		if err := tx.Where("token_hash = ?", tokenHash).Take(&pending).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return ErrNotFound
+				return models.ErrNotFound
 			}
 			return err
 		}
@@ -115,10 +133,10 @@ func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, no
 			return err
 		}
 		if len(spent) == 0 {
-			return ErrNotFound
+			return models.ErrNotFound
 		}
 		addr := spent[0][len(signUpPrefix):]
-		if _, err := releaseUnproved(tx, addr); err != nil {
+		if _, err := models.ReleaseUnproved(tx, addr); err != nil {
 			return err
 		}
 		claimed, err := setUnverifiedVerified(tx, addr, now)
@@ -128,21 +146,21 @@ func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, no
 			return err
 		case claimed != nil:
 			u = claimed
-			ev = events.Event{Type: events.UserUpdated, Data: events.UserChange{User: EventUser(u), Changes: []string{"email_verified"}}}
+			ev = events.Event{Type: events.UserUpdated, Data: events.UserChange{User: models.EventUser(u), Changes: []string{"email_verified"}}}
 		default:
-			u = &User{ID: NewID(), Email: &addr, EmailVerified: &now}
+			u = &models.User{ID: models.NewID(), Email: &addr, EmailVerified: &now}
 			if err := tx.Create(u).Error; err != nil {
-				return conflict(err)
+				return models.Conflict(err)
 			}
-			ev = userCreated(u, "credentials")
+			ev = models.UserCreated(u, "credentials")
 		}
-		if err := setPasswordHash(tx, u.ID, pending.PasswordHash); err != nil {
+		if err := models.SetPasswordHashIn(tx, u.ID, pending.PasswordHash); err != nil {
 			return err
 		}
-		if err := tx.Where("identifier = ?", spent[0]).Delete(&VerificationToken{}).Error; err != nil {
+		if err := tx.Where("identifier = ?", spent[0]).Delete(&models.VerificationToken{}).Error; err != nil {
 			return err
 		}
-		return s.Emit(tx, ev)
+		return s.store.Emit(tx, ev)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("complete sign-up: %w", err)
@@ -153,8 +171,8 @@ func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, no
 // setUnverifiedVerified verifies the unverified user holding email (left
 // there by releaseUnproved: it has no way to sign in) and returns it; nil
 // when there is none.
-func setUnverifiedVerified(tx *gorm.DB, email string, now time.Time) (*User, error) {
-	var users []User
+func setUnverifiedVerified(tx *gorm.DB, email string, now time.Time) (*models.User, error) {
+	var users []models.User
 	err := tx.Raw(`UPDATE users SET email_verified = ? WHERE email = ? AND email_verified IS NULL RETURNING *`, now, email).Scan(&users).Error
 	if err != nil || len(users) == 0 {
 		return nil, err
@@ -164,35 +182,35 @@ func setUnverifiedVerified(tx *gorm.DB, email string, now time.Time) (*User, err
 
 // CreatePasswordReset stores a reset link's token for a user.
 func (s *Store) CreatePasswordReset(ctx context.Context, userID, tokenHash string, expires time.Time) error {
-	return s.CreateVerificationToken(ctx, resetPrefix+userID, tokenHash, expires)
+	return s.store.CreateVerificationToken(ctx, models.ResetPrefix+userID, tokenHash, expires)
 }
 
 // DeletePasswordReset removes a reset token (its mail could not be sent).
 func (s *Store) DeletePasswordReset(ctx context.Context, userID, tokenHash string) error {
-	return s.DeleteVerificationToken(ctx, resetPrefix+userID, tokenHash)
+	return s.store.DeleteVerificationToken(ctx, models.ResetPrefix+userID, tokenHash)
 }
 
 // PasswordResetByHash returns the user id of a live reset token without
-// spending it; unknown, spent and expired are ErrNotFound.
+// spending it; unknown, spent and expired are models.ErrNotFound.
 func (s *Store) PasswordResetByHash(ctx context.Context, tokenHash string, now time.Time) (string, error) {
 	var ids []string
-	err := s.db.WithContext(ctx).Model(&VerificationToken{}).
-		Where("token_hash = ? AND identifier LIKE ? AND expires > ?", tokenHash, resetPrefix+"%", dbTime(now)).
+	err := s.db().WithContext(ctx).Model(&models.VerificationToken{}).
+		Where("token_hash = ? AND identifier LIKE ? AND expires > ?", tokenHash, models.ResetPrefix+"%", models.DBTime(now)).
 		Pluck("identifier", &ids).Error
 	if err != nil {
 		return "", fmt.Errorf("find password reset: %w", err)
 	}
 	if len(ids) == 0 {
-		return "", ErrNotFound
+		return "", models.ErrNotFound
 	}
-	return ids[0][len(resetPrefix):], nil
+	return ids[0][len(models.ResetPrefix):], nil
 }
 
 // CompletePasswordReset sets a user's password with a live reset token, in
 // one transaction: the token and the user's other reset tokens are spent,
 // the password set, the address marked verified if it was not (the link
 // proved it), and every session of the user signed in up to now revoked
-// (RevokeSessions). A spent or expired token is ErrNotFound and changes
+// (RevokeSessions). A spent or expired token is models.ErrNotFound and changes
 // nothing. It returns the user who holds the password now (userID, or the
 // new user below) and the number of database sessions deleted.
 //
@@ -202,61 +220,61 @@ func (s *Store) PasswordResetByHash(ctx context.Context, tokenHash string, now t
 // verified, who inherits nothing of the claimant's.
 func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, passwordHash string, now time.Time) (holderID string, ended int64, err error) {
 	holderID = userID
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Where("identifier = ? AND token_hash = ? AND expires > ?", resetPrefix+userID, tokenHash, dbTime(now)).
-			Delete(&VerificationToken{})
+	err = s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Where("identifier = ? AND token_hash = ? AND expires > ?", models.ResetPrefix+userID, tokenHash, models.DBTime(now)).
+			Delete(&models.VerificationToken{})
 		if r.Error != nil {
 			return r.Error
 		}
 		if r.RowsAffected == 0 {
-			return ErrNotFound
+			return models.ErrNotFound
 		}
-		var holder User
+		var holder models.User
 		if err := tx.Where("id = ?", userID).Take(&holder).Error; err != nil {
 			return err
 		}
 		if holder.Email == nil { // lost its address since the link was mailed to it
-			return ErrNotFound
+			return models.ErrNotFound
 		}
 		if holder.EmailVerified == nil {
-			released, err := releaseUnproved(tx, *holder.Email)
+			released, err := models.ReleaseUnproved(tx, *holder.Email)
 			if err != nil {
 				return err
 			}
 			if released {
-				at := dbTime(now)
-				owner := &User{ID: NewID(), Email: holder.Email, EmailVerified: &at}
+				at := models.DBTime(now)
+				owner := &models.User{ID: models.NewID(), Email: holder.Email, EmailVerified: &at}
 				if err := tx.Create(owner).Error; err != nil {
-					return conflict(err)
+					return models.Conflict(err)
 				}
-				if err := tx.Where("identifier = ?", resetPrefix+userID).Delete(&VerificationToken{}).Error; err != nil {
+				if err := tx.Where("identifier = ?", models.ResetPrefix+userID).Delete(&models.VerificationToken{}).Error; err != nil {
 					return err
 				}
-				if err := setPasswordHash(tx, owner.ID, passwordHash); err != nil {
+				if err := models.SetPasswordHashIn(tx, owner.ID, passwordHash); err != nil {
 					return err
 				}
 				holderID = owner.ID
-				return s.Emit(tx, userCreated(owner, "credentials"))
+				return s.store.Emit(tx, models.UserCreated(owner, "credentials"))
 			}
 		}
-		if err := setPasswordHash(tx, userID, passwordHash); err != nil {
+		if err := models.SetPasswordHashIn(tx, userID, passwordHash); err != nil {
 			return err
 		}
-		r = tx.Model(&User{}).Where("id = ? AND email_verified IS NULL", userID).Update("email_verified", dbTime(now))
+		r = tx.Model(&models.User{}).Where("id = ? AND email_verified IS NULL", userID).Update("email_verified", models.DBTime(now))
 		if r.Error != nil {
 			return r.Error
 		}
 		evs := []events.Event{{Type: events.PasswordReset, Data: events.Subject{UserID: userID}}}
 		if r.RowsAffected == 1 {
-			at := dbTime(now)
+			at := models.DBTime(now)
 			holder.EmailVerified = &at
-			evs = append(evs, events.Event{Type: events.UserUpdated, Data: events.UserChange{User: EventUser(&holder), Changes: []string{"email_verified"}}})
+			evs = append(evs, events.Event{Type: events.UserUpdated, Data: events.UserChange{User: models.EventUser(&holder), Changes: []string{"email_verified"}}})
 		}
 		var err error
-		if ended, err = endPasswordSessions(tx, s.dialect, userID, now); err != nil {
+		if ended, err = endPasswordSessions(tx, s.store.Dialect(), userID, now); err != nil {
 			return err
 		}
-		return s.Emit(tx, append(evs, sessionsEnded(ctx, userID, events.ReasonPasswordReset))...)
+		return s.store.Emit(tx, append(evs, models.SessionsEnded(ctx, userID, events.ReasonPasswordReset))...)
 	})
 	if err != nil {
 		return "", 0, fmt.Errorf("reset password: %w", err)
@@ -265,26 +283,26 @@ func (s *Store) CompletePasswordReset(ctx context.Context, userID, tokenHash, pa
 }
 
 // ChangePassword replaces a user's password while the stored hash is still
-// old (else ErrConflict: it changed meanwhile), spends the user's reset
+// old (else models.ErrConflict: it changed meanwhile), spends the user's reset
 // tokens and revokes every session of the user signed in up to now, in
 // one transaction. It returns the number of database sessions deleted.
 func (s *Store) ChangePassword(ctx context.Context, userID, old, passwordHash string, now time.Time) (int64, error) {
 	var ended int64
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Model(&Password{}).Where("user_id = ? AND hash = ?", userID, old).
-			Updates(map[string]any{"hash": passwordHash, "updated_at": dbNow()})
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Model(&models.Password{}).Where("user_id = ? AND hash = ?", userID, old).
+			Updates(map[string]any{"hash": passwordHash, "updated_at": models.DBTime(time.Now())})
 		if r.Error != nil {
 			return r.Error
 		}
 		if r.RowsAffected == 0 {
-			return ErrConflict
+			return models.ErrConflict
 		}
 		var err error
-		if ended, err = endPasswordSessions(tx, s.dialect, userID, now); err != nil {
+		if ended, err = endPasswordSessions(tx, s.store.Dialect(), userID, now); err != nil {
 			return err
 		}
-		return s.Emit(tx, events.Event{Type: events.PasswordChange, Data: events.Subject{UserID: userID, Actor: events.ActorOf(ctx)}},
-			sessionsEnded(ctx, userID, events.ReasonPasswordChanged))
+		return s.store.Emit(tx, events.Event{Type: events.PasswordChange, Data: events.Subject{UserID: userID, Actor: events.ActorOf(ctx)}},
+			models.SessionsEnded(ctx, userID, events.ReasonPasswordChanged))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("change password: %w", err)
@@ -296,8 +314,8 @@ func (s *Store) ChangePassword(ctx context.Context, userID, old, passwordHash st
 // reset links go (one mailed for the old password must not outlive it) and
 // every session signed in up to now ends.
 func endPasswordSessions(tx *gorm.DB, dialect, userID string, now time.Time) (int64, error) {
-	if err := tx.Where("identifier = ?", resetPrefix+userID).Delete(&VerificationToken{}).Error; err != nil {
+	if err := tx.Where("identifier = ?", models.ResetPrefix+userID).Delete(&models.VerificationToken{}).Error; err != nil {
 		return 0, err
 	}
-	return revoke(tx, dialect, userID, now)
+	return models.RevokeIn(tx, dialect, userID, now)
 }
