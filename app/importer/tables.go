@@ -2,10 +2,12 @@ package importer
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/models"
@@ -14,6 +16,41 @@ import (
 
 // maxID is the longest id latchkey's tables take.
 const maxID = 36
+
+// Bounds of what latchkey keeps, as app/oauth bounds a provider's profile:
+// an address as long as the e-mail provider takes, and an identity id (and
+// a provider's) small enough for PostgreSQL's index entries.
+const (
+	maxEmail = 320
+	maxKey   = 1024
+)
+
+// notText is the reason a row holding such a value is skipped.
+const notText = "a value is not text (a NUL byte or invalid UTF-8) or too long for latchkey"
+
+// kept reports whether s is text both databases keep as it is (valid UTF-8
+// without a NUL byte: PostgreSQL refuses anything else, where SQLite stores
+// it) of at most max bytes. A source row that is not is skipped: written,
+// it would fail its whole batch on every run, or be stored differently on
+// SQLite and PostgreSQL.
+func kept(s string, max int) bool {
+	return len(s) <= max && utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
+}
+
+// keptOpt is kept for an optional column (nil is kept).
+func keptOpt(s *string, max int) bool { return s == nil || kept(*s, max) }
+
+// shown is s as a skip's key, "" when it is not kept text: the summary is
+// printed to a terminal, and never repeats a value it refused.
+func shown(s string) string {
+	if !kept(s, maxKey) {
+		return ""
+	}
+	return s
+}
+
+// maxText bounds a column only shown (a name, an image URL, a scope).
+const maxText = 64 << 10
 
 func (r *run) importUsers(ctx context.Context) error {
 	c := &r.sum.Users
@@ -26,8 +63,10 @@ func (r *run) importUsers(ctx context.Context) error {
 		c.Read += len(page)
 		ids, emails := make([]string, 0, len(page)), make([]string, 0, len(page))
 		for _, u := range page {
-			ids = append(ids, u.ID)
-			if u.Email != nil {
+			if kept(u.ID, maxID) {
+				ids = append(ids, u.ID)
+			}
+			if u.Email != nil && kept(*u.Email, maxEmail) {
 				emails = append(emails, strings.ToLower(*u.Email))
 			}
 		}
@@ -61,7 +100,7 @@ func (r *run) importUsers(ctx context.Context) error {
 			}
 			if reason := r.judgeUser(u, owners); reason != "" {
 				r.users[u.ID] = userSkipped
-				r.skip(c, "users", u.ID, reason)
+				r.skip(c, "users", shown(u.ID), reason)
 				continue
 			}
 			row := models.User{ID: u.ID, Name: u.Name, Image: u.Image}
@@ -97,6 +136,10 @@ func (r *run) judgeUser(u importstore.User, owners map[string]string) string {
 		return "no id"
 	case len(u.ID) > maxID:
 		return "an id longer than 36 characters"
+	case u.Bad != "":
+		return u.Bad
+	case !kept(u.ID, maxID) || !keptOpt(u.Email, maxEmail) || !keptOpt(u.Name, maxText) || !keptOpt(u.Image, maxText):
+		return notText
 	case u.Email == nil:
 		return ""
 	}
@@ -120,7 +163,13 @@ func (r *run) importAccounts(ctx context.Context) error {
 		}
 		c.Read += len(page)
 		userIDs, keys := make([]string, 0, len(page)), make([]string, 0, len(page))
+		var good []importstore.Account
 		for _, a := range page {
+			if !keptAccount(a) {
+				r.skip(c, "accounts", shown(a.Provider+"/"+a.PAI), notText)
+				continue
+			}
+			good = append(good, a)
 			userIDs = append(userIDs, a.UserID)
 			keys = append(keys, a.Provider+importstore.KeySep+a.PAI)
 		}
@@ -137,7 +186,7 @@ func (r *run) importAccounts(ctx context.Context) error {
 			return err
 		}
 		var b importstore.Batch
-		for _, a := range page {
+		for _, a := range good {
 			key, lkey := a.Provider+"/"+a.PAI, a.Provider+importstore.KeySep+a.PAI
 			if reason := blocked[a.UserID]; reason != "" {
 				r.skip(c, "accounts", key, reason)
@@ -157,7 +206,7 @@ func (r *run) importAccounts(ctx context.Context) error {
 				continue
 			}
 			id := a.ID
-			if id == "" || len(id) > maxID {
+			if id == "" || !kept(id, maxID) {
 				id = models.NewID()
 			}
 			acc := models.Account{ID: id, UserID: a.UserID, Type: a.Type, Provider: a.Provider, ProviderAccountID: a.PAI}
@@ -208,6 +257,14 @@ func (r *run) importSessions(ctx context.Context) error {
 		var live []importstore.Session
 		var userIDs, hashes []string
 		for _, s := range page {
+			switch {
+			case !kept(s.UserID, maxID):
+				r.skip(c, "sessions", "", "its user id is not text or longer than 36 characters")
+				continue
+			case s.Bad != "":
+				r.skip(c, "sessions", "of user "+s.UserID, s.Bad)
+				continue
+			}
 			if !s.Expires.After(now) {
 				r.skip(c, "sessions", "", "expired")
 				continue
@@ -305,9 +362,13 @@ func (r *run) importTokens(ctx context.Context) error {
 		var keys []string
 		for _, t := range page {
 			switch {
+			case !kept(t.Identifier, maxEmail):
+				r.skip(c, "verification tokens", "", "its identifier is not text or longer than 320 bytes")
+			case t.Bad != "":
+				r.skip(c, "verification tokens", "for "+t.Identifier, t.Bad)
 			case !t.Expires.After(now):
 				r.skip(c, "verification tokens", "", "expired")
-			case len(t.Token) != 64:
+			case !isHash(t.Token):
 				r.skip(c, "verification tokens", "for "+t.Identifier, "not a next-auth token hash (64 hex digits)")
 			default:
 				live = append(live, t)
@@ -347,4 +408,21 @@ func (r *run) importTokens(ctx context.Context) error {
 		}
 		cur = next
 	}
+}
+
+// keptAccount reports whether every column of a that latchkey stores in
+// the clear is kept text (the tokens are sealed, whatever they hold).
+func keptAccount(a importstore.Account) bool {
+	return a.Provider != "" && a.PAI != "" && kept(a.Provider, maxKey) && kept(a.PAI, maxKey) &&
+		kept(a.UserID, maxID) && kept(a.Type, maxKey) && keptOpt(a.TokenType, maxKey) && keptOpt(a.Scope, maxText)
+}
+
+// isHash reports whether token is a next-auth verification token as it
+// stores it: sha256 in lower-case hex.
+func isHash(token string) bool {
+	if len(token) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(token)
+	return err == nil && strings.ToLower(token) == token
 }

@@ -14,6 +14,10 @@ type User struct {
 	ID                 string
 	Name, Email, Image *string
 	EmailVerified      *time.Time
+	// Bad says why the row cannot come in as it is ("": it can): a
+	// column that does not read as its type. The row is skipped for it,
+	// not the import stopped (app/importer).
+	Bad string
 }
 
 // Account is a next-auth account row (the link to a provider identity).
@@ -35,6 +39,7 @@ type Account struct {
 type Session struct {
 	ID, Token, UserID string
 	Expires           time.Time
+	Bad               string // as User's
 }
 
 // VerificationToken is a mailed sign-in link's row: Token is next-auth's
@@ -42,6 +47,7 @@ type Session struct {
 type VerificationToken struct {
 	Identifier, Token string
 	Expires           time.Time
+	Bad               string // as User's
 }
 
 // Cursor is where the next page of a table starts: the last row's key
@@ -55,11 +61,11 @@ func (s *Source) Users(ctx context.Context, c Cursor, n int) ([]User, Cursor, er
 	next, err := s.page(ctx, 0, []string{"id"}, []string{"id", "name", "email", "emailVerified", "image"}, c, n, func(v []any) error {
 		u := User{ID: text(v[0]), Name: optText(v[1]), Email: optText(v[2]), Image: optText(v[4])}
 		if v[3] != nil {
-			t, err := toTime(v[3])
-			if err != nil {
-				return fmt.Errorf("user %s: emailVerified: %w", u.ID, err)
+			if t, err := toTime(v[3]); err != nil {
+				u.Bad = "emailVerified is not a time"
+			} else {
+				u.EmailVerified = &t
 			}
-			u.EmailVerified = &t
 		}
 		out = append(out, u)
 		return nil
@@ -125,11 +131,12 @@ func (s *Source) Accounts(ctx context.Context, c Cursor, n int) ([]Account, Curs
 func (s *Source) Sessions(ctx context.Context, c Cursor, n int) ([]Session, Cursor, error) {
 	var out []Session
 	next, err := s.page(ctx, 2, []string{"sessionToken"}, []string{"sessionToken", "userId", "expires"}, c, n, func(v []any) error {
-		t, err := toTime(v[2])
-		if err != nil {
-			return fmt.Errorf("a session of user %s: expires: %w", text(v[1]), err)
+		out = append(out, Session{Token: text(v[0]), UserID: text(v[1])})
+		if t, err := toTime(v[2]); err != nil {
+			out[len(out)-1].Bad = "expires is not a time"
+		} else {
+			out[len(out)-1].Expires = t
 		}
-		out = append(out, Session{Token: text(v[0]), UserID: text(v[1]), Expires: t})
 		return nil
 	})
 	return out, next, err
@@ -139,11 +146,12 @@ func (s *Source) Sessions(ctx context.Context, c Cursor, n int) ([]Session, Curs
 func (s *Source) VerificationTokens(ctx context.Context, c Cursor, n int) ([]VerificationToken, Cursor, error) {
 	var out []VerificationToken
 	next, err := s.page(ctx, 3, []string{"identifier", "token"}, []string{"identifier", "token", "expires"}, c, n, func(v []any) error {
-		t, err := toTime(v[2])
-		if err != nil {
-			return fmt.Errorf("a verification token of %s: expires: %w", text(v[0]), err)
+		out = append(out, VerificationToken{Identifier: text(v[0]), Token: text(v[1])})
+		if t, err := toTime(v[2]); err != nil {
+			out[len(out)-1].Bad = "expires is not a time"
+		} else {
+			out[len(out)-1].Expires = t
 		}
-		out = append(out, VerificationToken{Identifier: text(v[0]), Token: text(v[1]), Expires: t})
 		return nil
 	})
 	return out, next, err

@@ -1,0 +1,103 @@
+package importer_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/app/importer"
+	"github.com/latchkey-auth/latchkey/app/session"
+	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/importstore"
+	"github.com/latchkey-auth/latchkey/models/pgtest"
+)
+
+// Rows latchkey cannot keep as they are — a value that is not text (a NUL
+// byte, invalid UTF-8: SQLite stores them, PostgreSQL refuses them), one
+// too long for latchkey's indexes, a time that is not one — are skipped
+// with a reason that does not repeat them, on both databases; the rows
+// around them come in, and the import runs to its end instead of stopping
+// at the same batch on every run.
+func TestImportSkipsRowsLatchkeyCannotKeep(t *testing.T) {
+	n := sqliteSource(t, importstore.SchemaSQL)
+	n.create(t, "TEXT", "TEXT")
+	later := now.Add(24 * time.Hour).Format(time.RFC3339Nano)
+	long := strings.Repeat("l", 3000)
+	for _, u := range [][4]any{
+		{"ok", "Ok", "ok@example.com", nil},
+		{"badname", "\xff", "badname@example.com", nil},
+		{"nul", "Nul", "nul\x00@example.com", nil},
+		{"long", "Long", long + "@example.com", nil},
+		{"baddate", "Date", "date@example.com", "last tuesday"},
+		{"\xfe", "Bad id", "badid@example.com", nil},
+	} {
+		n.exec(t, `INSERT INTO users (id, name, email, "emailVerified") VALUES (?, ?, ?, ?)`, u[:]...)
+	}
+	for _, a := range [][4]string{
+		{"a1", "ok", "idp", "ok-sub"},
+		{"a2", "ok", "idp", long},
+		{"a3", "ok", "\x00idp", "sub"},
+		{"a4", "\xfe", "idp", "other-sub"},
+	} {
+		n.exec(t, `INSERT INTO accounts (id, "userId", type, provider, "providerAccountId") VALUES (?, ?, 'oidc', ?, ?)`, a[0], a[1], a[2], a[3])
+	}
+	for _, s := range [][3]string{
+		{"ok", "token-ok", later},
+		{"ok", "token-bad-date", "someday"},
+		{"\xfe", "token-bad-user", later},
+	} {
+		n.exec(t, `INSERT INTO sessions (id, "userId", expires, "sessionToken") VALUES (?, ?, ?, ?)`, s[1], s[0], s[2], s[1])
+	}
+	for _, v := range [][2]string{
+		{"ok@example.com", hashA},
+		{long + "@example.com", strings.Repeat("c", 64)},
+		{"nul@example.com", strings.Repeat("\x00", 64)},
+	} {
+		n.exec(t, `INSERT INTO verification_token (identifier, expires, token) VALUES (?, ?, ?)`, v[0], later, v[1])
+	}
+
+	check := func(t *testing.T, st *models.Store) {
+		for range 2 { // a second run judges the same
+			sum := run(t, n, st, importer.Options{Providers: []string{"idp"}})
+			require.Equal(t, 1, sum.Users.Imported+sum.Users.There, "%+v", sum.Users)
+			require.Equal(t, 5, sum.Users.Skipped)
+			require.Equal(t, 1, sum.Accounts.Imported+sum.Accounts.There, "%+v", sum.Accounts)
+			require.Equal(t, 3, sum.Accounts.Skipped)
+			require.Equal(t, 1, sum.Sessions.Imported+sum.Sessions.There, "%+v", sum.Sessions)
+			require.Equal(t, 2, sum.Sessions.Skipped)
+			require.Equal(t, 1, sum.Tokens.Imported+sum.Tokens.There, "%+v", sum.Tokens)
+			require.Equal(t, 2, sum.Tokens.Skipped)
+			require.Contains(t, sum.Skipped, importer.Skip{Table: "users", Key: "baddate", Reason: "emailVerified is not a time", N: 1})
+			require.Contains(t, sum.Skipped, importer.Skip{Table: "sessions", Key: "of user ok", Reason: "expires is not a time", N: 1})
+			for _, k := range sum.Skipped {
+				for _, s := range []string{k.Key, k.Reason} {
+					require.True(t, utf8.ValidString(s) && !strings.ContainsRune(s, 0), "%q", s)
+					require.NotContains(t, s, "lll", "a value too long is not repeated")
+				}
+			}
+		}
+		ctx := context.Background()
+		u, err := st.UserByAccount(ctx, "idp", "ok-sub")
+		require.NoError(t, err)
+		require.Equal(t, "ok", u.ID)
+		var row models.SessionRow
+		require.NoError(t, st.ReadSession(ctx, session.HashToken("token-ok"), &row))
+		_, err = st.VerificationTokenByHash(ctx, hashA)
+		require.NoError(t, err)
+		for _, email := range []string{"badname@example.com", "date@example.com", "badid@example.com"} {
+			_, err := st.UserByEmail(ctx, email)
+			require.ErrorIs(t, err, models.ErrNotFound, email)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) { check(t, target(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		st, err := models.Connect(models.Config{Dialect: models.DialectPostgres, DSN: pgtest.NewDatabase(t, pg.URL(t))})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		check(t, st)
+	})
+}
