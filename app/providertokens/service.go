@@ -139,12 +139,30 @@ func (s *Service) Keep(ctx context.Context, provider, providerAccountID string, 
 	if err != nil {
 		return fmt.Errorf("keep %s tokens: %w", provider, err)
 	}
-	t, err := s.sealSet(acc.ID, tokenSet(tok, idToken, nil, s.cfg.Now()))
+	t, err := s.sealSet(acc.ID, tokenSet(tok, idToken, s.keptRefresh(acc, tok), s.cfg.Now()))
 	if err != nil {
 		return err
 	}
 	defer s.marks.forget(acc.UserID)
 	return s.store.Keep(ctx, acc.ID, t)
+}
+
+// keptRefresh is what of acc's stored tokens a sign-in's set keeps: the
+// refresh token, when the sign-in brought none. Google, and most
+// providers, issue one at the first consent only; dropped, the access
+// token could not be refreshed once it expired, and no later sign-in
+// would bring one back (Google: "if your application loses the refresh
+// token, it will have to re-prompt the user for consent"). Not one the
+// provider refused (the account is marked), nor one that does not open.
+func (s *Service) keptRefresh(acc *tokenstore.Account, tok *oauth2.Token) *set {
+	if tok.RefreshToken != "" || acc.TokenError != nil || acc.RefreshToken == nil {
+		return nil
+	}
+	rt, _, err := s.seal.open(acc.ID, colRefresh, acc.RefreshToken)
+	if err != nil {
+		return nil
+	}
+	return &set{refresh: &rt}
 }
 
 // Token is the user's access token at provider, refreshed first when it

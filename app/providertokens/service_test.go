@@ -267,3 +267,36 @@ func TestTwoIdentitiesAtOneProvider(t *testing.T) {
 		require.Equal(t, "at-new", tok.AccessToken)
 	})
 }
+
+// A sign-in whose token response carries no refresh token (Google's, and
+// most providers', after the first consent) keeps the refresh token the
+// account holds: dropped, the access token could not be refreshed an hour
+// later, and signing in again would never bring one back. A refresh token
+// the provider has refused (the account is marked) is not kept.
+func TestSignInWithoutRefreshTokenKeepsTheStoredOne(t *testing.T) {
+	storetest.EachStore(t, postgresURL, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		p := &provider{live: map[string]bool{"rt-0": true}}
+		svc := service(t, s, p, secretA)
+		user := signedIn(t, s, svc, time.Now().Add(time.Hour))
+		// The user signs in again; the new access token has expired by the time the app asks.
+		require.NoError(t, svc.Keep(ctx, "idp", "sub-"+user, &oauth2.Token{AccessToken: "at-again", Expiry: time.Now().Add(-time.Minute)}, ""))
+		tok, err := svc.Token(ctx, user, "idp")
+		require.NoError(t, err)
+		require.Equal(t, "at-1", tok.AccessToken, "refreshed with the refresh token of the first sign-in")
+		require.EqualValues(t, 1, p.calls.Load())
+
+		// rt-1 is revoked at the provider: the account is marked, and a
+		// sign-in without a refresh token does not bring the refused one back.
+		p.mu.Lock()
+		clear(p.live)
+		p.mu.Unlock()
+		require.NoError(t, svc.Keep(ctx, "idp", "sub-"+user, &oauth2.Token{AccessToken: "at-x", RefreshToken: "rt-1", Expiry: time.Now().Add(-time.Minute)}, ""))
+		_, err = svc.Token(ctx, user, "idp")
+		require.ErrorIs(t, err, ErrRefreshFailed)
+		require.NoError(t, svc.Keep(ctx, "idp", "sub-"+user, &oauth2.Token{AccessToken: "at-y", Expiry: time.Now().Add(-time.Minute)}, ""))
+		_, err = svc.Token(ctx, user, "idp")
+		require.ErrorIs(t, err, ErrRefreshFailed)
+		require.EqualValues(t, 2, p.calls.Load(), "the refused refresh token is not spent again")
+	})
+}
