@@ -378,3 +378,29 @@ func TestFailOrphansSparesRequeued(t *testing.T) {
 		require.Equal(t, "evt_old", got[0].EventID)
 	})
 }
+
+// A delivery in flight on an instance that has its endpoint is not failed
+// by the purge of one that lacks it (mid-rollout), however long the row
+// waited to be sent: the attempt's outcome is what the row records. A
+// lease that expired (its worker died) no longer protects it.
+func TestFailOrphansSparesLeased(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		const span = 24 * time.Hour
+		write(t, s, event("evt_old", "user.deleted", whNow.Add(-2*span)))
+		got, err := s.Claim(t.Context(), "w1", whNow, lease, 10, []string{"audit"})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		n, err := s.FailOrphans(t.Context(), []string{"crm"}, whNow.Add(-span), whNow.Add(time.Second))
+		require.NoError(t, err)
+		require.Zero(t, n, "audit's delivery is in flight on w1")
+		require.NoError(t, s.Delivered(t.Context(), got[0], 204, whNow.Add(2*time.Second)), "w1 records its answer")
+
+		write(t, s, event("evt_older", "user.deleted", whNow.Add(-3*span)))
+		got, err = s.Claim(t.Context(), "w2", whNow, lease, 10, []string{"audit"})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		n, err = s.FailOrphans(t.Context(), []string{"crm"}, whNow.Add(-span), whNow.Add(2*lease))
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n, "w2's lease expired: an orphan")
+	})
+}

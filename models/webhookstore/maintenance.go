@@ -112,9 +112,13 @@ const DeliveredRetention = 7 * 24 * time.Hour
 // config lacks the endpoint (mid-rollout), before an instance that has it
 // could send it. next_at is also when a row on its retry schedule is next
 // due, never a span in the past while a worker that knows the endpoint
-// keeps trying it.
+// keeps trying it. A row leased to a worker is in flight on an instance that
+// has its endpoint: it is left to that attempt, whose outcome would
+// otherwise be dropped (lease lost) and a delivered event shown failed,
+// sent again by an operator's retry; an expired lease no longer counts.
 func (s *Store) FailOrphans(ctx context.Context, known []string, before, now time.Time) (int64, error) {
-	q := s.db().WithContext(ctx).Model(&Delivery{}).Where("status = ? AND next_at < ?", StatusPending, models.DBTime(before))
+	q := s.db().WithContext(ctx).Model(&Delivery{}).Where("status = ? AND next_at < ? AND (lease_until IS NULL OR lease_until < ?)",
+		StatusPending, models.DBTime(before), models.DBTime(now))
 	if len(known) > 0 {
 		q = q.Where("endpoint NOT IN ?", known)
 	}
