@@ -94,10 +94,33 @@ func TestImportSkipsRowsLatchkeyCannotKeep(t *testing.T) {
 		}
 	}
 	t.Run("sqlite", func(t *testing.T) { check(t, target(t)) })
-	t.Run("postgres", func(t *testing.T) {
-		st, err := models.Connect(models.Config{Dialect: models.DialectPostgres, DSN: pgtest.NewDatabase(t, pg.URL(t))})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = st.Close() })
-		check(t, st)
-	})
+	t.Run("postgres", func(t *testing.T) { check(t, pgTarget(t)) })
+}
+
+// A batch as large as --batch-size allows (100 000) is looked up whole:
+// each lookup binds its keys in pieces, within SQLite's 32 766 variables a
+// statement and PostgreSQL's 65 535 (an account binds two). A dry run
+// makes every lookup of a real one and writes nothing, so it is quick.
+func TestImportLargeBatches(t *testing.T) {
+	n := sqliteSource(t, importstore.SchemaSQL)
+	n.create(t, "TEXT", "TEXT")
+	n.exec(t, `WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 35000)
+		INSERT INTO users (id, email) SELECT 'u' || i, 'u' || i || '@example.com' FROM c`)
+	n.exec(t, `INSERT INTO accounts (id, "userId", type, provider, "providerAccountId") SELECT 'a' || id, id, 'oidc', 'idp', id FROM users`)
+	check := func(t *testing.T, st *models.Store) {
+		sum := run(t, n, st, importer.Options{BatchSize: 100_000, DryRun: true})
+		require.Equal(t, importer.Count{Read: 35000, Imported: 35000}, sum.Users)
+		require.Equal(t, importer.Count{Read: 35000, Imported: 35000}, sum.Accounts)
+	}
+	t.Run("sqlite", func(t *testing.T) { check(t, target(t)) })
+	t.Run("postgres", func(t *testing.T) { check(t, pgTarget(t)) })
+}
+
+// pgTarget is a fresh latchkey database on PostgreSQL.
+func pgTarget(t *testing.T) *models.Store {
+	t.Helper()
+	st, err := models.Connect(models.Config{Dialect: models.DialectPostgres, DSN: pgtest.NewDatabase(t, pg.URL(t))})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }

@@ -348,10 +348,7 @@ func TestImportDoesNotBringBackWhatLatchkeyEnded(t *testing.T) {
 		n.create(t, "TEXT", "TIMESTAMPTZ")
 		at := func(t time.Time) any { return t }
 		fill(t, n, at)
-		st, err := models.Connect(models.Config{Dialect: models.DialectPostgres, DSN: pgtest.NewDatabase(t, pg.URL(t))})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = st.Close() })
-		testNotBroughtBack(t, n, st, at)
+		testNotBroughtBack(t, n, pgTarget(t), at)
 	})
 }
 

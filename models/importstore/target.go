@@ -3,6 +3,7 @@ package importstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,14 +29,33 @@ func NewTarget(s *models.Store) *Target { return &Target{store: s} }
 
 func (t *Target) db(ctx context.Context) *gorm.DB { return t.store.DB().WithContext(ctx) }
 
+// lookupChunk bounds the values one lookup binds: SQLite takes 32 766
+// variables a statement and PostgreSQL 65 535, while a batch may hold
+// 100 000 rows (--batch-size), accounts and links two values each.
+const lookupChunk = 5000
+
+// findChunked runs find on keys in pieces of at most lookupChunk and
+// gathers what each piece found.
+func findChunked[T, R any](keys []T, find func(part []T, found *[]R) error) ([]R, error) {
+	var all []R
+	for part := range slices.Chunk(keys, lookupChunk) {
+		var some []R
+		if err := find(part, &some); err != nil {
+			return nil, err
+		}
+		all = append(all, some...)
+	}
+	return all, nil
+}
+
 // ExistingUsers answers, of ids, those latchkey has, with their e-mails
 // ("" for none).
 func (t *Target) ExistingUsers(ctx context.Context, ids []string) (map[string]string, error) {
-	var rows []models.User
-	if len(ids) > 0 {
-		if err := t.db(ctx).Select("id", "email").Where("id IN ?", ids).Find(&rows).Error; err != nil {
-			return nil, fmt.Errorf("look up users: %w", err)
-		}
+	rows, err := findChunked(ids, func(part []string, found *[]models.User) error {
+		return t.db(ctx).Select("id", "email").Where("id IN ?", part).Find(found).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up users: %w", err)
 	}
 	out := make(map[string]string, len(rows))
 	for _, u := range rows {
@@ -47,11 +67,11 @@ func (t *Target) ExistingUsers(ctx context.Context, ids []string) (map[string]st
 // UsersByEmail answers, of emails (lower-case, as latchkey stores them),
 // those a latchkey user has, with that user's id.
 func (t *Target) UsersByEmail(ctx context.Context, emails []string) (map[string]string, error) {
-	var rows []models.User
-	if len(emails) > 0 {
-		if err := t.db(ctx).Select("id", "email").Where("email IN ?", emails).Find(&rows).Error; err != nil {
-			return nil, fmt.Errorf("look up users by e-mail: %w", err)
-		}
+	rows, err := findChunked(emails, func(part []string, found *[]models.User) error {
+		return t.db(ctx).Select("id", "email").Where("email IN ?", part).Find(found).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up users by e-mail: %w", err)
 	}
 	out := make(map[string]string, len(rows))
 	for _, u := range rows {
@@ -72,9 +92,10 @@ func (t *Target) AccountOwners(ctx context.Context, keys []string) (map[string]s
 		p, id, _ := strings.Cut(k, KeySep)
 		pairs[i] = []any{p, id}
 	}
-	var rows []models.Account
-	err := t.db(ctx).Select("provider", "provider_account_id", "user_id").
-		Where("(provider, provider_account_id) IN ?", pairs).Find(&rows).Error
+	rows, err := findChunked(pairs, func(part [][]any, found *[]models.Account) error {
+		return t.db(ctx).Select("provider", "provider_account_id", "user_id").
+			Where("(provider, provider_account_id) IN ?", part).Find(found).Error
+	})
 	if err != nil {
 		return nil, fmt.Errorf("look up accounts: %w", err)
 	}
@@ -86,11 +107,11 @@ func (t *Target) AccountOwners(ctx context.Context, keys []string) (map[string]s
 
 // ExistingSessions answers, of the token hashes, those latchkey has.
 func (t *Target) ExistingSessions(ctx context.Context, hashes []string) (map[string]bool, error) {
-	var found []string
-	if len(hashes) > 0 {
-		if err := t.db(ctx).Model(&models.Session{}).Where("token_hash IN ?", hashes).Pluck("token_hash", &found).Error; err != nil {
-			return nil, fmt.Errorf("look up sessions: %w", err)
-		}
+	found, err := findChunked(hashes, func(part []string, found *[]string) error {
+		return t.db(ctx).Model(&models.Session{}).Where("token_hash IN ?", part).Pluck("token_hash", found).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up sessions: %w", err)
 	}
 	return set(found), nil
 }
@@ -117,10 +138,10 @@ func (t *Target) RevokedSince(ctx context.Context, userIDs []string, since time.
 	if len(userIDs) == 0 {
 		return out, nil
 	}
-	var found []string
-	err := t.db(ctx).Model(&models.SessionRevocation{}).
-		Where("user_id IN ? AND not_before >= ?", append([]string{models.AllUsers}, userIDs...), since.Unix()).
-		Pluck("user_id", &found).Error
+	found, err := findChunked(append([]string{models.AllUsers}, userIDs...), func(part []string, found *[]string) error {
+		return t.db(ctx).Model(&models.SessionRevocation{}).
+			Where("user_id IN ? AND not_before >= ?", part, since.Unix()).Pluck("user_id", found).Error
+	})
 	if err != nil {
 		return nil, fmt.Errorf("look up session revocations: %w", err)
 	}
@@ -148,8 +169,10 @@ func (t *Target) ExistingTokens(ctx context.Context, keys []string) (map[string]
 		id, hash, _ := strings.Cut(k, KeySep)
 		pairs[i] = []any{id, hash}
 	}
-	var rows []models.VerificationToken
-	if err := t.db(ctx).Where("(identifier, token_hash) IN ?", pairs).Find(&rows).Error; err != nil {
+	rows, err := findChunked(pairs, func(part [][]any, found *[]models.VerificationToken) error {
+		return t.db(ctx).Where("(identifier, token_hash) IN ?", part).Find(found).Error
+	})
+	if err != nil {
 		return nil, fmt.Errorf("look up verification tokens: %w", err)
 	}
 	for _, r := range rows {
@@ -173,11 +196,11 @@ func (LedgerEntry) TableName() string { return "import_ledger" }
 
 // Ledger answers, of keys of kind, those an import recorded.
 func (t *Target) Ledger(ctx context.Context, kind string, keys []string) (map[string]bool, error) {
-	var found []string
-	if len(keys) > 0 {
-		if err := t.db(ctx).Model(&LedgerEntry{}).Where("kind = ? AND key IN ?", kind, keys).Pluck("key", &found).Error; err != nil {
-			return nil, fmt.Errorf("read the import ledger: %w", err)
-		}
+	found, err := findChunked(keys, func(part []string, found *[]string) error {
+		return t.db(ctx).Model(&LedgerEntry{}).Where("kind = ? AND key IN ?", kind, part).Pluck("key", found).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the import ledger: %w", err)
 	}
 	return set(found), nil
 }
