@@ -113,6 +113,13 @@ func TestAdminImportNextAuth(t *testing.T) {
 	require.Contains(t, stderr, "connect to postgres://next:xxxxx@127.0.0.1:1/next")
 	require.NotContains(t, stderr, "hunter2pw")
 	require.NotContains(t, stderr, "warning")
+	// Nor the passphrase of the client certificate's key (libpq's sslpassword).
+	t.Setenv("NEXTAUTH_DB", "postgres://next@127.0.0.1:1/next?connect_timeout=5&sslmode=disable&sslpassword=hunter2pw")
+	code, _, stderr = runCmd("import", "next-auth", "--from-env", "NEXTAUTH_DB", "--dry-run")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "sslpassword=xxxxx")
+	require.NotContains(t, stderr, "hunter2pw")
+	t.Setenv("NEXTAUTH_DB", "postgres://next:hunter2pw@127.0.0.1:1/next?connect_timeout=5")
 	for _, c := range []struct {
 		args []string
 		want string

@@ -70,14 +70,15 @@ func checkImport(r *adminRun) error {
 }
 
 // hasPassword reports whether a postgres:// URL carries a password, in
-// its user information or its query.
+// its user information or its query (a key's passphrase too).
 func hasPassword(from string) bool {
 	u, err := url.Parse(from)
 	if err != nil || u.Scheme == "" {
 		return false
 	}
 	_, has := u.User.Password()
-	return has || u.Query().Has("password")
+	q := u.Query()
+	return has || slices.ContainsFunc(importstore.SecretParams, q.Has)
 }
 
 // importNextAuth is `latchkey import next-auth`: copy a next-auth

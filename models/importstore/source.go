@@ -203,7 +203,12 @@ func quoteAll(names []string) []string {
 	return out
 }
 
-// redact is a URL with its password left out.
+// SecretParams are the connection URL's query parameters that hold a
+// secret: the password, and the passphrase of the client certificate's
+// key (libpq's sslpassword, which pgx reads too).
+var SecretParams = []string{"password", "sslpassword"}
+
+// redact is a URL with its secrets left out.
 func redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -213,9 +218,11 @@ func redact(raw string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
+	for _, p := range SecretParams {
+		if q.Has(p) {
+			q.Set(p, "xxxxx")
+			u.RawQuery = q.Encode()
+		}
 	}
 	return u.String()
 }
