@@ -119,6 +119,15 @@ func TestAdminImportNextAuth(t *testing.T) {
 	require.Equal(t, 1, code, stderr)
 	require.Contains(t, stderr, "sslpassword=xxxxx")
 	require.NotContains(t, stderr, "hunter2pw")
+	// Nor in a URL the PostgreSQL driver refuses to read: its message
+	// repeated the URL with only a password before the host masked.
+	for _, q := range []string{"password=hunter2pw&sslmode=bogus", "sslpassword=hunter2pw&connect_timeout=soon"} {
+		t.Setenv("NEXTAUTH_DB", "postgres://next@127.0.0.1:1/next?"+q)
+		code, _, stderr = runCmd("import", "next-auth", "--from-env", "NEXTAUTH_DB", "--dry-run")
+		require.Equal(t, 1, code, stderr)
+		require.Contains(t, stderr, "--from postgres://next@127.0.0.1:1/next?", q)
+		require.NotContains(t, stderr, "hunter2pw", q)
+	}
 	t.Setenv("NEXTAUTH_DB", "postgres://next:hunter2pw@127.0.0.1:1/next?connect_timeout=5")
 	for _, c := range []struct {
 		args []string

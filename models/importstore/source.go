@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "github.com/mattn/go-sqlite3" // the source may be a SQLite file: database/sql driver "sqlite3"
 )
@@ -87,7 +88,7 @@ func Open(ctx context.Context, from, schema string) (*Source, error) {
 	case strings.HasPrefix(from, "postgres://"), strings.HasPrefix(from, "postgresql://"):
 		cfg, perr := pgx.ParseConfig(from)
 		if perr != nil {
-			return nil, fmt.Errorf("--from: %w", perr)
+			return nil, fmt.Errorf("--from %s: %w", redact(from), parseCause(perr))
 		}
 		s.db, s.dialect, s.Described = stdlib.OpenDB(*cfg), "postgres", redact(from)
 	default:
@@ -207,6 +208,24 @@ func quoteAll(names []string) []string {
 // secret: the password, and the passphrase of the client certificate's
 // key (libpq's sslpassword, which pgx reads too).
 var SecretParams = []string{"password", "sslpassword"}
+
+// parseCause is why pgx could not read a URL, without the URL: its
+// ParseConfigError repeats the URL with only a password before the host
+// masked (a ?password= or ?sslpassword= would show), and a url.Error
+// quotes it whole.
+func parseCause(err error) error {
+	var pce *pgconn.ParseConfigError
+	if errors.As(err, &pce) && pce.Unwrap() != nil {
+		err = pce.Unwrap()
+	} else if pce != nil {
+		return errors.New("not a PostgreSQL URL")
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
 
 // redact is a URL with its secrets left out.
 func redact(raw string) string {
