@@ -60,6 +60,11 @@ func (a apiDriver) passkeys(strategy, style string) {
 	require.NoError(pt, err)
 	require.NoError(pt, db.Close())
 	require.Equal(pt, http.StatusServiceUnavailable, e.get(c, "/webauthn-options/passkey?action=register").StatusCode)
+	// The page, a rename and a removal: the "try again later" page.
+	require.Equal(pt, http.StatusServiceUnavailable, e.get(c, "/passkeys").StatusCode)
+	for _, path := range []string{"/passkeys/rename", "/passkeys/remove"} {
+		require.Equal(pt, http.StatusServiceUnavailable, e.post(c, path, url.Values{"csrfToken": {tok}, "id": {id}, "name": {"y"}}).StatusCode, path)
+	}
 
 	for k := range pv.statuses {
 		a.v.statuses[k] = true

@@ -741,3 +741,35 @@ func TestPasskeyNotAddedInAnOutageSaysSo(t *testing.T) {
 	require.Empty(t, e.passkeysOf(uid))
 	require.Regexp(t, `level=ERROR msg="passkey not added" code=Callback`, e.logs.String(), "the server's failure, not a refusal")
 }
+
+// A rename or a removal the database fails (here: a trigger that refuses
+// every change to the passkeys) is the account pages' outage answer, the
+// "try again later" page (503), not a bare 500: nothing changed, the cause
+// logged once as the server's failure.
+func TestPasskeyChangeInAnOutageSaysTryLater(t *testing.T) {
+	e := startPasskeys(t, backends()[0], nil)
+	c := e.browser()
+	uid := e.emailSignIn(c, "ada@example.com")
+	e.addPasskey(c, e.newKey(), "one")
+	e.addPasskey(c, e.newKey(), "two")
+	id := e.passkeysOf(uid)[0].ID
+	db := e.app.Store().DB()
+	require.NoError(t, db.Exec("CREATE TRIGGER no_rename BEFORE UPDATE ON authenticators BEGIN SELECT RAISE(FAIL, 'disk I/O error'); END").Error)
+	require.NoError(t, db.Exec("CREATE TRIGGER no_remove BEFORE DELETE ON authenticators BEGIN SELECT RAISE(FAIL, 'disk I/O error'); END").Error)
+	for _, tc := range []struct{ path, step string }{
+		{"/passkeys/rename", "rename a passkey"},
+		{"/passkeys/remove", "remove a passkey"},
+	} {
+		before := strings.Count(e.logs.String(), "disk I/O error")
+		res := e.post(c, tc.path, url.Values{"csrfToken": {e.csrf(c)}, "id": {id}, "name": {"renamed"}, "lang": {"fr"}})
+		require.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "%s: %s", tc.path, res.body)
+		require.Contains(t, res.body, "<h1>Réessayez plus tard</h1>", tc.path) // the outage page, in the page's language
+		require.Equal(t, before+1, strings.Count(e.logs.String(), "disk I/O error"), "%s: logged once", tc.path)
+		require.Regexp(t, `level=ERROR msg="request failed" path=\S+`+tc.path+` step="`+tc.step+`"`, e.logs.String())
+		list := e.passkeysOf(uid)
+		require.Len(t, list, 2, "nothing removed")
+		for _, k := range list {
+			require.NotEqual(t, "renamed", k.Name, "nothing renamed")
+		}
+	}
+}

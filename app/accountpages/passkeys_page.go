@@ -51,7 +51,7 @@ func (h *Handler) getPasskeys(c echo.Context, rq *web.Request, uid string) error
 	id := h.offers.PasskeyProvider
 	list, err := h.rules.ListPasskeys(c.Request().Context(), uid)
 	if err != nil {
-		return err
+		return tryLater("list the passkeys", err)
 	}
 	d := views.Passkeys{
 		Page:        h.kit.Page(c, rq, "TitlePasskeys"),
@@ -83,7 +83,7 @@ func (h *Handler) getPasskeys(c echo.Context, rq *web.Request, uid string) error
 // postRenamePasskey renames one of the user's passkeys.
 func (h *Handler) postRenamePasskey(c echo.Context, rq *web.Request, uid string) error {
 	if err := h.rules.RenamePasskey(c.Request().Context(), uid, rq.Form.Get("id"), rq.Form.Get("name")); err != nil {
-		return h.passkeysFailed(c, rq, err)
+		return h.passkeysFailed(c, rq, "rename a passkey", err)
 	}
 	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(passkeysPage)))
 }
@@ -102,14 +102,16 @@ func (h *Handler) postRemovePasskey(c echo.Context, rq *web.Request) error {
 	}
 	who := accounts.SignedIn{UserID: s.User.ID, Since: s.SignedIn, Methods: s.Methods()}
 	if err := h.rules.RemovePasskey(h.kit.MailContext(c, rq), who, rq.Form.Get("id")); err != nil { // the notice in the page's language
-		return h.passkeysFailed(c, rq, err)
+		return h.passkeysFailed(c, rq, "remove a passkey", err)
 	}
 	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(passkeysPage)))
 }
 
 // passkeysFailed sends a refused rename or removal back to the page with
-// its message; anything else is the server's problem.
-func (h *Handler) passkeysFailed(c echo.Context, rq *web.Request, err error) error {
+// its message; anything else (the database failed at step what) is the
+// "try again later" page, as the other account pages answer, with the
+// cause logged once: nothing was changed.
+func (h *Handler) passkeysFailed(c echo.Context, rq *web.Request, what string, err error) error {
 	code := ""
 	switch {
 	case errors.Is(err, accounts.ErrReauth):
@@ -119,7 +121,7 @@ func (h *Handler) passkeysFailed(c echo.Context, rq *web.Request, err error) err
 	case errors.Is(err, accounts.ErrPasskeyNotFound):
 		code = "NotFound"
 	default:
-		return err
+		return tryLater(what, err)
 	}
 	h.log.Warn("passkey change refused", "reason", code)
 	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(passkeysPage)+"?error="+code))
