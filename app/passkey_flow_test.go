@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/passkeystore"
 )
@@ -22,13 +24,22 @@ import (
 // the configured origin, as a browser on localhost would.
 func startPasskeys(t testing.TB, b backend, mutate func(*config.Config)) *env {
 	t.Helper()
-	return startMail(t, b.opts(envOpts{config: func(c *config.Config) {
+	return startPasskeysWith(t, b, envOpts{config: mutate})
+}
+
+// startPasskeysWith is startPasskeys with more of o (hooks, say); o.config
+// is applied after the passkey provider is added.
+func startPasskeysWith(t testing.TB, b backend, o envOpts) *env {
+	t.Helper()
+	mutate := o.config
+	o.config = func(c *config.Config) {
 		c.ServiceURL = strings.Replace(c.ServiceURL, "127.0.0.1", "localhost", 1)
 		c.Providers = append(c.Providers, config.Provider{ID: "passkey", Type: config.TypeWebAuthn})
 		if mutate != nil {
 			mutate(c)
 		}
-	}}))
+	}
+	return startMail(t, b.opts(o))
 }
 
 // local is a URL of the app on the listener's address (the jar's host).
@@ -772,4 +783,39 @@ func TestPasskeyChangeInAnOutageSaysTryLater(t *testing.T) {
 			require.NotEqual(t, "renamed", k.Name, "nothing renamed")
 		}
 	}
+}
+
+// The SignIn hook refusing a passkey sign-in spends the challenge all the
+// same: an answered challenge is never good again, whether the sign-in it
+// answered was allowed or not. Otherwise the answer and its challenge
+// cookie (a synced passkey's counter stays 0: only the challenge stops a
+// replay) would sign in once the hook allows it, at another moment or for
+// whoever captured them. The refusal is AccessDenied, nobody signed in.
+func TestPasskeyRefusedSignInSpendsTheChallenge(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, postgres bool) {
+		var refuse atomic.Bool
+		hooks := &signin.Hooks{SignIn: func(_ context.Context, in signin.SignInInput) (bool, string) {
+			return !(refuse.Load() && in.Type == "webauthn"), ""
+		}}
+		e := startPasskeysWith(t, backend{strategy: config.StrategyDatabase, postgres: postgres}, envOpts{hooks: hooks})
+		owner := e.browser()
+		e.emailSignIn(owner, "ada@example.com")
+		k := e.newKey()
+		k.count, k.synced = 0, true
+		e.addPasskey(owner, k, "phone")
+
+		refuse.Store(true)
+		c := e.browser()
+		answer := k.get(e.passkeyOptions(c, "authenticate"))
+		cookie, ok := e.jarCookie(c, e.challengeCookie())
+		require.True(t, ok)
+		e.requireError(e.passkeyAnswer(c, "authenticate", answer, nil), "AccessDenied")
+		addr, _ := e.sessionUser(c)
+		require.Empty(t, addr, "the hook refused: nobody signed in")
+
+		refuse.Store(false)
+		thief := e.browser()
+		e.setJarCookieAt(thief, e.challengeCookie(), cookie, e.path)
+		e.requirePasskeyRefused(thief, e.passkeyAnswer(thief, "authenticate", answer, nil), "challenge already used")
+	})
 }

@@ -45,7 +45,8 @@ var errPasskeyGone = errors.New("the passkey was removed or its counter moved me
 // authenticator names the user). Every refusal — a failed verification
 // (origin, RP id, challenge, signature), an unknown or removed passkey, a
 // replayed challenge, a counter that went backwards — is
-// WebAuthnVerificationError and changes nothing.
+// WebAuthnVerificationError and changes nothing. A SignIn hook's refusal
+// (AccessDenied) comes after the verified answer's challenge is spent.
 func (s *Service) Passkey(ctx context.Context, b Browser, c Ceremony) (*SignedIn, error) {
 	var owner *models.User
 	login, err := c.RP.FinishLogin(c.State, c.Answer, func(credentialID string) (*models.Authenticator, *models.User, error) {
@@ -69,10 +70,14 @@ func (s *Service) Passkey(ctx context.Context, b Browser, c Ceremony) (*SignedIn
 		s.Log.Warn("passkey signature counter did not move forward: the key may be cloned", "passkey", login.Authenticator.ID, "user", owner.ID)
 		count = login.Authenticator.SignCount
 	}
-	if err := s.checkSignIn(ctx, SignInInput{User: *owner, Provider: c.Provider, Type: "webauthn"}); err != nil {
+	// The challenge is spent before the SignIn hook decides: a verified
+	// answer is never good twice, so one the hook refused cannot sign in
+	// later (once the hook allows it, or for whoever captured the answer
+	// and its cookie; a synced passkey's counter stays 0).
+	if err := s.useChallenge(ctx, c.State); err != nil {
 		return nil, err
 	}
-	if err := s.useChallenge(ctx, c.State); err != nil {
+	if err := s.checkSignIn(ctx, SignInInput{User: *owner, Provider: c.Provider, Type: "webauthn"}); err != nil {
 		return nil, err
 	}
 	if err := s.Passkeys.UseAuthenticator(ctx, login.Authenticator.ID, count, login.BackupState, s.Now().UTC()); err != nil {
