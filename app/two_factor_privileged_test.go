@@ -42,9 +42,11 @@ func TestTwoFactorSettingsNeedTheSecondFactor(t *testing.T) {
 			require.Empty(t, recoveryCode.FindAllString(res.body, -1), "no codes shown")
 			require.Equal(t, mails, e.mailCount())
 
-			res = e.get(intruder, "/webauthn-options/passkey?action=register")
+			res = e.get(intruder, "/webauthn-options/passkey?action=register&lang=de")
 			require.Equal(t, http.StatusUnauthorized, res.StatusCode, "no passkey options: %s", res.body)
 			require.NotContains(t, res.body, "challenge")
+			require.Equal(t, e.base+"/two-factor?"+url.Values{"callbackUrl": {e.base + "/passkeys"}}.Encode()+"&lang=de", res.json(t)["url"],
+				"the page's script goes to the step-up form")
 
 			// The owner's codes still work: nothing changed.
 			other := e.browser()
@@ -67,10 +69,12 @@ func TestTwoFactorSettingsNeedTheSecondFactor(t *testing.T) {
 }
 
 // Removing a passkey is guarded as adding one is: a password session from
-// before the owner turned two-factor on is sent back with SessionRequired
-// and removes nothing (it could strip the owner's passkeys), a session
-// that used the second factor removes one, and even that session, more
-// than 10 minutes after signing in, is refused until it signs in again.
+// before the owner turned two-factor on is sent to the step-up form, as
+// the two-factor settings send it, and removes nothing (it could strip the
+// owner's passkeys); the same for an answer to register options it got
+// before two-factor was on (nothing added). A session that used the second
+// factor removes one, and even that session, more than 10 minutes after
+// signing in, is refused until it signs in again.
 func TestPasskeyRemovalNeedsTheSecondFactor(t *testing.T) {
 	e := startTwoFactor(t, backends()[0], func(c *config.Config) {
 		c.ServiceURL = strings.Replace(c.ServiceURL, "127.0.0.1", "localhost", 1)
@@ -84,19 +88,32 @@ func TestPasskeyRemovalNeedsTheSecondFactor(t *testing.T) {
 	e.passwordSignIn(owner, "ada@example.com", goodPassword)
 	e.addPasskey(owner, e.newKey(), "one")
 	e.addPasskey(owner, e.newKey(), "two")
+	late := e.newKey()
+	lateOptions := e.passkeyOptions(intruder, "register") // before two-factor is on
 	secret, _ := e.enrol(owner)
 	keys := e.passkeysOf(uid)
 	mails := e.mailCount()
 
-	remove := func(c *http.Client, id string) string {
-		res := e.post(c, "/passkeys/remove", url.Values{"csrfToken": {e.csrf(c)}, "id": {id}})
+	remove := func(c *http.Client, id string, extra ...string) string {
+		form := url.Values{"csrfToken": {e.csrf(c)}, "id": {id}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			form.Set(extra[i], extra[i+1])
+		}
+		res := e.post(c, "/passkeys/remove", form)
 		require.Equal(t, http.StatusFound, res.StatusCode, res.body)
 		return res.location()
 	}
-	require.Equal(t, e.base+"/passkeys?error=SessionRequired", remove(intruder, keys[0].ID))
+	stepUpForm := e.base + "/two-factor?" + url.Values{"callbackUrl": {e.base + "/passkeys"}}.Encode()
+	require.Equal(t, stepUpForm, remove(intruder, keys[0].ID))
+	require.Equal(t, stepUpForm+"&lang=fr", remove(intruder, keys[0].ID, "lang", "fr"), "in the page's language")
 	require.Len(t, e.passkeysOf(uid), 2, "nothing removed")
 	require.Equal(t, mails, e.mailCount(), "nothing told")
-	require.Contains(t, e.get(intruder, "/passkeys?error=SessionRequired").body, "sign in again")
+	page := e.get(intruder, e.local(stepUpForm))
+	require.Equal(t, http.StatusOK, page.StatusCode, page.body)
+	require.Contains(t, page.body, `autocomplete="one-time-code"`, "the step-up form")
+	res := e.passkeyAnswer(intruder, "register", late.create(lateOptions), url.Values{"name": {"late"}})
+	require.Equal(t, stepUpForm, res.location(), "an answer to options from before two-factor was on")
+	require.Len(t, e.passkeysOf(uid), 2, "nothing added")
 
 	stepUp := e.form(owner, "/callback/two-factor", "code", e.code(secret), "callbackUrl", e.base+"/passkeys")
 	require.Equal(t, http.StatusFound, stepUp.StatusCode, stepUp.body)

@@ -54,11 +54,24 @@
       clientExtensionResults: cred.getClientExtensionResults ? cred.getClientExtensionResults() : {},
     });
   }
+  // getOptions asks for a ceremony's options, in the page's language. A
+  // refusal that names a page to go to (the step-up form, when the
+  // session must prove its second factor first) goes there.
   function getOptions(form, action) {
-    return fetch(form.dataset.optionsUrl + "?action=" + action, { credentials: "same-origin", headers: { Accept: "application/json" } })
+    var lang = form.querySelector("input[name=lang]");
+    var q = "?action=" + action + (lang && lang.value ? "&lang=" + encodeURIComponent(lang.value) : "");
+    return fetch(form.dataset.optionsUrl + q, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (res) {
-        if (!res.ok) throw new Error("options: " + res.status);
-        return res.json();
+        if (res.ok) return res.json();
+        return res.json().catch(function () { return {}; }).then(function (j) {
+          if (j && typeof j.url === "string" && j.url) {
+            window.location.assign(j.url);
+            var e = new Error("options: " + res.status);
+            e.name = "AbortError"; // leaving the page: no message
+            throw e;
+          }
+          throw new Error("options: " + res.status);
+        });
       });
   }
   // post sends the answer like the form would, asking for {url} (json=true).
@@ -114,7 +127,10 @@
       getOptions(reg, "register")
         .then(function (o) { return navigator.credentials.create({ publicKey: creationOptions(o.options) }); })
         .then(function (cred) { return post(reg, answerJSON(cred)); })
-        .catch(function (e) { showError(e && e.name === "NotAllowedError" ? "cancelled" : "failed"); });
+        .catch(function (e) {
+          if (e && e.name === "AbortError") return; // on the way to the step-up form
+          showError(e && e.name === "NotAllowedError" ? "cancelled" : "failed");
+        });
     });
   }
 })();

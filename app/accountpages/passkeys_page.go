@@ -108,12 +108,15 @@ func (h *Handler) postRemovePasskey(c echo.Context, rq *web.Request) error {
 }
 
 // passkeysFailed sends a refused rename or removal back to the page with
-// its message; anything else (the database failed at step what) is the
+// its message, or a recent session without the second factor to the
+// step-up form (as the two-factor settings do); anything else (the database failed at step what) is the
 // "try again later" page, as the other account pages answer, with the
 // cause logged once: nothing was changed.
 func (h *Handler) passkeysFailed(c echo.Context, rq *web.Request, what string, err error) error {
 	code := ""
 	switch {
+	case errors.Is(err, accounts.ErrStepUp): // recent, without the second factor (logged by the rule)
+		return h.kit.ToStepUp(c, rq, passkeysPage)
 	case errors.Is(err, accounts.ErrReauth):
 		code = string(signin.CodeSessionRequired)
 	case errors.Is(err, signin.ErrLastMethod):

@@ -322,13 +322,15 @@ func TestRemovingAPasskeyIsPrivileged(t *testing.T) {
 	w.st.passkeys["k1"] = models.Authenticator{ID: "k1", UserID: u.ID}
 	w.st.passkeys["k2"] = models.Authenticator{ID: "k2", UserID: u.ID}
 	old := accounts.SignedIn{UserID: u.ID, Since: now.Add(-11 * time.Minute), Methods: []string{"pwd", "otp", "mfa"}}
-	require.ErrorIs(t, w.rules.RemovePasskey(ctx, old, "k1"), accounts.ErrReauth)
+	err := w.rules.RemovePasskey(ctx, old, "k1")
+	require.ErrorIs(t, err, accounts.ErrReauth)
+	require.NotErrorIs(t, err, accounts.ErrStepUp, "too long ago: a new sign-in, not a code, mends it")
 
 	w.rules.SecondFactor = secondFactor{need: true}
 	pwd := accounts.SignedIn{UserID: u.ID, Since: now, Methods: []string{"pwd"}}
-	require.ErrorIs(t, w.rules.RemovePasskey(ctx, pwd, "k1"), accounts.ErrReauth)
+	require.ErrorIs(t, w.rules.RemovePasskey(ctx, pwd, "k1"), accounts.ErrStepUp, "recent, without the second factor: the step-up form")
 	w.rules.SecondFactor = secondFactor{err: errors.New("database down")}
-	err := w.rules.RemovePasskey(ctx, pwd, "k1")
+	err = w.rules.RemovePasskey(ctx, pwd, "k1")
 	require.Error(t, err)
 	require.NotErrorIs(t, err, accounts.ErrReauth, "the server's failure, not the user's")
 	require.Len(t, w.st.passkeys, 2, "nothing removed")

@@ -26,6 +26,10 @@ var (
 	ErrNothingToChange = errors.New("the address is the user's already")
 )
 
+// ErrStepUp is ErrReauth for a recent session that has not used the
+// second factor: the step-up form, not a new sign-in, mends it.
+var ErrStepUp = fmt.Errorf("%w, with the second factor", ErrReauth)
+
 // Centre is the storage of the account page's changes
 // (models/accountstore).
 type Centre interface {
@@ -144,7 +148,7 @@ func (s *Service) Privileged(ctx context.Context, who SignedIn) error {
 		return fmt.Errorf("ask whether two-factor is in force: %w", err)
 	case need:
 		s.Log.Info("the change needs a session that used the second factor", "user", who.UserID)
-		return ErrReauth
+		return ErrStepUp
 	}
 	return nil
 }

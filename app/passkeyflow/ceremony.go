@@ -113,15 +113,21 @@ func (h *Handler) CallbackWithoutCSRF(c echo.Context, rq *web.Request, _ config.
 	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/signin")+"?csrf=true"))
 }
 
-// webauthnError is the 400/401/503 body of GET /webauthn-options, as Auth.js's.
+// webauthnError is the 400/401/503 body of GET /webauthn-options, as
+// Auth.js's; URL (latchkey's own) is where the passkeys page's script
+// goes instead of showing the failure: the step-up form.
 type webauthnError struct {
 	Error string `json:"error"`
+	URL   string `json:"url,omitempty"`
 }
 
 // optionsRefused is a JSON answer of GET /webauthn-options, through Kit.Fail.
 func (h *Handler) optionsRefused(c echo.Context, status int, msg, what string, cause error) error {
-	return h.kit.Fail(c, nil, web.JSONError(status, webauthnError{msg}, what, cause))
+	return h.kit.Fail(c, nil, web.JSONError(status, webauthnError{Error: msg}, what, cause))
 }
+
+// passkeysPage is the passkeys page's path, where adding one returns.
+const passkeysPage = "/passkeys"
 
 // getWebAuthnOptions is Auth.js v5's GET /webauthn-options/:provider:
 // the options for navigator.credentials.get (action=authenticate, the
@@ -155,17 +161,20 @@ func (h *Handler) getWebAuthnOptions(c echo.Context) error {
 		}
 		body.Options = opts
 	case actionRegister:
-		uid, recent, err := h.signedInRecently(c)
+		uid, may, err := h.signedInRecently(c)
 		if err != nil && uid != "" { // the session was read, two-factor not: no sign-in would mend it
 			return h.optionsRefused(c, http.StatusServiceUnavailable, "Try again later", "passkey options: may the session add a passkey", err)
 		}
 		if err != nil { // as GET /session: an unreadable session is none
 			logs.RequestFailed(h.log, slog.LevelWarn, err, "passkey options: the session could not be read", "err", err)
 		}
-		if uid == "" {
+		switch {
+		case uid == "":
 			return h.optionsRefused(c, http.StatusUnauthorized, "Sign in before adding a passkey", "", nil)
-		}
-		if !recent {
+		case may == stepUp:
+			return c.JSON(http.StatusUnauthorized, webauthnError{Error: "Confirm with your second factor to add a passkey",
+				URL: h.kit.StepUpURL(c, nil, passkeysPage)}) // in the query's lang
+		case may != allowed:
 			return h.optionsRefused(c, http.StatusUnauthorized, "Sign in again to add a passkey", "", nil)
 		}
 		u, have, err := h.registrants.PasskeyRegistrant(ctx, uid)
@@ -209,10 +218,12 @@ func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) e
 		RefuseRegressed: p.CounterRegression != config.CounterWarn}
 	if action == actionRegister {
 		if err == nil {
-			switch uid, recent, rerr := h.signedInRecently(c); {
+			switch uid, may, rerr := h.signedInRecently(c); {
 			case rerr != nil && uid != "": // two-factor unreadable: the server's failure
 				err = signin.Failf(signin.CodeCallback, "passkey registration: %w", rerr)
-			case rerr != nil || !recent:
+			case rerr == nil && may == stepUp: // logged by signedInRecently; nothing added
+				return h.kit.ToStepUp(c, rq, passkeysPage)
+			case rerr != nil || may != allowed:
 				err = signin.Fail(signin.CodeSessionRequired, fmt.Errorf("passkey registration more than %s after signing in (or the session is unreadable: %v)", passkey.ReauthWindow, rerr))
 			}
 		}
@@ -228,10 +239,10 @@ func (h *Handler) Callback(c echo.Context, rq *web.Request, p config.Provider) e
 				level = slog.LevelError // the server's failure
 			}
 			logs.RequestFailed(h.log, level, err, "passkey not added", "code", string(signin.CodeOf(err)), "cause", err.Error())
-			return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/passkeys")+"?error="+url.QueryEscape(string(signin.CodeOf(wrapVerify(err))))))
+			return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(passkeysPage)+"?error="+url.QueryEscape(string(signin.CodeOf(wrapVerify(err))))))
 		}
 		h.log.Info("passkey added", "provider", id)
-		return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL("/passkeys")+"?added=1"))
+		return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.base.URL(passkeysPage)+"?added=1"))
 	}
 	if err != nil {
 		return signin.Fail(signin.CodeWebAuthnVerification, err)
@@ -252,29 +263,39 @@ func wrapVerify(err error) error {
 	return signin.Fail(signin.CodeWebAuthnVerification, err)
 }
 
+// mayAdd is whether a session may add a passkey (signedInRecently).
+type mayAdd int
+
+const (
+	notRecent mayAdd = iota // signed in too long ago: sign in again
+	stepUp                  // recent, but two-factor is on and the session did not use it: the step-up form
+	allowed
+)
+
 // signedInRecently is the signed-in user's id ("" when none) and whether
 // they may add a passkey: signed in within passkey.ReauthWindow and, when
-// two-factor is in force for them, with it (SecondFactor). A passkey that
-// verifies the user counts as two factors at sign-in, so a password
-// session from before two-factor was turned on must not add one.
-func (h *Handler) signedInRecently(c echo.Context) (uid string, recent bool, err error) {
+// two-factor is in force for them, with it (SecondFactor; stepUp
+// otherwise). A passkey that verifies the user counts as two factors at
+// sign-in, so a password session from before two-factor was turned on
+// must not add one.
+func (h *Handler) signedInRecently(c echo.Context) (uid string, may mayAdd, err error) {
 	ctx := c.Request().Context()
 	s, _, err := h.sessions.Read(ctx, c.Request())
 	if err != nil || s == nil {
-		return "", false, err
+		return "", notRecent, err
 	}
 	if h.now().Sub(s.SignedIn) > passkey.ReauthWindow {
-		return s.User.ID, false, nil
+		return s.User.ID, notRecent, nil
 	}
 	if h.secondFactor != nil {
 		need, err := h.secondFactor.NeedsSecondFactor(ctx, s.User.ID, s.Methods())
 		if err != nil {
-			return s.User.ID, false, fmt.Errorf("ask whether two-factor is in force: %w", err)
+			return s.User.ID, notRecent, fmt.Errorf("ask whether two-factor is in force: %w", err)
 		}
 		if need {
 			h.log.Info("passkey registration needs a session that used the second factor", "user", s.User.ID)
-			return s.User.ID, false, nil
+			return s.User.ID, stepUp, nil
 		}
 	}
-	return s.User.ID, true, nil
+	return s.User.ID, allowed, nil
 }

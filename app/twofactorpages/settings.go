@@ -3,7 +3,6 @@ package twofactorpages
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -247,8 +246,7 @@ func (h *Handler) signedIn(proven bool, next func(c echo.Context, rq *web.Reques
 			}
 			if need {
 				h.log.Info("two-factor settings need a session that used the second factor", "user", u.ID, "request_id", web.RequestID(c))
-				to := h.base.URL(stepPage) + "?" + url.Values{"callbackUrl": {h.base.URL(settingsPage)}}.Encode()
-				return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, to))
+				return h.kit.ToStepUp(c, rq, settingsPage)
 			}
 		}
 		return next(c, rq, u)

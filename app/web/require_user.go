@@ -41,3 +41,18 @@ func (k *Kit) ToSignIn(c echo.Context, rq *Request, page string) error {
 	to := k.base.URL("/signin") + "?" + url.Values{"callbackUrl": {k.base.URL(page)}}.Encode()
 	return k.SendRedirect(c, rq, k.WithLang(c, rq, to))
 }
+
+// StepUpURL is the step-up form for a signed-in session that must prove
+// its second factor before a change on page (a path below the base):
+// {base}/two-factor?callbackUrl=<page>, with the request's explicit
+// language. The form's code raises the session to two factors and returns
+// to page; nothing changes until then.
+func (k *Kit) StepUpURL(c echo.Context, rq *Request, page string) string {
+	to := k.base.URL("/two-factor") + "?" + url.Values{"callbackUrl": {k.base.URL(page)}}.Encode()
+	return k.WithLang(c, rq, to)
+}
+
+// ToStepUp sends the browser to StepUpURL.
+func (k *Kit) ToStepUp(c echo.Context, rq *Request, page string) error {
+	return k.SendRedirect(c, rq, k.StepUpURL(c, rq, page))
+}
