@@ -42,3 +42,31 @@ func TestCallbackKeepsChosenLanguage(t *testing.T) {
 		require.Equal(t, tc.want, got, "%s lang=%s", tc.callback, tc.lang)
 	}
 }
+
+// outage is a database error marked as models/failover marks one.
+type outage struct{}
+
+func (outage) Error() string     { return "no writable database" }
+func (outage) Unavailable() bool { return true }
+
+// The JSON answer to a database outage (the next-auth clients' fetches)
+// names the error page the client goes to: in the request's explicit
+// language, as every other redirect to latchkey's pages; without lang,
+// next-auth's URL as it is.
+func TestOutageAnswerKeepsChosenLanguage(t *testing.T) {
+	var logs bytes.Buffer
+	var counted []signin.Code
+	k := kit(t, &logs, &counted)
+	for _, tc := range []struct{ query, want string }{
+		{"?lang=fr", "http://localhost:3000/api/auth/error?error=TryLater&lang=fr"},
+		{"", "http://localhost:3000/api/auth/error?error=TryLater"},
+		{"?lang=sw", "http://localhost:3000/api/auth/error?error=TryLater"}, // not offered
+	} {
+		rec := fail(t, k, "/api/auth/session"+tc.query, func(_ echo.Context, rq *web.Request) error {
+			rq.JSONMode = true
+			return outage{}
+		})
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+		require.JSONEq(t, `{"error":"TryLater","url":"`+tc.want+`"}`, rec.Body.String(), tc.query)
+	}
+}

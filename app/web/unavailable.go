@@ -39,8 +39,8 @@ func SetRetryAfter(c echo.Context) { c.Response().Header()["Retry-After"] = retr
 //   - for the next-auth clients' fetches (v4's json=true, v5's
 //     X-Auth-Return-Redirect) and JSON callers, {"error":"TryLater","url":...}
 //     where url is the error page, which shows the sign-in page's "busy,
-//     try again" message (a client that follows url lands there; one that
-//     reads the error finds TryLater);
+//     try again" message (a client that follows url lands there, in the
+//     request's explicit language; one that reads the error finds TryLater);
 //   - for pages and forms, the "try again later" page.
 func (k *Kit) SendUnavailable(c echo.Context, rq *Request, cause error) error {
 	k.log.Warn("database unavailable", "path", c.Request().URL.Path, "err", cause, "request_id", RequestID(c))
@@ -48,7 +48,7 @@ func (k *Kit) SendUnavailable(c echo.Context, rq *Request, cause error) error {
 	if (rq != nil && (rq.JSONMode || rq.ReturnHeader)) || wantsJSON(c) {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{
 			"error": string(signin.CodeTryLater),
-			"url":   k.ErrorURL(signin.CodeTryLater),
+			"url":   k.WithLang(c, rq, k.ErrorURL(signin.CodeTryLater)),
 		})
 	}
 	n := views.PasswordNotice{Heading: "TryLaterHeading", Lines: []string{"TryLater"}}
