@@ -265,6 +265,11 @@ func TestExplicitLanguageSurvivesRedirects(t *testing.T) {
 	tag, dir, _, _ := pageLang(t, page.body)
 	require.Equal(t, []string{"ar", "rtl"}, []string{tag, dir})
 	require.Contains(t, page.body, ar.T("ErrorCredentialsSignin"))
+	// The same refusal to Auth.js v5's client (X-Auth-Return-Redirect),
+	// whose signIn() goes to url: straight to the sign-in page, in Arabic.
+	form := url.Values{"csrfToken": {e.csrf(c)}, "email": {"ar@example.com"}, "password": {"wrong horse battery"}, "lang": {"ar"}}
+	res = e.post(c, "/callback/credentials", form, "X-Auth-Return-Redirect", "1")
+	require.JSONEq(t, `{"url":"`+e.base+`/signin?code=credentials&error=CredentialsSignin&lang=ar"}`, res.body)
 
 	// A CSRF retry, with and without lang.
 	res = e.post(c, "/signin/email", url.Values{"csrfToken": {"forged"}, "email": {"x@example.com"}, "lang": {"ja"}})

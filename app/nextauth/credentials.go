@@ -39,6 +39,7 @@ func (h *Handler) credentialsCallback(c echo.Context, rq *web.Request, p config.
 //	                   JSON mode, else a 302 there (GET /error bounces it to the sign-in
 //	                   page); the v5 client (X-Auth-Return-Redirect) gets v5's 200
 //	                   {url: {base}/signin?error=CredentialsSignin&code={id}}
+//	                   (each with the request's explicit lang, when it has one)
 //	AccessDenied:      403 {url: {base}/error?error=AccessDenied} in JSON mode
 //	TryLater:          latchkey's own (every hashing slot taken, or the throttle's
 //	                   counters out of reach in the database): as CredentialsSignin
@@ -73,7 +74,7 @@ func (h *Handler) credentialsRefused(c echo.Context, rq *web.Request, p config.P
 	}
 	if rq.ReturnHeader && !rq.JSONMode {
 		to := h.base.URL("/signin") + "?" + url.Values{"error": {string(code)}, "code": {p.ID}}.Encode()
-		return h.kit.SendRedirect(c, rq, to)
+		return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, to))
 	}
 	to := h.kit.WithLang(c, rq, h.kit.ErrorURL(code)+"&provider="+url.QueryEscape(p.ID))
 	return h.kit.SendStatusRedirect(c, rq, status, to)
