@@ -260,6 +260,16 @@ func TestForwardAuthRedirect(t *testing.T) {
 		requireAuthzAnswer(t, e.authz(nil, authRequestPath, tc.headers...), http.StatusUnauthorized)
 	}
 
+	// A lang on the forward-auth address (the proxy's configuration, say
+	// Traefik's address: .../authz/forward-auth?lang=fr) is the sign-in
+	// page's language; one not offered is none. The forwarded URL's own
+	// query is the app's: its lang is not latchkey's to read.
+	app := fwd("https", "app.example.com", "/page?lang=de")
+	for q, want := range map[string]string{"?lang=fr": "&lang=fr", "?lang=sw": "", "": ""} {
+		res := e.authz(nil, forwardAuthPath+q, app...)
+		require.Equal(t, signIn("https://app.example.com/page?lang=de")+want, res.location(), q)
+	}
+
 	// The sign-in page takes the callbackUrl as next-auth does.
 	c := e.browser()
 	res := e.get(c, signIn("https://app.example.com/page?x=1"))

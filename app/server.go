@@ -316,7 +316,7 @@ func (w *wiring) build(idpClient *http.Client) error {
 	// it uses.
 	handlers := []mounter{
 		api.h,
-		forwardauth.New(api.h, w.groups, access.New(w.cfg.Access), w.front.proxies, w.policy, w.base, w.log),
+		forwardauth.New(api.h, w.groups, access.New(w.cfg.Access), w.front.proxies, w.policy, w.langs, w.base, w.log),
 		ops.New(w.store, w.log, w.base.Path, openAPI, w.theme.css),
 		accountPages,
 		passkeys,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/access"
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/proxies"
 	"github.com/latchkey-auth/latchkey/app/redirect"
 	"github.com/latchkey-auth/latchkey/app/session"
@@ -66,6 +67,12 @@ type Groups interface {
 	OfRead(userID string, verifiedEmail *string, stored []string) []string
 }
 
+// Langs names the offered language a lang parameter asks for
+// (*i18n.Catalog).
+type Langs interface {
+	Param(s string) (*i18n.Lang, bool)
+}
+
 // Handler owns GET (any method) /authz/auth-request and /authz/forward-auth.
 type Handler struct {
 	sessions  Sessions
@@ -73,6 +80,7 @@ type Handler struct {
 	access    access.Policy
 	proxies   proxies.Trusted
 	redirects redirect.Policy
+	langs     Langs
 	signInURL string // {base}/signin
 	stepUpURL string // {base}/two-factor
 	log       *slog.Logger
@@ -86,9 +94,10 @@ type Handler struct {
 
 // New builds the handler: groups answers users' groups, rules are the
 // compiled access rules, trusted the proxies whose forwarding headers are
-// believed, redirects the policy a sign-in's callbackUrl must pass.
-func New(sessions Sessions, groups Groups, rules access.Policy, trusted proxies.Trusted, redirects redirect.Policy, base config.Base, log *slog.Logger) *Handler {
-	return &Handler{sessions: sessions, groups: groups, access: rules, proxies: trusted, redirects: redirects,
+// believed, redirects the policy a sign-in's callbackUrl must pass, langs
+// the languages a lang parameter may name.
+func New(sessions Sessions, groups Groups, rules access.Policy, trusted proxies.Trusted, redirects redirect.Policy, langs Langs, base config.Base, log *slog.Logger) *Handler {
+	return &Handler{sessions: sessions, groups: groups, access: rules, proxies: trusted, redirects: redirects, langs: langs,
 		signInURL: base.URL("/signin"), stepUpURL: base.URL("/two-factor"), log: log}
 }
 
@@ -224,10 +233,16 @@ func identityHeader(v string) bool {
 // never one back to a host latchkey does not know.
 // toSignIn answers a browser that must sign in (again) first: 401, or for
 // forward-auth a 302 to page (the sign-in page, or the step-up) with the
-// original URL as its callbackUrl.
+// original URL as its callbackUrl, and the forward-auth request's own lang
+// parameter when it names an offered language (an operator may give each
+// protected host's address one: Traefik's address, Caddy's uri). The
+// original URL's query is the app's, and its lang is not read.
 func (h *Handler) toSignIn(c echo.Context, sendToSignIn bool, page string) error {
 	if sendToSignIn {
 		if to, ok := h.signInRedirect(c.Request(), page); ok {
+			if l, ok := h.langs.Param(c.QueryParam("lang")); ok {
+				to += "&lang=" + l.Tag() // a catalogue tag: nothing to escape
+			}
 			return c.Redirect(http.StatusFound, to)
 		}
 	}
