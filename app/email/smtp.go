@@ -156,8 +156,12 @@ func (s *SMTP) message(m Message) (*mail.Msg, error) {
 	msg.SetMessageIDWithValue(messageID(msg))
 	// RFC 3834: every mail latchkey sends is machine-made, so vacation
 	// responders and other auto-repliers leave it unanswered (their
-	// replies would go to a no-reply address or bounce).
+	// replies would go to a no-reply address or bounce). Exchange and
+	// Outlook ignore Auto-Submitted and read X-Auto-Response-Suppress
+	// ([MS-OXCMAIL] 2.2.3.2.14) instead: All suppresses out-of-office
+	// replies, read and delivery receipts and other automatic answers.
 	msg.SetGenHeader("Auto-Submitted", "auto-generated")
+	msg.SetGenHeader("X-Auto-Response-Suppress", "All")
 	if err := msg.To(m.To); err != nil {
 		return nil, fmt.Errorf("recipient %q: %w", Mask(m.To), masked(err, m.To))
 	}

@@ -63,6 +63,11 @@ func TestSMTPDeliversMultipartAlternative(t *testing.T) {
 	if got := p.Header["Auto-Submitted"]; len(got) != 1 || got[0] != "auto-generated" {
 		t.Fatalf("Auto-Submitted %q, want one auto-generated", got)
 	}
+	// Exchange and Outlook ignore Auto-Submitted: their out-of-office
+	// and other automatic replies look at this header instead.
+	if got := p.Header["X-Auto-Response-Suppress"]; len(got) != 1 || got[0] != "All" {
+		t.Fatalf("X-Auto-Response-Suppress %q, want one All", got)
+	}
 	// The id's domain is the From address's, not this machine's name
 	// (in a container, its id): nothing internal reaches the recipients.
 	if id := p.Header.Get("Message-Id"); !regexp.MustCompile(`^<[0-9a-f]{32}@example\.com>$`).MatchString(id) {
