@@ -32,6 +32,17 @@ func TestPasswordResetFlow(t *testing.T) {
 			link, subject := e.flowLink(n+1, "/reset/confirm")
 			require.Contains(t, subject, "Choose a new password")
 			token := linkQuery(t, link).Get("token")
+			// The delivery's log line names the kind of mail, not the
+			// address or the link.
+			var delivered []string
+			for _, l := range strings.Split(e.logs.String(), "\n") {
+				if strings.Contains(l, "password reset e-mail delivered") {
+					delivered = append(delivered, l)
+				}
+			}
+			require.Len(t, delivered, 1, e.logs.String())
+			require.Contains(t, delivered[0], "to=r***@example.com")
+			require.NotContains(t, delivered[0], token)
 
 			c := e.browser()
 			page := e.get(c, link)

@@ -27,10 +27,11 @@ type Mailer struct {
 }
 
 // send renders d and delivers it to an address, or without an SMTP server
-// writes its link to the log (development only, as sign-in links).
-func (m Mailer) send(ctx context.Context, to string, d views.AccountEmail) error {
+// writes its link to the log (development only, as sign-in links). kind
+// names the mail in the log ("password reset").
+func (m Mailer) send(ctx context.Context, to, kind string, d views.AccountEmail) error {
 	if m.Sender == nil {
-		m.Log.Warn("no SMTP server configured: account e-mail written to the log (development only)",
+		m.Log.Warn("no SMTP server configured: "+kind+" e-mail written to the log (development only)",
 			"subject", d.Subject, "to", email.Mask(to), "url", d.URL)
 		return nil
 	}
@@ -43,11 +44,11 @@ func (m Mailer) send(ctx context.Context, to string, d views.AccountEmail) error
 		return fmt.Errorf("render e-mail HTML: %w", err)
 	}
 	err := m.Sender.Send(ctx, email.Message{
-		From: m.From, To: to, Subject: d.Subject, Text: text.String(), HTML: html.String(),
+		Kind: kind, From: m.From, To: to, Subject: d.Subject, Text: text.String(), HTML: html.String(),
 	})
 	if err != nil {
 		m.Metrics.EmailFailed()
-		return fmt.Errorf("send account e-mail: %w", err)
+		return fmt.Errorf("send %s e-mail: %w", kind, err)
 	}
 	m.Metrics.EmailSent()
 	return nil
@@ -83,15 +84,15 @@ func (m mails) page(ctx context.Context, page string) string {
 func (m mails) host() string { return web.HostOf(m.base.Origin) }
 
 func (m mails) SignUpLink(ctx context.Context, to, token string) error {
-	return m.mailer.send(ctx, to, views.SignUpEmail(m.kit.MailLang(ctx), m.host(), m.link(ctx, "/signup/verify", token)))
+	return m.mailer.send(ctx, to, "sign-up", views.SignUpEmail(m.kit.MailLang(ctx), m.host(), m.link(ctx, "/signup/verify", token)))
 }
 
 func (m mails) SignUpExisting(ctx context.Context, to string) error {
-	return m.mailer.send(ctx, to, views.SignUpExistingEmail(m.kit.MailLang(ctx), m.host(), m.page(ctx, "/reset")))
+	return m.mailer.send(ctx, to, "sign-up (existing account)", views.SignUpExistingEmail(m.kit.MailLang(ctx), m.host(), m.page(ctx, "/reset")))
 }
 
 func (m mails) ResetLink(ctx context.Context, to, token string) error {
-	return m.mailer.send(ctx, to, views.ResetEmail(m.kit.MailLang(ctx), m.host(), m.link(ctx, "/reset/confirm", token)))
+	return m.mailer.send(ctx, to, "password reset", views.ResetEmail(m.kit.MailLang(ctx), m.host(), m.link(ctx, "/reset/confirm", token)))
 }
 
 func (m mails) ResetUnknown(ctx context.Context, to string) error {
@@ -99,7 +100,7 @@ func (m mails) ResetUnknown(ctx context.Context, to string) error {
 	if !m.offers.signUpOff() {
 		signUp = m.page(ctx, "/signup")
 	}
-	return m.mailer.send(ctx, to, views.ResetUnknownEmail(m.kit.MailLang(ctx), m.host(), signUp))
+	return m.mailer.send(ctx, to, "password reset (no account)", views.ResetUnknownEmail(m.kit.MailLang(ctx), m.host(), signUp))
 }
 
 func (m mails) MethodAdded(ctx context.Context, to, provider string) error {
@@ -107,47 +108,47 @@ func (m mails) MethodAdded(ctx context.Context, to, provider string) error {
 	if !m.offers.resetOff() {
 		resetURL = m.page(ctx, "/reset")
 	}
-	return m.mailer.send(ctx, to, views.MethodAddedEmail(m.kit.MailLang(ctx), m.host(), provider, resetURL))
+	return m.mailer.send(ctx, to, "sign-in method added", views.MethodAddedEmail(m.kit.MailLang(ctx), m.host(), provider, resetURL))
 }
 
 func (m mails) TwoFactorChanged(ctx context.Context, to string, event accounts.TwoFactorEvent, left int) error {
 	l := m.kit.MailLang(ctx)
 	switch event {
 	case accounts.TwoFactorTurnedOn:
-		return m.mailer.send(ctx, to, views.TwoFactorOnEmail(l, m.host()))
+		return m.mailer.send(ctx, to, "two-factor on", views.TwoFactorOnEmail(l, m.host()))
 	case accounts.TwoFactorTurnedOff:
-		return m.mailer.send(ctx, to, views.TwoFactorOffEmail(l, m.host()))
+		return m.mailer.send(ctx, to, "two-factor off", views.TwoFactorOffEmail(l, m.host()))
 	case accounts.RecoveryCodesReplaced:
-		return m.mailer.send(ctx, to, views.RecoveryCodesReplacedEmail(l, m.host()))
+		return m.mailer.send(ctx, to, "recovery codes replaced", views.RecoveryCodesReplacedEmail(l, m.host()))
 	default:
-		return m.mailer.send(ctx, to, views.RecoveryCodeUsedEmail(l, m.host(), left))
+		return m.mailer.send(ctx, to, "recovery code used", views.RecoveryCodeUsedEmail(l, m.host(), left))
 	}
 }
 
 func (m mails) MethodRemoved(ctx context.Context, to, provider string) error {
-	return m.mailer.send(ctx, to, views.MethodRemovedEmail(m.kit.MailLang(ctx), m.host(), provider))
+	return m.mailer.send(ctx, to, "sign-in method removed", views.MethodRemovedEmail(m.kit.MailLang(ctx), m.host(), provider))
 }
 
 func (m mails) PasskeyChanged(ctx context.Context, to string, added bool) error {
 	l := m.kit.MailLang(ctx)
 	if added {
-		return m.mailer.send(ctx, to, views.PasskeyAddedEmail(l, m.host(), m.page(ctx, passkeysPage)))
+		return m.mailer.send(ctx, to, "passkey added", views.PasskeyAddedEmail(l, m.host(), m.page(ctx, passkeysPage)))
 	}
-	return m.mailer.send(ctx, to, views.PasskeyRemovedEmail(l, m.host()))
+	return m.mailer.send(ctx, to, "passkey removed", views.PasskeyRemovedEmail(l, m.host()))
 }
 
 func (m mails) EmailChangeLink(ctx context.Context, to, token string) error {
-	return m.mailer.send(ctx, to, views.EmailChangeLinkEmail(m.kit.MailLang(ctx), m.host(), m.link(ctx, "/account/email/confirm", token)))
+	return m.mailer.send(ctx, to, "address change", views.EmailChangeLinkEmail(m.kit.MailLang(ctx), m.host(), m.link(ctx, "/account/email/confirm", token)))
 }
 
 func (m mails) EmailInUse(ctx context.Context, to string) error {
-	return m.mailer.send(ctx, to, views.EmailInUseEmail(m.kit.MailLang(ctx), m.host()))
+	return m.mailer.send(ctx, to, "address change (address in use)", views.EmailInUseEmail(m.kit.MailLang(ctx), m.host()))
 }
 
 func (m mails) EmailChanged(ctx context.Context, to, newAddr string) error {
-	return m.mailer.send(ctx, to, views.EmailChangedEmail(m.kit.MailLang(ctx), m.host(), newAddr))
+	return m.mailer.send(ctx, to, "address changed", views.EmailChangedEmail(m.kit.MailLang(ctx), m.host(), newAddr))
 }
 
 func (m mails) AccountDeleted(ctx context.Context, to string) error {
-	return m.mailer.send(ctx, to, views.AccountDeletedEmail(m.kit.MailLang(ctx), m.host()))
+	return m.mailer.send(ctx, to, "account deleted", views.AccountDeletedEmail(m.kit.MailLang(ctx), m.host()))
 }

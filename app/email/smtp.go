@@ -18,11 +18,22 @@ import (
 
 // Message is one rendered e-mail.
 type Message struct {
+	// Kind names the mail in log lines ("sign-in", "password reset"):
+	// the subject may hold a user's words, the body holds the link.
+	Kind    string
 	From    string
 	To      string
 	Subject string
 	Text    string
 	HTML    string
+}
+
+// what is how log lines and errors name m: "password reset e-mail".
+func (m Message) what() string {
+	if m.Kind == "" {
+		return "e-mail"
+	}
+	return m.Kind + " e-mail"
 }
 
 // Sender delivers a message. SMTP is the real one; handlers depend on this
@@ -95,9 +106,9 @@ func NewSMTP(server string, opts SMTPOptions) (*SMTP, error) {
 func (s *SMTP) Addr() string { return s.srv.Addr() }
 
 // Send delivers m as multipart/alternative (text, then HTML). A delivery is
-// logged with the server and recipient; a failure is returned for the
-// caller to log once. Neither ever includes the body (it holds the sign-in
-// link) nor the credentials.
+// logged with its kind, the server and the masked recipient; a failure is
+// returned for the caller to log once. Neither ever includes the body (it
+// holds the link) nor the credentials.
 func (s *SMTP) Send(ctx context.Context, m Message) error {
 	msg, err := s.message(m)
 	if err != nil {
@@ -124,10 +135,10 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 		_ = conn.Close()
 	}
 	if err != nil {
-		return fmt.Errorf("e-mail not delivered to %s via %s after %v: %w",
-			Mask(m.To), s.Addr(), time.Since(start).Round(time.Millisecond), masked(s.explain(err), m.To))
+		return fmt.Errorf("%s not delivered to %s via %s after %v: %w",
+			m.what(), Mask(m.To), s.Addr(), time.Since(start).Round(time.Millisecond), masked(s.explain(err), m.To))
 	}
-	s.log.Info("sign-in e-mail delivered", "server", s.Addr(), "to", Mask(m.To),
+	s.log.Info(m.what()+" delivered", "server", s.Addr(), "to", Mask(m.To),
 		"duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }

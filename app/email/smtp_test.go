@@ -17,6 +17,7 @@ import (
 const secretPass = "p:ss@w0rd/%"
 
 var testMessage = email.Message{
+	Kind:    "sign-in",
 	From:    "Sign in <no-reply@example.com>",
 	To:      "alice@example.com",
 	Subject: "Sign in to example.com",

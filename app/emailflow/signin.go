@@ -86,6 +86,7 @@ func (m Mailer) SendLink(ctx context.Context, to, link string) error {
 		return fmt.Errorf("render e-mail HTML: %w", err)
 	}
 	err := m.Sender.Send(ctx, email.Message{
+		Kind:    "sign-in",
 		From:    m.From,
 		To:      to,
 		Subject: views.SignInEmailSubject(d),
