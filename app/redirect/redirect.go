@@ -5,6 +5,8 @@ package redirect
 import (
 	"net/url"
 	"strings"
+
+	"github.com/latchkey-auth/latchkey/app/config/weborigin"
 )
 
 // maxLen bounds what we are willing to parse.
@@ -22,24 +24,22 @@ type Policy struct {
 // NewPolicy builds a policy for the service origin (scheme://host[:port]) and extra allowed origins.
 func NewPolicy(origin string, allowed []string) Policy {
 	origin = strings.ToLower(strings.TrimRight(origin, "/"))
-	p := Policy{origin: origin, allowed: map[string]bool{withoutDefaultPort(origin): true}, plainOrigin: plain(origin)}
+	p := Policy{origin: origin, allowed: map[string]bool{key(origin): true}, plainOrigin: plain(origin)}
 	for _, o := range allowed {
-		p.allowed[withoutDefaultPort(strings.ToLower(strings.TrimRight(o, "/")))] = true
+		p.allowed[key(o)] = true
 	}
 	return p
 }
 
-// withoutDefaultPort drops the scheme's default port from a lower-case
-// origin: https://x:443 is https://x, as a browser says (a proxy's
-// X-Forwarded-Host may carry the port, an operator's allow-list may too).
-func withoutDefaultPort(origin string) string {
-	switch {
-	case strings.HasPrefix(origin, "https://"):
-		return strings.TrimSuffix(origin, ":443")
-	case strings.HasPrefix(origin, "http://"):
-		return strings.TrimSuffix(origin, ":80")
+// key is an origin as new URL() writes it (weborigin.Normal: lower-case
+// ASCII host, https://x:443 is https://x), the form originOf gives;
+// one that is not an http(s) origin is kept lower-case, so no target
+// matches it.
+func key(origin string) string {
+	if o, ok := weborigin.Normal(origin); ok {
+		return o
 	}
-	return origin
+	return strings.ToLower(strings.TrimRight(origin, "/"))
 }
 
 // Origin is the fallback target (next-auth's baseUrl).
@@ -114,7 +114,7 @@ func (p Policy) resolve(target string) (resolved string, ok bool) {
 			return p.origin, false
 		}
 		u, err := url.Parse(p.origin + target)
-		if err != nil || p.originOf(u) != withoutDefaultPort(p.origin) {
+		if err != nil || originOf(u) != key(p.origin) {
 			return p.origin, false
 		}
 		return p.origin + target, true
@@ -123,19 +123,27 @@ func (p Policy) resolve(target string) (resolved string, ok bool) {
 	if err != nil || u.Opaque != "" || u.User != nil {
 		return p.origin, false
 	}
-	if o := p.originOf(u); o != "" && p.allowed[o] {
-		return target, true
+	if o := originOf(u); o != "" && p.allowed[o] {
+		// A Unicode host goes out as new URL() writes it, in ASCII: the
+		// same place, in a Location header that is plain ASCII.
+		return weborigin.ASCIIHostURL(target), true
 	}
 	return p.origin, false
 }
 
-// originOf is u's origin, lower-case and without its scheme's default
-// port ("" for no http(s) origin).
-func (p Policy) originOf(u *url.URL) string {
+// originOf is u's origin as next-auth's new URL(url).origin check reads
+// it (weborigin.Origin: Bücher.example is xn--bcher-kva.example, the
+// default port left out), "" for no http(s) origin or a host new URL()
+// refuses.
+func originOf(u *url.URL) string {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return ""
 	}
-	return withoutDefaultPort(strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host))
+	o, err := weborigin.Origin(u)
+	if err != nil {
+		return ""
+	}
+	return o
 }
 
 func hasControl(s string) bool {

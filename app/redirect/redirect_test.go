@@ -1,6 +1,7 @@
 package redirect_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -10,7 +11,8 @@ import (
 )
 
 func TestResolve(t *testing.T) {
-	p := redirect.NewPolicy("http://localhost:3000", []string{"https://app.example.com", "HTTPS://Upper.Example.com/", "https://web.example.com:443"})
+	p := redirect.NewPolicy("http://localhost:3000", []string{"https://app.example.com", "HTTPS://Upper.Example.com/", "https://web.example.com:443",
+		"https://xn--bcher-kva.example"})
 	const origin = "http://localhost:3000"
 	cases := []struct {
 		in   string
@@ -32,8 +34,15 @@ func TestResolve(t *testing.T) {
 		{"https://APP.example.com/home", "https://APP.example.com/home", true}, // uppercase host
 		{"http://localhost:3000#@evil.test", "http://localhost:3000#@evil.test", true},
 		{"http://localhost:3000?u=https://evil.test", "http://localhost:3000?u=https://evil.test", true},
-		{"https://app.example.com:443/home", "https://app.example.com:443/home", true}, // the default port
-		{"https://web.example.com/", "https://web.example.com/", true},                 // allowed as https://web.example.com:443
+		{"https://app.example.com:443/home", "https://app.example.com:443/home", true},   // the default port
+		{"https://web.example.com/", "https://web.example.com/", true},                   // allowed as https://web.example.com:443
+		{"https://app.example.com:0443/home", "https://app.example.com:0443/home", true}, // port 443, as new URL() reads it
+		// A Unicode host is the xn-- one, as new URL() reads it, and the
+		// browser is sent to the xn-- form.
+		{"https://bücher.example/x?y=ü#z", "https://xn--bcher-kva.example/x?y=ü#z", true},
+		{"HTTPS://BÜCHER.Example:443/x", "HTTPS://xn--bcher-kva.example:443/x", true},
+		{"https://bücher．example/", "https://xn--bcher-kva.example/", true}, // a full-width dot
+		{"https://xn--bcher-kva.example/x", "https://xn--bcher-kva.example/x", true},
 
 		// Rejected: fall back to the origin.
 		{"", origin, false},
@@ -84,9 +93,13 @@ func TestResolve(t *testing.T) {
 		{"http://app.example.com:443/home", origin, false},
 		{"https://app.example.com:80/home", origin, false},
 		{"https://app.example.com:8443/home", origin, false},
-		{"https://app.example.com:0443/home", origin, false},
 		{"https://app.example.com.evil.test/", origin, false},
 		{"http://еvil.test", origin, false}, // Cyrillic е
+		{"https://bücher.example.evil.test/", origin, false},
+		{"https://bucher.example/", origin, false},
+		{"https://xn--bcher-kva.example@evil.test/", origin, false},
+		{"https://bücher.example\u00ad.evil.test/", origin, false},
+		{"https://xn--/", origin, false}, // not a name new URL() reads
 		{"/" + strings.Repeat("a", 4096), origin, false},
 	}
 	for _, tc := range cases {
@@ -119,9 +132,11 @@ func FuzzResolve(f *testing.F) {
 		f.Add(s)
 	}
 	p := redirect.NewPolicy("http://localhost:3000", []string{"https://app.example.com"})
+	// https://app.example.com:0443 is port 443 too, as new URL() reads it.
+	defaultPort := regexp.MustCompile(`^https://app\.example\.com:0*443\b`)
 	f.Fuzz(func(t *testing.T, in string) {
 		got, _ := p.Resolve(in)
-		lower := strings.Replace(strings.ToLower(got), "https://app.example.com:443", "https://app.example.com", 1)
+		lower := defaultPort.ReplaceAllString(strings.ToLower(got), "https://app.example.com")
 		if !(strings.HasPrefix(lower, "http://localhost:3000/") || lower == "http://localhost:3000" ||
 			strings.HasPrefix(lower, "http://localhost:3000?") || strings.HasPrefix(lower, "http://localhost:3000#") ||
 			strings.HasPrefix(lower, "https://app.example.com/") || lower == "https://app.example.com" ||
