@@ -293,12 +293,19 @@ func TestEmailSignInHook(t *testing.T) {
 	require.EqualValues(t, 1, e.counts().Users)
 }
 
-// callbacks.allowed_email_domains (the default SignIn hook) applies to e-mail sign-in.
+// callbacks.allowed_email_domains (the default SignIn hook) applies to
+// e-mail sign-in; a domain listed with its Unicode name admits an address
+// written with the xn-- one, and the reverse.
 func TestEmailAllowedDomains(t *testing.T) {
-	e := startMail(t, envOpts{config: func(c *config.Config) { c.Callbacks.AllowedEmailDomains = []string{"example.com"} }})
+	e := startMail(t, envOpts{config: func(c *config.Config) {
+		c.Callbacks.AllowedEmailDomains = []string{"example.com", "Bücher.example", "xn--mnchen-3ya.de"}
+	}})
 	e.requireError(e.requestLink(e.browser(), "eve@evil.test", nil), "AccessDenied")
+	e.requireError(e.requestLink(e.browser(), "eve@bucher.example", nil), "AccessDenied")
 	require.Equal(t, http.StatusFound, e.requestLink(e.browser(), "alice@example.com", nil).StatusCode)
-	require.Len(t, e.smtp.Mails(), 1)
+	require.Equal(t, http.StatusFound, e.requestLink(e.browser(), "ada@xn--bcher-kva.example", nil).StatusCode)
+	require.Equal(t, http.StatusFound, e.requestLink(e.browser(), "max@münchen.de", nil).StatusCode)
+	require.Len(t, e.smtp.Mails(), 3)
 }
 
 // Hostile or malformed callback input is a clean error, never a 500.

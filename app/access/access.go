@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/email"
 )
 
 // Policy is the compiled list of rules, in order. The zero Policy has no
@@ -118,11 +119,13 @@ func (r rule) hasMember(groups []string) bool {
 	return false
 }
 
-func (r rule) admits(email string) bool {
-	email = strings.ToLower(email)
-	if r.emails[email] {
-		return true
+// admits compares the address as email.Comparable writes it (the domain
+// in ASCII, as config writes the rules'); one whose domain is no name is
+// admitted by no address or domain.
+func (r rule) admits(addr string) bool {
+	addr, ok := email.Comparable(addr)
+	if !ok {
+		return false
 	}
-	at := strings.LastIndexByte(email, '@')
-	return at > 0 && r.domains[email[at+1:]]
+	return r.emails[addr] || r.domains[addr[strings.LastIndexByte(addr, '@')+1:]]
 }

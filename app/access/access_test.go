@@ -44,6 +44,17 @@ func TestPolicy(t *testing.T) {
 	require.True(t, access.Policy{}.Allows("", nil, nil), "no rules: any signed-in user, host known or not")
 	require.True(t, access.Policy{}.Empty())
 
+	// The lists are in ASCII (config writes them so); an address is
+	// compared in ASCII too, whichever way its domain is spelled, and one
+	// whose domain is no name matches nothing.
+	idn := access.New([]config.AccessRule{{Hosts: []string{"*"}, Domains: []string{"xn--bcher-kva.example"}, Emails: []string{"ada@xn--mnchen-3ya.de"}}})
+	require.True(t, idn.Allows("app.example.com", str("x@Bücher.example"), nil))
+	require.True(t, idn.Allows("app.example.com", str("x@xn--bcher-kva.example"), nil))
+	require.True(t, idn.Allows("app.example.com", str("Ada@München.de"), nil))
+	require.False(t, idn.Allows("app.example.com", str("bob@München.de"), nil))
+	require.False(t, idn.Allows("app.example.com", str("x@bucher.example"), nil))
+	require.False(t, idn.Allows("app.example.com", str("x@xn--bcher-kva.example.evil.net"), nil))
+
 	all := access.New([]config.AccessRule{{Hosts: []string{"public.example.com"}, Domains: []string{"example.net"}}, {Hosts: []string{"*"}, Emails: []string{"root@example.com"}}})
 	require.True(t, all.Allows("public.example.com", str("x@example.net"), nil))
 	require.False(t, all.Allows("anything.example.com", str("x@example.net"), nil))

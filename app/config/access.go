@@ -104,12 +104,12 @@ func (c *Config) validateAccess(add func(string, ...any)) {
 		}
 		for _, e := range r.Emails {
 			local, domain, ok := strings.Cut(e, "@")
-			if !ok || local == "" || !hostName.MatchString(domain) || strings.ContainsAny(e, " \t\r\n") {
+			if !ok || local == "" || !validMailDomain(domain) || strings.ContainsAny(e, " \t\r\n") {
 				add("access[%d]: %q is not an e-mail address", i, e)
 			}
 		}
 		for _, d := range r.Domains {
-			if !hostName.MatchString(strings.TrimPrefix(d, "@")) {
+			if !validMailDomain(strings.TrimPrefix(d, "@")) {
 				add("access[%d]: domain %q must be a domain like example.com", i, d)
 			}
 		}

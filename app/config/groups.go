@@ -41,7 +41,7 @@ func (c *Config) validateGroups(add func(string, ...any)) {
 			add("groups.rules[%d]: domains is empty (list domains like example.com)", i)
 		}
 		for _, d := range r.Domains {
-			if !hostName.MatchString(strings.TrimPrefix(d, "@")) {
+			if !validMailDomain(strings.TrimPrefix(d, "@")) {
 				add("groups.rules[%d]: domain %q must be a domain like example.com", i, d)
 			}
 		}

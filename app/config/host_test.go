@@ -125,3 +125,45 @@ func TestNormalizeWritesNamesAsBrowsersSendThem(t *testing.T) {
 	require.NotContains(t, err.Error(), "access[0]")
 	require.NotContains(t, err.Error(), "passkey")
 }
+
+// The lists of addresses and domains (access rules, allowed_email_domains,
+// group rules, two_factor.required_for) are written in ASCII, the form
+// email.Comparable writes an address in; a name that is no valid IDN is
+// refused rather than left to match nothing.
+func TestNormalizeWritesMailDomainsInASCII(t *testing.T) {
+	c := config.Defaults()
+	c.ServiceURL = "https://auth.example.com/api/auth"
+	c.Secret = strings.Repeat("s", 32)
+	c.Access = []config.AccessRule{{Hosts: []string{"*"}, Domains: []string{"Bücher.example", "@München.de"}, Emails: []string{"Ada@Bücher.example"}}}
+	c.Callbacks.AllowedEmailDomains = []string{"bücher.example", "@xn--mnchen-3ya.de"}
+	c.Groups.Rules = []config.GroupRule{{Domains: []string{"BÜCHER.example"}, Groups: []string{"readers"}}}
+	c.TwoFactor.Mode = config.TwoFactorRequired
+	c.TwoFactor.RequiredFor = []string{"bücher.example", " ada@München.de"}
+	c.Normalize()
+	require.Equal(t, []string{"xn--bcher-kva.example", "@xn--mnchen-3ya.de"}, c.Access[0].Domains)
+	require.Equal(t, []string{"Ada@xn--bcher-kva.example"}, c.Access[0].Emails)
+	require.Equal(t, []string{"xn--bcher-kva.example", "@xn--mnchen-3ya.de"}, c.Callbacks.AllowedEmailDomains)
+	require.Equal(t, []string{"xn--bcher-kva.example"}, c.Groups.Rules[0].Domains)
+	require.Equal(t, []string{"xn--bcher-kva.example", "ada@xn--mnchen-3ya.de"}, c.TwoFactor.RequiredList())
+	_, err := c.Validate(func(string) ([]string, bool) { return nil, false })
+	require.NoError(t, err)
+
+	c.Access[0].Domains = []string{"xn--zz.example", "a\u200db.example"}
+	c.Access[0].Emails = []string{"ada@xn--zz.example"}
+	c.Callbacks.AllowedEmailDomains = []string{"xn--zz.example", "*.example.com"}
+	c.Groups.Rules[0].Domains = []string{"xn--zz.example"}
+	c.TwoFactor.RequiredFor = []string{"xn--zz.example"}
+	c.Normalize()
+	_, err = c.Validate(func(string) ([]string, bool) { return nil, false })
+	for _, want := range []string{
+		`access[0]: domain "xn--zz.example" must be a domain`,
+		`access[0]: domain "a\u200db.example" must be a domain`,
+		`access[0]: "ada@xn--zz.example" is not an e-mail address`,
+		`callbacks.allowed_email_domains: "xn--zz.example" must be a domain`,
+		`callbacks.allowed_email_domains: "*.example.com" must be a domain`,
+		`groups.rules[0]: domain "xn--zz.example" must be a domain`,
+		`two_factor.required_for: "xn--zz.example" is neither`,
+	} {
+		require.ErrorContains(t, err, want)
+	}
+}

@@ -57,7 +57,7 @@ func (c *Config) validateTwoFactor(add func(string, ...any)) {
 	}
 	for _, r := range t.RequiredList() {
 		name := r[strings.LastIndexByte(r, '@')+1:]
-		if name == "" || strings.Count(r, "@") > 1 || !hostName.MatchString(name) || (strings.Contains(r, "@") && strings.HasPrefix(r, "@")) {
+		if name == "" || strings.Count(r, "@") > 1 || !validMailDomain(name) || (strings.Contains(r, "@") && strings.HasPrefix(r, "@")) {
 			add("two_factor.required_for: %q is neither an address (ada@example.com) nor a domain (example.com)", r)
 		}
 	}

@@ -111,6 +111,11 @@ func (c *Config) Validate(known Catalogue) (warnings []string, err error) {
 	c.validateCookieDomain(add)
 	c.validateAccess(add)
 	c.validateGroups(add)
+	for _, d := range c.Callbacks.AllowedEmailDomains {
+		if !validMailDomain(strings.TrimPrefix(d, "@")) {
+			add("callbacks.allowed_email_domains: %q must be a domain like example.com", d)
+		}
+	}
 	c.validateTheme(add)
 	c.validateI18n(add)
 	c.validateTwoFactor(add)

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/latchkey-auth/latchkey/app/config/weborigin"
 )
 
 // ErrInvalidAddress is returned by Normalize for input that is not one
@@ -65,4 +67,25 @@ func Normalize(raw string) (string, error) {
 func deliveredAsIs(addr string) bool {
 	a, err := mail.ParseAddress(addr)
 	return err == nil && a.Name == "" && a.Address == addr
+}
+
+// Comparable is addr as the configured lists of addresses and domains
+// (access rules, allowed_email_domains, group rules,
+// two_factor.required_for) compare it: lower-case, its domain in ASCII as
+// new URL() writes a host (x@Bücher.example is x@xn--bcher-kva.example),
+// the form config writes those lists in. One mailbox is then one entry
+// whichever way a provider, a user or an operator spelled its domain.
+// ok is false when addr has no "@" or its domain is no valid name: such
+// an address matches no entry (callers fail closed). The stored address
+// stays as it was written (next-auth's normalizeIdentifier keeps Unicode).
+func Comparable(addr string) (string, bool) {
+	at := strings.LastIndexByte(addr, '@')
+	if at <= 0 {
+		return "", false
+	}
+	domain, err := weborigin.ASCIIHost(addr[at+1:])
+	if err != nil {
+		return "", false
+	}
+	return strings.ToLower(addr[:at]) + "@" + domain, true
 }

@@ -59,3 +59,27 @@ func TestNormalize(t *testing.T) {
 		}
 	}
 }
+
+// Comparable writes the domain as config writes the lists' (ASCII, xn--),
+// so either spelling of one mailbox is one entry; an address whose domain
+// is no name compares with nothing.
+func TestComparable(t *testing.T) {
+	for in, want := range map[string]string{
+		"Ada@Example.COM":                 "ada@example.com",
+		"ada@Bücher.example":              "ada@xn--bcher-kva.example",
+		"ada@xn--BCHER-kva.example":       "ada@xn--bcher-kva.example",
+		"Ärger@bücher．example":            "ärger@xn--bcher-kva.example",
+		"a@b@ｅｘａｍｐｌｅ.com":                 "a@b@example.com",
+		"ada@sub.bücher.example.evil.net": "ada@sub.xn--bcher-kva.example.evil.net",
+	} {
+		got, ok := Comparable(in)
+		if !ok || got != want {
+			t.Errorf("Comparable(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "ada", "@example.com", "ada@", "ada@xn--zz.example", "ada@a\u200db.example", "ada@exa mple.com", "ada@a/b.example"} {
+		if got, ok := Comparable(in); ok {
+			t.Errorf("Comparable(%q) = %q, true; want no match", in, got)
+		}
+	}
+}

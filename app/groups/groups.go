@@ -20,6 +20,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/models/failover"
 	"github.com/latchkey-auth/latchkey/models/groupstore"
 )
@@ -198,12 +199,12 @@ func (s *Service) ruled(verifiedEmail *string) []string {
 	if verifiedEmail == nil || len(s.byDomain) == 0 {
 		return nil
 	}
-	e := *verifiedEmail
-	at := strings.LastIndexByte(e, '@')
-	if at < 0 {
+	// The domain in ASCII, as config writes the rules'.
+	e, ok := email.Comparable(*verifiedEmail)
+	if !ok {
 		return nil
 	}
-	return s.byDomain[strings.ToLower(e[at+1:])]
+	return s.byDomain[e[strings.LastIndexByte(e, '@')+1:]]
 }
 
 // union merges two sorted lists of unique names.

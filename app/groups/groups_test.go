@@ -254,4 +254,11 @@ func TestRulesCompile(t *testing.T) {
 	require.Equal(t, []string{"a", "m", "z"}, s.ruled(str("x@a.example")))
 	require.Equal(t, []string{"a", "m"}, s.ruled(str("x@b.example")))
 	require.Nil(t, s.ruled(str("x@c.example")))
+
+	// A rule's domain is in ASCII (config writes it so); an address's is
+	// compared in ASCII too.
+	s = New(newFake(), []config.GroupRule{{Domains: []string{"xn--bcher-kva.example"}, Groups: []string{"readers"}}}, 0)
+	require.Equal(t, []string{"readers"}, s.ruled(str("x@Bücher.example")))
+	require.Equal(t, []string{"readers"}, s.ruled(str("x@xn--bcher-kva.example")))
+	require.Nil(t, s.ruled(str("x@bucher.example")))
 }

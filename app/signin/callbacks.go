@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	mail "github.com/latchkey-auth/latchkey/app/email"
 	"github.com/latchkey-auth/latchkey/models"
 )
 
@@ -97,8 +98,10 @@ func DefaultHooks(cfg config.Callbacks) Hooks {
 				// check it: it proves nothing about the domain.
 				return false, ""
 			}
-			at := strings.LastIndexByte(email, '@')
-			return at > 0 && domains[strings.ToLower(email[at+1:])], ""
+			// The domain in ASCII, as config writes the list; an
+			// address whose domain is no name is on no list.
+			addr, ok := mail.Comparable(email)
+			return ok && domains[addr[strings.LastIndexByte(addr, '@')+1:]], ""
 		},
 		Redirect: func(url, _ string) string { return url },
 		Session: func(s SessionObject, in SessionInput) SessionObject {

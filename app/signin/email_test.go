@@ -265,3 +265,21 @@ func TestRedeemLinkAfterSecretRotation(t *testing.T) {
 	_, err = s.RedeemLink(context.Background(), &browser{}, "email", tok, "")
 	requireCode(t, err, signin.CodeVerification)
 }
+
+// allowed_email_domains is in ASCII (config writes it so); a verified
+// address is compared in ASCII too, and one whose domain is no name is
+// refused.
+func TestAllowedDomainsCompareInASCII(t *testing.T) {
+	hook := signin.DefaultHooks(configWithDomains("xn--bcher-kva.example")).SignIn
+	for addr, want := range map[string]bool{
+		"x@Bücher.example":        true,
+		"x@xn--bcher-kva.example": true,
+		"x@bucher.example":        false,
+		"x@xn--zz.example":        false,
+	} {
+		ok, _ := hook(context.Background(), signin.SignInInput{Email: addr, EmailVerified: true})
+		if ok != want {
+			t.Errorf("SignIn(%q) = %v, want %v", addr, ok, want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package twofactor
 import (
 	"strings"
 	"time"
+
+	mail "github.com/latchkey-auth/latchkey/app/email"
 )
 
 // Mode is two_factor.mode.
@@ -43,7 +45,12 @@ func (p Policy) Requires(email *string) bool {
 	if email == nil {
 		return false
 	}
-	addr := strings.ToLower(*email)
+	// The domain in ASCII, as config writes the list's; an address whose
+	// domain is no name cannot be told apart from a listed one: required.
+	addr, ok := mail.Comparable(*email)
+	if !ok {
+		return true
+	}
 	domain := addr[strings.LastIndexByte(addr, '@')+1:]
 	for _, r := range p.RequiredFor {
 		if r == addr || r == domain {

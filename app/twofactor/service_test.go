@@ -244,6 +244,25 @@ func TestGate(t *testing.T) {
 	}
 }
 
+// required_for's entries are in ASCII (config writes them so); an address
+// is compared in ASCII too, and one whose domain is no name must enrol
+// (the list cannot be applied to it: fail closed).
+func TestRequiresComparesDomainsInASCII(t *testing.T) {
+	p := Policy{Mode: ModeRequired, RequiredFor: []string{"xn--bcher-kva.example", "ada@xn--mnchen-3ya.de"}}
+	for addr, want := range map[string]bool{
+		"x@Bücher.example":        true,
+		"x@xn--bcher-kva.example": true,
+		"Ada@München.de":          true,
+		"bob@münchen.de":          false,
+		"x@bucher.example":        false,
+		"x@xn--zz.example":        true,
+	} {
+		if got := p.Requires(&addr); got != want {
+			t.Errorf("Requires(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
 func TestFinishPendingStep(t *testing.T) {
 	ctx, c := context.Background(), startClock()
 	s := newService(t, newMemStore(), optional(), c)

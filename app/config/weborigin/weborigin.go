@@ -20,6 +20,31 @@ import (
 // Origin, Host and a WebAuthn client's origin, so a configured name that
 // is compared with them must be written in it too.
 func ASCIIHost(host string) (string, error) {
+	if a, ok := plainASCII(host); ok {
+		return a, nil
+	}
+	return idnaHost(host)
+}
+
+// plainASCII is the usual host, letters, digits, dots and dashes with no
+// xn-- label, which UTS #46 maps to its lower case and nothing else:
+// forward-auth compares addresses on every request, and the full mapping
+// costs some microseconds. ok is false for any other host.
+func plainASCII(host string) (string, bool) {
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return "", false
+		}
+	}
+	lower := strings.ToLower(host)
+	if host == "" || strings.HasPrefix(lower, "xn--") || strings.Contains(lower, ".xn--") {
+		return "", false
+	}
+	return lower, true
+}
+
+// idnaHost is ASCIIHost through the full mapping.
+func idnaHost(host string) (string, error) {
 	// WHATWG's domain to ASCII: CheckHyphens and UseSTD3ASCIIRules off
 	// (a_b and -x- are hosts), CheckBidi and CheckJoiners on, no
 	// transitional mapping (faß stays faß), no DNS length check.
@@ -106,6 +131,20 @@ func Host(h string) string {
 		return a
 	}
 	return h
+}
+
+// MailName writes the domain of a configured address (ada@Bücher.example)
+// or domain (Bücher.example, @Bücher.example) in ASCII, the form
+// email.Comparable writes an address in, so that either spelling of a
+// domain matches the other. One whose domain is no name stays as written,
+// for config's Validate to refuse.
+func MailName(entry string) string {
+	e := strings.TrimSpace(entry)
+	at := strings.LastIndexByte(e, '@')
+	if a, err := ASCIIHost(e[at+1:]); err == nil {
+		return e[:at+1] + a
+	}
+	return entry
 }
 
 // ASCIIHostURL writes the host of an http(s) URL that has non-ASCII
