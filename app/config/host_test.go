@@ -35,6 +35,24 @@ var idnOrigins = []struct{ in, origin string }{
 	{"https://a.xn--", ""},
 	{"https://a.example..", "https://a.example.."},
 	{"https://a%2Fb.example", ""},
+	// A host that ends in a number is an IPv4 address, in any of the
+	// forms inet_aton reads, or no host at all.
+	{"https://127.1", "https://127.0.0.1"},
+	{"https://0x7f.1:8443/", "https://127.0.0.1:8443"},
+	{"https://2130706433", "https://127.0.0.1"},
+	{"https://0177.0.0.1", "https://127.0.0.1"},
+	{"https://1.0xffffff", "https://1.255.255.255"},
+	{"https://0x", "https://0.0.0.0"},
+	{"https://４.１", "https://4.0.0.1"},
+	{"https://1.2.3.4.", "https://1.2.3.4"},
+	{"https://1.2.3.4..", "https://1.2.3.4.."},
+	{"https://1.2.3.256", ""},
+	{"https://1.2.3.4.5", ""},
+	{"https://09.1", ""},
+	{"https://a.1", ""},
+	{"https://example.0x1g", "https://example.0x1g"},
+	{"https://0x100000000", ""},
+	{"https://999999999999999999999", ""},
 }
 
 func TestOriginsWrittenAsNewURL(t *testing.T) {
@@ -90,6 +108,9 @@ func TestASCIIHostURL(t *testing.T) {
 		"https://App.Example.com/cb":        "https://App.Example.com/cb", // ASCII: exactly as written
 		"com.example.app:/cb":               "com.example.app:/cb",
 		"http://127.0.0.1:3000/Ü":           "http://127.0.0.1:3000/Ü",
+		"http://127.1:3000/cb?x=1.2":        "http://127.0.0.1:3000/cb?x=1.2", // new URL()'s IPv4 forms
+		"https://0x7F.1/cb":                 "https://127.0.0.1/cb",
+		"https://1.2.3.256/cb":              "https://1.2.3.256/cb",        // no address: left to validation
 		"https://a\u200db.example/cb":       "https://a\u200db.example/cb", // not a host: left to validation
 		"https://user@bücher.example/cb":    "https://user@bücher.example/cb",
 		"HTTPS://Bücher.example/callback/x": "HTTPS://xn--bcher-kva.example/callback/x",

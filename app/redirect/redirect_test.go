@@ -12,7 +12,7 @@ import (
 
 func TestResolve(t *testing.T) {
 	p := redirect.NewPolicy("http://localhost:3000", []string{"https://app.example.com", "HTTPS://Upper.Example.com/", "https://web.example.com:443",
-		"https://xn--bcher-kva.example"})
+		"https://xn--bcher-kva.example", "http://10.0.0.1:8080"})
 	const origin = "http://localhost:3000"
 	cases := []struct {
 		in   string
@@ -43,6 +43,10 @@ func TestResolve(t *testing.T) {
 		{"HTTPS://BÜCHER.Example:443/x", "HTTPS://xn--bcher-kva.example:443/x", true},
 		{"https://bücher．example/", "https://xn--bcher-kva.example/", true}, // a full-width dot
 		{"https://xn--bcher-kva.example/x", "https://xn--bcher-kva.example/x", true},
+		// An IPv4 address in a form new URL() reads (10.1 is 10.0.0.1).
+		{"http://10.1:8080/x", "http://10.0.0.1:8080/x", true},
+		{"http://0xa.0.0.1:8080/x", "http://10.0.0.1:8080/x", true},
+		{"http://167772161:8080/x", "http://10.0.0.1:8080/x", true},
 
 		// Rejected: fall back to the origin.
 		{"", origin, false},
@@ -100,6 +104,9 @@ func TestResolve(t *testing.T) {
 		{"https://xn--bcher-kva.example@evil.test/", origin, false},
 		{"https://bücher.example\u00ad.evil.test/", origin, false},
 		{"https://xn--/", origin, false}, // not a name new URL() reads
+		{"http://10.0.0.257:8080/", origin, false},
+		{"http://10.1.0:8080/", origin, false}, // 10.1.0.0
+		{"http://0x10.0.0.1:8080/", origin, false},
 		{"/" + strings.Repeat("a", 4096), origin, false},
 	}
 	for _, tc := range cases {

@@ -6,6 +6,7 @@ package weborigin
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,11 +20,89 @@ import (
 // ＥＸＡＭＰＬＥ.com is example.com. That is the form browsers send in
 // Origin, Host and a WebAuthn client's origin, so a configured name that
 // is compared with them must be written in it too.
+//
+// A name that ends in a number is an IPv4 address, as new URL() reads it:
+// 127.1, 0x7f.1 and 2130706433 are 127.0.0.1 (the forms inet_aton
+// reads), the place a browser goes; one that is no address (1.2.3.256,
+// a.1) is an error, as it is to new URL().
 func ASCIIHost(host string) (string, error) {
-	if a, ok := plainASCII(host); ok {
+	a, ok := plainASCII(host)
+	if !ok {
+		var err error
+		if a, err = idnaHost(host); err != nil {
+			return "", err
+		}
+	}
+	if !endsInNumber(a) {
 		return a, nil
 	}
-	return idnaHost(host)
+	ip, ok := ipv4(a)
+	if !ok {
+		return "", fmt.Errorf("host %q ends in a number but is not an IPv4 address", host)
+	}
+	return ip, nil
+}
+
+// endsInNumber is the URL standard's "ends in a number" check: the last
+// label (a final empty one aside) is digits, or 0x and hex digits.
+func endsInNumber(host string) bool {
+	h := strings.TrimSuffix(host, ".")
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	if last != "" && strings.Trim(last, "0123456789") == "" {
+		return true
+	}
+	hex, ok := strings.CutPrefix(strings.ToLower(last), "0x")
+	return ok && strings.Trim(hex, "0123456789abcdef") == ""
+}
+
+// ipv4 is the URL standard's IPv4 parser, host written as a dotted quad:
+// up to four numbers (decimal, 0x hex or 0 octal), all but the last below
+// 256, the last filling the bytes left.
+func ipv4(host string) (string, bool) {
+	labels := strings.Split(host, ".")
+	if labels[len(labels)-1] == "" && len(labels) > 1 {
+		labels = labels[:len(labels)-1]
+	}
+	if len(labels) > 4 {
+		return "", false
+	}
+	var addr uint64
+	for i, l := range labels {
+		n, ok := ipv4Number(l)
+		last := i == len(labels)-1
+		if !ok || !last && n > 255 || last && n >= 1<<(8*(5-len(labels))) {
+			return "", false
+		}
+		if last {
+			addr += n
+		} else {
+			addr += n << (8 * (3 - i))
+		}
+	}
+	return netip.AddrFrom4([4]byte{byte(addr >> 24), byte(addr >> 16), byte(addr >> 8), byte(addr)}).String(), true
+}
+
+// ipv4Number is the URL standard's IPv4 number parser; a number too large
+// for 64 bits is no address anyway.
+func ipv4Number(s string) (uint64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	base := 10
+	switch {
+	case len(s) >= 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		s, base = s[2:], 16
+	case len(s) >= 2 && s[0] == '0':
+		s, base = s[1:], 8
+	}
+	if s == "" {
+		return 0, true
+	}
+	if s[0] == '+' || s[0] == '-' || strings.Contains(s, "_") {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, base, 64)
+	return n, err == nil
 }
 
 // plainASCII is the usual host, letters, digits, dots and dashes with no
@@ -149,10 +228,11 @@ func MailName(entry string) string {
 
 // ASCIIHostURL writes the host of an http(s) URL that has non-ASCII
 // characters in it in ASCII (https://bücher.example/cb is
-// https://xn--bcher-kva.example/cb), as a relying party that builds its
-// redirect URI with new URL() or location.origin sends it; the rest of the
-// URL, and any other URL, is kept as written, since redirect URIs match
-// exactly.
+// https://xn--bcher-kva.example/cb), and one that ends in a number as a
+// dotted quad (http://127.1/cb is http://127.0.0.1/cb), as a relying party
+// that builds its redirect URI with new URL() or location.origin sends it;
+// the rest of the URL, and any other URL, is kept as written, since
+// redirect URIs match exactly.
 func ASCIIHostURL(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok || (!strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https")) {
@@ -163,12 +243,15 @@ func ASCIIHostURL(raw string) string {
 		end = len(rest)
 	}
 	authority := rest[:end]
-	if strings.ContainsAny(authority, "@[%") || !hasNonASCII(authority) {
+	if strings.ContainsAny(authority, "@[%") {
 		return raw
 	}
 	host, port := authority, ""
 	if i := strings.LastIndexByte(authority, ':'); i >= 0 {
 		host, port = authority[:i], authority[i:]
+	}
+	if !hasNonASCII(host) && !endsInNumber(host) {
+		return raw
 	}
 	a, err := ASCIIHost(host)
 	if err != nil {
