@@ -89,8 +89,8 @@ func New(build Build) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.signOuts = counter("latchkey_signouts_total", "Sign-outs (POST /signout and /signout/all) that ended a session or cookie.")
 	m.sessionsCreated = counter("latchkey_sessions_created_total", "Sessions started by a sign-in (database rows or JWT cookies).")
-	m.emailsSent = counter("latchkey_emails_sent_total", "Sign-in e-mails the SMTP server accepted.")
-	m.emailsFailed = counter("latchkey_emails_failed_total", "Sign-in e-mails that could not be delivered to the SMTP server.")
+	m.emailsSent = counter("latchkey_emails_sent_total", "E-mails (sign-in links, account mails and notices) the SMTP server accepted.")
+	m.emailsFailed = counter("latchkey_emails_failed_total", "E-mails (sign-in links, account mails and notices) that could not be delivered to the SMTP server.")
 	m.webhooks = newWebhooks(m.registry)
 	m.dbErrors = counter("latchkey_db_errors_total", "Database statements that failed (not: no row found, a conflict the code handles, a cancelled request).")
 	for code := range m.codes {
@@ -170,14 +170,15 @@ func (m *Metrics) SessionCreated() {
 	}
 }
 
-// EmailSent counts a sign-in e-mail handed to the SMTP server.
+// EmailSent counts an e-mail (a sign-in link, an account mail or a
+// notice) handed to the SMTP server.
 func (m *Metrics) EmailSent() {
 	if m != nil {
 		m.emailsSent.Inc()
 	}
 }
 
-// EmailFailed counts a sign-in e-mail that could not be delivered.
+// EmailFailed counts an e-mail that could not be delivered.
 func (m *Metrics) EmailFailed() {
 	if m != nil {
 		m.emailsFailed.Inc()
