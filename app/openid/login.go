@@ -126,24 +126,13 @@ func Destination(redirectURI string) string {
 // seconds, a JWT's auth_time precision), which is how a forced sign-in ends.
 func (s *Service) Next(ctx context.Context, p *Pending, who *Who) (Step, error) {
 	none := slices.Contains(p.Prompt, oidc.PromptNone)
-	// No session, or one of another user than the id_token_hint names
-	// (OpenID Connect Core §3.1.2.1): the right user must sign in.
-	if who == nil || p.HintSubject != "" && who.UserID != p.HintSubject {
+	if s.signInNeeded(p, who) {
 		if none {
 			return 0, oidc.ErrLoginRequired()
 		}
 		return StepSignIn, nil
 	}
-	signedInHere := p.LoginAsked != nil && who.SignedIn.Unix() >= p.LoginAsked.Unix()
-	if p.MaxAge != nil {
-		age := s.now().Sub(who.SignedIn)
-		if age > time.Duration(*p.MaxAge)*time.Second && !signedInHere {
-			if none {
-				return 0, oidc.ErrLoginRequired()
-			}
-			return StepSignIn, nil
-		}
-	}
+	signedInHere := signedInFor(p, who)
 	// prompt=select_account (Core §3.1.2.1): the consent page names the
 	// signed-in account and offers another; its "Allow" is the choice. A
 	// sign-in this request sent the browser to was the choice already.
@@ -168,6 +157,24 @@ func (s *Service) Next(ctx context.Context, p *Pending, who *Who) (Step, error) 
 	return StepDone, s.complete(ctx, p, who)
 }
 
+// signInNeeded reports whether the request needs the browser to sign in
+// (again) before anything else: no session, one of another user than the
+// id_token_hint names (OpenID Connect Core §3.1.2.1), or one older than
+// max_age (prompt=login is max_age 0) that is not the sign-in this request
+// sent the browser to.
+func (s *Service) signInNeeded(p *Pending, who *Who) bool {
+	if who == nil || p.HintSubject != "" && who.UserID != p.HintSubject {
+		return true
+	}
+	return p.MaxAge != nil && s.now().Sub(who.SignedIn) > time.Duration(*p.MaxAge)*time.Second && !signedInFor(p, who)
+}
+
+// signedInFor reports whether who signed in after the request sent the
+// browser to sign in (in whole seconds, a JWT's auth_time precision).
+func signedInFor(p *Pending, who *Who) bool {
+	return p.LoginAsked != nil && who.SignedIn.Unix() >= p.LoginAsked.Unix()
+}
+
 func (s *Service) consented(ctx context.Context, userID string, p *Pending) (bool, error) {
 	c, err := s.store.Consent(ctx, userID, p.Client.ID)
 	if errors.Is(err, ErrNotFound) {
@@ -185,10 +192,21 @@ func (s *Service) consented(ctx context.Context, userID string, p *Pending) (boo
 	return true, nil
 }
 
+// ErrSignInFirst: a consent was posted for a request that needs the
+// browser to sign in (again) first; the caller sends it to sign in.
+var ErrSignInFirst = errors.New("openid: the request needs a sign-in before its consent")
+
 // Consent records the user's answer on the consent page: allowed, the
 // consent is kept (for these scopes) and the request completes; denied,
-// the caller answers the client access_denied.
+// the caller answers the client access_denied. A request that needs a
+// sign-in first (signInNeeded) is ErrSignInFirst, whatever the answer:
+// posting the form is no way around the sign-in the request asked for
+// (prompt=login, max_age, id_token_hint), which the page is not shown
+// before.
 func (s *Service) Consent(ctx context.Context, p *Pending, who *Who, allow bool) error {
+	if s.signInNeeded(p, who) {
+		return ErrSignInFirst
+	}
 	if !allow {
 		return oidc.ErrAccessDenied().WithDescription("the user denied the request")
 	}

@@ -69,10 +69,7 @@ func (h *Handler) getContinue(c echo.Context, rq *web.Request) error {
 	}
 	switch step {
 	case openid.StepSignIn:
-		if err := h.rules.AskedLogin(ctx, p); err != nil {
-			return web.TryLater("note sign-in asked", err)
-		}
-		return h.kit.SendRedirect(c, rq, h.signInURL(c, rq, p))
+		return h.toSignIn(c, rq, p)
 	case openid.StepConsent:
 		return h.renderConsent(c, rq, p, who)
 	}
@@ -154,13 +151,22 @@ func (h *Handler) postConsent(c echo.Context, rq *web.Request) error {
 		return err
 	}
 	h.kit.HintLang(rq, p.UILocales)
-	if who == nil {
-		return h.kit.SendRedirect(c, rq, h.signInURL(c, rq, p))
-	}
-	if err := h.rules.Consent(ctx, p, who, rq.Form.Get("decision") == "allow"); err != nil {
+	switch err := h.rules.Consent(ctx, p, who, rq.Form.Get("decision") == "allow"); {
+	case errors.Is(err, openid.ErrSignInFirst):
+		return h.toSignIn(c, rq, p)
+	case err != nil:
 		return h.failed(c, rq, p.ID, err)
 	}
 	return h.toLibrary(c, rq, p.ID)
+}
+
+// toSignIn sends the browser to sign in (again) for the request, noting
+// when it did so (openid.Service.Next: the sign-in that follows is fresh).
+func (h *Handler) toSignIn(c echo.Context, rq *web.Request, p *openid.Pending) error {
+	if err := h.rules.AskedLogin(c.Request().Context(), p); err != nil {
+		return web.TryLater("note sign-in asked", err)
+	}
+	return h.kit.SendRedirect(c, rq, h.signInURL(c, rq, p))
 }
 
 // consentMismatch: a consent posted without a matching csrfToken goes
