@@ -1,8 +1,10 @@
 package app_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -112,5 +114,40 @@ func TestOpenIDSelectAccount(t *testing.T) {
 		require.Contains(t, page.body, ada)
 		_, _, err := r.exchange(r.codeFrom(e.consent(c, page, "allow"), a), a)
 		require.NoError(t, err)
+	})
+}
+
+// TestOpenIDRefreshWithNarrowerScopeKeepsTheGrant: a refresh that asks
+// for fewer scopes (RFC 6749 §6) gets an access token and an ID token of
+// those, and a new refresh token of the grant's scopes, as §6 says ("the
+// refresh token scope MUST be identical"): the next refresh may ask for
+// the others again. The narrowed scopes once went to the new refresh
+// token, and the client lost the others for good (invalid_scope).
+func TestOpenIDRefreshWithNarrowerScopeKeepsTheGrant(t *testing.T) {
+	eachOP(t, nil, func(t *testing.T, e *env) {
+		r := e.relyingParty("tool", rpSecret, offline...)
+		tok, _ := r.signInFlow(e.signedIn(ada))
+		refresh := func(token, scope string) map[string]any {
+			form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {token}}
+			if scope != "" {
+				form.Set("scope", scope)
+			}
+			res := r.call(http.MethodPost, r.endpoint("token_endpoint"), form, "Authorization", basicAuth("tool", rpSecret))
+			require.Equal(t, http.StatusOK, res.StatusCode, "scope %q: %s", scope, res.body)
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(res.body), &m))
+			return m
+		}
+		narrow := refresh(tok.RefreshToken, "openid")
+		require.Equal(t, "openid", narrow["scope"])
+		info := r.userinfo(narrow["access_token"].(string))
+		require.Equal(t, http.StatusOK, info.StatusCode)
+		require.NotContains(t, info.body, ada, "the narrowed access token reads no e-mail")
+
+		wide := refresh(narrow["refresh_token"].(string), "openid email")
+		require.Equal(t, "openid email", wide["scope"])
+		again := refresh(wide["refresh_token"].(string), "")
+		require.ElementsMatch(t, offline, strings.Fields(again["scope"].(string)))
+		require.Contains(t, r.userinfo(again["access_token"].(string)).body, ada)
 	})
 }

@@ -21,10 +21,13 @@ const (
 )
 
 // grant is what a token continues: the user, client, scopes and sign-in.
+// scopes are the access token's; granted the refresh token's, which stay
+// the grant's when a refresh asks for fewer (RFC 6749 §6: the new refresh
+// token's scope is the old one's).
 type grant struct {
-	family, userID, clientID string
-	scopes, audience, amr    []string
-	authTime                 time.Time
+	family, userID, clientID       string
+	scopes, granted, audience, amr []string
+	authTime                       time.Time
 }
 
 func grantOf(req op.TokenRequest) (*grant, error) {
@@ -32,12 +35,12 @@ func grantOf(req op.TokenRequest) (*grant, error) {
 	case authRequest:
 		return &grant{
 			family: r.row.ID, userID: r.GetSubject(), clientID: r.row.ClientID,
-			scopes: r.GetScopes(), audience: r.GetAudience(), amr: r.GetAMR(), authTime: r.GetAuthTime(),
+			scopes: r.GetScopes(), granted: r.GetScopes(), audience: r.GetAudience(), amr: r.GetAMR(), authTime: r.GetAuthTime(),
 		}, nil
 	case *refreshRequest:
 		return &grant{
 			family: r.row.FamilyID, userID: r.row.UserID, clientID: r.row.ClientID,
-			scopes: r.scopes, audience: r.GetAudience(), amr: r.GetAMR(), authTime: r.row.AuthTime,
+			scopes: r.scopes, granted: strings.Fields(r.row.Scopes), audience: r.GetAudience(), amr: r.GetAMR(), authTime: r.row.AuthTime,
 		}, nil
 	}
 	return nil, oidc.ErrUnsupportedGrantType()
@@ -96,6 +99,7 @@ func (s *Service) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 	}
 	access := s.token(g, kindAccess, s.set.AccessTTL)
 	refresh := s.token(g, kindRefresh, s.set.RefreshTTL)
+	refresh.Scopes = strings.Join(g.granted, " ")
 	value := newRefreshToken()
 	h := hashToken(value)
 	refresh.TokenHash = &h
