@@ -312,7 +312,10 @@ func TestOpenIDPagesFollowUILocales(t *testing.T) {
 	c := e.signedIn("ada@example.com")
 	page, a := r.authorize(c, "ui_locales", "fr-CA")
 	require.Equal(t, lang(t, "fr").Tag(), tagOf(page), "consent page")
-	_, _, err := r.exchange(r.codeFrom(e.consent(c, page, "allow"), a), a)
+	switchTo, err := url.Parse(html.UnescapeString(regexpFind(t, page.body, `href="([^"]*/signin\?[^"]*)"`)))
+	require.NoError(t, err)
+	require.Equal(t, []string{"fr"}, switchTo.Query()["lang"], "the switch-account link carries lang once")
+	_, _, err = r.exchange(r.codeFrom(e.consent(c, page, "allow"), a), a)
 	require.NoError(t, err)
 
 	c = e.signedIn("bob@example.com")

@@ -120,14 +120,16 @@ func (h *Handler) failed(c echo.Context, rq *web.Request, id string, err error) 
 	return web.TryLater("continue authorization request", err)
 }
 
-// signInURL is latchkey's sign-in page, back to this request afterwards.
-func (h *Handler) signInURL(c echo.Context, rq *web.Request, p *openid.Pending) string {
+// signInURL is latchkey's sign-in page, back to this request afterwards,
+// without the request's lang: a redirect adds it (WithLang), a page's
+// link gets it from the page (views.Page.Link).
+func (h *Handler) signInURL(p *openid.Pending) string {
 	back := web.WithQuery(h.base.URL(continuePage), url.Values{"id": {p.ID}})
 	q := url.Values{"callbackUrl": {back}}
 	if p.LoginHint != "" {
 		q.Set("email", p.LoginHint) // the sign-in page's e-mail fields start with it
 	}
-	return h.kit.WithLang(c, rq, web.WithQuery(h.base.URL("/signin"), q))
+	return web.WithQuery(h.base.URL("/signin"), q)
 }
 
 func (h *Handler) renderConsent(c echo.Context, rq *web.Request, p *openid.Pending, who *openid.Who) error {
@@ -139,7 +141,7 @@ func (h *Handler) renderConsent(c echo.Context, rq *web.Request, p *openid.Pendi
 	return web.Render(c, http.StatusOK, views.OpenIDConsentPage(views.OpenIDConsent{
 		Page: h.kit.Page(c, rq, "TitleOpenIDConsent"), CSRFToken: rq.CSRFToken, ActionURL: h.base.URL(consentPath),
 		RequestID: p.ID, ClientName: p.Client.DisplayName(), ClientHost: p.ClientHost, Scopes: lines,
-		Account: account, SwitchURL: h.signInURL(c, rq, p),
+		Account: account, SwitchURL: h.signInURL(p),
 	}))
 }
 
@@ -166,7 +168,7 @@ func (h *Handler) toSignIn(c echo.Context, rq *web.Request, p *openid.Pending) e
 	if err := h.rules.AskedLogin(c.Request().Context(), p); err != nil {
 		return web.TryLater("note sign-in asked", err)
 	}
-	return h.kit.SendRedirect(c, rq, h.signInURL(c, rq, p))
+	return h.kit.SendRedirect(c, rq, h.kit.WithLang(c, rq, h.signInURL(p)))
 }
 
 // consentMismatch: a consent posted without a matching csrfToken goes
