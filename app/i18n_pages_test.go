@@ -318,6 +318,16 @@ func TestOpenIDPagesFollowUILocales(t *testing.T) {
 	_, _, err = r.exchange(r.codeFrom(e.consent(c, page, "allow"), a), a)
 	require.NoError(t, err)
 
+	// The logout confirm page follows end_session's ui_locales too, and
+	// its form carries the language on.
+	page = e.follow(c, "/oidc/end_session?client_id=app&post_logout_redirect_uri="+url.QueryEscape(rpLogout)+"&ui_locales="+url.QueryEscape("sw-KE de"))
+	require.Contains(t, page.body, `name="logout"`, "the logout confirm page")
+	require.Equal(t, lang(t, "de").Tag(), tagOf(page), "logout page in the first offered of ui_locales")
+	require.Contains(t, page.body, `name="lang" value="de"`)
+	long := e.get(c, "/oidc/end_session?client_id=app&ui_locales="+url.QueryEscape(strings.Repeat("de fr ", 50)))
+	require.Equal(t, http.StatusBadRequest, long.StatusCode, "ui_locales over its limit")
+	require.Contains(t, long.body, "invalid_request")
+
 	c = e.signedIn("bob@example.com")
 	target, _ := r.authorizeURL("ui_locales", "fr")
 	res := e.get(c, target)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gorilla/securecookie"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/latchkey-auth/latchkey/app/finish"
@@ -24,6 +25,9 @@ type Logout struct {
 	// RedirectURI is where the browser goes after (the client's registered
 	// post_logout_redirect_uri with its state, or latchkey's default).
 	RedirectURI string `json:"r"`
+	// UILocales are the request's ui_locales, which pick the page's
+	// language as an authorization request's do.
+	UILocales string `json:"l,omitempty"`
 }
 
 // logoutSealer seals Logout values for the page's URL.
@@ -32,8 +36,14 @@ type logoutSealer struct{ codecs []securecookie.Codec }
 // TerminateSessionFromRequest hands a validated end-session request to
 // latchkey's logout page, which ends the browser's session (asking first
 // unless the id_token_hint names the signed-in user) and then redirects.
+// Its ui_locales has an authorization request's limit (maxUILocales).
 func (s *Service) TerminateSessionFromRequest(_ context.Context, req *op.EndSessionRequest) (string, error) {
-	v, err := securecookie.EncodeMulti("logout", Logout{UserID: req.UserID, ClientID: req.ClientID, RedirectURI: req.RedirectURI}, s.logout.codecs[0])
+	locales := oidc.Locales(req.UILocales).String()
+	if len(locales) > maxUILocales {
+		return "", oidc.ErrInvalidRequest().WithDescription("ui_locales is longer than %d bytes", maxUILocales)
+	}
+	l := Logout{UserID: req.UserID, ClientID: req.ClientID, RedirectURI: req.RedirectURI, UILocales: locales}
+	v, err := securecookie.EncodeMulti("logout", l, s.logout.codecs[0])
 	if err != nil {
 		return "", fmt.Errorf("seal logout: %w", err)
 	}

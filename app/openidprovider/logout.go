@@ -24,6 +24,7 @@ func (h *Handler) getLogout(c echo.Context, rq *web.Request) error {
 	if err != nil {
 		return deadLogout(err)
 	}
+	h.kit.HintLang(rq, l.UILocales)
 	who, err := h.who(c)
 	if err != nil {
 		return web.TryLater("read session", err)
