@@ -251,7 +251,7 @@ func (a apiDriver) openIDAnswers() {
 		return e.do(s, a.request(method, target, body, form)).StatusCode
 	}
 	for _, target := range []string{"/oidc/continue?id=%00", "/oidc/authorize/callback?id=%00", "/oidc/logout?logout=%00",
-		"/oidc/end_session?client_id=%00", "/oidc/authorize?client_id=app&response_type=code&scope=openid&redirect_uri=" + url.QueryEscape(rpRedirect) + "&state=%00",
+		"/oidc/end_session?client_id=%00", "/oidc/end_session?state=%zz", "/oidc/authorize?client_id=app&response_type=code&scope=openid&redirect_uri=" + url.QueryEscape(rpRedirect) + "&state=%00",
 		"/oidc/authorize?client_id=app&response_type=code&scope=openid&redirect_uri=" + url.QueryEscape(rpRedirect) + "&state=" + strings.Repeat("s", 2049)} {
 		require.Equal(t, http.StatusBadRequest, bad(http.MethodGet, target, ""), target)
 	}

@@ -3,6 +3,9 @@ package openidprovider
 import (
 	"io"
 	"net/http"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
 )
 
 // refusals makes the library's refusals, and its answers' caching, what
@@ -21,8 +24,11 @@ import (
 //     header, a relying party's cue to refresh or sign the user in again;
 //     its other 401s (no token, one it cannot open) get the header too.
 //   - end_session, a browser's endpoint: an unknown client_id is a 400
-//     like its other refusals, not the token endpoint's 401.
+//     like its other refusals, not the token endpoint's 401; and a query
+//     or form that does not decode (a bad %-escape) is a 400
+//     invalid_request, which the library answered 500 without a log line.
 func refusals(next http.Handler, realm string) http.Handler {
+	endSession := "/" + endpoints["end_session"]
 	client := refusal{status: http.StatusUnauthorized, body: invalidClient, challenge: `Basic realm="` + realm + `"`, noStore: true}
 	byPath := map[string]refusal{
 		"/" + endpoints["token"]:         client,
@@ -33,6 +39,12 @@ func refusals(next http.Handler, realm string) http.Handler {
 		"/" + endpoints["end_session"]: {status: http.StatusBadRequest, body: unknownClient},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == endSession {
+			if err := r.ParseForm(); err != nil {
+				op.RequestError(w, r, oidc.ErrInvalidRequest().WithDescription("malformed request").WithParent(err), nil)
+				return
+			}
+		}
 		ref, ok := byPath[r.URL.Path]
 		if !ok {
 			next.ServeHTTP(w, r)
