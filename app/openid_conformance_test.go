@@ -155,6 +155,12 @@ func oidccDiscoveryEndpointVerification(t *testing.T, e *env) {
 		"name", "picture", "email", "email_verified", "groups"})
 	require.Equal(t, []string{"S256"}, list("code_challenge_methods_supported"))
 	require.Subset(t, list("token_endpoint_auth_methods_supported"), []string{"client_secret_basic", "client_secret_post"})
+	// No JWT client authentication anywhere (no private_key_jwt), so no
+	// signing algorithms for one (RFC 8414 §2).
+	for _, ep := range []string{"token", "revocation", "introspection"} {
+		require.NotContains(t, list(ep+"_endpoint_auth_methods_supported"), "private_key_jwt", ep)
+		require.NotContains(t, d, ep+"_endpoint_auth_signing_alg_values_supported", ep)
+	}
 	require.Equal(t, false, d["request_uri_parameter_supported"])
 	require.NotEqual(t, true, d["request_parameter_supported"])
 	require.NotEqual(t, true, d["claims_parameter_supported"])

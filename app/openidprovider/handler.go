@@ -175,13 +175,17 @@ func tokenCrypto(secrets []string) (op.Crypto, error) {
 // response types and grant and a device authorization endpoint whatever
 // the provider supports (a relying party that believed them would pick a
 // flow latchkey refuses): the code flow with refresh tokens only, and the
-// acr values it sets.
+// acr values it sets. The library also lists signing algorithms for JWT
+// client authentication at revocation and introspection, which no
+// endpoint accepts (no private_key_jwt): none are listed.
 func (h *Handler) discovery(w http.ResponseWriter, r *http.Request) {
 	d := op.CreateDiscoveryConfig(op.ContextWithIssuer(r.Context(), Issuer(h.base)), h.provider, h.rules)
 	d.ResponseTypesSupported = []string{string(oidc.ResponseTypeCode)}
 	d.GrantTypesSupported = []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
 	d.ACRValuesSupported = []string{"sfa", "mfa"}
 	d.DeviceAuthorizationEndpoint = ""
+	d.RevocationEndpointAuthSigningAlgValuesSupported = nil
+	d.IntrospectionEndpointAuthSigningAlgValuesSupported = nil
 	w.Header().Set("Access-Control-Allow-Origin", "*") // read by browser apps (public clients)
 	op.Discover(w, d)
 }
