@@ -6,6 +6,8 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -183,6 +185,33 @@ func (c *Client) native() bool {
 		scheme = strings.ToLower(scheme)
 		return ok && scheme != "http" && scheme != "https"
 	})
+}
+
+// redirectRegistered reports whether uri is one of the client's redirect
+// URIs, exactly, or — a native app's loopback URI — one that differs only
+// in its port (RFC 8252 §7.3). The library's own match for a native app
+// compares only the path and query of loopback URIs, so any loopback
+// address, localhost, https or a user part got the code too.
+func (c *Client) redirectRegistered(uri string) bool {
+	if slices.Contains(c.Redirects, uri) {
+		return true
+	}
+	u, err := url.Parse(uri)
+	if err != nil || !c.native() || u.Scheme != "http" || u.User != nil || strings.Contains(uri, "#") {
+		return false
+	}
+	return slices.ContainsFunc(c.Redirects, func(r string) bool {
+		reg, err := url.Parse(r)
+		return err == nil && reg.Scheme == "http" && loopbackHost(reg.Hostname()) &&
+			reg.Hostname() == u.Hostname() && reg.Path == u.Path && reg.RawQuery == u.RawQuery
+	})
+}
+
+// loopbackHost: localhost or a loopback IP literal, the hosts whose port
+// a native app picks when it runs (as the library counts them).
+func loopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // DevMode lets http redirect URIs through the library's check: config and

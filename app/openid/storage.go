@@ -23,7 +23,9 @@ import (
 var _ op.Storage = (*Service)(nil)
 
 // CreateAuthRequest stores a validated /authorize request. Beyond the
-// library's checks: openid must be asked for, scopes are narrowed to what
+// library's checks: the redirect URI is registered (redirectRegistered:
+// a native app's loopback one differs in its port only), openid must be
+// asked for, scopes are narrowed to what
 // the client may have, a public client must send a PKCE S256 challenge,
 // and a client with refresh_tokens on asks offline_access implicitly.
 // A request that passes them counts against its client's limits
@@ -33,6 +35,9 @@ func (s *Service) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 	c, err := s.client(ctx, req.ClientID)
 	if err != nil {
 		return nil, err
+	}
+	if !c.redirectRegistered(req.RedirectURI) {
+		return nil, oidc.ErrInvalidRequestRedirectURI().WithDescription("the redirect_uri is not registered for this client")
 	}
 	if err := withinLimits(req); err != nil {
 		return nil, err
