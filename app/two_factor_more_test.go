@@ -160,3 +160,60 @@ func TestTwoFactorMetrics(t *testing.T) {
 	require.Equal(t, 1.0, s.Value("latchkey_second_steps_total", "outcome", "TwoFactorExpired"))
 	require.NotContains(t, rec.Body.String(), secret)
 }
+
+// Signing out ends a pending second step, not only the session: the
+// cookie goes and its row with it, so neither the next person at the
+// browser nor a copy of the cookie can finish it. Under `required` a
+// pending enrolment kept past the sign-out let anyone at the browser
+// enrol their own app and have the user's session.
+func TestTwoFactorSignOutEndsThePendingStep(t *testing.T) {
+	e := startTwoFactor(t, backends()[0], func(c *config.Config) { c.TwoFactor.Mode = config.TwoFactorRequired })
+	e.addPasswordUser("ada@example.com", goodPassword, true)
+
+	c := e.browser()
+	e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", goodPassword), "TwoFactorSetupRequired")
+	copied, _ := e.jarCookie(c, "next-auth.second-step")
+	require.Equal(t, http.StatusFound, e.form(c, "/signout").StatusCode)
+	_, still := e.jarCookie(c, "next-auth.second-step")
+	require.False(t, still, "the pending enrolment's cookie is cleared")
+	kept := e.browser() // the cookie, copied before the sign-out
+	e.setJarCookieAt(kept, "next-auth.second-step", copied, e.path)
+	for _, b := range []*http.Client{c, kept} {
+		res := e.get(b, "/account/two-factor")
+		require.Equal(t, http.StatusFound, res.StatusCode, "no setup after the sign-out: %s", res.body)
+		require.Contains(t, res.location(), e.base+"/signin")
+	}
+	require.Empty(t, e.session(kept))
+
+	// A code step, too: the right code after the sign-out starts nothing.
+	owner := e.browser()
+	e.requireHeld(owner, e.passwordSignIn(owner, "ada@example.com", goodPassword), "TwoFactorSetupRequired")
+	secret := e.secretOf(e.get(owner, "/account/two-factor").body)
+	require.Equal(t, http.StatusOK, e.form(owner, "/account/two-factor/enable", "code", e.code(secret)).StatusCode)
+	e.nextStep()
+	e.requireHeld(c, e.passwordSignIn(c, "ada@example.com", goodPassword), "TwoFactorRequired")
+	copied, _ = e.jarCookie(c, "next-auth.second-step")
+	require.Equal(t, http.StatusFound, e.form(c, "/signout").StatusCode)
+	e.setJarCookieAt(kept, "next-auth.second-step", copied, e.path)
+	e.requireCodeRefused(e.postCode(kept, e.code(secret)), http.StatusUnauthorized, "TwoFactorExpired")
+	require.Empty(t, e.session(kept))
+
+	// The step cannot be ended (the database fails: here its table gone):
+	// the session still ends and both cookies go, and the answer is no
+	// reported sign-out.
+	e.addPasswordUser("bob@example.com", goodPassword, true)
+	both := e.browser() // bob's session, and ada's pending step
+	e.requireHeld(both, e.passwordSignIn(both, "bob@example.com", goodPassword), "TwoFactorSetupRequired")
+	bobs := e.secretOf(e.get(both, "/account/two-factor").body)
+	require.Equal(t, http.StatusOK, e.form(both, "/account/two-factor/enable", "code", e.code(bobs)).StatusCode)
+	require.Equal(t, http.StatusUnauthorized, e.passwordSignIn(both, "ada@example.com", goodPassword).StatusCode)
+	_, held := e.jarCookie(both, "next-auth.second-step")
+	require.True(t, held)
+	require.NotEmpty(t, e.session(both), "bob's session from before")
+	require.NoError(t, e.app.Store().DB().Exec("DROP TABLE second_steps").Error)
+	res := e.form(both, "/signout")
+	require.Contains(t, res.location(), "error=Configuration", "no reported sign-out")
+	require.Empty(t, e.session(both), "the session ended all the same")
+	_, still = e.jarCookie(both, "next-auth.second-step")
+	require.False(t, still)
+}

@@ -40,7 +40,7 @@ func (w *wiring) buildTwoFactor(rules *accounts.Service) (*twofactorpages.Handle
 	w.core.SecondFactor, w.core.DeviceCookie = svc, w.names.Device
 	rules.Devices, rules.SecondFactor = svc, svc
 	return twofactorpages.New(twofactorpages.Deps{
-		Kit: w.kit, Core: w.core, Rules: svc, Accounts: rules, Sessions: w.sessions, StepCookie: w.names.SecondStep,
+		Kit: w.kit, Core: w.core, Rules: svc, Accounts: rules, Sessions: w.sessions,
 		Remember: policy.RememberFor, Reauth: passkey.ReauthWindow, Metrics: w.metrics, Log: w.log, Now: w.now,
 	}), svc, nil
 }

@@ -10,11 +10,20 @@ import (
 )
 
 // postSignOut (after the route's CSRF check) ends the session in whichever store is in use, clears every
-// session cookie chunk and redirects to the validated callbackUrl.
+// session cookie chunk and redirects to the validated callbackUrl. A pending second step ends with it:
+// its first factor is a sign-in the user asked to end (kept, it let the next person at the browser
+// finish it; under `required`, enrol their own app and have the session).
 func (h *Handler) postSignOut(c echo.Context, rq *web.Request) error {
-	if err := h.sessions.Destroy(c.Request().Context(), c.Response(), c.Request()); err != nil {
-		// Never report a sign-out that did not happen server-side.
+	ctx := c.Request().Context()
+	err := h.sessions.Destroy(ctx, c.Response(), c.Request()) // clears the cookie whatever happens
+	stepErr := h.core.AbandonSecondStep(ctx, h.kit.SecondStep(c))
+	h.kit.ClearSecondStep(c)
+	// Never report a sign-out that did not happen server-side.
+	if err != nil {
 		return signin.Failf(signin.CodeConfiguration, "sign-out: delete session: %w", err)
+	}
+	if stepErr != nil {
+		return signin.Failf(signin.CodeConfiguration, "sign-out: %w", stepErr)
 	}
 	h.metrics.SignOut()
 	return h.kit.SendRedirect(c, rq, rq.CallbackURL)

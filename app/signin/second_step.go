@@ -90,6 +90,15 @@ func (s *Service) StepUp(ctx context.Context, b Browser, code string, remember b
 	}, remember)
 }
 
+// AbandonSecondStep ends the browser's pending second step (cookie) on
+// sign-out; nothing when two-factor is off.
+func (s *Service) AbandonSecondStep(ctx context.Context, cookie string) error {
+	if s.SecondFactor == nil {
+		return nil
+	}
+	return s.SecondFactor.Abandon(ctx, cookie)
+}
+
 // completeStep starts the session a finished second step earned.
 func (s *Service) completeStep(ctx context.Context, b Browser, done *twofactor.Completed, remember bool) (*SignedIn, error) {
 	u, err := s.Users.UserByID(ctx, done.Step.UserID)

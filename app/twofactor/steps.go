@@ -166,3 +166,19 @@ func (s *Service) consume(ctx context.Context, st *twofactorstore.SecondStep) er
 	}
 	return nil
 }
+
+// Abandon ends the browser's pending second step, if its cookie opens to
+// one, as signing out does: the first factor it holds must not outlive
+// the sign-out (under `required` a pending enrolment turns into a session
+// with any authenticator app). A cookie that does not open, or whose
+// step is gone, is nothing to end.
+func (s *Service) Abandon(ctx context.Context, cookie string) error {
+	var token string
+	if cookie == "" || securecookie.DecodeMulti("second-step", cookie, &token, s.steps...) != nil {
+		return nil
+	}
+	if _, err := s.Store.ConsumeSecondStep(ctx, stepHash(token)); err != nil {
+		return fmt.Errorf("end the pending second step: %w", err)
+	}
+	return nil
+}

@@ -63,8 +63,6 @@ type Handler struct {
 	rules    *twofactor.Service
 	accounts Accounts
 	sessions session.Strategy
-	// stepCookie is the pending second step's cookie name.
-	stepCookie string
 	// remember is two_factor.remember_device (0: not offered).
 	remember time.Duration
 	// reauth is how recently a user must have signed in to change
@@ -77,23 +75,22 @@ type Handler struct {
 
 // Deps are what New builds the handler from.
 type Deps struct {
-	Kit        *web.Kit
-	Core       Core
-	Rules      *twofactor.Service
-	Accounts   Accounts
-	Sessions   session.Strategy
-	StepCookie string
-	Remember   time.Duration
-	Reauth     time.Duration
-	Metrics    *metrics.Metrics
-	Log        *slog.Logger
-	Now        func() time.Time
+	Kit      *web.Kit
+	Core     Core
+	Rules    *twofactor.Service
+	Accounts Accounts
+	Sessions session.Strategy
+	Remember time.Duration
+	Reauth   time.Duration
+	Metrics  *metrics.Metrics
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 // New builds the handler.
 func New(d Deps) *Handler {
 	return &Handler{kit: d.Kit, base: d.Kit.Base(), core: d.Core, rules: d.Rules, accounts: d.Accounts, sessions: d.Sessions,
-		stepCookie: d.StepCookie, remember: d.Remember, reauth: d.Reauth, metrics: d.Metrics, log: d.Log, now: d.Now}
+		remember: d.Remember, reauth: d.Reauth, metrics: d.Metrics, log: d.Log, now: d.Now}
 }
 
 // Mount registers the routes; the callback is the Flow (flow.go), which
@@ -113,5 +110,5 @@ func (h *Handler) browser(c echo.Context) session.Browser {
 
 // stepOf is the request's pending second-step cookie ("" when none).
 func (h *Handler) stepOf(c echo.Context) string {
-	return h.browser(c).Cookie(h.stepCookie)
+	return h.kit.SecondStep(c)
 }

@@ -44,9 +44,7 @@ func (k *Kit) SessionStarted(c echo.Context, in *signin.SignedIn) {
 	if in.Device != "" {
 		k.baseCookies().Set(c.Response(), k.names.Device, in.Device, in.DeviceExpires, 0)
 	}
-	if _, err := c.Cookie(k.names.SecondStep); err == nil { // a finished or stale second step
-		k.baseCookies().Clear(c.Response(), k.names.SecondStep)
-	}
+	k.ClearSecondStep(c) // a finished or stale second step
 }
 
 // heldForSecondStep gives the browser its pending second step (a sealed
@@ -73,6 +71,20 @@ func (k *Kit) heldForSecondStep(c echo.Context, rq *Request, in *signin.SignedIn
 		q.Set("code", config.TwoFactorProviderID)
 	}
 	return k.SendStatusRedirect(c, rq, http.StatusUnauthorized, k.WithLang(c, rq, k.base.URL(page)+"?"+q.Encode()))
+}
+
+// SecondStep is the request's pending second-step cookie ("" when none).
+func (k *Kit) SecondStep(c echo.Context) string {
+	v, _ := cookies.Read(c.Request(), k.names.SecondStep)
+	return v
+}
+
+// ClearSecondStep removes the browser's pending second-step cookie, if it
+// sent one.
+func (k *Kit) ClearSecondStep(c echo.Context) {
+	if _, err := c.Cookie(k.names.SecondStep); err == nil {
+		k.baseCookies().Clear(c.Response(), k.names.SecondStep)
+	}
 }
 
 // SetPasswordDevice gives the browser the password device cookie value,
