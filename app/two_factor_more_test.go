@@ -217,3 +217,29 @@ func TestTwoFactorSignOutEndsThePendingStep(t *testing.T) {
 	_, still = e.jarCookie(both, "next-auth.second-step")
 	require.False(t, still)
 }
+
+// Two browsers held for enrolment under `required`: once one has turned
+// two-factor on, the other's pending enrolment is void and starts over at
+// the sign-in page (which asks for the code). It sent the setup page to
+// itself, a redirect loop, until the step expired.
+func TestTwoFactorEnrolmentFinishedElsewhere(t *testing.T) {
+	e := startTwoFactor(t, backends()[0], func(c *config.Config) { c.TwoFactor.Mode = config.TwoFactorRequired })
+	e.addPasswordUser("ada@example.com", goodPassword, true)
+	late, first := e.browser(), e.browser()
+	e.requireHeld(late, e.passwordSignIn(late, "ada@example.com", goodPassword), "TwoFactorSetupRequired")
+	e.requireHeld(first, e.passwordSignIn(first, "ada@example.com", goodPassword), "TwoFactorSetupRequired")
+	secret := e.secretOf(e.get(first, "/account/two-factor").body)
+	require.Equal(t, http.StatusOK, e.form(first, "/account/two-factor/enable", "code", e.code(secret)).StatusCode)
+
+	for _, page := range []string{"/account/two-factor", "/two-factor"} {
+		res := e.get(late, page)
+		require.Equal(t, http.StatusFound, res.StatusCode, page)
+		require.Contains(t, res.location(), e.base+"/signin?", page)
+	}
+	e.nextStep()
+	res := e.form(late, "/account/two-factor/enable", "code", e.code(secret))
+	require.Equal(t, http.StatusFound, res.StatusCode)
+	require.Contains(t, res.location(), e.base+"/signin?", "the void enrolment starts over")
+	require.Empty(t, e.session(late))
+	e.requireHeld(late, e.passwordSignIn(late, "ada@example.com", goodPassword), "TwoFactorRequired")
+}

@@ -59,7 +59,10 @@ func stepHash(token string) string {
 
 // Step is the live pending second step of a browser's cookie; ErrNoStep
 // when the cookie is absent, forged, too old, or its step is used, expired
-// or gone.
+// or gone, or is an enrolment of a user who has two-factor on by now (the
+// setup page, which sends a user with it on to the settings, and the
+// settings, which send a pending enrolment to the setup, sent it round in
+// a redirect loop).
 func (s *Service) Step(ctx context.Context, cookie string) (*twofactorstore.SecondStep, error) {
 	if cookie == "" {
 		return nil, ErrNoStep
@@ -77,6 +80,13 @@ func (s *Service) Step(ctx context.Context, cookie string) (*twofactorstore.Seco
 	}
 	if !row.Expires.After(s.Now()) {
 		return nil, ErrNoStep
+	}
+	if row.Enrol { // an enrolment finished meanwhile, in another browser: void, the code is asked for
+		if _, err := s.inForce(ctx, row.UserID); err == nil {
+			return nil, fmt.Errorf("%w: two-factor was turned on meanwhile", ErrNoStep)
+		} else if !errors.Is(err, ErrNotOn) {
+			return nil, err
+		}
 	}
 	return row, nil
 }
