@@ -243,3 +243,26 @@ func TestTwoFactorEnrolmentFinishedElsewhere(t *testing.T) {
 	require.Empty(t, e.session(late))
 	e.requireHeld(late, e.passwordSignIn(late, "ada@example.com", goodPassword), "TwoFactorRequired")
 }
+
+// A password reset ends the user's pending second steps: the old
+// password's half sign-ins die with it. Under `required` an intruder's
+// pending enrolment (made with the old password) outlived the owner's
+// reset: they enrolled their own app afterwards and had a session that
+// the reset was meant to end, with their app as the owner's second factor.
+func TestTwoFactorResetEndsPendingSteps(t *testing.T) {
+	e := startTwoFactor(t, backends()[0], func(c *config.Config) { c.TwoFactor.Mode = config.TwoFactorRequired })
+	e.addPasswordUser("ada@example.com", goodPassword, true)
+	intruder := e.browser()
+	e.requireHeld(intruder, e.passwordSignIn(intruder, "ada@example.com", goodPassword), "TwoFactorSetupRequired")
+
+	n := e.mailCount()
+	e.form(e.browser(), "/reset", "email", "ada@example.com")
+	link, _ := e.flowLink(n+1, "/reset/confirm")
+	res := e.form(e.browser(), "/reset/confirm", "token", linkQuery(t, link).Get("token"), "password", otherPassword)
+	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+
+	res = e.get(intruder, "/account/two-factor")
+	require.Equal(t, http.StatusFound, res.StatusCode, "no setup with the old password's step")
+	require.Contains(t, res.location(), e.base+"/signin?")
+	require.Empty(t, e.session(intruder))
+}

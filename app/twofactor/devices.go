@@ -50,11 +50,19 @@ func (s *Service) remembered(cookie, userID, key string) bool {
 	return d.User == userID && subtle.ConstantTimeCompare([]byte(d.Key), []byte(key)) == 1
 }
 
-// ForgetDevices forgets every browser the user asked to remember. A user
-// without two-factor has none to forget.
+// ForgetDevices forgets every browser the user asked to remember, and
+// ends the user's pending second steps: what takes the browsers back (a
+// password reset or change, signing out everywhere) takes back the sign-ins
+// half done before it too. A pending enrolment (under `required`) kept past
+// a password reset let whoever had the old password enrol their own app
+// and have a session afterwards. A user without two-factor has no
+// browsers to forget.
 func (s *Service) ForgetDevices(ctx context.Context, userID string) error {
 	if _, err := s.Store.ForgetDevices(ctx, userID, random.Base64URL(16)); err != nil {
 		return fmt.Errorf("forget remembered devices: %w", err)
+	}
+	if err := s.Store.DeleteSecondStepsOf(ctx, userID); err != nil {
+		return fmt.Errorf("end pending second steps: %w", err)
 	}
 	return nil
 }

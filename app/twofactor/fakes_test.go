@@ -202,3 +202,14 @@ func (m *memStore) ConsumeSecondStep(_ context.Context, h string) (bool, error) 
 	delete(m.steps, h)
 	return ok, nil
 }
+
+func (m *memStore) DeleteSecondStepsOf(_ context.Context, uid string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for h, st := range m.steps {
+		if st.UserID == uid {
+			delete(m.steps, h)
+		}
+	}
+	return nil
+}

@@ -28,4 +28,5 @@ type Store interface {
 	SecondStepByHash(ctx context.Context, tokenHash string) (*twofactorstore.SecondStep, error)
 	CountSecondStepAttempt(ctx context.Context, tokenHash string, max int, now time.Time) (bool, error)
 	ConsumeSecondStep(ctx context.Context, tokenHash string) (bool, error)
+	DeleteSecondStepsOf(ctx context.Context, userID string) error
 }

@@ -65,3 +65,14 @@ func (s *Store) ConsumeSecondStep(ctx context.Context, tokenHash string) (bool, 
 	}
 	return r.RowsAffected == 1, nil
 }
+
+// DeleteSecondStepsOf ends every pending second step of the user (a
+// password reset or change, signing out everywhere): a first factor
+// passed before it must not finish later. Steps whose user has no
+// two-factor row (pending enrolments) go too.
+func (s *Store) DeleteSecondStepsOf(ctx context.Context, userID string) error {
+	if err := s.db().WithContext(ctx).Where("user_id = ?", userID).Delete(&SecondStep{}).Error; err != nil {
+		return fmt.Errorf("delete the user's second steps: %w", err)
+	}
+	return nil
+}

@@ -339,6 +339,18 @@ func TestSecondSteps(t *testing.T) {
 		require.EqualValues(t, 1, wins, "a step completes one sign-in")
 		_, err = s.SecondStepByHash(ctx, "step-3")
 		require.ErrorIs(t, err, models.ErrNotFound)
+
+		// A user's steps end together (a password reset), another's stay.
+		v := newUser(t, s, "v@example.com")
+		require.NoError(t, s.CreateSecondStep(ctx, &SecondStep{TokenHash: "step-v", UserID: v.ID, Expires: exp}))
+		require.NoError(t, s.DeleteSecondStepsOf(ctx, u.ID))
+		for _, h := range []string{"step-1", "step-2"} {
+			_, err = s.SecondStepByHash(ctx, h)
+			require.ErrorIs(t, err, models.ErrNotFound, h)
+		}
+		_, err = s.SecondStepByHash(ctx, "step-v")
+		require.NoError(t, err)
+		require.NoError(t, s.DeleteSecondStepsOf(ctx, u.ID), "none left: nothing to end")
 	})
 }
 
