@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gorilla/securecookie"
@@ -104,8 +105,10 @@ func browserHash(browser string) string {
 // EnrolLifetime: the code's step counts as used, a first set of recovery
 // codes replaces any, and the codes are returned to show once. Any other
 // browser's code, or a late one, is ErrInvalidCode. A code counts towards
-// the backoff before it is checked, as any other (reserve).
+// the backoff before it is checked, as any other (reserve). Blanks around
+// the code (pasted) are not part of it, as at sign-in (CheckCode).
 func (s *Service) Confirm(ctx context.Context, userID, code, browser string) ([]string, error) {
+	code = strings.TrimSpace(code)
 	row, err := s.Store.TwoFactorOf(ctx, userID)
 	switch {
 	case errors.Is(err, models.ErrNotFound):

@@ -452,3 +452,38 @@ func TestDisableNeedsACode(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A code pasted with the blanks around it (a trailing newline, a leading
+// space) is the code at enrolment too, as at sign-in (CheckCode trims
+// them): the setup refused what the second step took.
+func TestCodeWithBlanksAroundItIsTheCode(t *testing.T) {
+	ctx, c := context.Background(), startClock()
+	s := newService(t, newMemStore(), optional(), c)
+	e, err := s.Enrol(ctx, "u1", "u1@example.com", "browser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Confirm(ctx, "u1", " "+oathtool.Code(t, e.Secret, c.now())+"\n", "browser"); err != nil {
+		t.Fatalf("confirm with a pasted code: %v", err)
+	}
+	c.add(30 * time.Second)
+	if _, err := s.CheckCode(ctx, "u1", "\t"+oathtool.Code(t, e.Secret, c.now())+" "); err != nil {
+		t.Fatalf("sign in with a pasted code: %v", err)
+	}
+
+	s = newService(t, newMemStore(), required(Policy{}), c)
+	d, err := s.Gate(ctx, user("u2", "b@x.test"), FirstFactor{UserID: "u2", Provider: "email", Methods: []string{MethodEmail}}, "")
+	if err != nil || d.Step == nil {
+		t.Fatal("required: enrolment step", err)
+	}
+	st, err := s.Step(ctx, d.Step.Cookie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err = s.Enrol(ctx, "u2", "b@x.test", st.TokenHash); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.FinishEnrolment(ctx, d.Step.Cookie, oathtool.Code(t, e.Secret, c.now())+"\r\n"); err != nil {
+		t.Fatalf("finish a required enrolment with a pasted code: %v", err)
+	}
+}

@@ -122,7 +122,7 @@ func (s *Service) Finish(ctx context.Context, cookie, code string) (*Completed, 
 // user's new secret (Confirm) and the step is spent. It returns the
 // recovery codes to show once.
 func (s *Service) FinishEnrolment(ctx context.Context, cookie, code string) (*Completed, []string, error) {
-	st, err := s.attempt(ctx, cookie, true, isCode(code))
+	st, err := s.attempt(ctx, cookie, true, isCode(strings.TrimSpace(code)))
 	if err != nil {
 		return nil, nil, err
 	}
