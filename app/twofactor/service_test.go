@@ -487,3 +487,31 @@ func TestCodeWithBlanksAroundItIsTheCode(t *testing.T) {
 		t.Fatalf("finish a required enrolment with a pasted code: %v", err)
 	}
 }
+
+// A code refused unchecked because the user's codes are backing off is no
+// attempt of the pending step: the step is still there, with its five
+// tries, once the backoff is over. (Each such refusal spent one: a user
+// who retried through a backoff another browser had earned found the
+// step void and had to sign in again.)
+func TestThrottledCodesSpendNoAttempt(t *testing.T) {
+	ctx, c := context.Background(), startClock()
+	s := newService(t, newMemStore(), optional(), c)
+	secret, _ := enrolled(t, s, c, "u1")
+	c.add(time.Minute)
+	for range freeFailures {
+		_, _ = s.CheckCode(ctx, "u1", wrongCode(t, secret, c.now()))
+	}
+	d, err := s.Gate(ctx, user("u1", "a@x.test"), FirstFactor{UserID: "u1", Provider: "idp", Methods: []string{MethodFederated}}, "")
+	if err != nil || d.Step == nil {
+		t.Fatal("no step", err)
+	}
+	for i := range MaxAttempts + 1 {
+		if _, err := s.Finish(ctx, d.Step.Cookie, oathtool.Code(t, secret, c.now())); !errors.Is(err, ErrThrottled) {
+			t.Fatalf("try %d while backing off: %v", i+1, err)
+		}
+	}
+	c.add(firstBackoff + time.Second)
+	if _, err := s.Finish(ctx, d.Step.Cookie, oathtool.Code(t, secret, c.now())); err != nil {
+		t.Fatalf("the right code after the backoff: %v", err)
+	}
+}

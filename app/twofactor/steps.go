@@ -138,7 +138,8 @@ func (s *Service) FinishEnrolment(ctx context.Context, cookie, code string) (*Co
 
 // attempt opens the step, checks its kind and counts one attempt when
 // counted (false: input that cannot be a code, which spends none, though
-// a step out of attempts stays void for it too).
+// a step out of attempts stays void for it too; nor does a code refused
+// unchecked while the user's codes back off).
 func (s *Service) attempt(ctx context.Context, cookie string, enrol, counted bool) (*twofactorstore.SecondStep, error) {
 	st, err := s.Step(ctx, cookie)
 	if err != nil {
@@ -156,6 +157,9 @@ func (s *Service) attempt(ctx context.Context, cookie string, enrol, counted boo
 		}
 		return st, nil
 	}
+	if err := s.notBackingOff(ctx, st.UserID); err != nil {
+		return nil, err
+	}
 	ok, err := s.Store.CountSecondStepAttempt(ctx, st.TokenHash, MaxAttempts, s.Now().UTC())
 	if err != nil {
 		return nil, fmt.Errorf("count a second-step attempt: %w", err)
@@ -164,6 +168,22 @@ func (s *Service) attempt(ctx context.Context, cookie string, enrol, counted boo
 		return nil, fmt.Errorf("%w: out of attempts or expired", ErrNoStep)
 	}
 	return st, nil
+}
+
+// notBackingOff is ErrThrottled while the user's codes are backing off: a
+// code refused then is never checked, so it spends no attempt of the step
+// (reserve refuses it again should the backoff begin meanwhile).
+func (s *Service) notBackingOff(ctx context.Context, userID string) error {
+	row, err := s.Store.TwoFactorOf(ctx, userID)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read two-factor: %w", err)
+	case row.BlockedUntil != nil && row.BlockedUntil.After(s.Now()):
+		return ErrThrottled
+	}
+	return nil
 }
 
 func (s *Service) consume(ctx context.Context, st *twofactorstore.SecondStep) error {
