@@ -80,8 +80,11 @@ type Config struct {
 	Skew time.Duration
 	// Wait bounds the wait for another request's refresh.
 	Wait time.Duration
-	Now  func() time.Time
-	Log  *slog.Logger
+	// CallTimeout bounds the provider's token endpoint call; 0: 20 s.
+	// A field, not a constant, so a test can run past it without waiting.
+	CallTimeout time.Duration
+	Now         func() time.Time
+	Log         *slog.Logger
 }
 
 // Service keeps and hands out provider tokens.
@@ -99,10 +102,10 @@ type Service struct {
 	marks marks
 }
 
-// leaseTTL is how long a lease holds the refresh: longer than the call it
-// covers (callTimeout), so it expires only when its holder died.
+// leaseMargin is how much longer than the call it covers (CallTimeout) a
+// lease holds the refresh, so it expires only when its holder died.
 const (
-	leaseTTL    = 30 * time.Second
+	leaseMargin = 10 * time.Second
 	callTimeout = 20 * time.Second
 	// pollEvery is how often a request waiting for another's refresh
 	// reads the row.
@@ -120,6 +123,9 @@ func New(store Store, refresher Refresher, cfg Config) (*Service, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = callTimeout
 	}
 	s := &Service{store: store, refresher: refresher, seal: seal, keeps: map[string]bool{}, cfg: cfg, owner: random.Hex(16)}
 	for _, p := range cfg.Providers {
@@ -173,7 +179,7 @@ func (s *Service) Token(ctx context.Context, userID, provider string) (Token, er
 		return Token{}, ErrNotStored
 	}
 	// The flight outlives a caller that leaves: the others wait on it.
-	flightCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Wait+callTimeout)
+	flightCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Wait+s.cfg.CallTimeout)
 	defer cancel()
 	v, err, _ := s.flights.Do(userID+"\x00"+provider, func() (any, error) { return s.fetch(flightCtx, userID, provider) })
 	if err != nil {
@@ -196,7 +202,7 @@ func (s *Service) fetch(ctx context.Context, userID, provider string) (Token, er
 			return s.answer(ctx, acc)
 		}
 		if acc.RefreshLeaseUntil == nil || *acc.RefreshLeaseUntil < now.UnixMilli() {
-			won, err := s.store.TakeLease(ctx, acc.ID, s.owner, now, now.Add(leaseTTL))
+			won, err := s.store.TakeLease(ctx, acc.ID, s.owner, now, now.Add(s.cfg.CallTimeout+leaseMargin))
 			if err != nil {
 				return Token{}, err
 			}
@@ -289,7 +295,7 @@ func (s *Service) refresh(ctx context.Context, id, provider string) (Token, erro
 		s.cfg.Log.Warn("provider token cannot be refreshed: the user must sign in again", "provider", provider, "account", acc.ID, "err", err)
 		return Token{}, errors.Join(ErrRefreshFailed, s.endLease(acc, RefreshError))
 	}
-	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	tok, err := s.refresher.Refresh(callCtx, provider, *set.refresh)
 	if err != nil {
@@ -305,17 +311,39 @@ func (s *Service) refresh(ctx context.Context, id, provider string) (Token, erro
 	if err != nil {
 		return Token{}, errors.Join(err, s.endLease(acc, ""))
 	}
-	saved, err := s.store.SaveRefreshed(ctx, acc.ID, s.owner, sealed)
+	saved, err := s.saveRefreshed(ctx, acc.ID, sealed)
 	if err != nil {
 		return Token{}, err
 	}
 	if !saved {
-		// The lease ran out under a provider slower than callTimeout
+		// The lease ran out under a provider slower than CallTimeout
 		// allows, or a sign-in replaced the tokens: the token is good,
 		// the row keeps what the other writer put there.
 		s.cfg.Log.Warn("refreshed provider token not saved: the lease was lost", "provider", provider, "account", acc.ID)
 	}
 	return next.token(), nil
+}
+
+// saveTimeout bounds one write of a refresh's tokens, and of a lease's end.
+const saveTimeout = 5 * time.Second
+
+// saveRefreshed saves a refresh's tokens, retrying once when the store
+// fails. The provider has spent the old refresh token: lost, the rotated
+// one would make the next refresh invalid_grant and mark the user. So
+// the save outlives the request's deadline (a long wait, then a slow
+// provider, can use it up), under its own bound.
+func (s *Service) saveRefreshed(ctx context.Context, id string, sealed tokenstore.Sealed) (bool, error) {
+	var errs error
+	for range 2 {
+		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+		saved, err := s.store.SaveRefreshed(saveCtx, id, s.owner, sealed)
+		cancel()
+		if err == nil {
+			return saved, nil
+		}
+		errs = errors.Join(errs, err)
+	}
+	return false, errs
 }
 
 func (s *Service) answerReleasing(ctx context.Context, acc *tokenstore.Account) (Token, error) {
@@ -329,8 +357,8 @@ func (s *Service) endLease(acc *tokenstore.Account, mark string) error {
 		return nil
 	}
 	// Even when the request's context ended: a lease left behind would
-	// hold every other request for leaseTTL.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// hold every other request until it expired.
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
 	if mark != "" {
 		defer s.marks.forget(acc.UserID)

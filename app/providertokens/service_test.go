@@ -300,3 +300,62 @@ func TestSignInWithoutRefreshTokenKeepsTheStoredOne(t *testing.T) {
 		require.EqualValues(t, 2, p.calls.Load(), "the refused refresh token is not spent again")
 	})
 }
+
+// flakyStore is the real store whose first SaveRefreshed fails, as a
+// database hiccup would, before writing anything.
+type flakyStore struct {
+	*tokenstore.Store
+	failed atomic.Bool
+}
+
+func (f *flakyStore) SaveRefreshed(ctx context.Context, id, owner string, t tokenstore.Sealed) (bool, error) {
+	if f.failed.CompareAndSwap(false, true) {
+		return false, errors.New("connection reset by peer")
+	}
+	return f.Store.SaveRefreshed(ctx, id, owner, t)
+}
+
+// lateProvider answers the refresh just as the call's deadline strikes:
+// after a long wait for another refresh, a slow provider.
+type lateProvider struct{ provider }
+
+func (p *lateProvider) Refresh(ctx context.Context, provider, rt string) (*oauth2.Token, error) {
+	<-ctx.Done()
+	return p.provider.Refresh(context.Background(), provider, rt)
+}
+
+// The rotated refresh token a refresh got is saved though the database
+// failed once, and though the request's time ran out while the provider
+// answered: lost, the next refresh would spend the old one, refused
+// (invalid_grant), and the user be marked.
+func TestRefreshedTokensAreSaved(t *testing.T) {
+	storetest.EachStore(t, postgresURL, func(t *testing.T, s *models.Store) {
+		for _, c := range []struct {
+			name  string
+			store Store
+			p     Refresher
+		}{
+			{"a database hiccup", &flakyStore{Store: tokenstore.New(s)}, &provider{live: map[string]bool{"rt-0": true}}},
+			{"a late provider", tokenstore.New(s), &lateProvider{provider{live: map[string]bool{"rt-0": true}}}},
+		} {
+			t.Run(c.name, func(t *testing.T) { refreshSaved(t, s, c.store, c.p) })
+		}
+	})
+}
+
+func refreshSaved(t *testing.T, s *models.Store, store Store, p Refresher) {
+	ctx := context.Background()
+	svc, err := New(store, p, Config{Providers: []string{"idp"}, Secrets: []string{secretA}, Skew: time.Minute,
+		Wait: time.Millisecond, CallTimeout: 20 * time.Millisecond})
+	require.NoError(t, err)
+	user := signedIn(t, s, svc, time.Now().Add(-time.Minute))
+	tok, err := svc.Token(ctx, user, "idp")
+	require.NoError(t, err)
+	require.Equal(t, "at-1", tok.AccessToken)
+	acc, err := tokenstore.New(s).Account(ctx, user, "idp")
+	require.NoError(t, err)
+	set, _, err := svc.openSet(acc)
+	require.NoError(t, err)
+	require.Equal(t, "rt-1", *set.refresh, "the rotated refresh token is saved")
+	require.Nil(t, acc.RefreshLeaseOwner)
+}
