@@ -192,13 +192,19 @@ func (s *Service) Token(ctx context.Context, userID, provider string) (Token, er
 // lease and refreshes, or waits for the holder's result.
 func (s *Service) fetch(ctx context.Context, userID, provider string) (Token, error) {
 	deadline := s.cfg.Now().Add(s.cfg.Wait)
-	for {
+	// seen is the access token as the caller found it: one that differs
+	// later is another request's refresh (or a sign-in), which it takes.
+	var seen *string
+	for first := true; ; first = false {
 		acc, err := s.account(ctx, userID, provider)
 		if err != nil {
 			return Token{}, err
 		}
+		if first {
+			seen = acc.AccessToken
+		}
 		now := s.cfg.Now()
-		if s.fresh(acc, now) {
+		if s.fresh(acc, now) || s.newer(acc, seen, now) {
 			return s.answer(ctx, acc)
 		}
 		if acc.RefreshLeaseUntil == nil || *acc.RefreshLeaseUntil < now.UnixMilli() {
@@ -207,7 +213,7 @@ func (s *Service) fetch(ctx context.Context, userID, provider string) (Token, er
 				return Token{}, err
 			}
 			if won {
-				return s.refresh(ctx, acc.ID, provider)
+				return s.refresh(ctx, acc.ID, provider, seen)
 			}
 		}
 		if now.After(deadline) {
@@ -239,6 +245,18 @@ func (s *Service) account(ctx context.Context, userID, provider string) (*tokens
 // fresh: no expiry known, or one beyond the skew.
 func (s *Service) fresh(acc *tokenstore.Account, now time.Time) bool {
 	return acc.ExpiresAt == nil || time.Unix(*acc.ExpiresAt, 0).After(now.Add(s.cfg.Skew))
+}
+
+// newer: the access token is not seen, the one the caller first found,
+// and has not expired. A caller that waited on another's refresh takes
+// its token though it expires within the skew: a provider whose tokens
+// live less than the skew would otherwise be asked again by every
+// waiting caller, one after another.
+func (s *Service) newer(acc *tokenstore.Account, seen *string, now time.Time) bool {
+	if acc.AccessToken == nil || (seen != nil && *acc.AccessToken == *seen) {
+		return false
+	}
+	return acc.ExpiresAt == nil || time.Unix(*acc.ExpiresAt, 0).After(now)
 }
 
 // answer opens the stored access token. Tokens sealed under an older
@@ -273,11 +291,11 @@ func (s *Service) reseal(ctx context.Context, acc *tokenstore.Account) {
 }
 
 // refresh runs under the lease on account id: it reads that row again
-// (the holder before may have just refreshed), spends the refresh token,
+// (the holder before may have just refreshed: newer than seen), spends the refresh token,
 // and saves the new tokens and ends the lease in one statement. It reads
 // the row by id, not as fetch chose it: with two identities at provider
 // the choice may move meanwhile (one marked), and the lease covers one.
-func (s *Service) refresh(ctx context.Context, id, provider string) (Token, error) {
+func (s *Service) refresh(ctx context.Context, id, provider string, seen *string) (Token, error) {
 	acc, err := s.store.AccountByID(ctx, id)
 	if err != nil { // gone (unlinked), or the database failed: the lease expires
 		return Token{}, wrapNotFound(err)
@@ -287,7 +305,7 @@ func (s *Service) refresh(ctx context.Context, id, provider string) (Token, erro
 		return Token{}, errors.Join(ErrRefreshFailed, s.endLease(acc, ""))
 	case acc.AccessToken == nil:
 		return Token{}, errors.Join(ErrNotStored, s.endLease(acc, ""))
-	case s.fresh(acc, s.cfg.Now()):
+	case s.fresh(acc, s.cfg.Now()) || s.newer(acc, seen, s.cfg.Now()):
 		return s.answerReleasing(ctx, acc)
 	}
 	set, _, err := s.openSet(acc)

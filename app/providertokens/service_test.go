@@ -34,6 +34,8 @@ type provider struct {
 	calls atomic.Int64
 	delay time.Duration
 	n     int
+	// life is how long the tokens it issues live; 0: an hour.
+	life time.Duration
 }
 
 func (p *provider) Refresh(_ context.Context, _, rt string) (*oauth2.Token, error) {
@@ -48,7 +50,11 @@ func (p *provider) Refresh(_ context.Context, _, rt string) (*oauth2.Token, erro
 	p.n++
 	next := fmt.Sprintf("rt-%d", p.n)
 	p.live[next] = true
-	return &oauth2.Token{AccessToken: fmt.Sprintf("at-%d", p.n), RefreshToken: next, Expiry: time.Now().Add(time.Hour)}, nil
+	life := p.life
+	if life == 0 {
+		life = time.Hour
+	}
+	return &oauth2.Token{AccessToken: fmt.Sprintf("at-%d", p.n), RefreshToken: next, Expiry: time.Now().Add(life)}, nil
 }
 
 func service(t *testing.T, s *models.Store, p Refresher, secrets ...string) *Service {
@@ -358,4 +364,62 @@ func refreshSaved(t *testing.T, s *models.Store, store Store, p Refresher) {
 	require.NoError(t, err)
 	require.Equal(t, "rt-1", *set.refresh, "the rotated refresh token is saved")
 	require.Nil(t, acc.RefreshLeaseOwner)
+}
+
+// gatedProvider holds each refresh until released, telling when one started.
+type gatedProvider struct {
+	*provider
+	started, release chan struct{}
+}
+
+func (p *gatedProvider) Refresh(ctx context.Context, provider, rt string) (*oauth2.Token, error) {
+	p.started <- struct{}{}
+	<-p.release
+	return p.provider.Refresh(ctx, provider, rt)
+}
+
+// readStore tells when it first read a user's account.
+type readStore struct {
+	*tokenstore.Store
+	once sync.Once
+	read chan struct{}
+}
+
+func (r *readStore) Account(ctx context.Context, userID, provider string) (*tokenstore.Account, error) {
+	acc, err := r.Store.Account(ctx, userID, provider)
+	r.once.Do(func() { close(r.read) })
+	return acc, err
+}
+
+// A provider whose tokens live less than refresh_skew: a request that
+// waited on another instance's refresh takes its token, however soon it
+// expires, instead of refreshing again as soon as the lease ends.
+func TestWaiterTakesAShortLivedRefresh(t *testing.T) {
+	storetest.EachDialect(t, postgresURL, func(t *testing.T, c models.Config) {
+		s1, s2 := storetest.Connect(t, c), storetest.Connect(t, c)
+		p := &gatedProvider{provider: &provider{live: map[string]bool{"rt-0": true}, life: 30 * time.Second},
+			started: make(chan struct{}, 2), release: make(chan struct{})}
+		a := service(t, s1, p, secretA)
+		watched := &readStore{Store: tokenstore.New(s2), read: make(chan struct{})}
+		b, err := New(watched, p, Config{Providers: []string{"idp"}, Secrets: []string{secretA}, Skew: time.Minute, Wait: 10 * time.Second})
+		require.NoError(t, err)
+		user := signedIn(t, s1, a, time.Now().Add(-time.Minute))
+
+		got := make(chan string, 2)
+		ask := func(svc *Service) {
+			tok, err := svc.Token(context.Background(), user, "idp")
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			got <- tok.AccessToken
+		}
+		go ask(a)
+		<-p.started // a holds the lease and calls the provider
+		go ask(b)
+		<-watched.read // b read the expired token: it waits for a's refresh
+		close(p.release)
+		require.Equal(t, []string{"at-1", "at-1"}, []string{<-got, <-got})
+		require.EqualValues(t, 1, p.calls.Load(), "one refresh")
+	})
 }
