@@ -336,10 +336,41 @@ func (s *Service) refresh(ctx context.Context, id, provider string, seen *string
 	if !saved {
 		// The lease ran out under a provider slower than CallTimeout
 		// allows, or a sign-in replaced the tokens: the token is good,
-		// the row keeps what the other writer put there.
+		// the row keeps what the other writer put there (a sign-in's
+		// are the newer), but for the rotated refresh token.
 		s.cfg.Log.Warn("refreshed provider token not saved: the lease was lost", "provider", provider, "account", acc.ID)
+		s.keepRotated(ctx, acc.ID, *set.refresh, next.refresh)
 	}
 	return next.token(), nil
+}
+
+// keepRotated writes rotated over the row's refresh token when that is
+// still spent, the one the refresh gave the provider: a sign-in that
+// brought none kept it (keptRefresh), and the provider has revoked it, so
+// the next refresh would be refused and the user marked. A row holding
+// another refresh token (the sign-in's own), or marked, is left as it is.
+// Conditional on the row (Replace), so a later writer wins; a failure is
+// logged.
+func (s *Service) keepRotated(ctx context.Context, id, spent string, rotated *string) {
+	if rotated == nil || *rotated == spent {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	acc, err := s.store.AccountByID(ctx, id)
+	if err != nil || acc.TokenError != nil || acc.RefreshToken == nil {
+		return
+	}
+	if rt, _, err := s.seal.open(acc.ID, colRefresh, acc.RefreshToken); err != nil || rt != spent {
+		return
+	}
+	next := acc.Sealed
+	if next.RefreshToken, err = s.seal.seal(acc.ID, colRefresh, rotated); err == nil {
+		_, err = s.store.Replace(ctx, acc.ID, acc.Sealed, next)
+	}
+	if err != nil {
+		s.cfg.Log.Warn("rotated refresh token not kept", "account", acc.ID, "err", err)
+	}
 }
 
 // saveTimeout bounds one write of a refresh's tokens, and of a lease's end.

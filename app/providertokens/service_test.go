@@ -423,3 +423,41 @@ func TestWaiterTakesAShortLivedRefresh(t *testing.T) {
 		require.EqualValues(t, 1, p.calls.Load(), "one refresh")
 	})
 }
+
+// A sign-in while a refresh is at the provider: the sign-in's tokens win
+// (they are the newer), but when it brought no refresh token the one the
+// refresh rotated to is kept, not the one the provider has just spent.
+func TestSignInDuringRefresh(t *testing.T) {
+	storetest.EachStore(t, postgresURL, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		for _, c := range []struct{ name, signInRefresh, want string }{
+			{"without a refresh token", "", "rt-1"},
+			{"with a refresh token", "rt-signin", "rt-signin"},
+		} {
+			p := &gatedProvider{provider: &provider{live: map[string]bool{"rt-0": true}}, started: make(chan struct{}, 2), release: make(chan struct{})}
+			svc := service(t, s, p, secretA)
+			user := signedIn(t, s, svc, time.Now().Add(-time.Minute))
+			got := make(chan error, 1)
+			go func() {
+				_, err := svc.Token(ctx, user, "idp")
+				got <- err
+			}()
+			<-p.started
+			require.NoError(t, svc.Keep(ctx, "idp", "sub-"+user, &oauth2.Token{AccessToken: "at-signin", RefreshToken: c.signInRefresh, Expiry: time.Now().Add(-time.Second)}, ""))
+			close(p.release)
+			require.NoError(t, <-got, c.name)
+
+			acc, err := tokenstore.New(s).Account(ctx, user, "idp")
+			require.NoError(t, err)
+			set, _, err := svc.openSet(acc)
+			require.NoError(t, err)
+			require.Equal(t, [2]string{"at-signin", c.want}, [2]string{*set.access, *set.refresh}, c.name)
+			if c.want == "rt-1" {
+				// The sign-in's token has expired: the kept rotated one refreshes it.
+				tok, err := svc.Token(ctx, user, "idp")
+				require.NoError(t, err)
+				require.Equal(t, "at-2", tok.AccessToken)
+			}
+		}
+	})
+}
