@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -94,7 +95,7 @@ func exchange(ctx context.Context, conf *oauth2.Config, client *http.Client, cod
 	}
 	tok, err := conf.Exchange(ctx, code, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("exchange code: %w", err)
+		return nil, fmt.Errorf("exchange code: %w", endpointError(err))
 	}
 	return tok, nil
 }
@@ -106,9 +107,43 @@ func refresh(ctx context.Context, conf *oauth2.Config, client *http.Client, refr
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, client)
 	tok, err := conf.TokenSource(ctx, &oauth2.Token{RefreshToken: refreshToken}).Token()
 	if err != nil {
-		return nil, fmt.Errorf("refresh token: %w", err)
+		return nil, fmt.Errorf("refresh token: %w", endpointError(err))
 	}
 	return tok, nil
+}
+
+// maxLoggedCode bounds the provider's error code in a logged error.
+const maxLoggedCode = 64
+
+// tokenEndpointError is a token endpoint's refusal as latchkey logs it:
+// the status, content type and error code (quoted, bounded), not the
+// body oauth2's error prints, which a failing provider or a proxy may
+// fill with anything (the request echoed, refresh token and all; terminal
+// escapes). The *oauth2.RetrieveError stays reachable through errors.As.
+type tokenEndpointError struct{ re *oauth2.RetrieveError }
+
+func (e tokenEndpointError) Error() string {
+	msg := "token endpoint answered"
+	if r := e.re.Response; r != nil {
+		ct := cut(strings.Map(dropControl, strings.ToValidUTF8(r.Header.Get("Content-Type"), "")), maxLoggedCode)
+		msg += fmt.Sprintf(" HTTP %d (%s)", r.StatusCode, ct)
+	}
+	if c := e.re.ErrorCode; c != "" {
+		msg += fmt.Sprintf(": error %q", cut(c, maxLoggedCode))
+	}
+	return msg
+}
+
+func (e tokenEndpointError) Unwrap() error { return e.re }
+
+// endpointError is err with a *oauth2.RetrieveError described by
+// tokenEndpointError.
+func endpointError(err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		return tokenEndpointError{re}
+	}
+	return err
 }
 
 // defaultHTTPClient bounds every call to an identity provider.
