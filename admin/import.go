@@ -9,8 +9,11 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/importer"
@@ -162,7 +165,7 @@ func printImport(r *adminRun, from string, dryRun bool, s importer.Summary) {
 	if len(s.UnknownProviders) > 0 {
 		var names []string
 		for p, n := range s.UnknownProviders {
-			names = append(names, fmt.Sprintf("%s (%d)", p, n))
+			names = append(names, fmt.Sprintf("%s (%d)", printable(p), n))
 		}
 		sort.Strings(names)
 		fmt.Fprintf(r.out, "providers not in latchkey's configuration: %s (their accounts came in; add the providers with the same ids to sign in with them)\n", strings.Join(names, ", "))
@@ -176,13 +179,26 @@ func printImport(r *adminRun, from string, dryRun bool, s importer.Summary) {
 			fmt.Fprintf(r.out, "  … and %d more reasons\n", len(s.Skipped)-i)
 			break
 		}
+		key, reason := printable(k.Key), printable(k.Reason)
 		switch {
 		case k.Key == "":
-			fmt.Fprintf(r.out, "  %s: %d %s\n", k.Table, k.N, k.Reason)
+			fmt.Fprintf(r.out, "  %s: %d %s\n", k.Table, k.N, reason)
 		case k.N > 1:
-			fmt.Fprintf(r.out, "  %s %s (%d): %s\n", k.Table, k.Key, k.N, k.Reason)
+			fmt.Fprintf(r.out, "  %s %s (%d): %s\n", k.Table, key, k.N, reason)
 		default:
-			fmt.Fprintf(r.out, "  %s %s: %s\n", k.Table, k.Key, k.Reason)
+			fmt.Fprintf(r.out, "  %s %s: %s\n", k.Table, key, reason)
 		}
 	}
+}
+
+// printable is s with what a terminal would act on or show misleadingly
+// (control and format characters: escapes, carriage returns, bidi
+// overrides) escaped as %q escapes it; printable text is left as it is.
+// The summary's keys and reasons carry the next-auth database's values.
+func printable(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

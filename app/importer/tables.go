@@ -216,7 +216,7 @@ func (r *run) importAccounts(ctx context.Context) error {
 				acc.AccessToken, acc.RefreshToken, acc.IDToken = a.AccessToken, a.RefreshToken, a.IDToken
 				acc.ExpiresAt, acc.TokenType, acc.Scope = a.ExpiresAt, a.TokenType, a.Scope
 				if err := r.o.SealTokens(&acc); err != nil {
-					return fmt.Errorf("account %s: %w", key, err)
+					return fmt.Errorf("account %q: %w", key, err)
 				}
 				r.sum.TokensKept++
 			default:
