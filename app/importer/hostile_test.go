@@ -124,3 +124,25 @@ func pgTarget(t *testing.T) *models.Store {
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
+
+// A name comes in as an OAuth sign-in keeps one (app/oauth's ShownName):
+// cut at 256 characters, without control characters. A 64 KiB name in
+// the user's jwt session cookie would take it past what browsers keep,
+// and the user could no longer sign in.
+func TestImportCutsNamesAsSignInDoes(t *testing.T) {
+	n := sqliteSource(t, importstore.SchemaSQL)
+	n.create(t, "TEXT", "TEXT")
+	n.exec(t, `INSERT INTO users (id, name, email) VALUES ('long', ?, 'long@example.com'), ('ctl', ?, 'ctl@example.com')`,
+		strings.Repeat("é", 60_000), " A\x1b[2Jda ")
+	check := func(t *testing.T, st *models.Store) {
+		sum := run(t, n, st, importer.Options{})
+		require.Equal(t, 2, sum.Users.Imported, "%+v", sum.Skipped)
+		for id, want := range map[string]string{"long": strings.Repeat("é", 256), "ctl": "A[2Jda"} {
+			u, err := st.UserByID(context.Background(), id)
+			require.NoError(t, err)
+			require.Equal(t, want, *u.Name, id)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) { check(t, target(t)) })
+	t.Run("postgres", func(t *testing.T) { check(t, pgTarget(t)) })
+}

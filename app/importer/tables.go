@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/latchkey-auth/latchkey/app/oauth"
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/importstore"
@@ -49,8 +51,22 @@ func shown(s string) string {
 	return s
 }
 
-// maxText bounds a column only shown (a name, an image URL, a scope).
+// maxText bounds a column only shown (an image URL, a scope). A name is
+// cut instead, as a sign-in cuts it (shownName).
 const maxText = 64 << 10
+
+// shownName is the name a user comes in with: the sign-in's rule
+// (oauth.ShownName), so an imported name is no longer than one a sign-in
+// stores; nil when nothing is left.
+func shownName(name *string) *string {
+	if name == nil {
+		return nil
+	}
+	if n := oauth.ShownName(*name); n != "" {
+		return &n
+	}
+	return nil
+}
 
 func (r *run) importUsers(ctx context.Context) error {
 	c := &r.sum.Users
@@ -103,7 +119,7 @@ func (r *run) importUsers(ctx context.Context) error {
 				r.skip(c, "users", shown(u.ID), reason)
 				continue
 			}
-			row := models.User{ID: u.ID, Name: u.Name, Image: u.Image}
+			row := models.User{ID: u.ID, Name: shownName(u.Name), Image: u.Image}
 			if u.Email != nil {
 				e := strings.ToLower(*u.Email)
 				row.Email = &e
@@ -138,7 +154,7 @@ func (r *run) judgeUser(u importstore.User, owners map[string]string) string {
 		return "an id longer than 36 characters"
 	case u.Bad != "":
 		return u.Bad
-	case !kept(u.ID, maxID) || !keptOpt(u.Email, maxEmail) || !keptOpt(u.Name, maxText) || !keptOpt(u.Image, maxText):
+	case !kept(u.ID, maxID) || !keptOpt(u.Email, maxEmail) || !keptOpt(u.Name, math.MaxInt) || !keptOpt(u.Image, maxText):
 		return notText
 	case u.Email == nil:
 		return ""

@@ -29,7 +29,7 @@ func (p Profile) bounded() (Profile, error) {
 	if p.ID == "" || len(p.ID) > maxIDBytes || !plainText(p.ID) {
 		return Profile{}, errors.New("profile id is empty, too long or not text")
 	}
-	p.Name = cut(strings.TrimSpace(strings.Map(dropControl, strings.ToValidUTF8(p.Name, ""))), maxNameRunes)
+	p.Name = ShownName(p.Name)
 	if len(p.Email) > maxEmailBytes || !plainText(p.Email) {
 		p.Email, p.EmailVerified = "", false
 	}
@@ -37,6 +37,15 @@ func (p Profile) bounded() (Profile, error) {
 		p.Image = ""
 	}
 	return p, nil
+}
+
+// ShownName is a name as latchkey keeps it, from a sign-in's profile or
+// an import: without control characters or invalid UTF-8, trimmed, and
+// cut at 256 characters. A name is only shown, so it is cut, not refused;
+// the cut keeps a jwt session cookie, which carries it, within what
+// browsers keep.
+func ShownName(name string) string {
+	return cut(strings.TrimSpace(strings.Map(dropControl, strings.ToValidUTF8(name, ""))), maxNameRunes)
 }
 
 // plainText: valid UTF-8 without control characters.
