@@ -14,6 +14,7 @@ import (
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/importstore"
 	"github.com/latchkey-auth/latchkey/models/pgtest"
+	"github.com/latchkey-auth/latchkey/models/storetest"
 )
 
 // Rows latchkey cannot keep as they are — a value that is not text (a NUL
@@ -142,6 +143,58 @@ func TestImportCutsNamesAsSignInDoes(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, want, *u.Name, id)
 		}
+	}
+	t.Run("sqlite", func(t *testing.T) { check(t, target(t)) })
+	t.Run("postgres", func(t *testing.T) { check(t, pgTarget(t)) })
+}
+
+// signUpMeanwhile is latchkey's database while a user signs up on it with
+// an address the import has just looked up: the sign-up takes the e-mail
+// between the import's lookup and its write.
+type signUpMeanwhile struct {
+	*importstore.Target
+	t     *testing.T
+	st    *models.Store
+	email string
+	done  bool
+}
+
+func (s *signUpMeanwhile) UsersByEmail(ctx context.Context, emails []string) (map[string]string, error) {
+	found, err := s.Target.UsersByEmail(ctx, emails)
+	if !s.done {
+		s.done = true
+		storetest.NewUser(s.t, s.st, s.email)
+	}
+	return found, err
+}
+
+// A row the write leaves out (the sign-up took its e-mail meanwhile) is
+// counted as skipped, not imported, and is not recorded in the import
+// ledger: once the conflict is gone, the next run brings it in instead of
+// skipping it as "deleted in latchkey since an earlier import".
+func TestImportRecordsOnlyWhatItWrote(t *testing.T) {
+	n := sqliteSource(t, importstore.SchemaSQL)
+	n.create(t, "TEXT", "TEXT")
+	n.exec(t, `INSERT INTO users (id, email) VALUES ('ann', 'ann@example.com'), ('bob', 'bob@example.com')`)
+	n.exec(t, `INSERT INTO accounts (id, "userId", type, provider, "providerAccountId") VALUES ('a1', 'ann', 'oidc', 'idp', 'ann-sub')`)
+	check := func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		src, err := importstore.Open(ctx, n.from, "")
+		require.NoError(t, err)
+		defer src.Close()
+		dst := &signUpMeanwhile{Target: importstore.NewTarget(st), t: t, st: st, email: "ann@example.com"}
+		sum, err := importer.Run(ctx, src, dst, importer.Options{Now: func() time.Time { return now }})
+		require.NoError(t, err)
+		require.Equal(t, importer.Count{Read: 2, Imported: 1, Skipped: 1}, sum.Users)
+		require.Equal(t, importer.Count{Read: 1, Skipped: 1}, sum.Accounts)
+		require.Contains(t, sum.Skipped, importer.Skip{Table: "users", Key: "ann", N: 1,
+			Reason: "latchkey took its e-mail or identity while the import ran (a sign-up or sign-in meanwhile)"})
+
+		// The sign-up goes; the next run brings ann in.
+		require.NoError(t, st.DB().Exec("DELETE FROM users WHERE email = ?", "ann@example.com").Error)
+		sum = run(t, n, st, importer.Options{})
+		require.Equal(t, importer.Count{Read: 2, Imported: 1, There: 1}, sum.Users, "%+v", sum.Skipped)
+		require.Equal(t, importer.Count{Read: 1, Imported: 1}, sum.Accounts, "%+v", sum.Skipped)
 	}
 	t.Run("sqlite", func(t *testing.T) { check(t, target(t)) })
 	t.Run("postgres", func(t *testing.T) { check(t, pgTarget(t)) })

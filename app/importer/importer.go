@@ -28,7 +28,9 @@
 //
 // Every table is read and written in batches, one transaction each; a row
 // already in latchkey is left as it is, so a second run imports only what
-// is new. Every row brought in or found is recorded (the import ledger):
+// is new. Every row written or found is recorded (the import ledger; not
+// one the write left out because latchkey took its e-mail or identity
+// meanwhile: that is skipped, and a later run tries it again):
 // one that latchkey has since ended — a session signed out, a link used,
 // an account unlinked, a user deleted — is not brought back by a later
 // run, however long next-auth's database keeps it.
@@ -37,6 +39,7 @@ package importer
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/latchkey-auth/latchkey/models"
@@ -67,7 +70,9 @@ type Target interface {
 	// RevokedSince answers, of userIDs, those whose sessions a revocation
 	// (theirs or everyone's) ended at or after since.
 	RevokedSince(ctx context.Context, userIDs []string, since time.Time) (map[string]bool, error)
-	Write(ctx context.Context, b importstore.Batch) error
+	// Write stores b and answers the ledger entries of the rows it did
+	// not write (latchkey took them meanwhile).
+	Write(ctx context.Context, b importstore.Batch) ([]importstore.LedgerEntry, error)
 }
 
 // Options shape a run.
@@ -182,12 +187,34 @@ func (r *run) skip(c *Count, table, key, reason string) {
 	r.skips[k]++
 }
 
-// write stores b unless this is a dry run.
-func (r *run) write(ctx context.Context, b importstore.Batch) error {
+// taken is the reason of a row the write left out.
+const taken = "latchkey took its e-mail or identity while the import ran (a sign-up or sign-in meanwhile)"
+
+// write stores b unless this is a dry run. A row the write left out
+// (latchkey took its e-mail or identity between the lookups and the
+// write) counts as skipped, not imported; a user so left out takes its
+// rows with it.
+func (r *run) write(ctx context.Context, c *Count, b importstore.Batch) error {
 	if r.o.DryRun {
 		return nil
 	}
-	return r.dst.Write(ctx, b)
+	missed, err := r.dst.Write(ctx, b)
+	if err != nil {
+		return err
+	}
+	for _, e := range missed {
+		c.Imported--
+		key := ""
+		switch e.Kind {
+		case "users":
+			r.users[e.Key] = userSkipped
+			key = shown(e.Key)
+		case "accounts":
+			key = shown(strings.Replace(e.Key, importstore.KeySep, "/", 1))
+		}
+		r.skip(c, e.Kind, key, taken)
+	}
+	return nil
 }
 
 func (r *run) progress(table string, read int) {

@@ -134,7 +134,7 @@ func (r *run) importUsers(ctx context.Context) error {
 			r.users[u.ID] = userIn
 			c.Imported++
 		}
-		if err := r.write(ctx, b); err != nil {
+		if err := r.write(ctx, c, b); err != nil {
 			return err
 		}
 		r.progress("users", c.Read)
@@ -245,7 +245,7 @@ func (r *run) importAccounts(ctx context.Context) error {
 				r.sum.UnknownProviders[a.Provider]++
 			}
 		}
-		if err := r.write(ctx, b); err != nil {
+		if err := r.write(ctx, c, b); err != nil {
 			return err
 		}
 		r.progress("accounts", c.Read)
@@ -328,7 +328,7 @@ func (r *run) importSessions(ctx context.Context) error {
 				c.Imported++
 			}
 		}
-		if err := r.write(ctx, b); err != nil {
+		if err := r.write(ctx, c, b); err != nil {
 			return err
 		}
 		r.progress("sessions", c.Read)
@@ -415,7 +415,7 @@ func (r *run) importTokens(ctx context.Context) error {
 			b.Tokens = append(b.Tokens, models.VerificationToken{Identifier: t.Identifier, TokenHash: t.Token, Expires: models.DBTime(t.Expires)})
 			c.Imported++
 		}
-		if err := r.write(ctx, b); err != nil {
+		if err := r.write(ctx, c, b); err != nil {
 			return err
 		}
 		r.progress("verification tokens", c.Read)

@@ -2,6 +2,7 @@ package importstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,12 +23,19 @@ const KeySep = "\x1f"
 // NewTarget.
 type Target struct {
 	store *models.Store
+	// tx, when set, is the write's transaction the lookups run in.
+	tx *gorm.DB
 }
 
 // NewTarget returns the import's writer on s's database.
 func NewTarget(s *models.Store) *Target { return &Target{store: s} }
 
-func (t *Target) db(ctx context.Context) *gorm.DB { return t.store.DB().WithContext(ctx) }
+func (t *Target) db(ctx context.Context) *gorm.DB {
+	if t.tx != nil {
+		return t.tx.WithContext(ctx)
+	}
+	return t.store.DB().WithContext(ctx)
+}
 
 // lookupChunk bounds the values one lookup binds: SQLite takes 32 766
 // variables a statement and PostgreSQL 65 535, while a batch may hold
@@ -218,8 +226,12 @@ type Batch struct {
 // Write stores b in one transaction: a batch is in whole or not at all,
 // so an import stopped half-way leaves no half-imported user, and the
 // next run picks up from what is there. A row already stored (by an
-// earlier run, or a sign-in on latchkey meanwhile) is left as it is.
-func (t *Target) Write(ctx context.Context, b Batch) error {
+// earlier run, or a sign-in on latchkey meanwhile) is left as it is. It
+// answers the ledger entries of rows it did not write, which it does not
+// record: one latchkey took meanwhile (a sign-up with the user's e-mail,
+// a sign-in linking the identity to another user); recorded, a later run
+// would skip the row as ended in latchkey.
+func (t *Target) Write(ctx context.Context, b Batch) ([]LedgerEntry, error) {
 	now := models.DBTime(time.Now())
 	for i := range b.Users {
 		b.Users[i].CreatedAt, b.Users[i].UpdatedAt = now, now
@@ -230,12 +242,13 @@ func (t *Target) Write(ctx context.Context, b Batch) error {
 	for i := range b.Ledger {
 		b.Ledger[i].ImportedAt = now
 	}
+	var missed []LedgerEntry
 	err := t.db(ctx).Transaction(func(tx *gorm.DB) error {
 		skip := tx.Clauses(clause.OnConflict{DoNothing: true}).Omit(clause.Associations)
 		for _, rows := range []struct {
 			n    int
 			rows any
-		}{{len(b.Users), &b.Users}, {len(b.Accounts), &b.Accounts}, {len(b.Sessions), &b.Sessions}, {len(b.Tokens), &b.Tokens}, {len(b.Ledger), &b.Ledger}} {
+		}{{len(b.Users), &b.Users}, {len(b.Accounts), &b.Accounts}, {len(b.Sessions), &b.Sessions}, {len(b.Tokens), &b.Tokens}} {
 			if rows.n == 0 {
 				continue // GORM refuses an empty slice
 			}
@@ -243,12 +256,64 @@ func (t *Target) Write(ctx context.Context, b Batch) error {
 				return err
 			}
 		}
-		return nil
+		var err error
+		if missed, err = (&Target{store: t.store, tx: tx}).unwritten(ctx, b); err != nil {
+			return err
+		}
+		out := make(map[[2]string]bool, len(missed))
+		for _, e := range missed {
+			out[[2]string{e.Kind, e.Key}] = true
+		}
+		ledger := slices.DeleteFunc(b.Ledger, func(e LedgerEntry) bool { return out[[2]string{e.Kind, e.Key}] })
+		if len(ledger) == 0 {
+			return nil
+		}
+		return skip.CreateInBatches(&ledger, 500).Error
 	})
 	if err != nil {
-		return fmt.Errorf("write a batch: %w", err)
+		return nil, fmt.Errorf("write a batch: %w", err)
 	}
-	return nil
+	return missed, nil
+}
+
+// unwritten answers the ledger entries of b's rows that are not in
+// latchkey as b has them after its inserts (each skipped on a conflict).
+func (t *Target) unwritten(ctx context.Context, b Batch) ([]LedgerEntry, error) {
+	users := keysOf(b.Users, func(u models.User) string { return u.ID })
+	accounts := keysOf(b.Accounts, func(a models.Account) string { return a.Provider + KeySep + a.ProviderAccountID })
+	hashes := keysOf(b.Sessions, func(s models.Session) string { return s.TokenHash })
+	tokens := keysOf(b.Tokens, func(v models.VerificationToken) string { return v.Identifier + KeySep + v.TokenHash })
+	found, err1 := t.ExistingUsers(ctx, users)
+	owners, err2 := t.AccountOwners(ctx, accounts)
+	sessions, err3 := t.ExistingSessions(ctx, hashes)
+	links, err4 := t.ExistingTokens(ctx, tokens)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return nil, err
+	}
+	missed := absent("users", users, func(i int) bool { _, ok := found[users[i]]; return ok })
+	missed = append(missed, absent("accounts", accounts, func(i int) bool { return owners[accounts[i]] == b.Accounts[i].UserID })...)
+	missed = append(missed, absent("sessions", hashes, func(i int) bool { return sessions[hashes[i]] })...)
+	return append(missed, absent("verification tokens", tokens, func(i int) bool { return links[tokens[i]] })...), nil
+}
+
+func keysOf[T any](rows []T, key func(T) string) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = key(r)
+	}
+	return out
+}
+
+// absent is the ledger entries of kind for the keys whose row is not
+// there as written.
+func absent(kind string, keys []string, written func(i int) bool) []LedgerEntry {
+	var out []LedgerEntry
+	for i, k := range keys {
+		if !written(i) {
+			out = append(out, LedgerEntry{Kind: kind, Key: k})
+		}
+	}
+	return out
 }
 
 func deref(s *string) string {
