@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/latchkey-auth/latchkey/app/config/pgdsn"
+	"github.com/latchkey-auth/latchkey/app/config/sqlitepath"
 )
 
 // IsPostgres reports whether DatabaseURL names a PostgreSQL database: a
@@ -27,7 +28,7 @@ func (c *Config) postgresSetting(key string) string { return pgdsn.Setting(c.Dat
 // a URL of another scheme, which Validate refuses. A SQLite path is shown
 // as it is.
 func (c *Config) RedactedDatabaseURL() string {
-	if _, foreign := foreignScheme(c.DatabaseURL); !c.IsPostgres() && !foreign {
+	if _, foreign := sqlitepath.ForeignScheme(c.DatabaseURL); !c.IsPostgres() && !foreign {
 		return c.DatabaseURL
 	}
 	return pgdsn.Redact(c.DatabaseURL)
