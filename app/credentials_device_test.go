@@ -317,3 +317,52 @@ func TestPasswordResetGivesFreshDeviceCookie(t *testing.T) {
 			"the owner's sign-out everywhere voids the reset's cookie: it names the owner")
 	})
 }
+
+// An IP the account signed in from is a known client (exempt from the
+// account block an attacker raises) for the user who signed in, until
+// what ends the user's sessions: after sign out everywhere the owner's
+// IP waits like any other until the owner's next right password there.
+// An address that changes hands (the user deleted, the address signed up
+// again) does not hand the old user's IPs on to the new account.
+func TestPasswordKnownIPEndsWithSessionsAndUser(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startCheapPw(t, pg)
+		const addr, home = "alice@example.com", "198.51.100.1"
+		first := e.addPasswordUser(addr, goodPassword, true)
+		fromHome := func(pw string) int { // a fresh browser: no device cookie
+			return e.passwordSignIn(e.browser(), addr, pw, "X-Forwarded-For", home).StatusCode
+		}
+		blocked := func(run func()) {
+			e.spendAccountTier(addr, "203.0.113.7")
+			run()
+			e.clock.Add(time.Hour + time.Minute)
+		}
+
+		owner := e.browser()
+		require.Equal(t, http.StatusOK, e.passwordSignIn(owner, addr, goodPassword, "X-Forwarded-For", home).StatusCode)
+		blocked(func() {
+			require.Equal(t, http.StatusOK, fromHome(goodPassword), "the owner's IP passes the block after an ordinary sign-in")
+		})
+
+		e.clock.Add(time.Second)
+		res := e.post(owner, "/signout/all", url.Values{"csrfToken": {e.csrf(owner)}, "callbackUrl": {e.origin + "/bye"}})
+		require.Equal(t, e.origin+"/bye", res.location(), res.body)
+		blocked(func() {
+			require.Equal(t, http.StatusUnauthorized, fromHome(goodPassword), "sign out everywhere voids the IP's exemption")
+		})
+		e.clock.Add(time.Second)
+		require.Equal(t, http.StatusOK, fromHome(goodPassword))
+		blocked(func() {
+			require.Equal(t, http.StatusOK, fromHome(goodPassword), "the next right password marks the IP again")
+		})
+
+		_, err := e.app.Store().DeleteUser(context.Background(), first.ID, e.clock.Now())
+		require.NoError(t, err)
+		e.clock.Add(time.Second)
+		e.addPasswordUser(addr, otherPassword, true)
+		blocked(func() {
+			require.Equal(t, http.StatusUnauthorized, fromHome(otherPassword), "the old user's IP is no known client of the new account")
+		})
+		require.NotContains(t, e.logs.String(), addr)
+	})
+}

@@ -82,7 +82,7 @@ func (s *Service) ChangePassword(ctx context.Context, u *models.User, in Passwor
 	case err != nil:
 		return out, fmt.Errorf("password change: %w", err)
 	}
-	held, err := s.checkPassword(ctx, "password change", deref(u.Email), old, in.Current, in.ClientIP, in.Device)
+	held, err := s.checkPassword(ctx, "password change", deref(u.Email), u.ID, old, in.Current, in.ClientIP, in.Device)
 	if err != nil {
 		return out, err
 	}

@@ -323,7 +323,9 @@ func (s *Service) userByEmail(ctx context.Context, addr string) (*models.User, e
 }
 
 // checkPassword checks pw against an account's hash in the password
-// sign-in's throttle buckets (guessing here is guessing there), with the
+// sign-in's throttle buckets (guessing here is guessing there), as userID
+// (the user holding addr; "" for a sign-up's, which has none yet, so no
+// client is known to it and a right password marks none), with the
 // browser's password device cookie as the sign-in reads it (device, ""
 // none: a known browser is exempt from the account and network blocks
 // here too, and its failures count against the cookie): the reservation,
@@ -334,12 +336,12 @@ func (s *Service) userByEmail(ctx context.Context, addr string) (*models.User, e
 // over password.MaxInputBytes) is wrong before the throttle or the hasher
 // sees it, as the password sign-in refuses it (signin.SignInWithPassword):
 // nothing is counted.
-func (s *Service) checkPassword(ctx context.Context, flow, addr, hash, pw, clientIP, device string) (*signin.Reservation, error) {
+func (s *Service) checkPassword(ctx context.Context, flow, addr, userID, hash, pw, clientIP, device string) (*signin.Reservation, error) {
 	if _, err := password.Normalize(pw); err != nil {
 		s.Log.Warn("password check refused: unreadable password", "flow", flow, "err", err)
 		return nil, ErrWrongPassword
 	}
-	held, err := s.Throttle.Reserve(ctx, addr, clientIP, device, s.Now())
+	held, err := s.Throttle.Reserve(ctx, addr, userID, clientIP, device, s.Now())
 	switch {
 	case errors.Is(err, signin.ErrThrottled):
 		s.Log.Warn("password check refused", "flow", flow, "err", err)

@@ -124,7 +124,7 @@ func (s *Service) CompleteSignUp(ctx context.Context, token, pw, clientIP string
 	}
 	// No device cookie: the address has no account yet, so none of its
 	// entries is live (a deleted account's were revoked with it).
-	if _, err := s.checkPassword(ctx, "sign-up", p.Email, p.PasswordHash, pw, clientIP, ""); err != nil {
+	if _, err := s.checkPassword(ctx, "sign-up", p.Email, "", p.PasswordHash, pw, clientIP, ""); err != nil {
 		return nil, err
 	}
 	u, err := s.Flows.CompletePasswordSignUp(ctx, p.TokenHash, s.Now())

@@ -49,10 +49,12 @@ type PasswordLogin struct {
 // whatever address, so the password was not judged at all.
 //
 // The order: read the fields (bad input is refused before any hashing),
-// the throttle's reservation (the attempt is counted as a failure before
-// the password is checked; a blocked attempt checks nothing and counts
-// nothing), the user and hash, Argon2id and the verified-address rule (a
-// failure of either stays counted), then the SignIn hook. On success the
+// the user and hash (one indexed read, for any address: the throttle
+// needs the user, whose sign-ins from the client make it known), the
+// throttle's reservation (the attempt is counted as a failure before the
+// password is checked; a blocked attempt checks nothing and counts
+// nothing), Argon2id and the verified-address rule (a failure of either
+// stays counted), then the SignIn hook. On success the
 // hash is transparently replaced when its parameters are not the current
 // ones, and the session starts.
 func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p CredentialsProvider, in PasswordLogin) (*SignedIn, error) {
@@ -65,9 +67,19 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 	if _, err := password.Normalize(in.Password); err != nil {
 		return nil, Failf(CodeCredentialsSignin, "provider %s: %s: unreadable password: %w", p.ID, who, err)
 	}
+	user, hash, err := p.Passwords.UserAndPasswordByEmail(ctx, addr)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		// The database is down or failing over, as when the throttle's
+		// counters cannot be read: try again, no password is checked.
+		return nil, Failf(CodeTryLater, "provider %s: %s: looking up the user: %w", p.ID, who, err)
+	}
 	var held *Reservation // the attempt, counted in advance as a failure
 	if p.Throttle != nil {
-		held, err = p.Throttle.Reserve(ctx, addr, in.ClientIP, in.Device, now)
+		uid := "" // an unknown address is never a known client
+		if user != nil {
+			uid = user.ID
+		}
+		held, err = p.Throttle.Reserve(ctx, addr, uid, in.ClientIP, in.Device, now)
 		switch {
 		case errors.Is(err, ErrThrottled):
 			return nil, Failf(CodeCredentialsSignin, "provider %s: %s: %w", p.ID, who, err)
@@ -83,11 +95,6 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 		if held != nil {
 			held.Release(ctx)
 		}
-	}
-	user, hash, err := p.Passwords.UserAndPasswordByEmail(ctx, addr)
-	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		release()
-		return nil, Failf(CodeCallback, "provider %s: %w", p.ID, err)
 	}
 	ok, rehash, err := p.Hasher.Verify(hash, in.Password)
 	if err != nil { // busy, or a stored hash we cannot read (the operator's problem, logged)

@@ -7,21 +7,36 @@ import (
 	"time"
 
 	"github.com/latchkey-auth/latchkey/app/signin"
+	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/throttlestore"
 )
 
 // The password throttle's counters live in the database. While it is down
 // (or failing over) no password is checked, and the answer is TryLater,
 // not CredentialsSignin: a user with the right password is not told it is
-// wrong, and a guesser gets no free guesses.
+// wrong, and a guesser gets no free guesses. The user lookup, which comes
+// first (the throttle needs the user), answers the same when it fails.
 func TestPasswordSignInWhileCountersAreDown(t *testing.T) {
 	s := service(newStore())
-	p := signin.CredentialsProvider{ID: "credentials", Throttle: &signin.Throttle{Store: downThrottles{}}}
-	_, err := s.SignInWithPassword(context.Background(), nil, p, signin.PasswordLogin{Email: "a@example.com", Password: "correct horse battery staple"})
-	requireCode(t, err, signin.CodeTryLater)
-	if !errors.Is(err, errBoom) {
-		t.Fatalf("the cause is kept for the log and the outage mark: %v", err)
+	for name, users := range map[string]signin.Passwords{"counters": passwordsErr{models.ErrNotFound}, "users": passwordsErr{errBoom}} {
+		p := signin.CredentialsProvider{ID: "credentials", Passwords: users, Throttle: &signin.Throttle{Store: downThrottles{}}}
+		_, err := s.SignInWithPassword(context.Background(), nil, p, signin.PasswordLogin{Email: "a@example.com", Password: "correct horse battery staple"})
+		requireCode(t, err, signin.CodeTryLater)
+		if !errors.Is(err, errBoom) {
+			t.Fatalf("%s down: the cause is kept for the log and the outage mark: %v", name, err)
+		}
 	}
+}
+
+// passwordsErr is a password store whose user lookup answers err.
+type passwordsErr struct{ err error }
+
+func (p passwordsErr) UserAndPasswordByEmail(context.Context, string) (*models.User, string, error) {
+	return nil, "", p.err
+}
+
+func (p passwordsErr) ReplacePasswordHash(context.Context, string, string, string) (bool, error) {
+	return false, p.err
 }
 
 // downThrottles is a throttle store whose database does not answer.

@@ -61,12 +61,14 @@ func (b BackOff) delay(n int) time.Duration {
 // The network and account buckets an attacker can raise for someone else
 // (a neighbour on the network, a victim's account), so a known client is
 // exempt from them, and their blocks are capped like the others. A client
-// is known to an account when the account signed in from its IP during
-// the last KnownFor, or when it presents a device cookie (Devices) the
-// account got at a sign-in during KnownFor that no revocation of the
-// user's sessions followed: a phone whose IP changes with
-// every network keeps its exemption. A device cookie's own failures count
-// in a fifth bucket:
+// is known to an account when its user signed in from its IP during the
+// last KnownFor, or when it presents a device cookie (Devices) the account
+// got at a sign-in during KnownFor: a phone whose IP changes with every
+// network keeps its exemption. Either is a sign-in's credential like a
+// session, so a revocation of the user's sessions voids those made before
+// it, and both name the user, not the address, so an address that changes
+// hands (a deleted user's, signed up again) does not hand them on. A device
+// cookie's own failures count in a fifth bucket:
 //
 //   - Device (this account with this device cookie): blocks like the pair,
 //     and once it holds Device.Free failures the cookie is no exemption
@@ -78,8 +80,9 @@ func (b BackOff) delay(n int) time.Duration {
 // time, and only on clients it never signed in from. Attempts refused
 // while blocked check no password and count no failure, so they cannot
 // extend a block either. A success clears the pair's count and marks the
-// pair known; the client and account counts only expire (a success on an
-// attacker's own account must not reset its spraying count).
+// client known to the user; the client and account counts only expire (a
+// success on an attacker's own account must not reset its spraying
+// count).
 type Throttle struct {
 	Store    Throttles
 	Pair     BackOff
@@ -89,8 +92,10 @@ type Throttle struct {
 	Account  BackOff
 	Device   BackOff
 	KnownFor time.Duration
-	// Devices opens and seals the device cookies (nil: none; a client is
-	// known by its IP only).
+	// Devices opens and seals the device cookies, and holds the users'
+	// revocations that the IP marks are checked against (nil: no device
+	// cookies, and no IP is known either: a mark no revocation could void
+	// is not trusted).
 	Devices *Devices
 }
 
@@ -119,22 +124,28 @@ const KnownFor = 30 * 24 * time.Hour
 // throttleKeys are one attempt's bucket names. They hold hashes, not the
 // address or the IP: the table is no place for either. network is "" for
 // a client that is no IP (then it has no network tier); ipv6 tells which
-// network tier it is. device is "" without a valid device cookie for the
-// account.
+// network tier it is. known, the mark of a user's sign-in from the client,
+// is "" without a user (an unknown address is never a known client).
+// device is "" without a valid device cookie for the account.
 type throttleKeys struct {
 	pair, client, network, account, known, device string
 	ipv6                                          bool
 }
 
 // keysOf counts clients and networks as the e-mail rate limits do
-// (email.ClientKey, email.NetworkKey).
-func keysOf(addr, clientIP string) throttleKeys {
+// (email.ClientKey, email.NetworkKey). The failures count against the
+// address (what is guessed); the known mark is the user's, userID ("":
+// none), so that it ends with the user. Its tier is "user-known": the
+// marks of the "known" tier, which were the address's, count no more.
+func keysOf(addr, userID, clientIP string) throttleKeys {
 	c := email.ClientKey(clientIP)
 	k := throttleKeys{
 		pair:    throttleBucket("pair", addr, c),
 		client:  throttleBucket("client", c),
 		account: throttleBucket("account", addr),
-		known:   throttleBucket("known", addr, c),
+	}
+	if userID != "" {
+		k.known = throttleBucket("user-known", userID, c)
 	}
 	if n, ipv6, ok := email.NetworkKey(clientIP); ok {
 		k.ipv6 = ipv6
@@ -172,14 +183,14 @@ var ErrThrottled = errors.New("too many failed password sign-ins")
 // wrapped with the tier) checks no password and takes its counts back;
 // an error reading or writing the counters refuses too (fail closed).
 //
-// The network and account tiers do not refuse a known client (an IP the
-// account signed in from during KnownFor, or device, the device cookie as
-// the browser sent it, naming the account, not revoked since and not
-// locked out); its
+// The network and account tiers do not refuse a known client (an IP that
+// userID, the user holding addr ("": none), signed in from during
+// KnownFor, or device, the device cookie as the browser sent it, naming
+// the account; either not revoked since, the cookie not locked out); its
 // attempts are counted all the same. A device cookie that is not valid
 // for the account is no device cookie: no error, an unknown client.
-func (t *Throttle) Reserve(ctx context.Context, addr, clientIP, device string, now time.Time) (*Reservation, error) {
-	k := keysOf(addr, clientIP)
+func (t *Throttle) Reserve(ctx context.Context, addr, userID, clientIP, device string, now time.Time) (*Reservation, error) {
+	k := keysOf(addr, userID, clientIP)
 	cookie := t.Devices.open(device)
 	if d, ok := cookie.find(addr, now, t.KnownFor, t.Devices.revocations()); ok {
 		k.device = throttleBucket("device", addr, d.ID)
@@ -188,7 +199,7 @@ func (t *Throttle) Reserve(ctx context.Context, addr, clientIP, device string, n
 	if err != nil {
 		return nil, fmt.Errorf("check password throttle: %w", err)
 	}
-	_, known := rows[k.known]
+	known := t.knownIP(rows, k.known, userID)
 	if k.device != "" && rows[k.device].Failures < t.Device.Free {
 		known = true
 	}
@@ -218,7 +229,7 @@ func (t *Throttle) Reserve(ctx context.Context, addr, clientIP, device string, n
 			return nil, fmt.Errorf("%w: %s blocked for %s more (%d failures)", ErrThrottled, tier.name, left.Round(time.Second), row.Failures)
 		}
 	}
-	r := &Reservation{t: t, k: k, cookie: cookie, addr: addr}
+	r := &Reservation{t: t, k: k, cookie: cookie, addr: addr, userID: userID}
 	for _, tier := range tiers {
 		n, err := t.Store.RecordPasswordFailure(ctx, now, tier.bucket, tier.b.Keep)
 		if err != nil {
@@ -243,6 +254,19 @@ func (t *Throttle) Reserve(ctx context.Context, addr, clientIP, device string, n
 	return r, nil
 }
 
+// knownIP reports whether rows hold userID's mark bucket, made by a
+// sign-in (MarkPasswordBucket: it lives KnownFor from then) that no
+// revocation of the user's sessions followed. Without the revocations copy
+// (no Devices) nothing is known: fail closed.
+func (t *Throttle) knownIP(rows map[string]throttlestore.PasswordThrottle, bucket, userID string) bool {
+	row, ok := rows[bucket]
+	revoked := t.Devices.revocations()
+	if bucket == "" || !ok || revoked == nil {
+		return false
+	}
+	return !revoked.Revoked(userID, time.UnixMicro(row.Expires).Add(-t.KnownFor))
+}
+
 // Reservation is one attempt counted in advance as a failure (Reserve). A
 // wrong password needs nothing more; a right one calls Succeeded; an
 // attempt that ends before its password could be judged calls Release.
@@ -252,10 +276,12 @@ type Reservation struct {
 	counted []string
 	cookie  deviceCookie // the device cookie as sent, opened (empty: none)
 	addr    string
+	userID  string // the user holding addr at Reserve ("": none)
 }
 
-// Succeeded: the password was right. The pair starts again and is marked
-// known for KnownFor; the client, network, account and device tiers get
+// Succeeded: the password was right. The pair starts again, and the
+// client is marked known to the user for KnownFor (not without one: a
+// sign-up's check, before the user exists); the client, network, account and device tiers get
 // this attempt's count back, and keep the rest (a success on an attacker's own
 // account must not reset its spraying count).
 func (r *Reservation) Succeeded(ctx context.Context, now time.Time) error {
@@ -269,6 +295,9 @@ func (r *Reservation) Succeeded(ctx context.Context, now time.Time) error {
 	}
 	if err := r.t.Store.ClearPasswordThrottles(ctx, r.k.pair); err != nil {
 		return err
+	}
+	if r.k.known == "" {
+		return nil
 	}
 	return r.t.Store.MarkPasswordBucket(ctx, r.k.known, now.Add(r.t.KnownFor))
 }
