@@ -366,3 +366,32 @@ func TestPasswordKnownIPEndsWithSessionsAndUser(t *testing.T) {
 		require.NotContains(t, e.logs.String(), addr)
 	})
 }
+
+// A device cookie's entry names the user who signed in, and exempts only
+// while that user holds the address: after an e-mail change (which ends
+// no database session) the old address's entry in the user's browser is
+// no exemption for whoever signs the address up next.
+func TestPasswordDeviceCookieStaysWithTheUser(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, pg bool) {
+		e := startPasswords(t, envOpts{postgres: pg, config: func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} }})
+		const addr = "ada@example.com"
+		e.addPasswordUser(addr, goodPassword, true)
+		ada := e.browser()
+		require.Equal(t, http.StatusOK, e.passwordSignIn(ada, addr, goodPassword, "X-Forwarded-For", "198.51.100.1").StatusCode)
+		device, ok := e.jarCookie(ada, passwordDeviceCookie)
+		require.True(t, ok)
+
+		n := e.mailCount()
+		res := e.apiPost(ada, "/change-email", "email", "ada.new@example.com")
+		require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+		link, _ := e.flowLink(n+1, "/account/email/confirm")
+		res = e.post(ada, "/account/email/confirm", url.Values{"csrfToken": {e.csrf(ada)}, "token": {linkQuery(t, link).Get("token")}, "json": {"true"}})
+		require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+		e.addPasswordUser(addr, otherPassword, true) // someone else takes the old address
+
+		e.spendAccountTier(addr, "203.0.113.7")
+		require.Equal(t, http.StatusUnauthorized, e.passwordSignIn(e.withDevice(device), addr, otherPassword, "X-Forwarded-For", "192.0.2.1").StatusCode,
+			"the old holder's cookie is no exemption for the new account")
+		require.Contains(t, e.logs.String(), "too many failed password sign-ins: account blocked")
+	})
+}

@@ -103,11 +103,14 @@ func (a deviceAccount) live(now time.Time, keep time.Duration, revoked Revocatio
 	return a.User != "" && now.Before(at.Add(keep)) && (revoked == nil || !revoked.Revoked(a.User, at))
 }
 
-// find is addr's entry of v when it is live.
-func (v deviceCookie) find(addr string, now time.Time, keep time.Duration, revoked Revocations) (deviceAccount, bool) {
+// find is addr's entry of v when it is live and names userID, the user
+// holding addr now: an entry of the address's earlier holder (the user
+// changed address, and it was signed up again) is no exemption for the
+// next one, and an unknown address ("") has none.
+func (v deviceCookie) find(addr, userID string, now time.Time, keep time.Duration, revoked Revocations) (deviceAccount, bool) {
 	key := deviceKey(addr)
 	for _, a := range v.Accounts {
-		if subtle.ConstantTimeCompare([]byte(a.Key), []byte(key)) == 1 && a.live(now, keep, revoked) {
+		if subtle.ConstantTimeCompare([]byte(a.Key), []byte(key)) == 1 && a.User == userID && a.live(now, keep, revoked) {
 			return a, true
 		}
 	}

@@ -21,19 +21,19 @@ func TestDeviceCookieAccounts(t *testing.T) {
 		v = v.signedIn(fmt.Sprintf("u%d@example.com", i), fmt.Sprintf("id%d", i), now.Add(time.Duration(i)*time.Hour), keep, none)
 	}
 	require.Len(t, v.Accounts, DeviceAccounts)
-	_, ok := v.find("u0@example.com", now.Add(10*time.Hour), keep, none)
+	_, ok := v.find("u0@example.com", "id0", now.Add(10*time.Hour), keep, none)
 	require.False(t, ok, "the oldest left")
-	before, ok := v.find("u3@example.com", now.Add(10*time.Hour), keep, none)
+	before, ok := v.find("u3@example.com", "id3", now.Add(10*time.Hour), keep, none)
 	require.True(t, ok)
 
 	again := v.signedIn("u6@example.com", "id6", now.Add(10*time.Hour), keep, none)
-	after, _ := again.find("u3@example.com", now.Add(10*time.Hour), keep, none)
+	after, _ := again.find("u3@example.com", "id3", now.Add(10*time.Hour), keep, none)
 	require.Equal(t, before, after, "another account's entry is kept as it was")
-	old, _ := v.find("u6@example.com", now.Add(10*time.Hour), keep, none)
-	fresh, _ := again.find("u6@example.com", now.Add(10*time.Hour), keep, none)
+	old, _ := v.find("u6@example.com", "id6", now.Add(10*time.Hour), keep, none)
+	fresh, _ := again.find("u6@example.com", "id6", now.Add(10*time.Hour), keep, none)
 	require.NotEqual(t, old.ID, fresh.ID, "a new id for the account that signed in")
 
-	_, ok = again.find("u6@example.com", now.Add(10*time.Hour+keep), keep, none)
+	_, ok = again.find("u6@example.com", "id6", now.Add(10*time.Hour+keep), keep, none)
 	require.False(t, ok, "past keep")
 	require.Len(t, again.signedIn("x@example.com", "idx", now.Add(7*time.Hour+keep), keep, none).Accounts, 2, "expired entries dropped: u6's is left")
 
@@ -72,23 +72,27 @@ func TestDeviceCookieRevoked(t *testing.T) {
 	later := now.Add(time.Hour)
 	revoked := notBefore{"ann": now.Unix() + 1}
 
-	_, ok := v.find("ann@example.com", later, keep, notBefore{"bob": now.Unix() + 1})
+	_, ok := v.find("ann@example.com", "ann", later, keep, notBefore{"bob": now.Unix() + 1})
 	require.True(t, ok, "another user's revocation")
-	_, ok = v.find("ann@example.com", later, keep, revoked)
+	_, ok = v.find("ann@example.com", "ann", later, keep, revoked)
 	require.False(t, ok, "revoked in the second it signed in")
-	_, ok = v.find("bob@example.com", later, keep, revoked)
+	_, ok = v.find("bob@example.com", "bob", later, keep, revoked)
 	require.True(t, ok)
-	_, ok = v.find("ann@example.com", later, keep, notBefore{"ann": now.Unix()})
+	_, ok = v.find("ann@example.com", "ann", later, keep, notBefore{"ann": now.Unix()})
 	require.True(t, ok, "signed in at the not-before second: after the revocation")
+	_, ok = v.find("ann@example.com", "ann-2", later, keep, notBefore{})
+	require.False(t, ok, "the address's next holder: another user")
+	_, ok = v.find("ann@example.com", "", later, keep, notBefore{})
+	require.False(t, ok, "no holder")
 
 	again := v.signedIn("bob@example.com", "bob", later, keep, revoked)
 	require.Len(t, again.Accounts, 1, "the revoked entry is dropped")
 	fresh := again.signedIn("ann@example.com", "ann", later, keep, revoked)
-	_, ok = fresh.find("ann@example.com", later, keep, revoked)
+	_, ok = fresh.find("ann@example.com", "ann", later, keep, revoked)
 	require.True(t, ok, "a sign-in after the revocation")
 
 	legacy := deviceCookie{Accounts: []deviceAccount{{Key: deviceKey("ann@example.com"), ID: "x", At: now.Unix()}}}
-	_, ok = legacy.find("ann@example.com", later, keep, notBefore{})
+	_, ok = legacy.find("ann@example.com", "ann", later, keep, notBefore{})
 	require.False(t, ok, "no user: void")
 	require.Len(t, legacy.signedIn("bob@example.com", "bob", later, keep, notBefore{}).Accounts, 1, "and dropped")
 
@@ -119,11 +123,11 @@ func TestThrottleDeviceCookie(t *testing.T) {
 		require.Equal(t, now.Add(time.Hour+KnownFor), expires)
 		got := d.open(v)
 		require.Len(t, got.Accounts, c.accounts, "%q", c.sent)
-		ann, ok := got.find("ann@example.com", now.Add(time.Hour), keep, notBefore{})
+		ann, ok := got.find("ann@example.com", "ann-owner", now.Add(time.Hour), keep, notBefore{})
 		require.True(t, ok)
 		require.Equal(t, "ann-owner", ann.User, "it names the user given")
 		require.Equal(t, got.Accounts[0], ann, "first")
-		_, ok = got.find("ann@example.com", now.Add(time.Hour), keep, notBefore{"ann-owner": now.Unix() + 3601})
+		_, ok = got.find("ann@example.com", "ann-owner", now.Add(time.Hour), keep, notBefore{"ann-owner": now.Unix() + 3601})
 		require.False(t, ok, "that user's revocations void it")
 	}
 	for _, none := range []*Throttle{nil, NewThrottle(nil)} {

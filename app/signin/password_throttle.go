@@ -186,13 +186,14 @@ var ErrThrottled = errors.New("too many failed password sign-ins")
 // The network and account tiers do not refuse a known client (an IP that
 // userID, the user holding addr ("": none), signed in from during
 // KnownFor, or device, the device cookie as the browser sent it, naming
-// the account; either not revoked since, the cookie not locked out); its
+// the account and userID; either not revoked since, the cookie not locked
+// out); its
 // attempts are counted all the same. A device cookie that is not valid
 // for the account is no device cookie: no error, an unknown client.
 func (t *Throttle) Reserve(ctx context.Context, addr, userID, clientIP, device string, now time.Time) (*Reservation, error) {
 	k := keysOf(addr, userID, clientIP)
 	cookie := t.Devices.open(device)
-	if d, ok := cookie.find(addr, now, t.KnownFor, t.Devices.revocations()); ok {
+	if d, ok := cookie.find(addr, userID, now, t.KnownFor, t.Devices.revocations()); ok {
 		k.device = throttleBucket("device", addr, d.ID)
 	}
 	rows, err := t.Store.PasswordThrottles(ctx, now, k.pair, k.client, k.network, k.account, k.known, k.device)
