@@ -122,6 +122,12 @@ func (a apiDriver) twoFactorAnswers() {
 	require.Equal(t, http.StatusOK, e.get(owner, "/account/two-factor").StatusCode)
 	res = form(owner, "/account/two-factor/recovery-codes")
 	require.Equal(t, http.StatusFound, res.StatusCode, "a session without the second factor steps up first")
+	// So do the account page's changes that could hand the account over:
+	// JSON gets 403 SessionRequired with the step-up form in url.
+	res = e.apiPost(owner, "/unlink-account", "id", "x")
+	require.Equal(t, http.StatusForbidden, res.StatusCode, res.body)
+	require.Contains(t, res.json(t)["url"], "/two-factor?callbackUrl=")
+	require.Equal(t, http.StatusFound, form(owner, "/delete-user", "confirm", "ada@example.com").StatusCode)
 	require.Equal(t, http.StatusFound, form(owner, "/callback/two-factor", "code", e.code(secret)).StatusCode, "the step-up")
 	e.nextStep()
 	res = form(owner, "/account/two-factor/recovery-codes")

@@ -125,3 +125,65 @@ func TestPasskeyRemovalNeedsTheSecondFactor(t *testing.T) {
 	require.Equal(t, e.base+"/passkeys?error=SessionRequired", remove(owner, keys[1].ID))
 	require.Len(t, e.passkeysOf(uid), 1, "a stale session removes nothing")
 }
+
+// The account page's changes that hand the account over — changing the
+// e-mail address (then a password reset there takes it), linking an
+// identity, unlinking one, deleting the account — need the second factor
+// as the passkey changes do: a recent password session from before the
+// owner turned two-factor on is sent to the step-up form (in the page's
+// language, back to the page; JSON gets SessionRequired with the form's
+// url) and changes nothing, however it links (the page's form or the
+// next-auth client's signIn); the owner, stepped up, may.
+func TestAccountChangesNeedTheSecondFactor(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			e := startPasswords(t, b.opts(envOpts{}.oidc(twoFactorConfig(nil), nil)))
+			e.addPasswordUser("ada@example.com", goodPassword, true)
+			uid := e.userID("ada@example.com")
+			intruder, owner := e.browser(), e.browser()
+			require.Equal(t, http.StatusOK, e.passwordSignIn(intruder, "ada@example.com", goodPassword).StatusCode)
+			e.passwordSignIn(owner, "ada@example.com", goodPassword)
+			e.idp.QueueUser(user("ada-idp", "ada@idp.example"))
+			res := e.post(e.following(owner), "/link-account", url.Values{"csrfToken": {e.csrf(owner)}, "provider": {"idp"}})
+			require.Equal(t, e.base+"/account", res.Request.URL.String(), "linked before two-factor: %s", res.body)
+			linked := e.accountsOf(owner)
+			require.Len(t, linked, 1)
+			secret, _ := e.enrol(owner)
+			mails := e.mailCount()
+
+			stepUpForm := e.base + "/two-factor?" + url.Values{"callbackUrl": {e.base + "/account"}}.Encode()
+			for _, change := range [][]string{
+				{"/change-email", "email", "mallory@evil.example"},
+				{"/unlink-account", "id", linked[0]["id"].(string)},
+				{"/link-account", "provider", "idp"},
+				{"/delete-user", "confirm", "ada@example.com"},
+			} {
+				res := e.form(intruder, change[0], append(change[1:], "lang", "fr")...)
+				require.Equal(t, http.StatusFound, res.StatusCode, "%s: %s", change[0], res.body)
+				require.Equal(t, stepUpForm+"&lang=fr", res.location(), change[0])
+				res = e.apiPost(intruder, change[0], change[1:]...)
+				require.Equal(t, http.StatusForbidden, res.StatusCode, "%s: %s", change[0], res.body)
+				require.Equal(t, map[string]any{"error": "SessionRequired", "url": stepUpForm}, res.json(t), change[0])
+			}
+			// The next-auth client's signIn("idp") while signed in links too.
+			e.idp.QueueUser(user("mallory-idp", "mallory@evil.example"))
+			requireChainEndsWith(t, e, e.following(intruder), "idp", "SessionRequired")
+
+			require.Equal(t, mails, e.mailCount(), "nothing sent")
+			require.Len(t, e.accountsOf(owner), 1, "nothing linked or unlinked")
+			addr, id := e.sessionUser(intruder)
+			require.Equal(t, []string{"ada@example.com", uid}, []string{addr, id}, "the account and its address stand")
+
+			stepUp := e.form(owner, "/callback/two-factor", "code", e.code(secret), "callbackUrl", e.base+"/account")
+			require.Equal(t, http.StatusFound, stepUp.StatusCode, stepUp.body)
+			res = e.apiPost(owner, "/unlink-account", "id", linked[0]["id"].(string))
+			require.Equal(t, http.StatusOK, res.StatusCode, "stepped up: %s", res.body)
+			require.Empty(t, e.accountsOf(owner))
+			e.idp.QueueUser(user("ada-idp2", "ada@idp.example"))
+			res = e.post(e.following(owner), "/link-account", url.Values{"csrfToken": {e.csrf(owner)}, "provider": {"idp"}})
+			require.Equal(t, e.base+"/account", res.Request.URL.String(), "stepped up, a link goes through: %s", res.body)
+			require.Len(t, e.accountsOf(owner), 1)
+			require.Contains(t, e.amr(owner), "mfa", "and the session keeps both factors")
+		})
+	}
+}

@@ -11,11 +11,11 @@ import (
 	"github.com/latchkey-auth/latchkey/views"
 )
 
-// postChangeEmail is POST {base}/change-email (email): with a recent
-// sign-in, a link to the new address; the same answer whether or not the
+// postChangeEmail is POST {base}/change-email (email): for a privileged
+// session (accounts.Service.Privileged), a link to the new address; the same answer whether or not the
 // address has an account.
 func (h *Handler) postChangeEmail(c echo.Context, rq *web.Request, u user) error {
-	err := h.rules.StartEmailChange(h.kit.MailContext(c, rq), u.User, rq.Form.Get("email"), c.RealIP(), u.recent)
+	err := h.rules.StartEmailChange(h.kit.MailContext(c, rq), u.who, u.User, rq.Form.Get("email"), c.RealIP())
 	if err != nil {
 		return h.refuse(c, rq, "an e-mail change", err)
 	}
@@ -73,11 +73,11 @@ func (h *Handler) emailChangeRetry(c echo.Context, rq *web.Request) error {
 	return h.renderEmailChange(c, rq, token, addr, "", http.StatusForbidden)
 }
 
-// postDelete is POST {base}/delete-user (confirm): with a recent sign-in
-// and the typed confirmation, the account and everything that is its own
+// postDelete is POST {base}/delete-user (confirm): for a privileged
+// session (accounts.Service.Privileged) and with the typed confirmation, the account and everything that is its own
 // go, and the browser is signed out.
 func (h *Handler) postDelete(c echo.Context, rq *web.Request, u user) error {
-	err := h.rules.DeleteAccount(h.kit.MailContext(c, rq), h.browser(c), u.User, rq.Form.Get("confirm"), u.recent)
+	err := h.rules.DeleteAccount(h.kit.MailContext(c, rq), h.browser(c), u.who, u.User, rq.Form.Get("confirm"))
 	if err != nil {
 		return h.refuse(c, rq, "deleting the account", err)
 	}

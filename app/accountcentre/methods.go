@@ -47,24 +47,26 @@ func (h *Handler) providerName(id string) string {
 	return id
 }
 
-// postUnlink is POST {base}/unlink-account (id): a recent sign-in, never
-// the last way to sign in; the address is told.
+// postUnlink is POST {base}/unlink-account (id): a privileged session
+// (accounts.Service.Privileged), never the last way to sign in; the
+// address is told.
 func (h *Handler) postUnlink(c echo.Context, rq *web.Request, u user) error {
 	ctx := h.kit.MailContext(c, rq)
-	if err := h.rules.UnlinkMethod(ctx, u.User, rq.Form.Get("id"), u.recent, h.providerName); err != nil {
+	if err := h.rules.UnlinkMethod(ctx, u.who, u.User, rq.Form.Get("id"), h.providerName); err != nil {
 		return h.refuse(c, rq, "unlinking a sign-in method", err)
 	}
 	return h.done(c, rq, nil, "MethodUnlinked")
 }
 
-// postLink is POST {base}/link-account (provider): for a user who signed
-// in recently, the provider's sign-in starts as POST /signin/:provider
-// does, and its callback links the identity to this user (signin.OAuth,
-// which checks the same window again and tells the address). JSON mode
-// answers {url} of the provider's authorization request.
+// postLink is POST {base}/link-account (provider): for a privileged
+// session (accounts.Service.Privileged: a recent sign-in, with the second
+// factor once it is on), the provider's sign-in starts as POST
+// /signin/:provider does, and its callback links the identity to this
+// user (signin.OAuth, which checks the same again and tells the address).
+// JSON mode answers {url} of the provider's authorization request.
 func (h *Handler) postLink(c echo.Context, rq *web.Request, u user) error {
-	if !u.recent {
-		return h.refuse(c, rq, "linking a sign-in method", accounts.ErrReauth)
+	if err := h.rules.Privileged(c.Request().Context(), u.who); err != nil {
+		return h.refuse(c, rq, "linking a sign-in method", err)
 	}
 	id := rq.Form.Get("provider")
 	for _, p := range h.offers.Linkable {

@@ -50,8 +50,19 @@ func refusalOf(err error) (refusal, bool) {
 
 // refuse answers err: its code as JSON with its status, or back to the
 // page with its message (?error= carries the message id, which the page
-// checks against this table); anything else through the kit.
+// checks against this table); anything else through the kit. A recent
+// session that must prove its second factor first (accounts.ErrStepUp,
+// logged by the rule) goes to the step-up form, which returns to the
+// page; JSON gets SessionRequired with the form's address in url, as the
+// passkey options do.
 func (h *Handler) refuse(c echo.Context, rq *web.Request, what string, err error) error {
+	if errors.Is(err, accounts.ErrStepUp) {
+		if wantsJSON(c, rq) {
+			web.NoStore(c)
+			return c.JSON(http.StatusForbidden, map[string]string{"error": "SessionRequired", "url": h.kit.StepUpURL(c, rq, page)})
+		}
+		return h.kit.ToStepUp(c, rq, page)
+	}
 	r, ok := refusalOf(err)
 	if !ok {
 		return err

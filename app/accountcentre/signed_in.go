@@ -11,11 +11,11 @@ import (
 	"github.com/latchkey-auth/latchkey/models"
 )
 
-// user is the request's signed-in user and whether the session signed in
-// recently enough for the guarded changes (accounts.Service.Recent).
+// user is the request's signed-in user and its session as the guarded
+// changes check it (accounts.Service.Privileged: when and how it signed in).
 type user struct {
 	*models.User
-	recent bool
+	who accounts.SignedIn
 }
 
 // userAction is an action of the signed-in user.
@@ -33,13 +33,15 @@ func (h *Handler) signedInAPI(next userAction) web.Action { return h.withUser(tr
 func (h *Handler) withUser(api bool, next userAction) web.Action {
 	return func(c echo.Context, rq *web.Request) error {
 		ctx := c.Request().Context()
-		uid, since, err := h.browser(c).SignedInSince(ctx)
+		s, _, err := h.sessions.Read(ctx, c.Request())
 		if err != nil {
 			return web.TryLater("read the signed-in user", err)
 		}
 		var u *models.User
-		if uid != "" {
-			u, err = h.rules.SignedInUser(ctx, uid)
+		var who accounts.SignedIn
+		if s != nil {
+			who = accounts.SignedIn{UserID: s.User.ID, Since: s.SignedIn, Methods: s.Methods()}
+			u, err = h.rules.SignedInUser(ctx, who.UserID)
 			switch {
 			case errors.Is(err, accounts.ErrSignedOut): // deleted while the session lives on
 				u = nil
@@ -54,6 +56,6 @@ func (h *Handler) withUser(api bool, next userAction) web.Action {
 			}
 			return h.kit.ToSignIn(c, rq, page)
 		}
-		return next(c, rq, user{User: u, recent: h.rules.Recent(since)})
+		return next(c, rq, user{User: u, who: who})
 	}
 }

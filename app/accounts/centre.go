@@ -107,8 +107,8 @@ func (s *Service) reloadRevocations(ctx context.Context) {
 	}
 }
 
-// Recent reports whether a session that signed in at since may change
-// what the account page guards (unlink, link, delete): within the window
+// Recent reports whether a session that signed in at since is recent
+// enough for what the account pages guard (Privileged): within the window
 // of adding a passkey.
 func (s *Service) Recent(since time.Time) bool {
 	return s.ReauthWindow > 0 && s.Now().Sub(since) <= s.ReauthWindow
@@ -123,18 +123,21 @@ type SignedIn struct {
 }
 
 // SecondFactor tells whether a session must prove the second factor before
-// it changes the user's second factors (*twofactor.Service).
+// a privileged change (*twofactor.Service).
 type SecondFactor interface {
 	NeedsSecondFactor(ctx context.Context, userID string, methods []string) (bool, error)
 }
 
-// Privileged is ErrReauth unless who may change the user's second factors
-// (removing a passkey): a recent sign-in (Recent) and, once two-factor is
-// in force for the user, one that used it (amr mfa), as adding a passkey
-// or making recovery codes needs. GitHub asks for sudo mode and Supabase
-// for AAL2 before a passkey or factor is removed: a session an intruder
-// kept from before two-factor was turned on must not strip the owner's
-// factors. A failure to read two-factor is the server's, not a refusal.
+// Privileged is ErrReauth unless who may make a change that could hand
+// the account over — remove a passkey, link or unlink an identity, start
+// an e-mail change, delete the account: a recent sign-in (Recent) and,
+// once two-factor is in force for the user, one that used it (amr mfa;
+// ErrStepUp otherwise), as adding a passkey or making recovery codes
+// needs. GitHub asks for sudo mode and Supabase for AAL2 the same way:
+// a session an intruder kept from before two-factor was turned on must
+// not strip the owner's factors, nor move the address to one it reads and
+// reset the password there. A failure to read two-factor is the
+// server's, not a refusal.
 func (s *Service) Privileged(ctx context.Context, who SignedIn) error {
 	if !s.Recent(who.Since) {
 		return ErrReauth

@@ -77,6 +77,14 @@ func newCentreWorld() (*world, *centre) {
 	return w, c
 }
 
+// sessionsOf are a password session of u that signed in now (fresh) and
+// one that signed in 11 minutes ago (old).
+func sessionsOf(w *world, u *models.User) (fresh, old accounts.SignedIn) {
+	now := w.rules.Now()
+	return accounts.SignedIn{UserID: u.ID, Since: now, Methods: []string{"pwd"}},
+		accounts.SignedIn{UserID: u.ID, Since: now.Add(-11 * time.Minute), Methods: []string{"pwd"}}
+}
+
 func TestUnlinkMethodRules(t *testing.T) {
 	w, c := newCentreWorld()
 	w.rules.Offered = accounts.Offered{} // no password, passkey or e-mail sign-in: identities are the only way in
@@ -84,16 +92,17 @@ func TestUnlinkMethodRules(t *testing.T) {
 	w.st.accounts[u.ID] = []models.Account{{ID: "a1", Provider: "github"}, {ID: "a2", Provider: "google"}}
 	name := func(id string) string { return strings.ToUpper(id) }
 	ctx := context.Background()
-	if err := w.rules.UnlinkMethod(ctx, u, "a2", false, name); !errors.Is(err, accounts.ErrReauth) {
+	fresh, old := sessionsOf(w, u)
+	if err := w.rules.UnlinkMethod(ctx, old, u, "a2", name); !errors.Is(err, accounts.ErrReauth) {
 		t.Fatalf("an old session: %v", err)
 	}
-	if err := w.rules.UnlinkMethod(ctx, u, "someone-elses", true, name); !errors.Is(err, accounts.ErrNoSuchMethod) {
+	if err := w.rules.UnlinkMethod(ctx, fresh, u, "someone-elses", name); !errors.Is(err, accounts.ErrNoSuchMethod) {
 		t.Fatalf("another id: %v", err)
 	}
-	if err := w.rules.UnlinkMethod(ctx, u, "a2", true, name); err != nil {
+	if err := w.rules.UnlinkMethod(ctx, fresh, u, "a2", name); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.rules.UnlinkMethod(ctx, u, "a1", true, name); !errors.Is(err, accounts.ErrLastMethod) {
+	if err := w.rules.UnlinkMethod(ctx, fresh, u, "a1", name); !errors.Is(err, accounts.ErrLastMethod) {
 		t.Fatalf("the last way in: %v", err)
 	}
 	if len(c.unlinked) != 1 || !strings.Contains(strings.Join(w.mail.sent, "\n"), "removed ada@example.com GOOGLE") {
@@ -106,17 +115,18 @@ func TestEmailChangeRules(t *testing.T) {
 	u := w.st.addUser("ada@example.com", true)
 	w.st.addUser("bob@example.com", true)
 	ctx := context.Background()
+	fresh, old := sessionsOf(w, u)
 	sent := len(w.mail.sent)
-	if err := w.rules.StartEmailChange(ctx, u, "ada.new@example.com", "192.0.2.1", false); !errors.Is(err, accounts.ErrReauth) {
+	if err := w.rules.StartEmailChange(ctx, old, u, "ada.new@example.com", "192.0.2.1"); !errors.Is(err, accounts.ErrReauth) {
 		t.Fatalf("a session that did not sign in recently: %v", err)
 	}
 	if len(w.mail.sent) != sent || len(c.changes) != 0 {
 		t.Fatalf("a refused change sent or stored something: %v %v", w.mail.sent, c.changes)
 	}
-	if err := w.rules.StartEmailChange(ctx, u, "ADA@example.com", "192.0.2.1", true); !errors.Is(err, accounts.ErrNothingToChange) {
+	if err := w.rules.StartEmailChange(ctx, fresh, u, "ADA@example.com", "192.0.2.1"); !errors.Is(err, accounts.ErrNothingToChange) {
 		t.Fatalf("the same address: %v", err)
 	}
-	if err := w.rules.StartEmailChange(ctx, u, "bob@example.com", "192.0.2.1", true); err != nil {
+	if err := w.rules.StartEmailChange(ctx, fresh, u, "bob@example.com", "192.0.2.1"); err != nil {
 		t.Fatalf("a taken address answers as any: %v", err)
 	}
 	if len(c.changes) != 1 || !strings.HasPrefix(w.mail.sent[len(w.mail.sent)-1], "email-in-use bob@example.com") {
@@ -125,7 +135,7 @@ func TestEmailChangeRules(t *testing.T) {
 	for hash := range c.changes {
 		delete(c.changes, hash) // inert: its token was sent nowhere
 	}
-	if err := w.rules.StartEmailChange(ctx, u, "ada.new@example.com", "192.0.2.1", true); err != nil {
+	if err := w.rules.StartEmailChange(ctx, fresh, u, "ada.new@example.com", "192.0.2.1"); err != nil {
 		t.Fatal(err)
 	}
 	last := strings.Fields(w.mail.sent[len(w.mail.sent)-1])
@@ -160,7 +170,8 @@ func TestEmailChangeRules(t *testing.T) {
 func TestNoticesGoOutWhenTheCallerLeft(t *testing.T) {
 	w, _ := newCentreWorld()
 	u := w.st.addUser("ada@example.com", true)
-	if err := w.rules.StartEmailChange(context.Background(), u, "ada.new@example.com", "192.0.2.1", true); err != nil {
+	fresh, _ := sessionsOf(w, u)
+	if err := w.rules.StartEmailChange(context.Background(), fresh, u, "ada.new@example.com", "192.0.2.1"); err != nil {
 		t.Fatal(err)
 	}
 	token := strings.Fields(w.mail.sent[len(w.mail.sent)-1])[2]
@@ -201,21 +212,22 @@ func TestDeleteAccountRules(t *testing.T) {
 	u := w.st.addUser("ada@example.com", true)
 	ctx := context.Background()
 	b := &everywhere{}
-	if err := w.rules.DeleteAccount(ctx, b, u, "ada@example.com", false); !errors.Is(err, accounts.ErrReauth) {
+	fresh, old := sessionsOf(w, u)
+	if err := w.rules.DeleteAccount(ctx, b, old, u, "ada@example.com"); !errors.Is(err, accounts.ErrReauth) {
 		t.Fatalf("an old session: %v", err)
 	}
-	if err := w.rules.DeleteAccount(ctx, b, u, "bob@example.com", true); !errors.Is(err, accounts.ErrDeleteConfirm) {
+	if err := w.rules.DeleteAccount(ctx, b, fresh, u, "bob@example.com"); !errors.Is(err, accounts.ErrDeleteConfirm) {
 		t.Fatalf("the wrong word: %v", err)
 	}
 	w.rules.SelfDelete = false
-	if err := w.rules.DeleteAccount(ctx, b, u, "ada@example.com", true); !errors.Is(err, accounts.ErrSelfDeleteOff) {
+	if err := w.rules.DeleteAccount(ctx, b, fresh, u, "ada@example.com"); !errors.Is(err, accounts.ErrSelfDeleteOff) {
 		t.Fatalf("self-deletion off: %v", err)
 	}
 	if _, ok := w.st.users[u.ID]; !ok {
 		t.Fatal("every refusal changes nothing")
 	}
 	w.rules.SelfDelete = true
-	if err := w.rules.DeleteAccount(ctx, b, u, " ADA@example.com ", true); err != nil {
+	if err := w.rules.DeleteAccount(ctx, b, fresh, u, " ADA@example.com "); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := w.st.users[u.ID]; ok || len(w.ended) == 0 || !b.endedOne {
@@ -223,5 +235,36 @@ func TestDeleteAccountRules(t *testing.T) {
 	}
 	if accounts.DeleteConfirmWord(&models.User{}) != "DELETE" {
 		t.Fatal("a user without an address types DELETE")
+	}
+}
+
+// TestAccountChangesArePrivileged: with two-factor in force, a recent
+// session that did not use it may not unlink, start an e-mail change or
+// delete the account (ErrStepUp, nothing changed or sent), as it may not
+// remove a passkey: it could hand the account over.
+func TestAccountChangesArePrivileged(t *testing.T) {
+	w, c := newCentreWorld()
+	u := w.st.addUser("ada@example.com", true)
+	w.st.accounts[u.ID] = []models.Account{{ID: "a1", Provider: "github"}, {ID: "a2", Provider: "google"}}
+	w.rules.SecondFactor = secondFactor{need: true}
+	ctx := context.Background()
+	fresh, _ := sessionsOf(w, u)
+	sent := len(w.mail.sent)
+	for what, err := range map[string]error{
+		"unlink":       w.rules.UnlinkMethod(ctx, fresh, u, "a2", strings.ToUpper),
+		"e-mail":       w.rules.StartEmailChange(ctx, fresh, u, "mallory@example.com", "192.0.2.1"),
+		"delete":       w.rules.DeleteAccount(ctx, &everywhere{}, fresh, u, "ada@example.com"),
+		"link (check)": w.rules.Privileged(ctx, fresh),
+	} {
+		if !errors.Is(err, accounts.ErrStepUp) {
+			t.Errorf("%s: %v, want ErrStepUp", what, err)
+		}
+	}
+	if _, ok := w.st.users[u.ID]; !ok || len(c.unlinked) != 0 || len(c.changes) != 0 || len(w.mail.sent) != sent {
+		t.Fatalf("a refusal changed or sent something: %v %v %v", c.unlinked, c.changes, w.mail.sent[sent:])
+	}
+	fresh.Methods = []string{"pwd", "otp", "mfa"}
+	if err := w.rules.UnlinkMethod(ctx, fresh, u, "a2", strings.ToUpper); err != nil {
+		t.Fatalf("with the second factor: %v", err)
 	}
 }

@@ -26,17 +26,20 @@ func DeleteConfirmWord(u *models.User) string {
 // accounts, sessions, passkeys, the password, pending links, two-factor —
 // in one transaction (models.Store.DeleteUser and the foreign keys), ends
 // their JWT sessions on every instance through the revocation set, signs
-// the browser out and tells the address. It needs a recent sign-in and the
+// the browser out and tells the address. It needs a session that may
+// (Privileged: a recent sign-in, with the second factor once it is on) and the
 // typed confirmation (DeleteConfirmWord, case aside), and the operator may
 // turn it off (account.self_delete). A sign-in racing the deletion finds
 // no user, or its new session's row (or sign-in record) no user to belong
 // to: nothing can sign back in.
-func (s *Service) DeleteAccount(ctx context.Context, b Browser, u *models.User, typed string, recent bool) error {
-	switch {
-	case !s.SelfDelete:
+func (s *Service) DeleteAccount(ctx context.Context, b Browser, who SignedIn, u *models.User, typed string) error {
+	if !s.SelfDelete {
 		return ErrSelfDeleteOff
-	case !recent:
-		return ErrReauth
+	}
+	if err := s.Privileged(ctx, who); err != nil {
+		return err
+	}
+	switch {
 	case !strings.EqualFold(strings.TrimSpace(typed), DeleteConfirmWord(u)):
 		return ErrDeleteConfirm
 	}

@@ -24,17 +24,18 @@ const purposeEmailChange = "email-change:"
 // whether or not another user has the address, so the page tells no one
 // which addresses have accounts: that address is sent a notice instead of
 // a link. The e-mails count against the e-mail limits as every account
-// e-mail does. It needs a recent sign-in (ErrReauth), as unlinking and
+// e-mail does. It needs a session that may (Privileged: a recent
+// sign-in, with the second factor once it is on), as unlinking and
 // deleting do: the link proves the new address, not the account's owner,
 // so a borrowed or stolen session could otherwise move the address to
 // one its holder reads, and a password reset there would take the
 // account.
-func (s *Service) StartEmailChange(ctx context.Context, u *models.User, typed, clientIP string, recent bool) error {
+func (s *Service) StartEmailChange(ctx context.Context, who SignedIn, u *models.User, typed, clientIP string) error {
 	if s.Mail == nil {
 		return ErrBadAddress // nothing can send the link: the page offers no form
 	}
-	if !recent {
-		return ErrReauth
+	if err := s.Privileged(ctx, who); err != nil {
+		return err
 	}
 	addr, err := email.Normalize(typed)
 	if err != nil {

@@ -17,15 +17,16 @@ func (s *Service) LinkedAccounts(ctx context.Context, userID string) ([]models.A
 	return list, nil
 }
 
-// UnlinkMethod removes one OAuth identity linked to the user, who signed
-// in recently (recent: Recent of the session), never the last way to sign
+// UnlinkMethod removes one OAuth identity linked to the user, for a
+// session that may (Privileged: a recent sign-in, with the second factor
+// once it is on), never the last way to sign
 // in (signin.WaysOffered.CanSignIn: another linked identity, a password, a
 // passkey, or e-mail sign-in with a verified address must remain). The address is told, so an unlink
 // from a borrowed session does not go unnoticed. providerName names the
 // provider for the e-mail.
-func (s *Service) UnlinkMethod(ctx context.Context, u *models.User, accountID string, recent bool, providerName func(id string) string) error {
-	if !recent {
-		return ErrReauth
+func (s *Service) UnlinkMethod(ctx context.Context, who SignedIn, u *models.User, accountID string, providerName func(id string) string) error {
+	if err := s.Privileged(ctx, who); err != nil {
+		return err
 	}
 	accounts, err := s.Store.AccountsOf(ctx, u.ID)
 	if err != nil {

@@ -30,12 +30,16 @@ type OAuthIdentity struct {
 //	to U            | someone else         | OAuthAccountNotLinked
 //	to nobody       | V, signed in recently| link to V, sign in as V
 //	to nobody       | V, longer ago        | SessionRequired: sign in again first
+//	to nobody       | V, recently, without | SessionRequired: V has two-factor on and
+//	                |   the second factor  |   the session did not use it
 //	to nobody       | nobody               | e-mail of an existing user: OAuthAccountNotLinked
 //	                |                      |   (linked instead with AllowDangerousEmailAccountLinking)
 //	                |                      | else a new user with this account
 //
 // "Recently" is within ReauthWindow, as for adding a passkey (next-auth
-// links whatever the session's age). The hook sees the linked user, or the
+// links whatever the session's age), and, once two-factor is in force for
+// V, with it, as the account page's other privileged changes
+// (accounts.Service.Privileged). The hook sees the linked user, or the
 // user the profile would create. Nothing is written before the hook agreed.
 // A link that committed is reported (SignedIn.Linked) even when the
 // session then failed to start, with the error: the user is told of the
@@ -52,6 +56,11 @@ func (s *Service) OAuth(ctx context.Context, b Browser, in OAuthIdentity) (*Sign
 	}
 	if linked == nil && current != "" && s.Now().Sub(since) > s.ReauthWindow {
 		return nil, Failf(CodeSessionRequired, "linking a new %s identity to a session that signed in more than %s ago", in.Provider, s.ReauthWindow)
+	}
+	if linked == nil && current != "" {
+		if err := s.linkNeedsNoStepUp(ctx, b, current); err != nil {
+			return nil, err
+		}
 	}
 	profileUser := userFromProfile(in.Profile, s.Now())
 	candidate := profileUser
@@ -74,6 +83,30 @@ func (s *Service) OAuth(ctx context.Context, b Browser, in OAuthIdentity) (*Sign
 		return nil, err
 	}
 	return out, nil
+}
+
+// linkNeedsNoStepUp refuses linking a new identity to the browser's
+// session of userID when two-factor is in force for the user and the
+// session did not use it (twofactor.Service.NeedsSecondFactor): a
+// password session from before the owner turned two-factor on must not
+// add a lasting way in. The account page sends such a session to the
+// step-up form before the provider is asked.
+func (s *Service) linkNeedsNoStepUp(ctx context.Context, b Browser, userID string) error {
+	if s.SecondFactor == nil {
+		return nil
+	}
+	_, methods, err := b.SignedInMethods(ctx)
+	if err != nil {
+		return Failf(CodeCallback, "read the current session's methods: %w", err)
+	}
+	need, err := s.SecondFactor.NeedsSecondFactor(ctx, userID, methods)
+	switch {
+	case err != nil:
+		return Failf(CodeCallback, "ask whether two-factor is in force: %w", err)
+	case need:
+		return Fail(CodeSessionRequired, errors.New("linking a new identity to a session that did not use the second factor of a user with two-factor on"))
+	}
+	return nil
 }
 
 // link applies the table of OAuth to rows.
