@@ -189,6 +189,29 @@ func TestTwoFactorRequiredPolicyEnrolsFirst(t *testing.T) {
 			addr, _ := e.sessionUser(c)
 			require.Equal(t, "ada@example.com", addr)
 			require.Equal(t, "pwd,otp,mfa", e.amr(c))
+
+			// The policy requires it for this user: the settings do not
+			// offer turning it off, and a posted form is refused with the
+			// reason, spending no code; the admin's reset is the way out.
+			codes := recoveryCode.FindAllString(res.body, -1)
+			page = e.get(c, "/account/two-factor?lang=fr")
+			require.Equal(t, http.StatusOK, page.StatusCode, page.body)
+			require.NotContains(t, page.body, "/account/two-factor/disable", "no form to turn it off")
+			require.Contains(t, page.body, "Votre organisation exige la connexion en deux étapes pour votre compte")
+			mails := e.mailCount()
+			res = e.form(c, "/account/two-factor/disable", "code", codes[0], "lang", "fr")
+			require.Equal(t, http.StatusFound, res.StatusCode, res.body)
+			to, err := url.Parse(res.location())
+			require.NoError(t, err)
+			require.Equal(t, e.path+"/account/two-factor", to.Path, "back to the settings")
+			require.Equal(t, []string{"TwoFactorRequiredByPolicy", "fr"}, []string{to.Query().Get("error"), to.Query().Get("lang")})
+			page = e.get(c, e.local(res.location()))
+			require.Contains(t, page.body, "Votre organisation exige la connexion en deux étapes pour votre compte")
+			require.Contains(t, page.body, "10", "no recovery code spent")
+			require.Equal(t, mails, e.mailCount(), "nothing told: nothing changed")
+			other := e.browser()
+			e.requireHeld(other, e.passwordSignIn(other, "ada@example.com", goodPassword), "TwoFactorRequired")
+			require.Equal(t, http.StatusOK, e.postCode(other, codes[0]).StatusCode, "still on, the code unspent")
 		})
 	}
 }

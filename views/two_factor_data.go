@@ -45,6 +45,9 @@ type TwoFactorSettings struct {
 	CodesLeft     int
 	RegenerateURL string // POST {base}/account/two-factor/recovery-codes
 	DisableURL    string // POST {base}/account/two-factor/disable (field "code": a current code or a recovery code)
+	// Required: the policy requires two-factor for the user, so the page
+	// says why it cannot be turned off instead of offering the form.
+	Required      bool
 	Notice, Error string // message ids
 }
 

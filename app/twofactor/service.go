@@ -27,6 +27,9 @@ var (
 	ErrAlreadyOn = errors.New("two-factor is on already")
 	// ErrEnrolFirst: the pending step is an enrolment, not a code.
 	ErrEnrolFirst = errors.New("the pending second step is an enrolment")
+	// ErrRequired: the policy requires two-factor for this user, so the
+	// user may not turn it off (the admin's reset may).
+	ErrRequired = errors.New("the two-factor policy requires it for this user")
 )
 
 // Limits and lifetimes. A pending step lives long enough to find a phone

@@ -436,13 +436,14 @@ func TestDisableNeedsACode(t *testing.T) {
 	ctx, c := context.Background(), startClock()
 	s := newService(t, newMemStore(), optional(), c)
 	_, codes := enrolled(t, s, c, "u1")
-	if err := s.Disable(ctx, "u1", "nope"); !errors.Is(err, ErrInvalidCode) {
+	u := user("u1", "a@x.test")
+	if err := s.Disable(ctx, u, "nope"); !errors.Is(err, ErrInvalidCode) {
 		t.Fatal(err)
 	}
 	if st, _ := s.StatusOf(ctx, "u1"); !st.On {
 		t.Fatal("a refused disable changes nothing")
 	}
-	if err := s.Disable(ctx, "u1", codes[3]); err != nil {
+	if err := s.Disable(ctx, u, codes[3]); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := s.StatusOf(ctx, "u1"); st.On {
@@ -450,6 +451,29 @@ func TestDisableNeedsACode(t *testing.T) {
 	}
 	if err := s.Reset(ctx, "u1"); !errors.Is(err, ErrNotOn) {
 		t.Fatal(err)
+	}
+}
+
+// A user the policy requires two-factor of may not turn it off, even with
+// a right code, which stays unspent; another user, outside required_for,
+// may. (The admin's Reset still removes it.)
+func TestDisableRefusedWhenThePolicyRequiresIt(t *testing.T) {
+	ctx, c := context.Background(), startClock()
+	st := newMemStore()
+	s := newService(t, st, required(Policy{RequiredFor: []string{"x.test"}}), c)
+	_, codes := enrolled(t, s, c, "u1")
+	if err := s.Disable(ctx, user("u1", "a@x.test"), codes[0]); !errors.Is(err, ErrRequired) {
+		t.Fatalf("required: %v", err)
+	}
+	if st, _ := s.StatusOf(ctx, "u1"); !st.On || st.CodesLeft != 10 {
+		t.Fatalf("a refused disable changes nothing and spends no code: %+v", st)
+	}
+	_, other := enrolled(t, s, c, "u2")
+	if err := s.Disable(ctx, user("u2", "b@elsewhere.test"), other[0]); err != nil {
+		t.Fatalf("not required of this address: %v", err)
+	}
+	if err := s.Reset(ctx, "u1"); err != nil {
+		t.Fatalf("the admin's reset: %v", err)
 	}
 }
 

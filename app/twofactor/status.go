@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // Status is a user's two-factor as the settings page and the admin
@@ -38,13 +40,24 @@ func (s *Service) StatusOf(ctx context.Context, userID string) (Status, error) {
 
 // Disable turns the user's two-factor off with a current code or a
 // recovery code: the secret, the recovery codes, the pending steps and
-// (with the device key) every remembered browser go.
-func (s *Service) Disable(ctx context.Context, userID, code string) error {
-	if _, err := s.CheckCode(ctx, userID, code); err != nil {
+// (with the device key) every remembered browser go. A user the policy
+// requires it of (Policy.Requires) may not: ErrRequired, asked before the
+// code is checked, so no code is spent and nothing changes; otherwise
+// the next sign-in would only make them enrol again, and a session
+// without the second factor could have turned it off in between.
+func (s *Service) Disable(ctx context.Context, u *models.User, code string) error {
+	if s.MayNotDisable(u) {
+		return ErrRequired
+	}
+	if _, err := s.CheckCode(ctx, u.ID, code); err != nil {
 		return err
 	}
-	return s.Reset(ctx, userID)
+	return s.Reset(ctx, u.ID)
 }
+
+// MayNotDisable reports whether the policy requires two-factor of u, so
+// the settings page offers no way to turn it off.
+func (s *Service) MayNotDisable(u *models.User) bool { return s.Policy.Requires(u.Email) }
 
 // Reset removes the user's two-factor without a code (the admin command,
 // and Disable once the code is checked). A user without it is ErrNotOn.

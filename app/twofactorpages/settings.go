@@ -22,8 +22,13 @@ var settingsMessages = map[string]string{
 	string(signin.CodeTwoFactorInvalid):       "TwoFactorInvalid",
 	string(signin.CodeTwoFactorThrottled):     "TwoFactorThrottled",
 	string(signin.CodeTwoFactorSetupRequired): "TwoFactorSetupRequired",
-	"disabled": "TwoFactorDisabledNotice",
+	"disabled":          "TwoFactorDisabledNotice",
+	errRequiredByPolicy: "TwoFactorRequiredByPolicy",
 }
+
+// errRequiredByPolicy is the settings page's ?error= when turning
+// two-factor off is refused because the policy requires it for the user.
+const errRequiredByPolicy = "TwoFactorRequiredByPolicy"
 
 // who is the user a settings request acts for: the signed-in one, or the
 // one whose sign-in waits for a required enrolment (pending: the step's
@@ -103,7 +108,7 @@ func (h *Handler) getSettings(c echo.Context, rq *web.Request, w *who) error {
 		return web.Render(c, http.StatusOK, views.TwoFactorSettingsPage(views.TwoFactorSettings{
 			Page: h.kit.Page(c, rq, "TitleTwoFactorSettings"), CSRFToken: rq.CSRFToken,
 			Since: status.Since.UTC().Format(time.DateOnly), CodesLeft: status.CodesLeft,
-			RegenerateURL: h.base.URL(codesPath), DisableURL: h.base.URL(disablePath),
+			RegenerateURL: h.base.URL(codesPath), DisableURL: h.base.URL(disablePath), Required: h.rules.MayNotDisable(w.user),
 			Notice: settingsMessages[c.QueryParam("notice")], Error: msg,
 		}))
 	}
@@ -267,9 +272,16 @@ func (h *Handler) postRecoveryCodes(c echo.Context, rq *web.Request, u *models.U
 	return h.showCodes(c, rq, codes, h.base.URL(settingsPage), "RecoveryCodesRegeneratedNotice")
 }
 
-// postDisable turns two-factor off with a current code or a recovery code.
+// postDisable turns two-factor off with a current code or a recovery
+// code, unless the policy requires it for the user: then back to the
+// settings with the reason, nothing spent (the admin's `users two-factor
+// reset` is the way out).
 func (h *Handler) postDisable(c echo.Context, rq *web.Request, u *models.User) error {
-	err := h.rules.Disable(c.Request().Context(), u.ID, rq.Form.Get("code"))
+	err := h.rules.Disable(c.Request().Context(), u, rq.Form.Get("code"))
+	if errors.Is(err, twofactor.ErrRequired) {
+		h.log.Info("turning two-factor off refused: the policy requires it", "user", u.ID, "request_id", web.RequestID(c))
+		return h.kit.SendRedirect(c, rq, h.pageURL(c, rq, settingsPage, errRequiredByPolicy))
+	}
 	if err != nil {
 		err = stepFailure(err)
 		code := signin.CodeOf(err)
