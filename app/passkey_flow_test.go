@@ -553,7 +553,8 @@ func TestPasskeyLastOneGoesWhenAPasswordRemains(t *testing.T) {
 
 // A passkey outlives sessions and password resets, so adding one takes a
 // recent sign-in: more than 10 minutes after signing in, the options are
-// refused (401) and an answer started in time but posted late is refused
+// refused (401, with the sign-in page back to the passkeys page in url,
+// where the page's script goes) and an answer started in time but posted late is refused
 // on the page (SessionRequired), nothing stored; signing in again allows it.
 func TestPasskeyAddingNeedsARecentSignIn(t *testing.T) {
 	for _, b := range backends()[:2] {
@@ -564,9 +565,14 @@ func TestPasskeyAddingNeedsARecentSignIn(t *testing.T) {
 			k := e.newKey()
 
 			e.clock.Add(11 * time.Minute)
-			res := e.get(c, "/webauthn-options/passkey?action=register")
+			res := e.get(c, "/webauthn-options/passkey?action=register&lang=de")
 			require.Equal(t, http.StatusUnauthorized, res.StatusCode, res.body)
 			require.Contains(t, res.body, "Sign in again")
+			signInAgain := e.base + "/signin?" + url.Values{"callbackUrl": {e.base + "/passkeys"}}.Encode()
+			require.Equal(t, signInAgain+"&lang=de", res.json(t)["url"], "the page's script goes to sign in, back to the page")
+			res = e.get(e.browser(), "/webauthn-options/passkey?action=register")
+			require.Equal(t, http.StatusUnauthorized, res.StatusCode, res.body)
+			require.Equal(t, signInAgain, res.json(t)["url"], "signed out (the session ended while the page was open): the same")
 
 			c2 := e.browser()
 			e.emailSignIn(c2, "ada@example.com")

@@ -115,7 +115,8 @@ func (h *Handler) CallbackWithoutCSRF(c echo.Context, rq *web.Request, _ config.
 
 // webauthnError is the 400/401/503 body of GET /webauthn-options, as
 // Auth.js's; URL (latchkey's own) is where the passkeys page's script
-// goes instead of showing the failure: the step-up form.
+// goes instead of showing the failure: the step-up form, or the sign-in
+// page.
 type webauthnError struct {
 	Error string `json:"error"`
 	URL   string `json:"url,omitempty"`
@@ -124,6 +125,14 @@ type webauthnError struct {
 // optionsRefused is a JSON answer of GET /webauthn-options, through Kit.Fail.
 func (h *Handler) optionsRefused(c echo.Context, status int, msg, what string, cause error) error {
 	return h.kit.Fail(c, nil, web.JSONError(status, webauthnError{Error: msg}, what, cause))
+}
+
+// signInFirst is the 401 of register options for a browser a new sign-in
+// mends (none, or signed in too long ago): url is the sign-in page, back
+// to the passkeys page in the query's lang, where the page's script goes
+// instead of only saying the passkey was not added.
+func (h *Handler) signInFirst(c echo.Context, msg string) error {
+	return h.kit.Fail(c, nil, web.JSONError(http.StatusUnauthorized, webauthnError{Error: msg, URL: h.kit.SignInURL(c, nil, passkeysPage)}, "", nil))
 }
 
 // passkeysPage is the passkeys page's path, where adding one returns.
@@ -170,16 +179,16 @@ func (h *Handler) getWebAuthnOptions(c echo.Context) error {
 		}
 		switch {
 		case uid == "":
-			return h.optionsRefused(c, http.StatusUnauthorized, "Sign in before adding a passkey", "", nil)
+			return h.signInFirst(c, "Sign in before adding a passkey")
 		case may == stepUp:
 			return c.JSON(http.StatusUnauthorized, webauthnError{Error: "Confirm with your second factor to add a passkey",
 				URL: h.kit.StepUpURL(c, nil, passkeysPage)}) // in the query's lang
 		case may != allowed:
-			return h.optionsRefused(c, http.StatusUnauthorized, "Sign in again to add a passkey", "", nil)
+			return h.signInFirst(c, "Sign in again to add a passkey")
 		}
 		u, have, err := h.registrants.PasskeyRegistrant(ctx, uid)
 		if errors.Is(err, accounts.ErrSignedOut) { // deleted while its JWT lives on
-			return h.optionsRefused(c, http.StatusUnauthorized, "Sign in before adding a passkey", "", nil)
+			return h.signInFirst(c, "Sign in before adding a passkey")
 		}
 		if err != nil { // the database failed: a JSON error the page's script shows
 			return h.optionsRefused(c, http.StatusServiceUnavailable, "Try again later", "passkey options: look up the user and their passkeys", err)

@@ -35,11 +35,17 @@ func (k *Kit) RequireUser(users UserReader, page string, h UserAction) Action {
 	}
 }
 
-// ToSignIn sends a browser without a (living) session to the sign-in page:
-// {base}/signin?callbackUrl=<page>, with the request's explicit language.
-func (k *Kit) ToSignIn(c echo.Context, rq *Request, page string) error {
+// SignInURL is the sign-in page for a browser without a (living, or
+// recent enough) session: {base}/signin?callbackUrl=<page> (a path below
+// the base), with the request's explicit language.
+func (k *Kit) SignInURL(c echo.Context, rq *Request, page string) string {
 	to := k.base.URL("/signin") + "?" + url.Values{"callbackUrl": {k.base.URL(page)}}.Encode()
-	return k.SendRedirect(c, rq, k.WithLang(c, rq, to))
+	return k.WithLang(c, rq, to)
+}
+
+// ToSignIn sends the browser to SignInURL.
+func (k *Kit) ToSignIn(c echo.Context, rq *Request, page string) error {
+	return k.SendRedirect(c, rq, k.SignInURL(c, rq, page))
 }
 
 // StepUpURL is the step-up form for a signed-in session that must prove
