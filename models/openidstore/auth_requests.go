@@ -100,15 +100,28 @@ func (s *Store) SaveCode(ctx context.Context, id, codeHash string) (bool, error)
 // wins, and a loser that goes on to revoke the winner's family (the
 // reuse) finds the tokens there — with the claim and the tokens in two
 // transactions it could come between them and revoke an empty family.
-// Expiry is not checked here: the caller found the request with
-// AuthRequestByCode, which does.
+// A request that expired (or was ended: EndAuthRequest, DeleteConsent,
+// RevokeGrants) since the caller read it is not exchanged either, so a
+// grant revoked while its code was being exchanged leaves no token.
 func (s *Store) ExchangeCode(ctx context.Context, id string, now time.Time, access, refresh *Token) (bool, error) {
+	at := models.DBTime(now)
 	won, err := s.issue(ctx, func(tx *gorm.DB) *gorm.DB {
-		return tx.Model(&AuthRequest{}).Where("id = ? AND code_hash IS NOT NULL AND exchanged_at IS NULL", id).
-			Update("exchanged_at", models.DBTime(now))
+		return tx.Model(&AuthRequest{}).Where("id = ? AND code_hash IS NOT NULL AND exchanged_at IS NULL AND expires > ?", id, at).
+			Update("exchanged_at", at)
 	}, access, refresh)
 	if err != nil {
 		return false, fmt.Errorf("exchange code: %w", err)
 	}
 	return won, nil
+}
+
+// endRequests ends the unexpired requests matching cond whose code was not
+// exchanged (expires = now): none of them is completed, given a code or
+// exchanged after. An exchanged one stays, to tell its reused code from
+// an unknown one. db is a transaction or not.
+func endRequests(db *gorm.DB, now time.Time, cond string, args ...any) (int64, error) {
+	at := models.DBTime(now)
+	r := db.Model(&AuthRequest{}).Where(cond, args...).Where("exchanged_at IS NULL AND expires > ?", at).
+		Update("expires", at)
+	return r.RowsAffected, r.Error
 }

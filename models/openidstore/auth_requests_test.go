@@ -142,3 +142,57 @@ func TestAuthRequestClaimRaces(t *testing.T) {
 		require.EqualValues(t, 1, wins, "one exchange")
 	})
 }
+
+// TestGrantEndEndsItsRequests: revoking a user's grant to a client
+// (DeleteConsent, RevokeGrants) ends the user's requests to it whose code
+// is not exchanged — pending, or with a code handed out — so no code is
+// issued or exchanged for them after; an exchanged one stays (a reuse is
+// still told), and other clients' and users' requests are untouched.
+func TestGrantEndEndsItsRequests(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		exp := now.Add(10 * time.Minute)
+		request := func(id, user, client string, code, exchange bool) {
+			t.Helper()
+			r := newRequest(t, s, id, exp)
+			require.NoError(t, s.db().Model(r).Update("client_id", client).Error)
+			ok, err := s.CompleteAuthRequest(ctx, id, user, now, "pwd", now)
+			require.True(t, ok, err)
+			if code {
+				ok, err = s.SaveCode(ctx, id, "hash-"+id)
+				require.True(t, ok, err)
+			}
+			if exchange {
+				ok, err = s.ExchangeCode(ctx, id, now, nil, nil)
+				require.True(t, ok, err)
+			}
+		}
+		alive := func(id string) bool {
+			_, err := s.AuthRequest(ctx, id, now)
+			return err == nil
+		}
+		for _, end := range []struct {
+			name string
+			f    func(user, client string) error
+		}{
+			{"DeleteConsent", func(u, c string) error { _, err := s.DeleteConsent(ctx, u, c, now); return err }},
+			{"RevokeGrants", func(u, c string) error { _, err := s.RevokeGrants(ctx, u, c, now); return err }},
+		} {
+			p := end.name + "-"
+			request(p+"code", "u1", "a", true, false)
+			request(p+"done", "u1", "a", false, false)
+			request(p+"spent", "u1", "a", true, true)
+			request(p+"other-client", "u1", "b", true, false)
+			request(p+"other-user", "u2", "a", true, false)
+			require.NoError(t, end.f("u1", "a"), end.name)
+			require.False(t, alive(p+"code"), end.name)
+			require.False(t, alive(p+"done"), end.name)
+			require.True(t, alive(p+"spent"), "%s: an exchanged code is kept, to tell a reuse", end.name)
+			require.True(t, alive(p+"other-client"), end.name)
+			require.True(t, alive(p+"other-user"), end.name)
+			ok, err := s.ExchangeCode(ctx, p+"code", now, nil, nil)
+			require.NoError(t, err)
+			require.False(t, ok, "%s: an ended request's code is not exchanged", end.name)
+		}
+	})
+}

@@ -86,10 +86,12 @@ func (s *Store) Consents(ctx context.Context, userID string) ([]Consent, error) 
 	return out, nil
 }
 
-// DeleteConsent forgets the user's consent to the client and revokes the
-// user's tokens for the client at now, in one transaction; false when
-// there was no consent. The tokens are revoked either way: a first-party
-// client's need none.
+// DeleteConsent forgets the user's consent to the client, revokes the
+// user's tokens for the client and ends the user's requests to the client
+// whose code is not exchanged yet (endRequests: a code handed out, or
+// about to be, would otherwise still buy tokens), at now, in one
+// transaction; false when there was no consent. The tokens are revoked
+// either way: a first-party client's need none.
 func (s *Store) DeleteConsent(ctx context.Context, userID, clientID string, now time.Time) (bool, error) {
 	var ok bool
 	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -98,7 +100,7 @@ func (s *Store) DeleteConsent(ctx context.Context, userID, clientID string, now 
 			return r.Error
 		}
 		ok = r.RowsAffected == 1
-		_, err := revokeTokens(tx, now, "user_id = ? AND client_id = ?", userID, clientID)
+		_, err := revokeGrant(tx, now, userID, clientID)
 		return err
 	})
 	if err != nil {

@@ -112,17 +112,36 @@ func (s *Store) RevokeFamily(ctx context.Context, familyID string, now time.Time
 }
 
 // RevokeGrants revokes every token of userID for clientID ("" for every
-// client) at now; it returns how many were still unrevoked.
+// client) and ends the user's requests to it whose code is not exchanged
+// yet (endRequests), at now, in one transaction; it returns how many
+// tokens were still unrevoked.
 func (s *Store) RevokeGrants(ctx context.Context, userID, clientID string, now time.Time) (int64, error) {
 	var n int64
-	var err error
-	if clientID == "" {
-		n, err = s.revoke(ctx, now, "user_id = ?", userID)
-	} else {
-		n, err = s.revoke(ctx, now, "user_id = ? AND client_id = ?", userID, clientID)
-	}
+	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		n, err = revokeGrant(tx, now, userID, clientID)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("revoke grants: %w", err)
+	}
+	return n, nil
+}
+
+// revokeGrant revokes userID's tokens for clientID ("": every client) and
+// ends the requests whose code they could still get, inside tx; it
+// returns how many tokens were still unrevoked.
+func revokeGrant(tx *gorm.DB, now time.Time, userID, clientID string) (int64, error) {
+	cond, args := "user_id = ?", []any{userID}
+	if clientID != "" {
+		cond, args = "user_id = ? AND client_id = ?", []any{userID, clientID}
+	}
+	n, err := revokeTokens(tx, now, cond, args...)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := endRequests(tx, now, cond, args...); err != nil {
+		return 0, err
 	}
 	return n, nil
 }
