@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
 )
 
 // Pending is an authorization request waiting for latchkey's pages: the
@@ -214,6 +215,26 @@ func (s *Service) Consent(ctx context.Context, p *Pending, who *Who, allow bool)
 		return fmt.Errorf("store consent: %w", err)
 	}
 	return s.complete(ctx, p, who)
+}
+
+// Refused ends request id as its error (a denied consent, prompt=none's
+// login_required...) goes to the client, and returns it for the answer:
+// the browser cannot complete it afterwards and get a code the client was
+// told it would not get. ErrPendingGone when it is over already (expired,
+// or completed by a racing answer, which goes to the client instead).
+func (s *Service) Refused(ctx context.Context, id string) (op.AuthRequest, error) {
+	ar, err := s.AuthRequestByID(ctx, id)
+	if err != nil {
+		return nil, ErrPendingGone
+	}
+	ended, err := s.store.EndAuthRequest(ctx, id, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("end auth request: %w", err)
+	}
+	if !ended {
+		return nil, ErrPendingGone
+	}
+	return ar, nil
 }
 
 // AskedLogin notes that the request sent the browser to sign in.

@@ -29,6 +29,9 @@ type Store interface {
 	// CompleteAuthRequest records who completed the request and how they
 	// signed in; false when it is unknown, expired or already completed.
 	CompleteAuthRequest(ctx context.Context, id, userID string, authTime time.Time, amr string, now time.Time) (bool, error)
+	// EndAuthRequest ends a request not completed (its error was sent to
+	// the client); false when it is unknown, expired or completed.
+	EndAuthRequest(ctx context.Context, id string, now time.Time) (bool, error)
 	// SaveCode stores the hash of the code handed out for a completed
 	// request; false when the request already has one (a code is issued once).
 	SaveCode(ctx context.Context, id, codeHash string) (bool, error)

@@ -102,17 +102,21 @@ func (h *Handler) toLibrary(c echo.Context, rq *web.Request, id string) error {
 }
 
 // failed answers a request the rules refused: an OAuth error (prompt=none's
-// login_required, a denied consent) goes back to the client's redirect
-// URI, as the protocol says; anything else is a page.
+// login_required, a denied consent) ends the request (openid.Service.Refused)
+// and goes back to the client's redirect URI, as the protocol says;
+// anything else is a page.
 func (h *Handler) failed(c echo.Context, rq *web.Request, id string, err error) error {
 	var oe *oidc.Error
 	switch {
 	case errors.Is(err, openid.ErrPendingGone):
 		return gone(err)
 	case errors.As(err, &oe):
-		ar, lerr := h.rules.AuthRequestByID(c.Request().Context(), id)
-		if lerr != nil {
+		ar, lerr := h.rules.Refused(c.Request().Context(), id)
+		switch {
+		case errors.Is(lerr, openid.ErrPendingGone):
 			return gone(lerr)
+		case lerr != nil:
+			return web.TryLater("end authorization request", lerr)
 		}
 		op.AuthRequestError(c.Response(), c.Request(), ar, oe, h.provider)
 		return nil

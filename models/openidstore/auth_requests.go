@@ -78,6 +78,18 @@ func (s *Store) CompleteAuthRequest(ctx context.Context, id, userID string, auth
 	return r.RowsAffected == 1, nil
 }
 
+// EndAuthRequest ends the request id (expires = now) if it is not
+// completed: false, nothing written, when it is unknown, expired or
+// completed already — one conditional UPDATE, so of an ending and a
+// completion racing one wins.
+func (s *Store) EndAuthRequest(ctx context.Context, id string, now time.Time) (bool, error) {
+	n, err := endRequests(s.db().WithContext(ctx), now, "id = ? AND done_at IS NULL", id)
+	if err != nil {
+		return false, fmt.Errorf("end auth request: %w", err)
+	}
+	return n == 1, nil
+}
+
 // SaveCode stores the hash of the code handed out for the completed
 // request id. false, nothing written, when the request is unknown, not
 // completed, or has a code already (a code is issued once, whichever of

@@ -196,3 +196,31 @@ func TestGrantEndEndsItsRequests(t *testing.T) {
 		}
 	})
 }
+
+// TestEndAuthRequest: a request not completed ends (no longer found, not
+// completed after); a completed one, or one ended already, is not.
+func TestEndAuthRequest(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		newRequest(t, s, "open", now.Add(time.Minute))
+		newRequest(t, s, "done", now.Add(time.Minute))
+		ok, err := s.CompleteAuthRequest(ctx, "done", "u1", now, "pwd", now)
+		require.True(t, ok, err)
+
+		ok, err = s.EndAuthRequest(ctx, "open", now)
+		require.NoError(t, err)
+		require.True(t, ok)
+		_, err = s.AuthRequest(ctx, "open", now)
+		require.ErrorIs(t, err, models.ErrNotFound)
+		ok, err = s.CompleteAuthRequest(ctx, "open", "u1", now, "pwd", now)
+		require.NoError(t, err)
+		require.False(t, ok, "an ended request is not completed")
+		for _, id := range []string{"open", "done", "missing"} {
+			ok, err = s.EndAuthRequest(ctx, id, now)
+			require.NoError(t, err)
+			require.False(t, ok, id)
+		}
+		_, err = s.AuthRequest(ctx, "done", now)
+		require.NoError(t, err, "a completed request goes on")
+	})
+}
