@@ -119,7 +119,8 @@ func TestOpenIDFormActionNamesClients(t *testing.T) {
 // with a 400 page, never redirected to.
 func TestOpenIDNativeAppRedirect(t *testing.T) {
 	eachOP(t, func(c *config.Config) {
-		c.OpenID.Clients = append(c.OpenID.Clients, config.OpenIDClient{ID: "native", Name: "Native App", Public: true, RedirectURIs: []string{nativeRedirect, "http://127.0.0.1:9/native"}})
+		c.OpenID.Clients = append(c.OpenID.Clients, config.OpenIDClient{ID: "native", Name: "Native App", Public: true,
+			RedirectURIs: []string{nativeRedirect, "http://127.0.0.1:9/native"}, PostLogoutRedirectURIs: []string{"http://127.0.0.1:9/bye"}})
 	}, func(t *testing.T, e *env) {
 		c := e.signedIn(ada)
 		r := e.relyingParty("native", "")
@@ -153,6 +154,27 @@ func TestOpenIDNativeAppRedirect(t *testing.T) {
 			require.Empty(t, res.location(), other)
 		}
 		require.Equal(t, requests, e.authRequests())
+
+		// The same rule for its post_logout_redirect_uri (the library's
+		// own match ignored all but the path and query there too).
+		logout := func(uri string) resp {
+			return e.post(e.browser(), "/oidc/end_session", url.Values{"client_id": {"native"}, "post_logout_redirect_uri": {uri}})
+		}
+		for _, same := range []string{"http://127.0.0.1:9/bye", "http://127.0.0.1:5555/bye"} {
+			res = logout(same)
+			require.Equal(t, http.StatusFound, res.StatusCode, "%s: %s", same, res.body)
+			require.Equal(t, same, e.follow(e.browser(), res.location()).location(), "no session: straight on")
+		}
+		for _, other := range []string{"http://localhost:5555/bye", "http://127.0.0.2:5555/bye", "http://[::1]:5555/bye",
+			"https://127.0.0.1:5555/bye", "http://x@127.0.0.1:5555/bye", "http://127.0.0.1:5555/bye?x=1"} {
+			res = logout(other)
+			require.Equal(t, http.StatusBadRequest, res.StatusCode, "%s: %s", other, res.body)
+			require.Contains(t, res.body, "invalid_request", other)
+			require.Empty(t, res.location(), other)
+		}
+		res = e.post(e.browser(), "/oidc/end_session", url.Values{"client_id": {"native"},
+			"post_logout_redirect_uri": {"http://127.0.0.1:9/bye", "http://localhost:5555/bye"}})
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, "the value the library reads is the last: %s", res.body)
 	})
 }
 

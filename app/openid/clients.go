@@ -192,15 +192,23 @@ func (c *Client) native() bool {
 // in its port (RFC 8252 §7.3). The library's own match for a native app
 // compares only the path and query of loopback URIs, so any loopback
 // address, localhost, https or a user part got the code too.
-func (c *Client) redirectRegistered(uri string) bool {
-	if slices.Contains(c.Redirects, uri) {
+func (c *Client) redirectRegistered(uri string) bool { return c.registered(c.Redirects, uri) }
+
+// postLogoutRegistered is redirectRegistered's rule for the client's
+// post-logout redirect URIs, which the library matches as loosely.
+func (c *Client) postLogoutRegistered(uri string) bool { return c.registered(c.PostLogouts, uri) }
+
+// registered reports whether uri is in list, exactly, or differs from a
+// loopback URI of it in its port only, for a native app.
+func (c *Client) registered(list []string, uri string) bool {
+	if slices.Contains(list, uri) {
 		return true
 	}
 	u, err := url.Parse(uri)
 	if err != nil || !c.native() || u.Scheme != "http" || u.User != nil || strings.Contains(uri, "#") {
 		return false
 	}
-	return slices.ContainsFunc(c.Redirects, func(r string) bool {
+	return slices.ContainsFunc(list, func(r string) bool {
 		reg, err := url.Parse(r)
 		return err == nil && reg.Scheme == "http" && loopbackHost(reg.Hostname()) &&
 			reg.Hostname() == u.Hostname() && reg.Path == u.Path && reg.RawQuery == u.RawQuery

@@ -35,5 +35,10 @@ func TestRedirectRegistered(t *testing.T) {
 		if got := tc.c.redirectRegistered(tc.uri); got != tc.want {
 			t.Errorf("redirectRegistered(%q) = %v, want %v", tc.uri, got, tc.want)
 		}
+		// The same rule for post-logout redirect URIs.
+		c := &Client{Redirects: tc.c.Redirects, PostLogouts: tc.c.Redirects}
+		if got := c.postLogoutRegistered(tc.uri); got != tc.want {
+			t.Errorf("postLogoutRegistered(%q) = %v, want %v", tc.uri, got, tc.want)
+		}
 	}
 }

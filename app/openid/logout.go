@@ -2,6 +2,7 @@ package openid
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,7 +38,12 @@ type logoutSealer struct{ codecs []securecookie.Codec }
 // latchkey's logout page, which ends the browser's session (asking first
 // unless the id_token_hint names the signed-in user) and then redirects.
 // Its ui_locales has an authorization request's limit (maxUILocales).
-func (s *Service) TerminateSessionFromRequest(_ context.Context, req *op.EndSessionRequest) (string, error) {
+// Its post_logout_redirect_uri is held to the authorization request's
+// rule (postLogoutAllowed).
+func (s *Service) TerminateSessionFromRequest(ctx context.Context, req *op.EndSessionRequest) (string, error) {
+	if err := s.postLogoutAllowed(ctx, req.ClientID); err != nil {
+		return "", err
+	}
 	locales := oidc.Locales(req.UILocales).String()
 	if len(locales) > maxUILocales {
 		return "", oidc.ErrInvalidRequest().WithDescription("ui_locales is longer than %d bytes", maxUILocales)
@@ -48,6 +54,41 @@ func (s *Service) TerminateSessionFromRequest(_ context.Context, req *op.EndSess
 		return "", fmt.Errorf("seal logout: %w", err)
 	}
 	return s.set.LogoutURL(v), nil
+}
+
+// postLogoutKey carries an end_session request's post_logout_redirect_uri
+// in its context (WithPostLogoutURI).
+type postLogoutKey struct{}
+
+// WithPostLogoutURI gives ctx the post_logout_redirect_uri an end_session
+// request sent ("": none) — the value the library decodes, its last — since
+// the library passes TerminateSessionFromRequest only the redirect it
+// built, with the state merged in.
+func WithPostLogoutURI(ctx context.Context, uri string) context.Context {
+	return context.WithValue(ctx, postLogoutKey{}, uri)
+}
+
+// postLogoutAllowed holds the post_logout_redirect_uri in ctx to the
+// client's registered ones as redirectRegistered holds a redirect URI: the
+// library's own match let a native app's loopback one differ in anything
+// but its path and query. Without a client the library ignores the URI.
+// A context without the URI (the wiring forgot) fails closed.
+func (s *Service) postLogoutAllowed(ctx context.Context, clientID string) error {
+	uri, ok := ctx.Value(postLogoutKey{}).(string)
+	if !ok {
+		return errors.New("openid: end_session's post_logout_redirect_uri was not passed on")
+	}
+	if uri == "" || clientID == "" {
+		return nil
+	}
+	c, err := s.client(ctx, clientID)
+	if err != nil {
+		return err
+	}
+	if !c.postLogoutRegistered(uri) {
+		return oidc.ErrInvalidRequest().WithDescription("post_logout_redirect_uri invalid")
+	}
+	return nil
 }
 
 // OpenLogout unseals the page's logout value (forged or older than

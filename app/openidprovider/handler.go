@@ -105,18 +105,28 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openid provider: %w", err)
 	}
-	lib := http.StripPrefix(d.Base.Path, refusals(withClientIP(provider, d.ClientIP), Issuer(d.Base)))
+	lib := http.StripPrefix(d.Base.Path, refusals(withRequestFacts(provider, d.ClientIP), Issuer(d.Base)))
 	return &Handler{kit: d.Kit, base: d.Base, rules: d.Rules, provider: provider, lib: lib, sessions: d.Sessions, log: d.Log}, nil
 }
 
-// withClientIP gives an authorization request's context its client's
-// address, which the rules' CreateAuthRequest counts; the library passes
-// the rules nothing else of the request. Other endpoints go as they are.
-func withClientIP(next http.Handler, clientIP func(*http.Request) string) http.Handler {
-	authorize := "/" + endpoints["authorization"]
+// withRequestFacts gives the rules what the library does not pass them of
+// a request, in its context: an authorization request's client address,
+// which CreateAuthRequest counts; an end_session request's
+// post_logout_redirect_uri as sent (its last value, the one the library
+// decodes), which TerminateSessionFromRequest checks. Other endpoints go
+// as they are. refusals has parsed end_session's form already.
+func withRequestFacts(next http.Handler, clientIP func(*http.Request) string) http.Handler {
+	authorize, endSession := "/"+endpoints["authorization"], "/"+endpoints["end_session"]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == authorize && clientIP != nil {
+		switch {
+		case r.URL.Path == authorize && clientIP != nil:
 			r = r.WithContext(openid.WithClientIP(r.Context(), clientIP(r)))
+		case r.URL.Path == endSession:
+			uri := ""
+			if v := r.Form["post_logout_redirect_uri"]; len(v) > 0 {
+				uri = v[len(v)-1]
+			}
+			r = r.WithContext(openid.WithPostLogoutURI(r.Context(), uri))
 		}
 		next.ServeHTTP(w, r)
 	})
