@@ -105,7 +105,7 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openid provider: %w", err)
 	}
-	lib := http.StripPrefix(d.Base.Path, refusals(withRequestFacts(provider, d.ClientIP), Issuer(d.Base)))
+	lib := http.StripPrefix(d.Base.Path, refusals(parsedAuthorize(withRequestFacts(provider, d.ClientIP), provider.Decoder(), d.Log), Issuer(d.Base)))
 	return &Handler{kit: d.Kit, base: d.Base, rules: d.Rules, provider: provider, lib: lib, sessions: d.Sessions, log: d.Log}, nil
 }
 

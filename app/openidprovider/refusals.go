@@ -1,9 +1,12 @@
 package openidprovider
 
 import (
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 
+	httphelper "github.com/zitadel/oidc/v3/pkg/http"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 )
@@ -104,4 +107,36 @@ func (w *refusingWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return w.ResponseWriter.Write(p)
+}
+
+// malformedAuthorize is the body of an authorization request whose
+// parameters do not decode, the provider's other malformed requests'
+// plain notice.
+const malformedAuthorize = "malformed request: a parameter is not valid"
+
+// parsedAuthorize refuses an authorization request whose parameters do
+// not decode (max_age not a number, a bad %-escape) before the library
+// sees it: with no request to answer through yet, the library wrote its
+// whole internal error as the 400's body ("ErrorType=… Parent=schema:
+// …") and logged it through slog's default logger. Here the body is a
+// short notice and the detail is logged once, through the app's logger.
+// The library decodes the parameters again, as parsed here.
+func parsedAuthorize(next http.Handler, decoder httphelper.Decoder, log *slog.Logger) http.Handler {
+	authorize := "/" + endpoints["authorization"]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != authorize {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if _, err := op.ParseAuthorizeRequest(r, decoder); err != nil {
+			var oe *oidc.Error
+			if errors.As(err, &oe) && oe.Parent != nil {
+				err = oe.Parent
+			}
+			log.WarnContext(r.Context(), "openid: authorization request does not parse", "err", err)
+			http.Error(w, malformedAuthorize, http.StatusBadRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
