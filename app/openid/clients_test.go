@@ -1,6 +1,15 @@
 package openid
 
-import "testing"
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-auth/latchkey/models/openidstore"
+)
 
 // TestRedirectRegistered: a redirect URI matches exactly; a native app's
 // loopback one (an IP literal or localhost, as registered) on any port,
@@ -41,4 +50,46 @@ func TestRedirectRegistered(t *testing.T) {
 			t.Errorf("postLogoutRegistered(%q) = %v, want %v", tc.uri, got, tc.want)
 		}
 	}
+}
+
+// clientsOnly is a Store with one stored client, "stored"; every other
+// method is unused here.
+type clientsOnly struct {
+	Store
+	row *openidstore.Client
+}
+
+func (s clientsOnly) Client(_ context.Context, id string) (*openidstore.Client, error) {
+	if id == s.row.ID {
+		return s.row, nil
+	}
+	return nil, ErrNotFound
+}
+
+// TestUnknownClientTakesAWrongSecretsTime: client authentication with an
+// unknown client id does the work of a wrong secret (a stored client's:
+// its row read, its secret compared), so the time of the answer does not
+// tell which client ids exist. It answered as soon as the id was not
+// found, without comparing anything. Each side's fastest of many rounds
+// is compared, which the machine's load hardly moves.
+func TestUnknownClientTakesAWrongSecretsTime(t *testing.T) {
+	row := &openidstore.Client{ID: "stored", Name: "Stored", SecretHash: hashToken("right"),
+		RedirectURIs: "https://app.example.com/cb", Scopes: "openid email profile"}
+	s, err := New(clientsOnly{row: row}, nil, Settings{}, []string{"0123456789abcdef0123456789abcdef"}, time.Now, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, s.AuthorizeClientIDSecret(ctx, "stored", "right"))
+	fastest := func(id string) time.Duration {
+		best := time.Duration(1 << 62)
+		for range 40 {
+			start := time.Now()
+			for range 200 {
+				require.Error(t, s.AuthorizeClientIDSecret(ctx, id, "wrong-secret-of-the-usual-length-0123456789"))
+			}
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	wrong, unknown := fastest("stored"), fastest("nobody")
+	require.Greater(t, float64(unknown)/float64(wrong), 0.7, "an unknown id answers in %v, a wrong secret in %v (per 200)", unknown, wrong)
 }

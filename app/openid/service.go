@@ -20,6 +20,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/cookies"
+	"github.com/latchkey-auth/latchkey/models/openidstore"
 )
 
 // Groups are a user's groups (app/groups), for the groups claim.
@@ -57,6 +58,9 @@ type Service struct {
 	static map[string]*Client
 	now    func() time.Time
 	log    *slog.Logger
+	// standIn is the stored client an unknown client id's secret is
+	// compared with (AuthorizeClientIDSecret): no secret matches its hash.
+	standIn openidstore.Client
 }
 
 // New builds the rules: the config's clients, and the key ring whose
@@ -72,7 +76,8 @@ func New(store Store, groups Groups, set Settings, secrets []string, now func() 
 	for _, c := range codecs {
 		c.(*securecookie.SecureCookie).MaxLength(0) // an RSA key is longer than a cookie
 	}
-	s := &Service{store: store, groups: groups, set: set, now: now, log: log, static: map[string]*Client{}}
+	s := &Service{store: store, groups: groups, set: set, now: now, log: log, static: map[string]*Client{},
+		standIn: openidstore.Client{SecretHash: hashToken(NewClientSecret()), RedirectURIs: "https://client.invalid/cb"}}
 	if s.logout.codecs, err = cookies.SealedCodecs(secrets, "latchkey OpenID logout", LogoutTTL); err != nil {
 		return nil, fmt.Errorf("openid: %w", err)
 	}

@@ -196,9 +196,14 @@ func (s *Service) GetClientByClientID(ctx context.Context, id string) (op.Client
 }
 
 // AuthorizeClientIDSecret checks a confidential client's secret in
-// constant time.
+// constant time. An unknown client id costs what a wrong secret does (a
+// stored client's: its row read, built and compared, against a stand-in),
+// so the answer's time does not tell which ids exist.
 func (s *Service) AuthorizeClientIDSecret(ctx context.Context, id, secret string) error {
 	c, err := s.client(ctx, id)
+	if errors.Is(err, errUnknownClient) {
+		storedClient(&s.standIn, &s.set).checkSecret(secret, s.now())
+	}
 	if err != nil {
 		return err
 	}
