@@ -98,6 +98,13 @@ type wiring struct {
 
 // Options are the dependencies New does not build from the config itself.
 type Options struct {
+	// Logger receives the app's lines; nil means slog's default logger.
+	// The OpenID Provider's library (zitadel/oidc) takes no logger and
+	// logs its refusals (a bad code, a wrong client secret, an
+	// unregistered redirect URI) through slog's default logger only: an
+	// embedder that wants them with the app's sets that default, as main
+	// does (setDefaultLogger, which also keeps the relying party's state
+	// out of them).
 	Logger *slog.Logger
 	// AccessLog writes the access log's line per request (log.access); nil
 	// means through Logger. main gives it a batched output (app/logs).

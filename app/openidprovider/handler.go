@@ -96,7 +96,10 @@ func New(d Deps) (*Handler, error) {
 			op.NewEndpoint(endpoints["end_session"]), op.NewEndpoint(endpoints["jwks"])),
 		op.WithCustomIntrospectionEndpoint(op.NewEndpoint(endpoints["introspection"])),
 		op.WithCrypto(crypto),
-		op.WithLogger(d.Log),
+		// No op.WithLogger: this version of the library ignores it and logs
+		// its refusals through slog's default logger only, which main sets
+		// to the app's (setDefaultLogger). The refusals latchkey answers
+		// itself (parsedAuthorize, the pages) log through d.Log.
 	}
 	if !d.Base.Secure {
 		opts = append(opts, op.WithAllowInsecure()) // http://localhost in development
