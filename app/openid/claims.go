@@ -3,14 +3,11 @@ package openid
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
-
-	"github.com/latchkey-auth/latchkey/models"
 )
 
 // ScopeGroups asks for the groups claim.
@@ -78,32 +75,18 @@ func (s *Service) SetIntrospectionFromToken(ctx context.Context, resp *oidc.Intr
 // fillUserinfo sets the claims the scopes grant: sub always; profile:
 // name, picture; email: email, email_verified; groups: groups.
 func (s *Service) fillUserinfo(ctx context.Context, info *oidc.UserInfo, userID string, scopes []string) error {
-	u, err := s.store.UserByID(ctx, userID)
-	if errors.Is(err, models.ErrNotFound) {
-		return errors.New("user no longer exists")
-	}
+	u, groups, err := s.claimsSource(ctx, userID, scopes)
 	if err != nil {
-		return fmt.Errorf("read user: %w", err)
+		return err
 	}
 	info.Subject = u.ID
 	if slices.Contains(scopes, oidc.ScopeProfile) {
 		info.Name, info.Picture = deref(u.Name), deref(u.Image)
 	}
-	var verified *string
-	if u.EmailVerified != nil {
-		verified = u.Email
-	}
 	if slices.Contains(scopes, oidc.ScopeEmail) && u.Email != nil {
-		info.Email, info.EmailVerified = *u.Email, oidc.Bool(verified != nil)
+		info.Email, info.EmailVerified = *u.Email, oidc.Bool(verifiedEmail(u) != nil)
 	}
-	if slices.Contains(scopes, ScopeGroups) && s.groups != nil {
-		groups, err := s.groups.Of(ctx, u.ID, verified)
-		if err != nil {
-			return fmt.Errorf("read groups: %w", err)
-		}
-		if groups == nil {
-			groups = []string{}
-		}
+	if groups != nil {
 		info.AppendClaims("groups", groups)
 	}
 	return nil

@@ -214,7 +214,11 @@ func (s *Service) AuthorizeClientIDSecret(ctx context.Context, id, secret string
 }
 
 // SigningKey is the newest active key of the configured algorithm.
+// A token request's is the one prepareIDToken read.
 func (s *Service) SigningKey(ctx context.Context) (op.SigningKey, error) {
+	if in := issuingOf(ctx); in != nil && in.key != nil {
+		return signingKey{in.key}, nil
+	}
 	k, err := s.keys.signing(ctx)
 	if err != nil {
 		return nil, err

@@ -81,6 +81,9 @@ func (s *Service) CreateAccessToken(ctx context.Context, req op.TokenRequest) (s
 	if !ok {
 		return "", time.Time{}, oidc.ErrUnsupportedGrantType() // a refresh always rotates (CreateAccessAndRefreshTokens)
 	}
+	if err := s.prepareIDToken(ctx, g); err != nil {
+		return "", time.Time{}, err
+	}
 	access := s.token(g, kindAccess, s.set.AccessTTL)
 	if err := s.exchangeCode(ctx, ar, access, nil); err != nil {
 		return "", time.Time{}, err
@@ -95,6 +98,9 @@ func (s *Service) CreateAccessToken(ctx context.Context, req op.TokenRequest) (s
 func (s *Service) CreateAccessAndRefreshTokens(ctx context.Context, req op.TokenRequest, _ string) (string, string, time.Time, error) {
 	g, err := grantOf(req)
 	if err != nil {
+		return "", "", time.Time{}, err
+	}
+	if err := s.prepareIDToken(ctx, g); err != nil {
 		return "", "", time.Time{}, err
 	}
 	access := s.token(g, kindAccess, s.set.AccessTTL)

@@ -116,12 +116,16 @@ func New(d Deps) (*Handler, error) {
 // a request, in its context: an authorization request's client address,
 // which CreateAuthRequest counts; an end_session request's
 // post_logout_redirect_uri as sent (its last value, the one the library
-// decodes), which TerminateSessionFromRequest checks. Other endpoints go
-// as they are. refusals has parsed end_session's form already.
+// decodes), which TerminateSessionFromRequest checks; a token request's
+// room for what its ID token is built from (openid.WithTokenRequest).
+// Other endpoints go as they are. refusals has parsed end_session's form
+// already.
 func withRequestFacts(next http.Handler, clientIP func(*http.Request) string) http.Handler {
-	authorize, endSession := "/"+endpoints["authorization"], "/"+endpoints["end_session"]
+	authorize, endSession, token := "/"+endpoints["authorization"], "/"+endpoints["end_session"], "/"+endpoints["token"]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
+		case r.URL.Path == token:
+			r = r.WithContext(openid.WithTokenRequest(r.Context()))
 		case r.URL.Path == authorize && clientIP != nil:
 			r = r.WithContext(openid.WithClientIP(r.Context(), clientIP(r)))
 		case r.URL.Path == endSession:
