@@ -52,6 +52,7 @@ func newDeliverer(cfg config.Config, store *models.Store, m *metrics.Metrics, lo
 		Endpoints:    set,
 		Schedule:     webhooks.Schedule{Delays: cfg.Webhooks.Schedule(), Jitter: 0.2},
 		PollInterval: cfg.Webhooks.PollInterval.D(),
+		PerEndpoint:  cfg.Webhooks.PerEndpointConcurrency,
 		Observer:     m.Webhooks(),
 		Log:          log,
 	})

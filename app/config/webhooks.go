@@ -19,6 +19,10 @@ type Webhooks struct {
 	// PollInterval is how often each instance's worker looks for due
 	// deliveries: an event is first sent within it of its commit.
 	PollInterval Duration `yaml:"poll_interval"`
+	// PerEndpointConcurrency bounds each instance's attempts in flight to
+	// one endpoint (of its 16), so a receiver that hangs delays only its
+	// own events.
+	PerEndpointConcurrency int `yaml:"per_endpoint_concurrency"`
 	// RetrySchedule is the wait after each failed attempt; after the last
 	// one the delivery is marked failed (`latchkey webhooks retry-failed`
 	// queues it again). The default spans about 27.6 hours.
@@ -105,6 +109,8 @@ func defaultWebhooks() Webhooks {
 	return Webhooks{
 		Timeout:      Duration(10 * time.Second),
 		PollInterval: Duration(time.Second),
+		// 4 of the worker's 16: a hanging receiver holds a quarter.
+		PerEndpointConcurrency: 4,
 		RetrySchedule: []Duration{
 			Duration(5 * time.Second), Duration(5 * time.Minute), Duration(30 * time.Minute),
 			Duration(2 * time.Hour), Duration(5 * time.Hour), Duration(10 * time.Hour), Duration(10 * time.Hour),

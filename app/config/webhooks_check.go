@@ -50,6 +50,9 @@ func (c *Config) validateWebhooks(add func(string, ...any)) (warnings []string) 
 	if p := w.PollInterval.D(); p < 100*time.Millisecond || p > time.Minute {
 		add("webhooks.poll_interval: %s must be between 100ms and 1m", p)
 	}
+	if n := w.PerEndpointConcurrency; n < 1 || n > 16 {
+		add("webhooks.per_endpoint_concurrency: %d must be between 1 and 16 (the attempts each instance has in flight)", n)
+	}
 	var total time.Duration
 	for i, d := range w.RetrySchedule {
 		if d <= 0 {

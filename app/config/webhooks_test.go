@@ -168,12 +168,14 @@ func TestWebhooksValidateListsEveryProblem(t *testing.T) {
 	)
 	cfg.Webhooks.Timeout = config.Duration(0)
 	cfg.Webhooks.PollInterval = config.Duration(2 * time.Minute)
+	cfg.Webhooks.PerEndpointConcurrency = 17
 	cfg.Webhooks.RetrySchedule = []config.Duration{config.Duration(time.Second), config.Duration(-time.Second)}
 	_, err := cfg.Validate(catalogue)
 	p := problems(t, err)
 	for _, want := range [][]string{
 		{"webhooks.timeout", "between 1s and 5m"},
 		{"webhooks.poll_interval", "between 100ms and 1m"},
+		{"webhooks.per_endpoint_concurrency", "between 1 and 16"},
 		{"webhooks.retry_schedule[1]", "must be positive"},
 		{"webhooks.endpoints[0] (Bad Name): name", "lower-case"},
 		{"webhooks.endpoints[2] (dup): duplicate name"},
@@ -188,7 +190,7 @@ func TestWebhooksValidateListsEveryProblem(t *testing.T) {
 	} {
 		requireProblem(t, p, want...)
 	}
-	require.Len(t, p, 13, p.Error())
+	require.Len(t, p, 14, p.Error())
 	for _, s := range []string{good, "plain-old-password", "not*base64", whsec(1, 16)} {
 		require.NotContains(t, p.Error(), s)
 	}

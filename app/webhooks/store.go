@@ -12,6 +12,7 @@ import (
 // attempt, and the backlog's size for the metrics.
 type Store interface {
 	Claim(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, endpoints []string) ([]webhookstore.Delivery, error)
+	Release(ctx context.Context, d webhookstore.Delivery) error
 	FailOrphans(ctx context.Context, known []string, before, now time.Time) (int64, error)
 	Delivered(ctx context.Context, d webhookstore.Delivery, status int, at time.Time) error
 	Retry(ctx context.Context, d webhookstore.Delivery, status int, errText string, next time.Time) error

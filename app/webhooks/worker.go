@@ -18,6 +18,11 @@ import (
 const (
 	DefaultPollInterval = time.Second
 	DefaultConcurrency  = 16
+	// DefaultPerEndpoint is the attempts in flight to one endpoint: a
+	// receiver that hangs holds this many slots for its time-out, and the
+	// other endpoints' events keep the rest (Svix and Standard Webhooks
+	// senders throttle per endpoint too).
+	DefaultPerEndpoint = 4
 	// leaseMargin is added to the attempt's time-out for the lease: the
 	// attempt and its record finish well within it, so no other worker
 	// claims a delivery still in flight.
@@ -43,6 +48,9 @@ type WorkerConfig struct {
 	PollInterval time.Duration
 	// Concurrency bounds the attempts in flight.
 	Concurrency int
+	// PerEndpoint bounds the attempts in flight to one endpoint, on this
+	// worker (default DefaultPerEndpoint, at most Concurrency).
+	PerEndpoint int
 	// Owner names this worker in the leases it takes; unique per worker
 	// (default: host name, process id and a random part).
 	Owner    string
@@ -62,6 +70,9 @@ type Worker struct {
 	nudge   chan struct{}
 	backlog atomic.Bool // the last claim was full: claim again when a slot frees
 	down    bool        // the last claim failed (Run's goroutine only)
+
+	mu   sync.Mutex
+	busy map[string]int // attempts in flight per endpoint
 }
 
 // NewWorker checks c and builds a Worker; Run starts it.
@@ -78,6 +89,10 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
 	}
+	if c.PerEndpoint <= 0 {
+		c.PerEndpoint = DefaultPerEndpoint
+	}
+	c.PerEndpoint = min(c.PerEndpoint, c.Concurrency)
 	if c.Owner == "" {
 		host, _ := os.Hostname()
 		c.Owner = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), random.Hex(4))
@@ -96,6 +111,7 @@ func NewWorker(c WorkerConfig) (*Worker, error) {
 		lease: c.Sender.Timeout() + leaseMargin,
 		slots: make(chan struct{}, c.Concurrency),
 		nudge: make(chan struct{}, 1),
+		busy:  map[string]int{},
 	}, nil
 }
 
@@ -137,15 +153,20 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// fill claims as many due deliveries as there are free slots and starts
-// an attempt for each. Only Run's goroutine takes slots, so a free slot
-// counted here is still free when taken.
+// fill claims as many due deliveries as there are free slots, of the
+// endpoints below their PerEndpoint bound, and starts an attempt for each.
+// Only Run's goroutine takes slots, so a free slot counted here is still
+// free when taken.
 func (w *Worker) fill(ctx context.Context, wg *sync.WaitGroup) {
 	free := cap(w.slots) - len(w.slots)
 	if free == 0 || ctx.Err() != nil {
 		return
 	}
-	claimed, err := w.c.Store.Claim(ctx, w.c.Owner, w.c.Now(), w.lease, free, w.c.Endpoints.Names())
+	open := w.open()
+	if len(open) == 0 {
+		return
+	}
+	claimed, err := w.c.Store.Claim(ctx, w.c.Owner, w.c.Now(), w.lease, free, open)
 	switch {
 	case err != nil && ctx.Err() == nil && !w.down:
 		w.down = true // logged once per outage, not once per poll
@@ -158,18 +179,71 @@ func (w *Worker) fill(ctx context.Context, wg *sync.WaitGroup) {
 		w.c.Log.Info("webhooks: claiming deliveries again")
 	}
 	w.backlog.Store(len(claimed) == free)
+	claimed = w.keep(ctx, claimed)
 	for _, d := range claimed {
 		w.slots <- struct{}{}
 		wg.Go(func() {
-			defer func() {
-				<-w.slots
-				if w.backlog.Load() {
-					w.Nudge()
-				}
-			}()
+			defer w.done(d.Endpoint)
 			// The attempt outlives a stop (see Run), bounded by its time-out.
 			w.attempt(context.WithoutCancel(ctx), d)
 		})
+	}
+}
+
+// open is the endpoints with fewer than PerEndpoint attempts in flight:
+// those whose deliveries fill may claim.
+func (w *Worker) open() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, name := range w.c.Endpoints.Names() {
+		if w.busy[name] < w.c.PerEndpoint {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// keep counts the claimed deliveries each endpoint can take in flight and
+// releases the rest (one claim may return a backlog of one endpoint's),
+// then asks for another claim, which leaves out the endpoints now full.
+func (w *Worker) keep(ctx context.Context, claimed []webhookstore.Delivery) []webhookstore.Delivery {
+	var kept, over []webhookstore.Delivery
+	w.mu.Lock()
+	for _, d := range claimed {
+		if w.busy[d.Endpoint] < w.c.PerEndpoint {
+			w.busy[d.Endpoint]++
+			kept = append(kept, d)
+		} else {
+			over = append(over, d)
+		}
+	}
+	w.mu.Unlock()
+	for _, d := range over {
+		if err := w.c.Store.Release(ctx, d); err != nil && ctx.Err() == nil {
+			// Its lease expires instead: sent late, not lost.
+			w.c.Log.Error("webhooks: release a delivery", "endpoint", d.Endpoint, "event_id", d.EventID, "error", err)
+		}
+	}
+	if len(over) > 0 {
+		w.Nudge()
+	}
+	return kept
+}
+
+// done frees an attempt's slot and its place in its endpoint's bound, and
+// asks for a claim when more may be waiting: the last claim was full, or
+// the endpoint was at its bound (its backlog was left out of claims).
+func (w *Worker) done(endpoint string) {
+	w.mu.Lock()
+	full := w.busy[endpoint] >= w.c.PerEndpoint
+	if w.busy[endpoint]--; w.busy[endpoint] <= 0 {
+		delete(w.busy, endpoint)
+	}
+	w.mu.Unlock()
+	<-w.slots
+	if full || w.backlog.Load() {
+		w.Nudge()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -360,4 +361,64 @@ func TestWorkerDeletesFailedDeliveriesAfterTheirRetention(t *testing.T) {
 	require.Equal(t, webhookstore.StatusFailed, f.rows(t, "evt_0001")[0].Status, "inside its retention")
 	require.Contains(t, f.logs.String(), "count=1")
 	require.Empty(t, f.rc.requests())
+}
+
+// A receiver that hangs holds at most PerEndpoint of the worker's slots:
+// another endpoint's event, queued behind a backlog of the hanging one's,
+// arrives at once instead of after the hanging attempts' time-out.
+func TestWorkerBoundsEachEndpointsAttemptsInFlight(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixture(t, freshConfig(t, dialect))
+			var mu sync.Mutex
+			var inFlight, most, calls int
+			hang := make(chan struct{})
+			release := sync.OnceFunc(func() { close(hang) })
+			slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				calls++
+				inFlight++
+				most = max(most, inFlight)
+				mu.Unlock()
+				select {
+				case <-hang:
+				case <-r.Context().Done():
+				}
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+				w.WriteHeader(http.StatusOK)
+			}))
+			t.Cleanup(slow.Close)
+			hung, err := NewSet([]Endpoint{{Name: "slow", URL: slow.URL + "/hook", Secrets: []string{f.secret}}})
+			require.NoError(t, err)
+			f.set, err = NewSet([]Endpoint{hung.All()[0], f.rc.endpoint("crm", f.secret)})
+			require.NoError(t, err)
+			backlog := someEvents(30)
+			for i := range backlog {
+				backlog[i].Time = time.Now().Add(-time.Minute) // due before crm's
+			}
+			queue(t, f.store, hung, backlog...)
+			crm, err := NewSet([]Endpoint{f.rc.endpoint("crm", f.secret)})
+			require.NoError(t, err)
+			ev := events.Event{ID: "evt_crm", Type: "session.created", Time: time.Now(), Data: map[string]string{"user_id": "u2"}}
+			queue(t, f.store, crm, ev)
+
+			w := f.worker(t, f.store, 30*time.Second, time.Hour)
+			stop := run(t, w)
+			t.Cleanup(release) // runs first: the hanging attempts end, the worker stops
+			require.Eventually(t, func() bool { return f.rc.delivered()["evt_crm"] == 1 }, 3*time.Second, 5*time.Millisecond,
+				"crm's event waits behind the hanging endpoint's attempts")
+			require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return inFlight == 4 }, 3*time.Second, 5*time.Millisecond)
+			mu.Lock()
+			require.Equal(t, 4, most, "attempts in flight to the hanging endpoint")
+			require.Equal(t, 4, calls)
+			mu.Unlock()
+			var leased int64
+			require.NoError(t, f.store.DB().Model(&webhookstore.Delivery{}).Where("endpoint = ? AND lease_owner <> ''", "slow").Count(&leased).Error)
+			require.EqualValues(t, 4, leased, "the rest of the backlog waits unleased, for any worker")
+			release()
+			stop()
+		})
+	}
 }

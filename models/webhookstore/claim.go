@@ -55,6 +55,23 @@ func (s *Store) Claim(ctx context.Context, owner string, now time.Time, lease ti
 	return rows, nil
 }
 
+// Release hands back a claimed row without an attempt (the worker took
+// more of one endpoint's rows than it sends at once): the lease ends, the
+// row stays due, and any worker may claim it. Only while the lease is
+// still d.LeaseOwner's; otherwise nothing changes and ErrLeaseLost.
+func (s *Store) Release(ctx context.Context, d Delivery) error {
+	r := s.db().WithContext(ctx).Model(&Delivery{}).
+		Where("event_id = ? AND endpoint = ? AND lease_owner = ? AND lease_owner <> '' AND status = ?", d.EventID, d.Endpoint, d.LeaseOwner, StatusPending).
+		UpdateColumns(map[string]any{"lease_owner": "", "lease_until": nil})
+	if r.Error != nil {
+		return fmt.Errorf("webhook delivery %s to %s: release: %w", d.EventID, d.Endpoint, r.Error)
+	}
+	if r.RowsAffected == 0 {
+		return fmt.Errorf("webhook delivery %s to %s: release: %w", d.EventID, d.Endpoint, ErrLeaseLost)
+	}
+	return nil
+}
+
 // maxErrorLen bounds a stored error text: the last error says why, it is
 // not a log.
 const maxErrorLen = 1000
