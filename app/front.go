@@ -2,8 +2,10 @@ package app
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
@@ -38,12 +40,15 @@ type front struct {
 	// clientURIs are the OpenID Provider's clients' URIs (nil: it is off).
 	clientURIs func() []string
 
-	exchanges sync.Pool        // *exchange, one per response in flight (serve)
-	proxies   proxies.Trusted  // trusted_proxies: whose X-Request-Id is taken
-	metrics   *metrics.Metrics // nil: metrics are off
-	accessLog bool             // log.access
-	access    *logs.Access     // where access lines go
-	unmatched *routeTag        // requests no route took
+	exchanges sync.Pool       // *exchange, one per response in flight (serve)
+	proxies   proxies.Trusted // trusted_proxies: whose X-Request-Id is taken
+	// forwardedWarned: an untrusted peer's forwarding headers were
+	// logged once (warnForwarded).
+	forwardedWarned atomic.Bool
+	metrics         *metrics.Metrics // nil: metrics are off
+	accessLog       bool             // log.access
+	access          *logs.Access     // where access lines go
+	unmatched       *routeTag        // requests no route took
 	// protocol are the Protocol routes' paths (a trailing / is a prefix):
 	// OPTIONS reaches them.
 	protocol []string
@@ -65,3 +70,41 @@ func newFront(cfg config.Config, base config.Base, log *slog.Logger, access *log
 
 // ServeHTTP is the whole service (serve).
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.serve(w, r) }
+
+// forwardingHeaders are those a reverse proxy adds to name the client,
+// and those forward-auth reads the protected request from.
+var forwardingHeaders = [...]string{"X-Forwarded-For", "Forwarded", "X-Real-Ip", "X-Forwarded-Host", "X-Original-Url"}
+
+// warnForwarded logs, once per process, a request that carries a
+// forwarding header from a peer outside trusted_proxies: behind a proxy
+// left out of the setting every client has the proxy's address, so the
+// per-client throttles lump them together and one owner's sign-in
+// exempts them all from the account's password block; forward-auth
+// believes no host the proxy names. Once, not per
+// request: a client may send such headers on purpose. The header's value
+// is never logged (anyone may write it).
+func (f *front) warnForwarded(r *http.Request) {
+	if f.forwardedWarned.Load() {
+		return
+	}
+	for _, name := range forwardingHeaders {
+		if _, ok := r.Header[name]; ok {
+			if f.proxies.Peer(r.RemoteAddr) || !f.forwardedWarned.CompareAndSwap(false, true) {
+				return
+			}
+			f.log.Warn("forwarding header from a peer outside trusted_proxies ignored (logged once)",
+				"header", name, "peer", peerHost(r.RemoteAddr),
+				"hint", "behind a reverse proxy, list its address in trusted_proxies, else every client behind it shares its rate limits and password block exemptions",
+				"docs", "docs/operations.md#behind-a-reverse-proxy")
+			return
+		}
+	}
+}
+
+// peerHost is a peer address without its port.
+func peerHost(remoteAddr string) string {
+	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		return host
+	}
+	return remoteAddr
+}

@@ -146,6 +146,7 @@ func (f *front) serve(w http.ResponseWriter, r *http.Request) {
 	x := f.exchanges.Get().(*exchange)
 	x.reset(w)
 	x.id = f.requestID(r, h)
+	f.warnForwarded(r)
 	start := time.Now()
 	f.route(x, r)
 	x.finish()

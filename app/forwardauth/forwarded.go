@@ -40,10 +40,7 @@ func (h *Handler) forwardedOf(r *http.Request) forwarded {
 		return forwarded{}
 	}
 	if !h.proxies.Peer(r.RemoteAddr) {
-		if h.warned.CompareAndSwap(false, true) {
-			h.log.Warn("forward-auth: forwarding headers from a peer outside trusted_proxies are ignored; list the proxy's address there", "peer", r.RemoteAddr)
-		}
-		return forwarded{}
+		return forwarded{} // the service's front logs it once (app/front.go)
 	}
 	if orig != "" {
 		f := parseOriginalURL(orig)

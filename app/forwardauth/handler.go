@@ -84,9 +84,6 @@ type Handler struct {
 	signInURL string // {base}/signin
 	stepUpURL string // {base}/two-factor
 	log       *slog.Logger
-	// warned: the log has said once that forwarding headers came from a
-	// peer outside trusted_proxies (the usual misconfiguration).
-	warned atomic.Bool
 	// warnedGroups: the log has said once that a user's groups did not
 	// fit in Remote-Groups.
 	warnedGroups atomic.Bool
