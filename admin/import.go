@@ -162,6 +162,9 @@ func printImport(r *adminRun, from string, dryRun bool, s importer.Summary) {
 	if s.TokensDropped > 0 {
 		fmt.Fprintf(r.out, "provider tokens: not kept for %s (their providers have no store_tokens: users sign in again at the provider when an app needs one)\n", plural(int64(s.TokensDropped), "account"))
 	}
+	if s.ImagesDropped > 0 {
+		fmt.Fprintf(r.out, "images: dropped for %s (not an http(s) URL or a /path, or over 2 KiB, as a sign-in drops them; the users came in)\n", plural(int64(s.ImagesDropped), "user"))
+	}
 	if len(s.UnknownProviders) > 0 {
 		var names []string
 		for p, n := range s.UnknownProviders {

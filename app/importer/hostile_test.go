@@ -199,3 +199,51 @@ func TestImportRecordsOnlyWhatItWrote(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { check(t, target(t)) })
 	t.Run("postgres", func(t *testing.T) { check(t, pgTarget(t)) })
 }
+
+// An image comes in as a sign-in keeps one (app/oauth): an http(s) URL of
+// at most 2 KiB, or a path on the app's own origin (a next-auth app may
+// store "/avatars/1.png"); anything else is dropped, the user kept. A
+// 64 KiB image would ride in the user's jwt session cookie, past what
+// browsers keep, and the user could no longer sign in.
+func TestImportKeepsImagesAsSignInDoes(t *testing.T) {
+	n := sqliteSource(t, importstore.SchemaSQL)
+	n.create(t, "TEXT", "TEXT")
+	keep := map[string]string{
+		"url":  "https://img.example/a.png",
+		"path": "/avatars/1.png?v=2",
+	}
+	drop := map[string]string{
+		"huge":     "https://img.example/" + strings.Repeat("a", 64<<10-30),
+		"long":     "https://img.example/" + strings.Repeat("a", 2100),
+		"data":     "data:image/png;base64," + strings.Repeat("A", 100),
+		"js":       "javascript:alert(1)",
+		"protorel": "//evil.example/a.png",
+		"slashes":  `/\evil.example/a.png`,
+		"ctl":      "https://img.example/\x1b[2J.png",
+		"nul":      "https://img.example/\x00.png",
+	}
+	for id, img := range keep {
+		n.exec(t, `INSERT INTO users (id, email, image) VALUES (?, ?, ?)`, id, id+"@example.com", img)
+	}
+	for id, img := range drop {
+		n.exec(t, `INSERT INTO users (id, email, image) VALUES (?, ?, ?)`, id, id+"@example.com", img)
+	}
+	check := func(t *testing.T, st *models.Store) {
+		sum := run(t, n, st, importer.Options{})
+		require.Equal(t, len(keep)+len(drop), sum.Users.Imported, "%+v", sum.Skipped)
+		require.Equal(t, len(drop), sum.ImagesDropped)
+		for id, want := range keep {
+			u, err := st.UserByID(context.Background(), id)
+			require.NoError(t, err)
+			require.NotNil(t, u.Image, id)
+			require.Equal(t, want, *u.Image, id)
+		}
+		for id := range drop {
+			u, err := st.UserByID(context.Background(), id)
+			require.NoError(t, err, id)
+			require.Nil(t, u.Image, id)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) { check(t, target(t)) })
+	t.Run("postgres", func(t *testing.T) { check(t, pgTarget(t)) })
+}

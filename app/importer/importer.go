@@ -116,6 +116,9 @@ type Summary struct {
 	// TokensKept counts accounts whose provider tokens came in, sealed;
 	// TokensDropped those whose tokens were not kept (store_tokens off).
 	TokensKept, TokensDropped int
+	// ImagesDropped counts imported users whose image was dropped (not an
+	// http(s) URL or a path on the app's origin, or over 2 KiB).
+	ImagesDropped int
 	// UnknownProviders are providers of imported accounts that latchkey is
 	// not configured for, with their account counts.
 	UnknownProviders map[string]int

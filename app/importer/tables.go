@@ -51,9 +51,24 @@ func shown(s string) string {
 	return s
 }
 
-// maxText bounds a column only shown (an image URL, a scope). A name is
-// cut instead, as a sign-in cuts it (shownName).
+// maxText bounds a column only shown (a scope). A name is cut instead, as
+// a sign-in cuts it (shownName), and an image dropped (keptImage).
 const maxText = 64 << 10
+
+// keptImage is the image a user comes in with: the sign-in's bound
+// (oauth.ImportedImage), so the jwt session cookie that carries it stays
+// within what browsers keep; nil, and counted, when it is dropped. Only
+// shown, so the user comes in without it rather than not at all.
+func (r *run) keptImage(image *string) *string {
+	if image == nil {
+		return nil
+	}
+	if img := oauth.ImportedImage(*image); img != "" {
+		return &img
+	}
+	r.sum.ImagesDropped++
+	return nil
+}
 
 // shownName is the name a user comes in with: the sign-in's rule
 // (oauth.ShownName), so an imported name is no longer than one a sign-in
@@ -119,7 +134,7 @@ func (r *run) importUsers(ctx context.Context) error {
 				r.skip(c, "users", shown(u.ID), reason)
 				continue
 			}
-			row := models.User{ID: u.ID, Name: shownName(u.Name), Image: u.Image}
+			row := models.User{ID: u.ID, Name: shownName(u.Name), Image: r.keptImage(u.Image)}
 			if u.Email != nil {
 				e := strings.ToLower(*u.Email)
 				row.Email = &e
@@ -154,7 +169,7 @@ func (r *run) judgeUser(u importstore.User, owners map[string]string) string {
 		return "an id longer than 36 characters"
 	case u.Bad != "":
 		return u.Bad
-	case !kept(u.ID, maxID) || !keptOpt(u.Email, maxEmail) || !keptOpt(u.Name, math.MaxInt) || !keptOpt(u.Image, maxText):
+	case !kept(u.ID, maxID) || !keptOpt(u.Email, maxEmail) || !keptOpt(u.Name, math.MaxInt):
 		return notText
 	case u.Email == nil:
 		return ""

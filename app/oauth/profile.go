@@ -71,6 +71,30 @@ func cut(s string, n int) string {
 	return s
 }
 
+// ImportedImage is the image an imported user keeps: one a sign-in keeps
+// (imageURL), or a path on the app's own origin ("/avatars/1.png"), which
+// a next-auth app may have stored for its own pages to show; "" for
+// anything else (over 2 KiB, not plain text, a data: URI or another
+// scheme, a protocol-relative //host). Bounded as a sign-in bounds it:
+// the image rides in a jwt session cookie.
+func ImportedImage(s string) string {
+	if imageURL(s) || appPath(s) {
+		return s
+	}
+	return ""
+}
+
+// appPath: a path from the root of the app's own origin, of plain text and
+// bounded length. Not "//host" nor "/\host", which browsers read as
+// another host.
+func appPath(s string) bool {
+	if len(s) < 2 || len(s) > maxImageBytes || s[0] != '/' || s[1] == '/' || strings.ContainsRune(s, '\\') || !plainText(s) {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "" && u.Host == ""
+}
+
 // imageURL: an absolute http(s) URL of plain text and bounded length, what
 // an app can put in an img src as it is.
 func imageURL(s string) bool {
