@@ -55,6 +55,13 @@ func TestOpenIDCodeGoesOnlyToTheBrowserThatSignedIn(t *testing.T) {
 				require.Equal(t, http.StatusBadRequest, got.StatusCode, "%s %s: %s %s", client.id, name, got.location(), got.body)
 				require.NotContains(t, got.location()+got.body, "code=", "%s %s", client.id, name)
 			}
+			// Nor by another spelling of the callback's path, which the
+			// router sends past the check to the library's routes.
+			for _, path := range []string{"/oidc/authorize%2Fcallback", "/oidc/authoriz%65/callback", "/oidc/authorize/c%61llback"} {
+				got := e.get(attacker, strings.Replace(callback, "/oidc/authorize/callback", path, 1))
+				require.NotEqual(t, http.StatusFound, got.StatusCode, "%s %s: %s", client.id, path, got.location())
+				require.NotContains(t, got.location()+got.body, "code=", "%s %s", client.id, path)
+			}
 
 			tok, id, err := r.exchange(r.codeFrom(e.get(victim, callback), a), a)
 			require.NoError(t, err, client.id)

@@ -187,7 +187,8 @@ func (e *env) follow(c *http.Client, target string) resp {
 	return res
 }
 
-// codeFrom reads the code of a redirect to the client, checking state.
+// codeFrom reads the code of a redirect to the client, checking state
+// and iss.
 func (r *rp) codeFrom(res resp, a authorization) string {
 	r.e.t.Helper()
 	require.Equal(r.e.t, http.StatusFound, res.StatusCode, res.body)
@@ -196,12 +197,14 @@ func (r *rp) codeFrom(res resp, a authorization) string {
 	require.Equal(r.e.t, rpRedirect, u.Scheme+"://"+u.Host+u.Path, "redirected to %s", res.location())
 	require.Equal(r.e.t, a.state, u.Query().Get("state"))
 	require.Empty(r.e.t, u.Query().Get("error"), res.location())
+	require.Equal(r.e.t, r.e.base, u.Query().Get("iss"), "the issuer (RFC 9207)")
 	code := u.Query().Get("code")
 	require.NotEmpty(r.e.t, code)
 	return code
 }
 
-// errorFrom reads the error of a redirect to the client, checking state.
+// errorFrom reads the error of a redirect to the client, checking state
+// and iss.
 func (r *rp) errorFrom(res resp, a authorization) string {
 	r.e.t.Helper()
 	require.Equal(r.e.t, http.StatusFound, res.StatusCode, res.body)
@@ -209,6 +212,7 @@ func (r *rp) errorFrom(res resp, a authorization) string {
 	require.NoError(r.e.t, err)
 	require.True(r.e.t, strings.HasPrefix(res.location(), rpRedirect), res.location())
 	require.Equal(r.e.t, a.state, u.Query().Get("state"))
+	require.Equal(r.e.t, r.e.base, u.Query().Get("iss"), "the issuer (RFC 9207)")
 	return u.Query().Get("error")
 }
 

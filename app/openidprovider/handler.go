@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	httphelper "github.com/zitadel/oidc/v3/pkg/http"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 	"golang.org/x/text/language"
@@ -48,6 +49,9 @@ type Handler struct {
 	base     config.Base
 	rules    *openid.Service
 	provider *op.Provider
+	// answers is the provider as its answers to a client's redirect URI
+	// go (with iss).
+	answers *answering
 	// lib is the library's routes, under the base path.
 	lib      http.Handler
 	sessions session.Strategy
@@ -90,12 +94,14 @@ func New(d Deps) (*Handler, error) {
 			"name", "picture", "email", "email_verified", "groups"},
 		DefaultLogoutRedirectURI: d.Base.URL("/signin"),
 	}
+	answers := newAnswering(Issuer(d.Base))
 	opts := []op.Option{
 		op.WithCustomEndpoints(op.NewEndpoint(endpoints["authorization"]), op.NewEndpoint(endpoints["token"]),
 			op.NewEndpoint(endpoints["userinfo"]), op.NewEndpoint(endpoints["revocation"]),
 			op.NewEndpoint(endpoints["end_session"]), op.NewEndpoint(endpoints["jwks"])),
 		op.WithCustomIntrospectionEndpoint(op.NewEndpoint(endpoints["introspection"])),
 		op.WithCrypto(crypto),
+		op.WithHttpInterceptors(answers.intercept),
 		// No op.WithLogger: this version of the library ignores it and logs
 		// its refusals through slog's default logger only, which main sets
 		// to the app's (setDefaultLogger). The refusals latchkey answers
@@ -108,8 +114,9 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openid provider: %w", err)
 	}
+	answers.use(provider)
 	lib := http.StripPrefix(d.Base.Path, refusals(parsedAuthorize(withRequestFacts(provider, d.ClientIP), provider.Decoder(), d.Log), Issuer(d.Base)))
-	return &Handler{kit: d.Kit, base: d.Base, rules: d.Rules, provider: provider, lib: lib, sessions: d.Sessions, log: d.Log}, nil
+	return &Handler{kit: d.Kit, base: d.Base, rules: d.Rules, provider: provider, answers: answers, lib: lib, sessions: d.Sessions, log: d.Log}, nil
 }
 
 // withRequestFacts gives the rules what the library does not pass them of
@@ -194,7 +201,10 @@ func tokenCrypto(secrets []string) (op.Crypto, error) {
 // flow latchkey refuses): the code flow with refresh tokens only, and the
 // acr values it sets. The library also lists signing algorithms for JWT
 // client authentication at revocation and introspection, which no
-// endpoint accepts (no private_key_jwt): none are listed.
+// endpoint accepts (no private_key_jwt): none are listed. It adds
+// authorization_response_iss_parameter_supported (RFC 9207 §3), which the
+// library's document has no field for: latchkey's authorization answers
+// carry iss (answering), and a client that reads this checks it.
 func (h *Handler) discovery(w http.ResponseWriter, r *http.Request) {
 	d := op.CreateDiscoveryConfig(op.ContextWithIssuer(r.Context(), Issuer(h.base)), h.provider, h.rules)
 	d.ResponseTypesSupported = []string{string(oidc.ResponseTypeCode)}
@@ -204,5 +214,8 @@ func (h *Handler) discovery(w http.ResponseWriter, r *http.Request) {
 	d.RevocationEndpointAuthSigningAlgValuesSupported = nil
 	d.IntrospectionEndpointAuthSigningAlgValuesSupported = nil
 	w.Header().Set("Access-Control-Allow-Origin", "*") // read by browser apps (public clients)
-	op.Discover(w, d)
+	httphelper.MarshalJSON(w, struct {
+		*oidc.DiscoveryConfiguration
+		IssParameter bool `json:"authorization_response_iss_parameter_supported"`
+	}{d, true})
 }

@@ -118,7 +118,7 @@ func (h *Handler) failed(c echo.Context, rq *web.Request, id string, err error) 
 		case lerr != nil:
 			return web.TryLater("end authorization request", lerr)
 		}
-		op.AuthRequestError(c.Response(), c.Request(), ar, oe, h.provider)
+		op.AuthRequestError(c.Response(), c.Request(), ar, oe, h.answers)
 		return nil
 	}
 	return web.TryLater("continue authorization request", err)

@@ -3,8 +3,9 @@
 //  1. openid-client (npm, panva's certified RP library) from Node: discovery,
 //     authorization code + PKCE (S256) + state + nonce, the browser's part done
 //     by a cookie jar (jar.mjs) signing in with an e-mail link (the SMTP
-//     catcher) and answering latchkey's consent page, the ID token validated by
-//     openid-client, userinfo, refresh (offline_access) with rotation, reuse of
+//     catcher) and answering latchkey's consent page, iss in the redirect
+//     (RFC 9207; openid-client refuses it missing or another issuer's), the
+//     ID token validated by openid-client, userinfo, refresh (offline_access) with rotation, reuse of
 //     a rotated refresh token (refused, and the newer one revoked with it), a
 //     reused code, revocation (RFC 7009) then userinfo refused, and RP-initiated
 //     logout (end_session with id_token_hint and post_logout_redirect_uri).
@@ -146,6 +147,7 @@ async function openidClient(t, ctx, latchkey, rp) {
     const m = config.serverMetadata();
     eq(m.introspection_endpoint_auth_methods_supported?.includes("client_secret_basic"), true, "introspection takes client_secret_basic");
     eq(m.issuer, base, "issuer");
+    eq(m.authorization_response_iss_parameter_supported, true, "authorization_response_iss_parameter_supported (RFC 9207)");
     for (const k of ["authorization_endpoint", "token_endpoint", "userinfo_endpoint", "jwks_uri", "revocation_endpoint", "end_session_endpoint", "introspection_endpoint"]) {
       assert(typeof m[k] === "string" && m[k].startsWith(`${base}/oidc/`), `${k}: ${show(m[k])}`);
     }
@@ -225,7 +227,18 @@ async function openidClient(t, ctx, latchkey, rp) {
     assert(first.consented, "no consent page was shown");
     eq(first.callback.searchParams.get("state"), first.checks.expectedState, "state");
     assert(first.callback.searchParams.get("code"), `no code: ${first.callback}`);
-    eq(first.callback.searchParams.get("iss"), null, "iss in the redirect (not advertised)");
+    eq(first.callback.searchParams.get("iss"), base, "iss in the redirect (RFC 9207: the issuer)");
+  });
+  await t.check("openid-client refuses that redirect without iss, or with another issuer's (discovery advertises iss: the mix-up defence), before any token request", async () => {
+    const whys = [];
+    for (const [what, iss] of [["without iss", null], ["with another issuer's iss", "https://attacker.example/api/auth"]]) {
+      const u = new URL(first.callback);
+      if (iss === null) u.searchParams.delete("iss");
+      else u.searchParams.set("iss", iss);
+      const e = await refused(() => oidc.authorizationCodeGrant(config, u, { ...first.checks, idTokenExpected: true }), `the redirect ${what}`);
+      whys.push(`${what}: ${e?.code ?? e?.message}`);
+    }
+    return whys.join("; ");
   });
   await t.check("the code exchange (PKCE verifier): openid-client validates the ID token (JWKS signature, iss, aud, nonce, exp)", async () => {
     tokens = await oidc.authorizationCodeGrant(config, first.callback, { ...first.checks, idTokenExpected: true });
