@@ -69,8 +69,9 @@ type PasswordChanged struct {
 
 // ChangePassword replaces the user's password when the current one is
 // typed right (ErrWrongPassword, ErrThrottled otherwise) and the new one
-// passes the policy; every session of the user ends and every browser
-// remembered for the second factor is forgotten. A user without a
+// passes the policy; every session of the user ends, every browser
+// remembered for the second factor is forgotten and every pending e-mail
+// change ends. A user without a
 // password is ErrNoPassword: they add one by e-mail (AddPasswordByEmail).
 // A password changed by another request meanwhile is ErrChangedMeanwhile.
 func (s *Service) ChangePassword(ctx context.Context, u *models.User, in PasswordChange) (PasswordChanged, error) {
@@ -104,14 +105,15 @@ func (s *Service) ChangePassword(ctx context.Context, u *models.User, in Passwor
 	s.Log.Info("password changed", "user", u.ID, "database_sessions_ended", ended)
 	// The password is changed: the rest follows it, as after a reset. A
 	// browser remembered for the second factor would otherwise need only
-	// the new password (whoever changed it from there included).
+	// the new password (whoever changed it from there included), and a
+	// pending e-mail change could move the address (takeBack).
 	ctx, cancel := finish.Detached(ctx)
 	defer cancel()
 	s.sessionsEnded(ctx, at) // returns once the revocation's second is over
 	if out.Device, out.DeviceExpires, err = held.DeviceCookie(u.ID, s.Now()); err != nil {
 		s.Log.Warn("no password device cookie after a password change", "err", err)
 	}
-	if err := s.forgetDevices(ctx, u.ID); err != nil {
+	if err := s.takeBack(ctx, u.ID); err != nil {
 		return out, fmt.Errorf("password change: the password was changed: %w", err)
 	}
 	return out, nil

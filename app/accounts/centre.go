@@ -40,6 +40,9 @@ type Centre interface {
 	DeleteEmailChange(ctx context.Context, userID, tokenHash string) error
 	EmailChangeByHash(ctx context.Context, tokenHash string, now time.Time) (userID, newAddr string, err error)
 	ApplyEmailChange(ctx context.Context, tokenHash string, now time.Time) (userID, oldAddr, newAddr string, err error)
+	// DeleteEmailChanges ends every pending e-mail change link of the
+	// user and returns how many there were.
+	DeleteEmailChanges(ctx context.Context, userID string) (int64, error)
 }
 
 // SessionsBrowser is the requesting browser as the sessions list needs

@@ -45,6 +45,17 @@ func (c *centre) DeleteEmailChange(_ context.Context, _, hash string) error {
 	return nil
 }
 
+func (c *centre) DeleteEmailChanges(_ context.Context, userID string) (int64, error) {
+	var n int64
+	for hash, ch := range c.changes {
+		if ch[0] == userID {
+			delete(c.changes, hash)
+			n++
+		}
+	}
+	return n, nil
+}
+
 func (c *centre) EmailChangeByHash(_ context.Context, hash string, _ time.Time) (string, string, error) {
 	ch, ok := c.changes[hash]
 	if !ok {
@@ -266,5 +277,63 @@ func TestAccountChangesArePrivileged(t *testing.T) {
 	fresh.Methods = []string{"pwd", "otp", "mfa"}
 	if err := w.rules.UnlinkMethod(ctx, fresh, u, "a2", strings.ToUpper); err != nil {
 		t.Fatalf("with the second factor: %v", err)
+	}
+}
+
+// TestTakingTheAccountBackEndsEmailChanges: signing out everywhere, a
+// password reset and a password change end the user's pending e-mail
+// change links with their sessions. A link started from a session these
+// end (a stolen one) goes to an address its holder chose: left alive, it
+// moved the account's address there after the owner had locked the
+// holder out, and a reset there took the account. Another user's pending
+// change stays.
+func TestTakingTheAccountBackEndsEmailChanges(t *testing.T) {
+	for name, takeBack := range map[string]func(t *testing.T, w *world, u *models.User) error{
+		"sign out everywhere": func(_ *testing.T, w *world, u *models.User) error {
+			return w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, false)
+		},
+		"password change": func(t *testing.T, w *world, u *models.User) error {
+			hash, err := w.rules.Hasher.Hash(goodPassword)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.st.passwords[u.ID] = hash
+			_, err = w.rules.ChangePassword(ctx, u, accounts.PasswordChange{Current: goodPassword, Password: "a different horse battery staple"})
+			return err
+		},
+		"password reset": func(t *testing.T, w *world, u *models.User) error {
+			if _, err := w.rules.StartReset(ctx, *u.Email, "192.0.2.1"); err != nil {
+				t.Fatal(err)
+			}
+			return completeReset(ctx, w, accounts.ResetRequest{Token: w.mail.token(t), Password: goodPassword})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w, _ := newCentreWorld()
+			u, bob := w.st.addUser("ada@example.com", true), w.st.addUser("bob@example.com", true)
+			var tokens []string
+			for _, who := range []*models.User{u, bob} {
+				fresh, _ := sessionsOf(w, who)
+				if err := w.rules.StartEmailChange(ctx, fresh, who, "new."+*who.Email, "192.0.2.1"); err != nil {
+					t.Fatal(err)
+				}
+				tokens = append(tokens, w.mail.token(t))
+			}
+			if err := takeBack(t, w, u); err != nil {
+				t.Fatal(err)
+			}
+			if addr, err := w.rules.PendingEmailChange(ctx, tokens[0]); !errors.Is(err, accounts.ErrDeadLink) {
+				t.Fatalf("the user's pending change lives on: %q %v", addr, err)
+			}
+			if _, err := w.rules.ApplyEmailChange(ctx, &addressBrowser{}, tokens[0]); !errors.Is(err, accounts.ErrDeadLink) {
+				t.Fatalf("the user's pending change applied: %v", err)
+			}
+			if *w.st.users[u.ID].Email != "ada@example.com" {
+				t.Fatalf("the address moved to %s", *w.st.users[u.ID].Email)
+			}
+			if _, err := w.rules.PendingEmailChange(ctx, tokens[1]); err != nil {
+				t.Fatalf("another user's pending change ended: %v", err)
+			}
+		})
 	}
 }

@@ -16,8 +16,9 @@ import (
 // look-up, one stored row and one e-mail either way, and the same answer. The link (30
 // minutes, once) opens a form; CompleteReset sets the new password, marks
 // the address verified (the link proved it) and ends every session of the
-// user, in one transaction; when asked (removeLinked), the user's linked
-// sign-in methods go too. The same link is how a user without a password
+// user, in one transaction; then the remembered browsers and pending
+// e-mail changes go (takeBack) and, when asked (removeLinked), the user's
+// linked sign-in methods too. The same link is how a user without a password
 // adds one (AddPasswordByEmail).
 
 // StartReset takes the reset form. It returns the normalised address ("":
@@ -169,9 +170,10 @@ func (s *Service) CompleteReset(ctx context.Context, in ResetRequest) (PasswordC
 		// owner's to forget or remove.
 		return out, nil
 	}
-	if err := s.forgetDevices(ctx, u.ID); err != nil {
+	if err := s.takeBack(ctx, u.ID); err != nil {
 		// The password is changed and the sessions ended: say so, and
-		// that the browsers are still remembered.
+		// that the browsers are still remembered (or the e-mail changes
+		// pending).
 		return out, fmt.Errorf("reset: the password was changed: %w", err)
 	}
 	if in.RemoveLinked {

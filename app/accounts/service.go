@@ -234,14 +234,32 @@ type DeviceForgetter interface {
 	ForgetDevices(ctx context.Context, userID string) error
 }
 
-// forgetDevices forgets the user's remembered browsers; a failure is
-// logged and returned (the caller decides whether it stops anything).
-func (s *Service) forgetDevices(ctx context.Context, userID string) error {
-	if s.Devices == nil || userID == "" {
+// takeBack ends what the user's sessions leave behind that would outlive
+// them, when signing out everywhere or a password reset or change ends
+// them: the browsers remembered for the second factor (one could skip it),
+// and the pending e-mail change links (one started from a stolen session
+// goes to an address its holder reads, and would move the account's
+// address there, and a password reset with it, after the owner had locked
+// the holder out). A failure is returned (the caller decides whether it
+// stops anything).
+func (s *Service) takeBack(ctx context.Context, userID string) error {
+	if userID == "" {
 		return nil
 	}
-	if err := s.Devices.ForgetDevices(ctx, userID); err != nil {
-		return fmt.Errorf("forget remembered browsers: %w", err)
+	if s.Devices != nil {
+		if err := s.Devices.ForgetDevices(ctx, userID); err != nil {
+			return fmt.Errorf("forget remembered browsers: %w", err)
+		}
+	}
+	if s.Centre == nil { // no account page: no e-mail changes
+		return nil
+	}
+	n, err := s.Centre.DeleteEmailChanges(ctx, userID)
+	if err != nil {
+		return fmt.Errorf("end pending e-mail changes: %w", err)
+	}
+	if n > 0 {
+		s.Log.Info("pending e-mail changes ended", "user", userID, "ended", n)
 	}
 	return nil
 }

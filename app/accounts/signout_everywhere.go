@@ -35,13 +35,13 @@ type Browser interface {
 func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, removeLinked bool) error {
 	ctx, cancel := finish.Detached(ctx)
 	defer cancel()
-	if s.Devices != nil {
-		// The remembered browsers go first: a sign-out everywhere that
-		// left one able to skip the second factor would not be one.
-		if uid, err := b.SignedInUser(ctx); err == nil && uid != "" {
-			if err := s.forgetDevices(ctx, uid); err != nil {
-				return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: %w", err)
-			}
+	// The remembered browsers and pending e-mail changes go first
+	// (takeBack): a sign-out everywhere that left a browser able to skip
+	// the second factor, or a stolen session's change link able to move
+	// the address, would not be one.
+	if uid, err := b.SignedInUser(ctx); err == nil && uid != "" {
+		if err := s.takeBack(ctx, uid); err != nil {
+			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: %w", err)
 		}
 	}
 	if removeLinked {

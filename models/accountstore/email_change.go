@@ -40,7 +40,7 @@ func (s *Store) CreateEmailChange(ctx context.Context, userID, newAddr, tokenHas
 // delivered (the mail failed), so it leaves nothing behind.
 func (s *Store) DeleteEmailChange(ctx context.Context, userID, tokenHash string) error {
 	err := s.db().WithContext(ctx).
-		Where("token_hash = ? AND identifier LIKE ?", tokenHash, emailChangePrefix+userID+":%").
+		Where("token_hash = ? AND identifier LIKE ?", tokenHash, changesOf(userID)).
 		Delete(&models.VerificationToken{}).Error
 	if err != nil {
 		return fmt.Errorf("delete e-mail change: %w", err)
@@ -48,9 +48,24 @@ func (s *Store) DeleteEmailChange(ctx context.Context, userID, tokenHash string)
 	return nil
 }
 
+// DeleteEmailChanges removes every pending change link of userID's (inert
+// ones too) and returns how many went: signing out everywhere and a
+// password reset or change end them with the sessions, one of which may
+// have started them.
+func (s *Store) DeleteEmailChanges(ctx context.Context, userID string) (int64, error) {
+	r := s.db().WithContext(ctx).Where("identifier LIKE ?", changesOf(userID)).Delete(&models.VerificationToken{})
+	if r.Error != nil {
+		return 0, fmt.Errorf("delete e-mail changes: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}
+
 func emailChangeID(userID, addr string) string {
 	return emailChangePrefix + userID + ":" + strings.ToLower(addr)
 }
+
+// changesOf is the LIKE pattern of userID's change rows' identifiers.
+func changesOf(userID string) string { return emailChangePrefix + userID + ":%" }
 
 // parseEmailChange splits an e-mail change row's identifier; false when it
 // is not one (a hand edit).
@@ -136,7 +151,7 @@ func (s *Store) ApplyEmailChange(ctx context.Context, tokenHash string, now time
 		if err != nil {
 			return fmt.Errorf("set address: %w", models.Conflict(err))
 		}
-		err = tx.Where("identifier LIKE ? OR identifier = ?", emailChangePrefix+userID+":%", models.ResetPrefix+userID).
+		err = tx.Where("identifier LIKE ? OR identifier = ?", changesOf(userID), models.ResetPrefix+userID).
 			Delete(&models.VerificationToken{}).Error
 		if err != nil {
 			return fmt.Errorf("spend pending links: %w", err)

@@ -71,6 +71,18 @@ func TestEmailChange(t *testing.T) {
 		_, _, err = s.EmailChangeByHash(ctx, "o1", acNow)
 		require.NoError(t, err, "another user's pending change stays")
 
+		// Ending all of a user's (sign-out everywhere, a password reset or
+		// change): expired and inert ones too; another user's stay.
+		require.NoError(t, s.CreateEmailChange(ctx, bare.ID, "b2@example.com", "b2", acNow.Add(time.Hour)))
+		require.NoError(t, s.CreateEmailChange(ctx, bare.ID, "keep@example.com", "b3", acNow))
+		n, err := s.DeleteEmailChanges(ctx, bare.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, n)
+		_, _, _, err = s.ApplyEmailChange(ctx, "b2", acNow)
+		require.ErrorIs(t, err, models.ErrNotFound)
+		_, _, err = s.EmailChangeByHash(ctx, "o1", acNow)
+		require.NoError(t, err, "another user's pending change stays")
+
 		// A user deleted since the link was mailed: nothing to change.
 		require.NoError(t, s.CreateEmailChange(ctx, other.ID, "gone@example.com", "o2", acNow.Add(time.Hour)))
 		_, err = s.store.DeleteUser(ctx, other.ID, acNow)
