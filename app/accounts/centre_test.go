@@ -337,3 +337,38 @@ func TestTakingTheAccountBackEndsEmailChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestNewEmailChangeReplacesTheLast: a new change link ends the user's
+// earlier ones, so an address typed wrong and corrected (or one the user
+// changed their mind about) cannot take the account when its holder opens
+// the first link. A refused request ends nothing.
+func TestNewEmailChangeReplacesTheLast(t *testing.T) {
+	w, _ := newCentreWorld()
+	u := w.st.addUser("ada@example.com", true)
+	fresh, old := sessionsOf(w, u)
+	if err := w.rules.StartEmailChange(ctx, fresh, u, "ada@exmaple.com", "192.0.2.1"); err != nil {
+		t.Fatal(err)
+	}
+	typo := w.mail.token(t)
+	for _, refused := range []error{
+		w.rules.StartEmailChange(ctx, old, u, "ada.new@example.com", "192.0.2.1"),
+		w.rules.StartEmailChange(ctx, fresh, u, "not an address", "192.0.2.1"),
+	} {
+		if refused == nil {
+			t.Fatal("not refused")
+		}
+	}
+	if _, err := w.rules.PendingEmailChange(ctx, typo); err != nil {
+		t.Fatalf("a refused request ended the pending change: %v", err)
+	}
+	if err := w.rules.StartEmailChange(ctx, fresh, u, "ada.new@example.com", "192.0.2.1"); err != nil {
+		t.Fatal(err)
+	}
+	meant := w.mail.token(t)
+	if addr, err := w.rules.ApplyEmailChange(ctx, &addressBrowser{}, typo); !errors.Is(err, accounts.ErrDeadLink) {
+		t.Fatalf("the earlier link still works: %q %v", addr, err)
+	}
+	if addr, err := w.rules.ApplyEmailChange(ctx, &addressBrowser{}, meant); err != nil || addr != "ada.new@example.com" {
+		t.Fatalf("the latest link: %q %v", addr, err)
+	}
+}

@@ -19,8 +19,9 @@ const EmailChangeLinkMaxAge = ResetLinkMaxAge
 // purposeEmailChange prefixes the change links' tokens (see purposeReset).
 const purposeEmailChange = "email-change:"
 
-// StartEmailChange sends a link to the new address; the change happens
-// only when it is opened (ApplyEmailChange). The answer is the same
+// StartEmailChange sends a link to the new address, which replaces the
+// user's earlier links; the change happens only when it is opened
+// (ApplyEmailChange). The answer is the same
 // whether or not another user has the address, so the page tells no one
 // which addresses have accounts: that address is sent a notice instead of
 // a link. The e-mails count against the e-mail limits as every account
@@ -50,6 +51,12 @@ func (s *Service) StartEmailChange(ctx context.Context, who SignedIn, u *models.
 	}
 	if err := s.allowMail(ctx, "e-mail change", addr, clientIP, nil); err != nil {
 		return err
+	}
+	// The new link replaces the user's earlier ones (for a taken address
+	// too, the same work): an address typed wrong and then corrected must
+	// not get the account when its holder opens the first link.
+	if _, err := s.Centre.DeleteEmailChanges(ctx, u.ID); err != nil {
+		return fmt.Errorf("e-mail change: end the earlier links: %w", err)
 	}
 	mail := func(token string) error { return s.Mail.EmailChangeLink(ctx, addr, token) }
 	if holder != nil {
