@@ -45,8 +45,9 @@ func (s *Store) DeleteUser(ctx context.Context, userID string, at time.Time) (De
 		if u.Email != nil {
 			addr = strings.ToLower(*u.Email)
 		}
-		r = tx.Where("identifier = ? OR identifier = ? OR identifier LIKE ?", addr, ResetPrefix+userID,
-			"email-change:"+userID+":%").Delete(&VerificationToken{})
+		from, to := IdentifiersFrom("email-change:" + userID + ":")
+		r = tx.Where("identifier = ? OR identifier = ? OR (identifier >= ? AND identifier < ?)", addr, ResetPrefix+userID,
+			from, to).Delete(&VerificationToken{})
 		if r.Error != nil {
 			return fmt.Errorf("delete verification tokens: %w", r.Error)
 		}

@@ -21,6 +21,17 @@ func (s *Store) CreateVerificationToken(ctx context.Context, identifier, tokenHa
 	return nil
 }
 
+// IdentifiersFrom is the half-open range [from, to) of the identifiers
+// that start with prefix, in byte order: "identifier >= from AND
+// identifier < to" finds them on the identifier index in both dialects
+// (PostgreSQL's column is COLLATE "C" since schema step 18), where a LIKE
+// reads the whole table. prefix ends in a byte below 0xff (":").
+func IdentifiersFrom(prefix string) (from, to string) {
+	b := []byte(prefix)
+	b[len(b)-1]++
+	return prefix, string(b)
+}
+
 // DeleteVerificationToken removes a pending sign-in, e.g. when its e-mail
 // could not be sent; a missing row is not an error.
 func (s *Store) DeleteVerificationToken(ctx context.Context, identifier, tokenHash string) error {

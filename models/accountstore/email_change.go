@@ -39,8 +39,9 @@ func (s *Store) CreateEmailChange(ctx context.Context, userID, newAddr, tokenHas
 // DeleteEmailChange removes a change link of userID's that was never
 // delivered (the mail failed), so it leaves nothing behind.
 func (s *Store) DeleteEmailChange(ctx context.Context, userID, tokenHash string) error {
+	from, to := changesOf(userID)
 	err := s.db().WithContext(ctx).
-		Where("token_hash = ? AND identifier LIKE ?", tokenHash, changesOf(userID)).
+		Where("token_hash = ? AND identifier >= ? AND identifier < ?", tokenHash, from, to).
 		Delete(&models.VerificationToken{}).Error
 	if err != nil {
 		return fmt.Errorf("delete e-mail change: %w", err)
@@ -53,7 +54,8 @@ func (s *Store) DeleteEmailChange(ctx context.Context, userID, tokenHash string)
 // password reset or change end them with the sessions, one of which may
 // have started them.
 func (s *Store) DeleteEmailChanges(ctx context.Context, userID string) (int64, error) {
-	r := s.db().WithContext(ctx).Where("identifier LIKE ?", changesOf(userID)).Delete(&models.VerificationToken{})
+	from, to := changesOf(userID)
+	r := s.db().WithContext(ctx).Where("identifier >= ? AND identifier < ?", from, to).Delete(&models.VerificationToken{})
 	if r.Error != nil {
 		return 0, fmt.Errorf("delete e-mail changes: %w", r.Error)
 	}
@@ -64,8 +66,11 @@ func emailChangeID(userID, addr string) string {
 	return emailChangePrefix + userID + ":" + strings.ToLower(addr)
 }
 
-// changesOf is the LIKE pattern of userID's change rows' identifiers.
-func changesOf(userID string) string { return emailChangePrefix + userID + ":%" }
+// changesOf is the range of userID's change rows' identifiers (an index
+// range; a LIKE would read the whole table).
+func changesOf(userID string) (from, to string) {
+	return models.IdentifiersFrom(emailChangePrefix + userID + ":")
+}
 
 // parseEmailChange splits an e-mail change row's identifier; false when it
 // is not one (a hand edit).
@@ -151,7 +156,8 @@ func (s *Store) ApplyEmailChange(ctx context.Context, tokenHash string, now time
 		if err != nil {
 			return fmt.Errorf("set address: %w", models.Conflict(err))
 		}
-		err = tx.Where("identifier LIKE ? OR identifier = ?", changesOf(userID), models.ResetPrefix+userID).
+		from, to := changesOf(userID)
+		err = tx.Where("(identifier >= ? AND identifier < ?) OR identifier = ?", from, to, models.ResetPrefix+userID).
 			Delete(&models.VerificationToken{}).Error
 		if err != nil {
 			return fmt.Errorf("spend pending links: %w", err)

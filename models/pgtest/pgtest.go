@@ -145,8 +145,15 @@ func (s *Shared) Stop() {
 	}
 }
 
-// NewDatabase creates a fresh database on the server at adminURL and
-// returns its URL; it is dropped when t ends.
+// productionCollation makes a test database compare text as most
+// production servers do (ICU's en-US), not as the test cluster's "C": in
+// en-US ';' sorts before ':' and punctuation apart from byte order, so a
+// query that leans on byte order (a prefix as a range, a LIKE served by an
+// index) fails its tests here as it would in production.
+const productionCollation = "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'"
+
+// NewDatabase creates a fresh database (productionCollation) on the server
+// at adminURL and returns its URL; it is dropped when t ends.
 func NewDatabase(t testing.TB, adminURL string) string {
 	t.Helper()
 	name := "t_" + strings.ReplaceAll(random.Hex(8), "-", "")
@@ -156,7 +163,7 @@ func NewDatabase(t testing.TB, adminURL string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" "+productionCollation); err != nil {
 		_ = admin.Close()
 		t.Fatalf("pgtest: create database: %v", err)
 	}

@@ -250,6 +250,16 @@ func exercise(t *testing.T, s *models.Store, now time.Time) {
 	must(err)
 	_, err = as.SessionsOfUser(ctx, UserID(11), now)
 	must(err)
+	// The account page's e-mail change (start, open the link), and what
+	// a reset, a password change or sign-out everywhere ends with it.
+	must(as.CreateEmailChange(ctx, UserID(15), "changed-15@scale.example", TokenHash("change-15"), now.Add(time.Hour)))
+	_, _, _, err = as.ApplyEmailChange(ctx, TokenHash("change-15"), now)
+	must(err)
+	_, err = as.DeleteEmailChanges(ctx, UserID(17))
+	must(err)
+	// Deleting an account (the account page's, and the CLI's).
+	_, err = s.DeleteUser(ctx, UserID(19), now)
+	must(err)
 	// The webhook worker's claim.
 	_, err = webhookstore.New(s).Claim(ctx, "w1", now, time.Minute, 10, []string{"app"})
 	must(err)

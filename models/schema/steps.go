@@ -429,4 +429,20 @@ var Steps = []Step{
 			`ALTER TABLE oidc_clients ADD COLUMN previous_secret_until timestamptz`,
 		},
 	},
+	{
+		Version: 18,
+		Name:    "PostgreSQL: verification_tokens.identifier COLLATE \"C\"",
+		// A user's e-mail change links are found by their identifiers'
+		// prefix ("email-change:<user id>:"), as a byte-order range
+		// (models.IdentifiersFrom): under the database's default collation
+		// (en_US and the like) neither that range nor a LIKE can use the
+		// identifier index, and opening a change link, deleting an account
+		// and signing out everywhere read the whole table. Equality is the
+		// same in every deterministic collation, so nothing else changes;
+		// the column's indexes are rebuilt (SQLite compares bytes already).
+		SQLite: []string{},
+		Postgres: []string{
+			`ALTER TABLE verification_tokens ALTER COLUMN identifier TYPE text COLLATE "C"`,
+		},
+	},
 }
