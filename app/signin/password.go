@@ -16,6 +16,8 @@ type Passwords interface {
 	// UserAndPasswordByEmail: the user and their PHC hash ("" when they
 	// have no password); no user is models.ErrNotFound.
 	UserAndPasswordByEmail(ctx context.Context, email string) (*models.User, string, error)
+	// PasswordHash is the user's PHC hash now; none is models.ErrNotFound.
+	PasswordHash(ctx context.Context, userID string) (string, error)
 	// ReplacePasswordHash stores hash only while old is still stored.
 	ReplacePasswordHash(ctx context.Context, userID, old, hash string) (bool, error)
 }
@@ -54,9 +56,10 @@ type PasswordLogin struct {
 // throttle's reservation (the attempt is counted as a failure before the
 // password is checked; a blocked attempt checks nothing and counts
 // nothing), Argon2id and the verified-address rule (a failure of either
-// stays counted), then the SignIn hook. On success the
-// hash is transparently replaced when its parameters are not the current
-// ones, and the session starts.
+// stays counted), then the SignIn hook, and the stored hash read again
+// (stillThePassword: a reset that committed meanwhile wins). On success
+// the session starts, and the hash is transparently replaced when its
+// parameters are not the current ones.
 func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p CredentialsProvider, in PasswordLogin) (*SignedIn, error) {
 	now := s.Now()
 	addr, err := email.Normalize(in.Email)
@@ -123,6 +126,12 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 		release() // the password was right: not a failure
 		return nil, err
 	}
+	if err := s.stillThePassword(ctx, p, user.ID, hash, in.Password, who); err != nil {
+		if CodeOf(err) == CodeTryLater {
+			release() // not judged
+		}
+		return nil, err // else counted: the password it matched is no longer the account's
+	}
 	out := &SignedIn{User: user, Provider: p.ID, Methods: []string{twofactor.MethodPassword}}
 	if held != nil {
 		if err := held.Succeeded(ctx, now); err != nil {
@@ -135,13 +144,41 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 			s.Log.Warn("no password device cookie after a sign-in", "provider", p.ID, "err", err)
 		}
 	}
-	if rehash {
-		s.rehash(ctx, p, user.ID, hash, in.Password)
-	}
 	if err := s.startSession(ctx, b, out); err != nil {
 		return nil, err
 	}
+	if rehash {
+		s.rehash(ctx, p, user.ID, hash, in.Password)
+	}
 	return out, nil
+}
+
+// stillThePassword refuses a sign-in whose password stopped being the
+// account's while it was checked: a reset or change that committed after
+// the hash was read (Argon2id, and the wait for a hashing slot, take up to
+// seconds) ended every session signed in up to then, not the one this
+// sign-in would start now, so an old password racing its reset would
+// outlive it. checked is the hash pw matched; a different hash now is
+// checked again (a parallel sign-in's re-hash keeps the password), and a
+// removed one refuses. A store that cannot answer is TryLater.
+func (s *Service) stillThePassword(ctx context.Context, p CredentialsProvider, userID, checked, pw, who string) error {
+	current, err := p.Passwords.PasswordHash(ctx, userID)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return Failf(CodeCredentialsSignin, "provider %s: %s: the password was removed while it was checked", p.ID, who)
+	case err != nil:
+		return Failf(CodeTryLater, "provider %s: %s: reading the password again: %w", p.ID, who, err)
+	case current == checked:
+		return nil
+	}
+	ok, _, err := p.Hasher.Verify(current, pw)
+	switch {
+	case errors.Is(err, password.ErrBusy):
+		return Failf(CodeTryLater, "provider %s: %s: checking the changed password: %w", p.ID, who, err)
+	case err != nil || !ok:
+		return Failf(CodeCredentialsSignin, "provider %s: %s: the password changed while it was checked", p.ID, who)
+	}
+	return nil
 }
 
 // rehash replaces a hash made with other parameters (see password.Verify).

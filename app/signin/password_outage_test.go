@@ -35,6 +35,8 @@ func (p passwordsErr) UserAndPasswordByEmail(context.Context, string) (*models.U
 	return nil, "", p.err
 }
 
+func (p passwordsErr) PasswordHash(context.Context, string) (string, error) { return "", p.err }
+
 func (p passwordsErr) ReplacePasswordHash(context.Context, string, string, string) (bool, error) {
 	return false, p.err
 }
