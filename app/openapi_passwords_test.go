@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-auth/latchkey/app/config"
+	"github.com/latchkey-auth/latchkey/models"
 )
 
 // passwords drives the account pages: on the main instance (no credentials
@@ -152,4 +154,29 @@ func wrongUntilThrottled(try func(guess string) int) int {
 		status = try("wrong guess " + string(rune('a'+i)))
 	}
 	return status
+}
+
+// hashingBusy drives the account pages of a's instance, whose password
+// hasher never gets a slot (every slot taken): a new password is not
+// refused, the page says "try again" with 429 and Retry-After, as the
+// password sign-in's TryLater, and nothing is stored or spent.
+func hashingBusy(a apiDriver) {
+	e, t := a.e, a.e.t
+	hash, err := cheapHasher(t).Hash(goodPassword) // the instance's hasher has no slot
+	require.NoError(t, err)
+	addr, now := "busy@example.com", e.now()
+	u := &models.User{Email: &addr, EmailVerified: &now}
+	require.NoError(t, e.app.Store().CreateUserWithPassword(context.Background(), u, hash))
+	c := a.browser()
+	res := e.form(c, "/signup", "email", "new@example.com", "password", goodPassword)
+	require.Equal(t, http.StatusTooManyRequests, res.StatusCode, res.body)
+	require.NotEmpty(t, res.Header.Get("Retry-After"))
+	n := e.mailCount()
+	require.Equal(t, http.StatusOK, e.form(c, "/reset", "email", addr).StatusCode)
+	link, _ := e.flowLink(n+1, "/reset/confirm")
+	res = e.form(c, "/reset/confirm", "token", linkQuery(t, link).Get("token"), "password", otherPassword)
+	require.Equal(t, http.StatusTooManyRequests, res.StatusCode, res.body)
+	require.NotEmpty(t, res.Header.Get("Retry-After"))
+	require.True(t, e.passwordIs(u.ID, goodPassword), "the password is unchanged")
+	require.Equal(t, http.StatusOK, e.get(c, link).StatusCode, "the link is not spent")
 }

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -22,6 +23,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email/smtptest"
 	"github.com/latchkey-auth/latchkey/app/openapi"
+	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/web"
 )
 
@@ -468,14 +470,19 @@ func withHeader(req *http.Request, name, value string) *http.Request {
 // sessionOutage is GET /session's answer to a database that fails under a
 // signed-in database session (a JWT needs no database, so every run checks
 // it on a database-strategy instance): the documented 503 with
-// Retry-After, never {}, and the cookie kept. It returns the statuses the
-// checker saw.
+// Retry-After, never {}, and the cookie kept. The same instance, whose
+// password hasher never gets a slot, first drives the account pages' busy
+// answers (hashingBusy: one instance for both checks, tests are costly).
+// It returns the statuses the checker saw.
 func sessionOutage(t *testing.T, style string) map[string]bool {
-	e := startEnv(t, envOpts{ownURL: true, smtp: &smtptest.Options{}, strategy: config.StrategyDatabase, config: func(c *config.Config) {
-		c.Cookies.Style = style
-		c.Session.CacheTTL = 0 // every GET /session asks the database
-	}})
+	e := startEnv(t, envOpts{ownURL: true, smtp: &smtptest.Options{}, strategy: config.StrategyDatabase,
+		hasher: password.Default().Limit(0, time.Millisecond), config: func(c *config.Config) {
+			c.Cookies.Style = style
+			c.Session.CacheTTL = 0 // every GET /session asks the database
+			c.Providers = append(c.Providers, config.Provider{Type: config.TypeCredentials, ID: "credentials"})
+		}})
 	v := newAPIChecker(t, loadOpenAPI(t, []byte(e.get(e.browser(), "/openapi.json").body)), e.srv.URL)
+	hashingBusy(apiDriver{e: e, v: v})
 	c := apiDriver{e: e, v: v}.browser()
 	e.signInByLink(c, "outage@example.com")
 	require.NotEmpty(t, e.session(c))

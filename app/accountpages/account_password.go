@@ -74,7 +74,7 @@ func (h *Handler) postAccountPassword(c echo.Context, rq *web.Request, u *models
 	case errors.Is(err, accounts.ErrWrongPassword):
 		return h.accountPage(c, rq, u, http.StatusBadRequest, "WrongCurrentPassword")
 	case errors.Is(err, accounts.ErrPolicy):
-		return h.accountPage(c, rq, u, http.StatusBadRequest, policyMessage(err))
+		return h.accountPage(c, rq, u, policyStatus(c, err), policyMessage(err))
 	case errors.Is(err, accounts.ErrChangedMeanwhile):
 		return h.accountPage(c, rq, u, http.StatusConflict, "PasswordChangedMeanwhile")
 	case err != nil:

@@ -208,6 +208,18 @@ func tryLater(what string, err error) error { return web.TryLater(what, err) }
 // msgThrottled answers a password check the throttle refused.
 const msgThrottled = "Throttled"
 
+// policyStatus is the status of a refused new password: 400, or 429 with
+// Retry-After when no hashing slot came free (password.ErrBusy, as the
+// password sign-in's TryLater): the password was not refused, the
+// request may be sent again.
+func policyStatus(c echo.Context, err error) int {
+	if errors.Is(err, password.ErrBusy) {
+		web.SetRetryAfter(c)
+		return http.StatusTooManyRequests
+	}
+	return http.StatusBadRequest
+}
+
 // policyMessage is the message id a refused password shows: the policy's
 // own (a *password.Refusal) or a generic one.
 func policyMessage(err error) string {

@@ -87,7 +87,7 @@ func (h *Handler) postResetConfirm(c echo.Context, rq *web.Request) error {
 	h.kit.SetPasswordDevice(c, changed.Device, changed.DeviceExpires)
 	switch {
 	case errors.Is(err, accounts.ErrPolicy):
-		return h.resetConfirmPage(http.StatusBadRequest, policyMessage(err))(c, rq)
+		return h.resetConfirmPage(policyStatus(c, err), policyMessage(err))(c, rq)
 	case err != nil:
 		return h.linkFailed(err, "/reset")
 	}

@@ -50,7 +50,7 @@ func (h *Handler) postSignUp(c echo.Context, rq *web.Request) error {
 	case errors.Is(err, accounts.ErrBadAddress):
 		return h.signUpForm(c, rq, http.StatusBadRequest, "", msgBadAddress)
 	case errors.Is(err, accounts.ErrPolicy):
-		return h.signUpForm(c, rq, http.StatusBadRequest, addr, policyMessage(err))
+		return h.signUpForm(c, rq, policyStatus(c, err), addr, policyMessage(err))
 	case errors.Is(err, accounts.ErrHookRefused):
 		return h.signUpForm(c, rq, http.StatusBadRequest, addr, "SignUpRefused")
 	case errors.Is(err, accounts.ErrRateLimited):
