@@ -71,14 +71,17 @@ func (k *keyRing) current(ctx context.Context) ([]*parsedKey, error) {
 		return nil, fmt.Errorf("read signing keys: %w", err)
 	}
 	if len(rows) == 0 {
+		// Another instance may be making the first keys at this moment:
+		// FirstKeys keeps one set, which every instance then signs with
+		// (retiring another's would leave it signing, for keyReload, with
+		// a key no longer published).
 		fresh, err := k.generate(now, now)
 		if err != nil {
 			return nil, err
 		}
-		if err := k.store.RotateKeys(ctx, fresh, now); err != nil {
+		if rows, err = k.store.FirstKeys(ctx, fresh, now); err != nil {
 			return nil, fmt.Errorf("store first signing keys: %w", err)
 		}
-		rows = fresh
 	}
 	keys := make([]*parsedKey, 0, len(rows))
 	for i := range rows {

@@ -95,9 +95,12 @@ type Store interface {
 	SigningKeys(ctx context.Context, now time.Time) ([]openidstore.SigningKey, error)
 	// RotateKeys adds keys and, in the same transaction, sets
 	// PublishedUntil = retireAt on every older key of the same algorithm
-	// that had none. With no key yet, it just adds (the first start: two
-	// instances starting at once may both add; the caller uses the newest).
+	// that had none. With no key yet, it just adds.
 	RotateKeys(ctx context.Context, keys []openidstore.SigningKey, retireAt time.Time) error
+	// FirstKeys adds keys only if no key is published at now, atomically
+	// (instances starting at once store one set), and returns the keys
+	// published then, oldest first.
+	FirstKeys(ctx context.Context, keys []openidstore.SigningKey, now time.Time) ([]openidstore.SigningKey, error)
 
 	// UserByID is the user (models.ErrNotFound: gone).
 	UserByID(ctx context.Context, id string) (*models.User, error)

@@ -2,6 +2,7 @@ package openidstore
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -76,5 +77,31 @@ func TestSigningKeys(t *testing.T) {
 		require.Equal(t, []string{"es-1", "rs-3"}, keyIDs(keys), "a failed rotation retires nothing")
 		require.NoError(t, s.RotateKeys(ctx, nil, retire1))
 		require.EqualValues(t, 4, count(t, s, "oidc_signing_keys"))
+	})
+}
+
+// TestFirstKeysRace: instances that find no key at once each offer their
+// first pair; one pair is stored and every one gets it back, on both
+// dialects (without the lock, PostgreSQL stored several). Once keys
+// exist, FirstKeys adds none.
+func TestFirstKeysRace(t *testing.T) {
+	eachDialect(t, func(t *testing.T, c models.Config) {
+		s, other := connect(t, c), connect(t, c)
+		ctx := context.Background()
+		got := make([][]string, 8)
+		wins := raceWins(t, s, other, 8, func(i int, s *Store) (bool, error) {
+			keys, err := s.FirstKeys(ctx, []SigningKey{key(fmt.Sprint("rs-", i), "RS256", now), key(fmt.Sprint("es-", i), "ES256", now)}, now)
+			got[i] = keyIDs(keys)
+			return len(keys) == 2, err
+		})
+		require.EqualValues(t, 8, wins, "every caller gets a pair: %q", got)
+		for _, ids := range got {
+			require.Equal(t, got[0], ids, "one pair for all")
+		}
+		require.EqualValues(t, 2, count(t, s, "oidc_signing_keys"))
+		keys, err := s.FirstKeys(ctx, []SigningKey{key("rs-late", "RS256", now)}, now.Add(time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, got[0], keyIDs(keys))
+		require.EqualValues(t, 2, count(t, s, "oidc_signing_keys"))
 	})
 }
