@@ -124,3 +124,55 @@ func TestSignOutEverywhere(t *testing.T) {
 		})
 	}
 }
+
+// TestEndedJWTSessionAfterAbsoluteMaxAgeRaised: an operator raises
+// session.absolute_max_age (30 → 90 days) by starting instances with the
+// new config. A JWT session re-issued under it lives past the 30 days its
+// sign-in record was first given; ended from the account page, it must
+// stay ended for as long as its token could live, on every instance.
+// Its record used to keep the first absolute
+// end, so the ended mark was dropped (and the row purged) at 30 days, and
+// the ended token signed in again until its own expiry.
+func TestEndedJWTSessionAfterAbsoluteMaxAgeRaised(t *testing.T) {
+	const day = 24 * time.Hour
+	a := startPasswords(t, envOpts{strategy: config.StrategyJWT})
+	raised := func(c *config.Config) {
+		c.DataDir, c.ServiceURL = a.cfg.DataDir, a.cfg.ServiceURL // one SQLite file
+		c.Session.AbsoluteMaxAge = config.Duration(90 * day)
+	}
+	a.addPasswordUser("ada@example.com", goodPassword, true)
+	stolen, laptop := a.browser(), a.browser()
+	for _, c := range []*http.Client{stolen, laptop} {
+		require.Equal(t, http.StatusOK, a.passwordSignIn(c, "ada@example.com", goodPassword).StatusCode)
+	}
+	b := startPasswords(t, envOpts{strategy: config.StrategyJWT, clock: a.clock, catcher: a.smtp, config: raised})
+
+	a.clock.Add(25 * day) // re-issued on b: now valid until day 55
+	for _, c := range []*http.Client{stolen, laptop} {
+		require.NotEmpty(t, b.session(c))
+	}
+	stolenID := ""
+	for _, s := range a.sessionsOf(stolen) {
+		if s.Current {
+			stolenID = s.ID
+		}
+	}
+	token, ok := a.jarCookie(stolen, "next-auth.session-token") // the thief keeps it
+	require.True(t, ok)
+	res := a.apiPost(laptop, "/revoke-session", "id", stolenID)
+	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+	require.Empty(t, a.session(stolen), "ended")
+
+	// Past the first absolute end, within the token's life; purged as
+	// every instance does each hour.
+	a.clock.Add(6 * day)
+	_, err := b.app.Store().PurgeExpired(t.Context(), a.clock.Now())
+	require.NoError(t, err)
+	// B reads the ended sign-ins again (its poll; here the reload after
+	// an account-page action, which ends no other session).
+	res = b.apiPost(laptop, "/revoke-other-sessions")
+	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+	res = b.rawDo(http.MethodGet, "/session", "next-auth.session-token="+token, nil)
+	require.Equal(t, "{}", strings.TrimSpace(res.body), "an ended session stays ended")
+	require.NotEmpty(t, b.session(laptop))
+}

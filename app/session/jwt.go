@@ -43,7 +43,7 @@ type JWT struct {
 // and ended from the account page (records.go).
 type SignInRecords interface {
 	CreateSignIn(ctx context.Context, s *accountstore.SignIn) error
-	SeenSignIn(ctx context.Context, id string, at time.Time) error
+	SeenSignIn(ctx context.Context, id string, at, end time.Time) error
 	SignInsOfUser(ctx context.Context, userID string, now time.Time) ([]accountstore.SignIn, error)
 	EndSignIn(ctx context.Context, userID, id string, at time.Time) (bool, error)
 	EndOtherSignIns(ctx context.Context, userID, keepID string, at time.Time) (int64, error)
@@ -279,11 +279,14 @@ func (j *JWT) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Reques
 }
 
 // seen records, when the token is re-issued (at most once per
-// update_age), that its sign-in was seen now. It is the account page's
-// "last seen", not a check: a failed write loses only that.
+// update_age), that its sign-in was seen now, and that its tokens may now
+// live until the sign-in's absolute end under this config (a raised
+// absolute_max_age: the record, and an ending of it, must last as long).
+// It is the account page's "last seen", not a check: a failed write
+// loses only that.
 func (j *JWT) seen(ctx context.Context, s *Session) {
 	if sid := claimString(s.Claims, SIDClaim); j.records != nil && sid != "" {
-		_ = j.records.SeenSignIn(ctx, sid, j.life.Now())
+		_ = j.records.SeenSignIn(ctx, sid, j.life.Now(), j.life.recordEnd(s.SignedIn))
 	}
 }
 

@@ -68,14 +68,24 @@ func (s *Store) CreateSignIn(ctx context.Context, si *SignIn) error {
 	return nil
 }
 
-// SeenSignIn records a re-issue of the sign-in's token at at. It only moves
-// LastSeen forward (instances' clocks differ a little) and leaves ended
-// sign-ins alone; a missing record is not an error (purged, or its user
-// deleted: the token is refused elsewhere).
-func (s *Store) SeenSignIn(ctx context.Context, id string, at time.Time) error {
-	at = models.DBTime(at)
-	err := s.db().WithContext(ctx).Model(&SignIn{}).Where("id = ? AND ended_at IS NULL AND last_seen < ?", id, at).
-		Update("last_seen", at).Error
+// SeenSignIn records a re-issue of the sign-in's token at at, which may
+// live until end (the sign-in's absolute end under the config of the
+// instance re-issuing it). It only moves LastSeen and Expires forward
+// (instances' clocks differ a little; a shortened absolute_max_age caps
+// the tokens themselves) and leaves ended sign-ins alone; a missing record
+// is not an error (purged, or its user deleted: the token is refused
+// elsewhere). Expires must cover every token of the sign-in: an ended one
+// stays in the instances' revocation set, and its row unpurged, only
+// until then (EndedSignIns), so a raised absolute_max_age kept at the
+// first end let an ended token sign in again past it.
+func (s *Store) SeenSignIn(ctx context.Context, id string, at, end time.Time) error {
+	at, end = models.DBTime(at), models.DBTime(end)
+	err := s.db().WithContext(ctx).Model(&SignIn{}).
+		Where("id = ? AND ended_at IS NULL AND (last_seen < ? OR expires < ?)", id, at, end).
+		Updates(map[string]any{
+			"last_seen": gorm.Expr("CASE WHEN last_seen < ? THEN ? ELSE last_seen END", at, at),
+			"expires":   gorm.Expr("CASE WHEN expires < ? THEN ? ELSE expires END", end, end),
+		}).Error
 	if err != nil {
 		return fmt.Errorf("sign-in seen: %w", err)
 	}

@@ -68,19 +68,38 @@ func TestSeenSignIn(t *testing.T) {
 		u := newUser(t, s, "u@example.com")
 		signIn(t, s, u, "a", acNow, acNow.Add(time.Hour))
 		signIn(t, s, u, "b", acNow, acNow.Add(time.Hour))
-		lastSeen := func(id string) time.Time {
+		row := func(id string) SignIn {
 			t.Helper()
 			var si SignIn
 			require.NoError(t, s.db().Where("id = ?", id).Take(&si).Error)
-			return si.LastSeen
+			return si
 		}
+		lastSeen := func(id string) time.Time { t.Helper(); return row(id).LastSeen }
+		end := acNow.Add(time.Hour)
 		seen := acNow.Add(10*time.Minute + 789)
-		require.NoError(t, s.SeenSignIn(ctx, "a", seen))
+		require.NoError(t, s.SeenSignIn(ctx, "a", seen, end))
 		require.True(t, lastSeen("a").Equal(seen.Truncate(time.Microsecond)), "last seen %v", lastSeen("a"))
 		require.True(t, lastSeen("b").Equal(acNow), "only that sign-in moved")
-		require.NoError(t, s.SeenSignIn(ctx, "a", acNow.Add(time.Minute)))
+		require.NoError(t, s.SeenSignIn(ctx, "a", acNow.Add(time.Minute), end))
 		require.True(t, lastSeen("a").Equal(seen.Truncate(time.Microsecond)), "it never moves back")
-		require.NoError(t, s.SeenSignIn(ctx, "missing", seen), "a purged record is no error")
+		require.NoError(t, s.SeenSignIn(ctx, "missing", seen, end), "a purged record is no error")
+
+		// Re-issued under a raised absolute_max_age: the record lasts as
+		// long as the token may, and never less (a shortened one).
+		later := acNow.Add(3 * time.Hour)
+		require.NoError(t, s.SeenSignIn(ctx, "a", seen, later))
+		require.True(t, row("a").Expires.Equal(later), "expires %v", row("a").Expires)
+		require.True(t, lastSeen("a").Equal(seen.Truncate(time.Microsecond)), "seen again at the same moment: kept")
+		require.NoError(t, s.SeenSignIn(ctx, "a", seen.Add(time.Minute), acNow.Add(2*time.Hour)))
+		require.True(t, row("a").Expires.Equal(later), "never moved back")
+		require.True(t, lastSeen("a").Equal(seen.Add(time.Minute).Truncate(time.Microsecond)))
+		require.True(t, row("b").Expires.Equal(end), "only that sign-in moved")
+		ended, err := s.EndSignIn(ctx, u.ID, "a", seen.Add(2*time.Minute))
+		require.NoError(t, err)
+		require.True(t, ended)
+		ids, err := s.EndedSignIns(ctx, acNow.Add(2*time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, []string{"a"}, ids, "ended until its last token's end")
 	})
 }
 
@@ -125,9 +144,10 @@ func TestEndSignIn(t *testing.T) {
 		require.NoError(t, s.db().Where("id = ?", "mine").Take(&si).Error)
 		require.NotNil(t, si.EndedAt)
 		require.True(t, si.EndedAt.Equal(acNow), "ended at %v", si.EndedAt)
-		require.NoError(t, s.SeenSignIn(ctx, "mine", acNow.Add(time.Minute)))
+		require.NoError(t, s.SeenSignIn(ctx, "mine", acNow.Add(time.Minute), acNow.Add(2*time.Hour)))
 		require.NoError(t, s.db().Where("id = ?", "mine").Take(&si).Error)
 		require.True(t, si.LastSeen.Equal(acNow), "an ended sign-in is not seen again")
+		require.True(t, si.Expires.Equal(acNow.Add(time.Hour)), "nor extended")
 	})
 }
 

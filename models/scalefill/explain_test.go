@@ -241,7 +241,7 @@ func exercise(t *testing.T, s *models.Store, now time.Time) {
 	must(err)
 	as := accountstore.New(s)
 	must(as.CreateSignIn(ctx, &accountstore.SignIn{UserID: UserID(11), CreatedAt: now, Expires: now.Add(time.Hour)}))
-	must(as.SeenSignIn(ctx, "scale-signin-11", now))
+	must(as.SeenSignIn(ctx, "scale-signin-11", now, now.Add(time.Hour)))
 	_, err = as.EndedSignInsDigest(ctx, now)
 	must(err)
 	_, err = as.EndedSignIns(ctx, now)
