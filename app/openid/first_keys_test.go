@@ -68,6 +68,16 @@ func (s *sharedKeys) FirstKeys(_ context.Context, keys []openidstore.SigningKey,
 	return s.published(now), nil
 }
 
+// onKeys is an instance of the service on db's keys, with clock.
+func onKeys(t *testing.T, db *sharedKeys, clock func() time.Time) *Service {
+	t.Helper()
+	s, err := New(db, nil, Settings{Algorithm: "ES256", IDTTL: time.Hour}, []string{"a secret long enough for the codecs here"}, clock, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestFirstKeysOfTwoInstances: two instances of a fresh deployment make
 // their first keys at the same moment (B reads no key, A makes and stores
 // its pair, B makes its own). Whatever each signs with must stay in the
@@ -77,15 +87,8 @@ func (s *sharedKeys) FirstKeys(_ context.Context, keys []openidstore.SigningKey,
 func TestFirstKeysOfTwoInstances(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
 	db := &sharedKeys{}
-	instance := func() *Service {
-		s, err := New(db, nil, Settings{Algorithm: "ES256", IDTTL: time.Hour}, []string{"a secret long enough for the codecs here"}, clock, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	instance := func() *Service { return onKeys(t, db, func() time.Time { return now }) }
 	a, b := instance(), instance()
 	var signsA *parsedKey
 	db.beforeFirstRead = func() {
@@ -119,6 +122,42 @@ func TestFirstKeysOfTwoInstances(t *testing.T) {
 	for _, k := range []*parsedKey{signsA, signsB} {
 		if !slices.ContainsFunc(stored, func(r openidstore.SigningKey) bool { return r.ID == k.id }) {
 			t.Errorf("key %s signs ID tokens but the database no longer publishes it", k.id)
+		}
+	}
+}
+
+// TestRotationPublishedAtOnce: `latchkey oidc rotate-keys --now` (after a
+// leak) makes a key that signs at once; an instance that reads the keys
+// after it signs with it, so every instance's key set must name it at
+// once, not only once its own copy of the keys is keyReload old.
+func TestRotationPublishedAtOnce(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	db := &sharedKeys{}
+	instance := func() *Service { return onKeys(t, db, func() time.Time { return now }) }
+	a := instance()
+	old, err := a.keys.signing(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := instance().Rotate(ctx, 0); err != nil { // the admin command
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	fresh, err := instance().keys.signing(ctx) // an instance whose copy is new
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.id == old.id {
+		t.Fatal("the rotation made no new signing key")
+	}
+	set, err := a.KeySet(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []*parsedKey{old, fresh} {
+		if !slices.ContainsFunc(set, func(p op.Key) bool { return p.ID() == k.id }) {
+			t.Errorf("key %s signs ID tokens but is not in A's key set", k.id)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -93,6 +94,42 @@ func (k *keyRing) current(ctx context.Context) ([]*parsedKey, error) {
 	}
 	k.keys, k.read = keys, now
 	return keys, nil
+}
+
+// published is the key set: every key the store publishes now, read at
+// each call (relying parties fetch it rarely and cache it), so a key that
+// another instance already signs with — made by `latchkey oidc
+// rotate-keys --now`, read there when its copy was due — is in every
+// instance's set at once, not after this one's copy is keyReload old;
+// plus any key of this instance's copy the store no longer lists, which
+// may sign here until the copy goes.
+func (k *keyRing) published(ctx context.Context) ([]*parsedKey, error) {
+	cached, err := k.current(ctx) // makes the first keys when there are none
+	if err != nil {
+		return nil, err
+	}
+	rows, err := k.store.SigningKeys(ctx, k.now())
+	if err != nil {
+		// The database failed after current answered from its copy: that
+		// copy is what this instance signs with, as before this read.
+		return cached, nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]*parsedKey, 0, len(rows)+len(cached))
+	for i := range rows {
+		p, err := k.parse(&rows[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	for _, c := range cached {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // signing is the key that signs now (signingOf).

@@ -239,9 +239,10 @@ func (s *Service) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorith
 }
 
 // KeySet is every published key: the signing ones, the ones published
-// ahead of signing, and retired ones whose tokens may still be live.
+// ahead of signing, and retired ones whose tokens may still be live; read
+// from the store at each call (keyRing.published).
 func (s *Service) KeySet(ctx context.Context) ([]op.Key, error) {
-	keys, err := s.keys.current(ctx)
+	keys, err := s.keys.published(ctx)
 	if err != nil {
 		return nil, err
 	}
