@@ -19,6 +19,16 @@ const (
 // MultiFactor reports whether methods include a second factor.
 func MultiFactor(methods []string) bool { return slices.Contains(methods, MethodMFA) }
 
+// ProvedSecondFactor reports whether methods include a second factor the
+// user proved (a code, a recovery code, a passkey that verified them), not
+// only a remembered browser: that one skips the code at sign-in, but a
+// browser's cookie (a stolen laptop's, say) must not also make the
+// session's holder new recovery codes or a passkey, or move the address.
+func ProvedSecondFactor(methods []string) bool {
+	return MultiFactor(methods) && (slices.Contains(methods, MethodOTP) ||
+		slices.Contains(methods, MethodRecovery) || slices.Contains(methods, MethodPasskey))
+}
+
 // WithSecond is first followed by second and MethodMFA.
 func WithSecond(first []string, second string) []string {
 	out := make([]string, 0, len(first)+2)

@@ -539,3 +539,33 @@ func TestThrottledCodesSpendNoAttempt(t *testing.T) {
 		t.Fatalf("the right code after the backoff: %v", err)
 	}
 }
+
+// A remembered browser skips the code at sign-in, but it is not the
+// second factor proved: a change that could hand the account over asks
+// such a session for a code (the step-up), as it asks a one-factor one;
+// a code, a recovery code or a verifying passkey, with or without the
+// remembered browser before it, is enough.
+func TestRememberedBrowserIsNoProofForPrivilegedChanges(t *testing.T) {
+	ctx, c := context.Background(), startClock()
+	s := newService(t, newMemStore(), optional(), c)
+	enrolled(t, s, c, "u1")
+	for methods, want := range map[string]bool{
+		"pwd":                 true,
+		"pwd device mfa":      true,
+		"email device mfa":    true,
+		"pwd otp mfa":         false,
+		"fed recovery mfa":    false,
+		"pwd device otp mfa":  false,
+		"hwk mfa":             false,
+		"pwd otp":             true,
+		"pwd device recovery": true,
+	} {
+		need, err := s.NeedsSecondFactor(ctx, "u1", strings.Fields(methods))
+		if err != nil || need != want {
+			t.Errorf("NeedsSecondFactor(%q) = %v, %v; want %v", methods, need, err, want)
+		}
+	}
+	if need, _ := s.NeedsSecondFactor(ctx, "u2", []string{"pwd", "device", "mfa"}); need {
+		t.Error("a user without two-factor needs nothing more")
+	}
+}
