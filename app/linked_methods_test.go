@@ -102,7 +102,7 @@ func TestLinkNoticeFailureKeepsTheLink(t *testing.T) {
 // POST /signout/all with removeLinked=1 removes the user's linked
 // identities: all of them when the user has another way to sign in (here
 // an e-mailed link to a verified address), else all but the oldest. Without
-// it they stay.
+// it they stay. Asking it needs a recent sign-in, as unlinking one does.
 func TestSignOutEverywhereRemovesLinkedMethods(t *testing.T) {
 	for _, b := range linkBackends() {
 		t.Run(b.name, func(t *testing.T) {
@@ -124,6 +124,14 @@ func TestSignOutEverywhereRemovesLinkedMethods(t *testing.T) {
 			e.idp.QueueUser(user("ada-other", "ada@other.example"))
 			e.signIn(e.following(ada), "other", "/home")
 			require.Equal(t, []string{"idp", "other"}, e.providersOf(uid))
+			// Removing them is unlinking them: a session signed in more
+			// than 10 minutes ago is sent to sign in again, and nothing
+			// changes (no link removed, nobody signed out).
+			e.clock.Add(11 * time.Minute)
+			res := e.post(ada, "/signout/all", url.Values{"csrfToken": {e.csrf(ada)}, "callbackUrl": {e.origin + "/bye"}, "removeLinked": {"1"}})
+			require.Equal(t, e.base+"/signin?"+url.Values{"callbackUrl": {e.origin + "/bye"}, "error": {"SessionRequired"}}.Encode(), res.location(), res.body)
+			require.Equal(t, []string{"idp", "other"}, e.providersOf(uid), "an old session removes no link")
+			require.NotEmpty(t, e.session(ada), "and signs nobody out")
 			signOutAll(ada, nil)
 			require.Equal(t, []string{"idp", "other"}, e.providersOf(uid), "not asked: the links stay")
 			e.clock.Add(time.Second)

@@ -252,7 +252,7 @@ func TestSignOutEverywhere(t *testing.T) {
 		w := newWorld()
 		u := w.st.addUser("a@example.com", true)
 		b := &everywhere{user: u.ID}
-		require.NoError(t, w.rules.SignOutEverywhere(ctx, b, false))
+		require.NoError(t, w.rules.SignOutEverywhere(ctx, b, false, accounts.SignedIn{}))
 		require.Equal(t, now, w.st.revoked[u.ID])
 		require.True(t, b.endedOne)
 		require.Equal(t, []any{now}, []any{w.ended[0]})
@@ -264,31 +264,55 @@ func TestSignOutEverywhere(t *testing.T) {
 		gone, cancel := context.WithCancel(ctx)
 		cancel()
 		b := &everywhere{user: u.ID}
-		require.NoError(t, w.rules.SignOutEverywhere(gone, b, false))
+		require.NoError(t, w.rules.SignOutEverywhere(gone, b, false, accounts.SignedIn{}))
 		require.Equal(t, now, w.st.revoked[u.ID])
 		require.True(t, b.endedOne)
 	})
 	t.Run("nobody signed in: only the cookie", func(t *testing.T) {
 		w := newWorld()
 		b := &everywhere{}
-		require.NoError(t, w.rules.SignOutEverywhere(ctx, b, true))
+		require.NoError(t, w.rules.SignOutEverywhere(ctx, b, true, accounts.SignedIn{}))
 		require.True(t, b.endedOne)
 		require.Empty(t, w.st.revoked)
 		require.Empty(t, w.core.unlinked)
 	})
 	t.Run("removeLinked, no other way: the oldest stays", func(t *testing.T) {
 		w := newWorld()
+		w.rules.ReauthWindow = 10 * time.Minute
 		w.rules.Offered = accounts.Offered{} // no e-mail, password or passkey sign-in
 		u := w.st.addUser("a@example.com", true)
 		w.st.accounts[u.ID] = []models.Account{{ID: "a1", UserID: u.ID}}
-		require.NoError(t, w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, true))
+		require.NoError(t, w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, true, accounts.SignedIn{UserID: u.ID, Since: now}))
 		require.Equal(t, []string{u.ID + " other:false"}, w.core.unlinked)
 	})
 	t.Run("removeLinked, e-mail sign-in to a verified address", func(t *testing.T) {
 		w := newWorld()
+		w.rules.ReauthWindow = 10 * time.Minute
 		u := w.st.addUser("a@example.com", true)
-		require.NoError(t, w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, true))
+		require.NoError(t, w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, true, accounts.SignedIn{UserID: u.ID, Since: now}))
 		require.Equal(t, []string{u.ID + " other:true"}, w.core.unlinked)
+	})
+	// Removing the linked methods is unlinking them all: it needs what
+	// unlinking one does (Privileged). A session too old, or one without
+	// the second factor once it is on, is refused before anything
+	// happens: no link removed, nobody signed out, the cookie kept.
+	t.Run("removeLinked is privileged", func(t *testing.T) {
+		w := newWorld()
+		w.rules.ReauthWindow = 10 * time.Minute
+		u := w.st.addUser("a@example.com", true)
+		b := &everywhere{user: u.ID}
+		old := accounts.SignedIn{UserID: u.ID, Since: now.Add(-11 * time.Minute), Methods: []string{"pwd", "otp", "mfa"}}
+		err := w.rules.SignOutEverywhere(ctx, b, true, old)
+		require.ErrorIs(t, err, accounts.ErrReauth)
+		require.NotErrorIs(t, err, accounts.ErrStepUp)
+		w.rules.SecondFactor = secondFactor{need: true}
+		require.ErrorIs(t, w.rules.SignOutEverywhere(ctx, b, true, accounts.SignedIn{UserID: u.ID, Since: now, Methods: []string{"pwd"}}), accounts.ErrStepUp)
+		require.Empty(t, w.core.unlinked, "no link removed")
+		require.Empty(t, w.st.revoked, "nobody signed out")
+		require.False(t, b.endedOne, "the cookie kept")
+		require.NoError(t, w.rules.SignOutEverywhere(ctx, b, false, old), "without removeLinked an old session signs out everywhere")
+		require.Empty(t, w.core.unlinked)
+		require.True(t, b.endedOne)
 	})
 }
 

@@ -26,13 +26,22 @@ type Browser interface {
 // sign-ins too; then this browser's cookie is cleared. It returns once
 // the second of the revocation is over (SessionsEnded), so a sign-in right
 // after is not ended. With removeLinked the user's linked sign-in methods
-// are removed first (never the last way to sign in). Once begun it runs
+// are removed first (never the last way to sign in); that is unlinking
+// them all, so the browser's session (who) must be one that may unlink
+// one (Privileged), else ErrReauth (ErrStepUp) before anything is done: a
+// stolen or borrowed session stripped the owner's identities, which the
+// account page guards one by one. Once begun it runs
 // to its end whether or not the client waits: one that left halfway
 // (after the remembered browsers were forgotten, before the sessions
 // ended) would have left every session alive. Every failure is
 // Configuration and signs nobody out (nothing claims a sign-out that did
 // not happen): the user sees it and can retry.
-func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, removeLinked bool) error {
+func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, removeLinked bool, who SignedIn) error {
+	if removeLinked && who.UserID != "" {
+		if err := s.Privileged(ctx, who); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := finish.Detached(ctx)
 	defer cancel()
 	// The remembered browsers and pending e-mail changes go first
