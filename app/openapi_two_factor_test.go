@@ -128,6 +128,7 @@ func (a apiDriver) twoFactorAnswers() {
 	require.Equal(t, http.StatusForbidden, res.StatusCode, res.body)
 	require.Contains(t, res.json(t)["url"], "/two-factor?callbackUrl=")
 	require.Equal(t, http.StatusFound, form(owner, "/delete-user", "confirm", "ada@example.com").StatusCode)
+	require.Equal(t, http.StatusOK, e.get(owner, "/two-factor").StatusCode, "the step-up form")
 	require.Equal(t, http.StatusFound, form(owner, "/callback/two-factor", "code", e.code(secret)).StatusCode, "the step-up")
 	e.nextStep()
 	res = form(owner, "/account/two-factor/recovery-codes")
@@ -157,7 +158,7 @@ func (a apiDriver) twoFactorAnswers() {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, http.StatusFound, e.get(a.browser(), "/two-factor").StatusCode, "neither a step nor a session: start over")
 	require.Equal(t, http.StatusFound, e.get(bob, "/two-factor").StatusCode, "no two-factor: to the setup")
-	require.Equal(t, http.StatusOK, e.get(owner, "/two-factor").StatusCode, "the step-up form")
+	require.Equal(t, http.StatusFound, e.get(owner, "/two-factor").StatusCode, "stepped up already: on to callbackUrl")
 
 	// Refusals: JSON (v4), a form (302), X-Auth-Return-Redirect (v5), a
 	// csrfToken mismatch, no pending step.

@@ -119,6 +119,29 @@ func TestTwoFactorRecoveryCode(t *testing.T) {
 		}
 		require.Equal(t, 1, signedIn)
 		require.Contains(t, e.mailAt(mails+1).Subject, "recovery code")
+
+		// A double submit: the second post of the form, refused (its code
+		// spent by the first), sends the browser to the second-step page,
+		// which the first post's session reaches. That session has its
+		// second factor: the page goes on to callbackUrl rather than ask
+		// for another code, and a code posted anyway is not spent.
+		var winner *http.Client
+		for _, c := range browsers {
+			if len(e.session(c)) > 0 {
+				winner = c
+			}
+		}
+		home := e.origin + "/home"
+		res := e.get(winner, "/two-factor?"+url.Values{"callbackUrl": {home}, "error": {"TwoFactorInvalid"}}.Encode())
+		require.Equal(t, http.StatusFound, res.StatusCode, "no form for a session that has its second factor: %s", res.body)
+		require.Equal(t, home, res.location())
+		res = e.postCode(winner, codes[1])
+		require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+		require.Equal(t, home, res.json(t)["url"])
+		left, err := twofactorstore.New(e.app.Store()).UnusedRecoveryCodes(context.Background(), e.userID("ada@example.com"))
+		require.NoError(t, err)
+		require.Equal(t, 9, len(left), "the second code is not spent")
+		require.Equal(t, "pwd,recovery,mfa", e.amr(winner))
 	})
 }
 

@@ -66,9 +66,18 @@ func (s *Service) EnrolAndSignIn(ctx context.Context, b Browser, cookie, code st
 	return out, codes, err
 }
 
+// ErrSteppedUp is StepUp's answer for a session that has proved its
+// second factor already: no code is checked (none is spent), nothing
+// changes, and the caller goes on to where it was going. A double submit
+// of the step-up form, or of the second step whose first post signed the
+// browser in, spent a second recovery code otherwise.
+var ErrSteppedUp = errors.New("the session has its second factor already")
+
 // StepUp raises the browser's signed-in session to two factors with a
-// code (forward-auth's hosts that require it): a new session of the same
-// user replaces it, with the code's method added.
+// code (forward-auth's hosts that require it, the privileged changes): a
+// new session of the same user replaces it, with the code's method added.
+// A session that has its second factor (twofactor.ProvedSecondFactor) is
+// ErrSteppedUp, the code unchecked.
 func (s *Service) StepUp(ctx context.Context, b Browser, code string, remember bool) (*SignedIn, error) {
 	if s.SecondFactor == nil {
 		return nil, Fail(CodeTwoFactorExpired, errors.New("two-factor is off"))
@@ -79,6 +88,9 @@ func (s *Service) StepUp(ctx context.Context, b Browser, code string, remember b
 	}
 	if uid == "" {
 		return nil, Fail(CodeTwoFactorExpired, errors.New("step-up without a session"))
+	}
+	if twofactor.ProvedSecondFactor(methods) {
+		return nil, ErrSteppedUp
 	}
 	used, err := s.SecondFactor.CheckCode(ctx, uid, code)
 	if err != nil {

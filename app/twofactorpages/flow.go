@@ -30,8 +30,10 @@ func (f Flow) SignIn(c echo.Context, rq *web.Request, _ config.Provider) error {
 }
 
 // Callback takes the code: the browser's pending second step is finished
-// with it, or, without one, the signed-in session is stepped up. A GET has
-// no code to take: it goes to the page.
+// with it, or, without one, the signed-in session is stepped up; a session
+// that has its second factor already goes on to callbackUrl, the code
+// unchecked (signin.ErrSteppedUp). A GET has no code to take: it goes to
+// the page.
 func (f Flow) Callback(c echo.Context, rq *web.Request, _ config.Provider) error {
 	h := f.h
 	if c.Request().Method != http.MethodPost {
@@ -45,6 +47,10 @@ func (f Flow) Callback(c echo.Context, rq *web.Request, _ config.Provider) error
 		out, err = h.core.SecondStep(ctx, h.browser(c), cookie, code, remember)
 	} else {
 		out, err = h.core.StepUp(ctx, h.browser(c), code, remember)
+	}
+	if errors.Is(err, signin.ErrSteppedUp) {
+		h.log.Info("step-up of a session that has its second factor: nothing to do, no code checked", "request_id", web.RequestID(c))
+		return h.kit.SendRedirect(c, rq, rq.CallbackURL)
 	}
 	if err != nil {
 		return h.refused(c, rq, err)

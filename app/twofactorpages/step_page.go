@@ -24,7 +24,10 @@ var stepMessages = map[string]string{
 // second step; or, for a signed-in browser without one, the step-up form
 // (forward-auth's hosts that require two factors send it here). A pending
 // enrolment goes to the setup page; a browser with neither starts over
-// at the sign-in page.
+// at the sign-in page. A session that has proved its second factor
+// already goes on to callbackUrl: there is nothing to step up, and the
+// form would have it spend another code (a double submit's second post,
+// refused because the first spent its code, lands here signed in).
 func (h *Handler) getStep(c echo.Context, rq *web.Request) error {
 	ctx := c.Request().Context()
 	stepUp := false
@@ -34,12 +37,15 @@ func (h *Handler) getStep(c echo.Context, rq *web.Request) error {
 		return h.kit.SendRedirect(c, rq, h.pageURL(c, rq, settingsPage, ""))
 	case err == nil:
 	case errors.Is(err, twofactor.ErrNoStep):
-		uid, err := h.browser(c).SignedInUser(ctx)
+		uid, methods, err := h.browser(c).SignedInMethods(ctx)
 		if err != nil {
 			return web.TryLater("read the signed-in user", err)
 		}
 		if uid == "" {
 			return h.kit.SendRedirect(c, rq, h.pageURL(c, rq, "/signin", string(signin.CodeTwoFactorExpired)))
+		}
+		if twofactor.ProvedSecondFactor(methods) {
+			return h.kit.SendRedirect(c, rq, rq.CallbackURL)
 		}
 		status, err := h.rules.StatusOf(ctx, uid)
 		if err != nil {
