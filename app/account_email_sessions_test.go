@@ -55,3 +55,30 @@ func TestEmailChangeReachesEverySession(t *testing.T) {
 		})
 	}
 }
+
+// An address change into two_factor.required_for is no way around it: the
+// policy asks a user it requires to enrol before any session, so the
+// change, once confirmed, ends every session of a user without two-factor
+// (the confirming browser's too), and the next sign-in is the enrolment.
+// Before, the sessions went on under the new address with one factor, and
+// forward-auth's rules for that domain admitted them.
+func TestEmailChangeIntoTheTwoFactorPolicyEnrolsFirst(t *testing.T) {
+	e := startPasswords(t, envOpts{config: twoFactorConfig(func(c *config.Config) {
+		c.TwoFactor.Mode = config.TwoFactorRequired
+		c.TwoFactor.RequiredFor = []string{"corp.example"}
+	})})
+	e.addPasswordUser("ada@example.com", goodPassword, true)
+	c, other := e.browser(), e.browser()
+	require.Equal(t, http.StatusOK, e.passwordSignIn(c, "ada@example.com", goodPassword).StatusCode)
+	require.Equal(t, http.StatusOK, e.passwordSignIn(other, "ada@example.com", goodPassword).StatusCode)
+
+	n := e.mailCount()
+	res := e.apiPost(c, "/change-email", "email", "ada@corp.example")
+	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+	link, _ := e.flowLink(n+1, "/account/email/confirm")
+	res = e.post(c, "/account/email/confirm", url.Values{"csrfToken": {e.csrf(c)}, "token": {linkQuery(t, link).Get("token")}, "json": {"true"}})
+	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
+	require.Empty(t, e.session(c), "the confirming browser signs in again")
+	require.Empty(t, e.session(other), "and so does every other")
+	e.requireHeld(c, e.passwordSignIn(c, "ada@corp.example", goodPassword), "TwoFactorSetupRequired")
+}

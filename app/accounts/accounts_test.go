@@ -335,6 +335,8 @@ func (f secondFactor) NeedsSecondFactor(_ context.Context, _ string, methods []s
 	return f.need && !slices.Contains(methods, "mfa"), f.err
 }
 
+func (f secondFactor) MustEnrol(context.Context, string, *string) (bool, error) { return false, f.err }
+
 // TestRemovingAPasskeyIsPrivileged: removing a passkey needs a recent
 // sign-in and, once two-factor is in force, a session that used it, as
 // adding one does; a refusal (ErrReauth) or a failure to read two-factor

@@ -129,6 +129,9 @@ type SignedIn struct {
 // a privileged change (*twofactor.Service).
 type SecondFactor interface {
 	NeedsSecondFactor(ctx context.Context, userID string, methods []string) (bool, error)
+	// MustEnrol reports whether the policy requires two-factor of the
+	// user at addr and none is in force (an address change into it).
+	MustEnrol(ctx context.Context, userID string, addr *string) (bool, error)
 }
 
 // Privileged is ErrReauth unless who may make a change that could hand

@@ -124,6 +124,7 @@ func (s *Service) ApplyEmailChange(ctx context.Context, b AddressBrowser, token 
 	}
 	s.Log.Info("e-mail address changed", "user", uid, "to", email.Mask(addr))
 	s.sessionsFollow(ctx, b, uid, addr)
+	s.enrolFirst(ctx, uid, addr)
 	if old != "" && s.Mail != nil {
 		s.notify(ctx, old, "e-mail address changed, but the notice to the old address failed",
 			func(ctx context.Context) error { return s.Mail.EmailChanged(ctx, old, addr) }, "user", uid)
@@ -156,5 +157,30 @@ func (s *Service) sessionsFollow(ctx context.Context, b AddressBrowser, userID, 
 	if n > 0 {
 		s.Log.Info("sessions naming the old address ended", "user", userID, "ended", n)
 		s.reloadRevocations(ctx)
+	}
+}
+
+// enrolFirst ends every session of a user whose new address the
+// two-factor policy requires it of while none is in force (the confirming
+// browser's too): the policy holds a required user's sign-in for the
+// enrolment before any session, and a change into required_for must not
+// let the sessions begun before it go on with one factor. The next
+// sign-in is the enrolment. A failure is logged; the change stands.
+func (s *Service) enrolFirst(ctx context.Context, userID, addr string) {
+	if s.SecondFactor == nil {
+		return
+	}
+	ctx, cancel := finish.Detached(ctx)
+	defer cancel()
+	must, err := s.SecondFactor.MustEnrol(ctx, userID, &addr)
+	if err == nil && must {
+		_, err = s.revokeSessions(ctx, userID)
+	}
+	if err != nil {
+		s.Log.ErrorContext(ctx, "e-mail address changed into the two-factor policy, but the sessions were not ended", "user", userID, "err", err)
+		return
+	}
+	if must {
+		s.Log.Info("e-mail address changed into the two-factor policy: sessions ended, enrolment at the next sign-in", "user", userID)
 	}
 }

@@ -63,13 +63,11 @@ func (s *Service) SignOutEverywhere(ctx context.Context, b Browser, removeLinked
 		s.Log.Warn("sign-out everywhere: the session could not be read", "err", err)
 	}
 	if uid != "" {
-		at := s.Now()
-		n, err := s.Store.RevokeSessions(ctx, uid, at)
+		n, err := s.revokeSessions(ctx, uid)
 		if err != nil {
-			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: revoke sessions: %w", err)
+			return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: %w", err)
 		}
 		s.Log.Info("signed out everywhere: sessions revoked", "user", uid, "database_sessions", n)
-		s.sessionsEnded(ctx, at)
 	}
 	if err := b.EndSession(ctx); err != nil {
 		return signin.Failf(signin.CodeConfiguration, "sign-out everywhere: %w", err)
@@ -96,4 +94,17 @@ func (s *Service) unlinkOnSignOut(ctx context.Context, b Browser) error {
 		return fmt.Errorf("user %s: %w", u.ID, err)
 	}
 	return nil
+}
+
+// revokeSessions ends every session of the user signed in until now, in
+// both strategies (as `latchkey sessions revoke --user`), and returns
+// once the revocation's second is over; n is the database sessions ended.
+func (s *Service) revokeSessions(ctx context.Context, userID string) (int64, error) {
+	at := s.Now()
+	n, err := s.Store.RevokeSessions(ctx, userID, at)
+	if err != nil {
+		return 0, fmt.Errorf("revoke sessions: %w", err)
+	}
+	s.sessionsEnded(ctx, at)
+	return n, nil
 }

@@ -20,12 +20,27 @@ func (s *Service) NeedsSecondFactor(ctx context.Context, userID string, methods 
 	if !s.Policy.On() || ProvedSecondFactor(methods) {
 		return false, nil
 	}
-	_, err := s.inForce(ctx, userID)
-	switch {
-	case errors.Is(err, ErrNotOn):
+	return s.on(ctx, userID)
+}
+
+// MustEnrol reports whether the policy requires two-factor of a user with
+// address addr while none is in force for them: such a user may have no
+// session (the gate holds every sign-in for the enrolment). An address
+// change into required_for asks it, since it makes a user required after
+// their sessions began.
+func (s *Service) MustEnrol(ctx context.Context, userID string, addr *string) (bool, error) {
+	if !s.Policy.Requires(addr) {
 		return false, nil
-	case err != nil:
-		return false, err
 	}
-	return true, nil
+	on, err := s.on(ctx, userID)
+	return !on && err == nil, err
+}
+
+// on reports whether the user has two-factor in force.
+func (s *Service) on(ctx context.Context, userID string) (bool, error) {
+	_, err := s.inForce(ctx, userID)
+	if errors.Is(err, ErrNotOn) {
+		return false, nil
+	}
+	return err == nil, err
 }

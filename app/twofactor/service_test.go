@@ -569,3 +569,21 @@ func TestRememberedBrowserIsNoProofForPrivilegedChanges(t *testing.T) {
 		t.Error("a user without two-factor needs nothing more")
 	}
 }
+
+// MustEnrol: an address the policy requires, of a user without two-factor
+// in force (an address change into required_for ends their sessions).
+func TestMustEnrol(t *testing.T) {
+	ctx, c := context.Background(), startClock()
+	s := newService(t, newMemStore(), required(Policy{RequiredFor: []string{"corp.test"}}), c)
+	enrolled(t, s, c, "on")
+	corp, other := "x@corp.test", "x@else.test"
+	for _, tc := range []struct {
+		uid  string
+		addr *string
+		want bool
+	}{{"u1", &corp, true}, {"u1", &other, false}, {"u1", nil, false}, {"on", &corp, false}} {
+		if got, err := s.MustEnrol(ctx, tc.uid, tc.addr); err != nil || got != tc.want {
+			t.Errorf("MustEnrol(%s, %v) = %v, %v; want %v", tc.uid, tc.addr, got, err, tc.want)
+		}
+	}
+}
