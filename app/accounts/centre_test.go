@@ -290,7 +290,7 @@ func TestAccountChangesArePrivileged(t *testing.T) {
 func TestTakingTheAccountBackEndsEmailChanges(t *testing.T) {
 	for name, takeBack := range map[string]func(t *testing.T, w *world, u *models.User) error{
 		"sign out everywhere": func(_ *testing.T, w *world, u *models.User) error {
-			return w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, false)
+			return w.rules.SignOutEverywhere(ctx, &everywhere{user: u.ID}, false, accounts.SignedIn{})
 		},
 		"password change": func(t *testing.T, w *world, u *models.User) error {
 			hash, err := w.rules.Hasher.Hash(goodPassword)
