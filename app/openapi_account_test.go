@@ -31,7 +31,8 @@ var accountOps = []string{
 // account drives the account page and its JSON API on an instance of its
 // own (an OIDC provider, e-mail with low limits, a settable clock; then
 // one with account.self_delete off) through every answer the document
-// lists for them. Its checker's findings join a.v's.
+// lists for them. Its checker's findings join a.v's. TestOpenAPIMatchesRealResponses
+// runs it in each session strategy and cookie style.
 func (a apiDriver) account() {
 	t := a.e.t
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
@@ -57,21 +58,6 @@ func (a apiDriver) account() {
 	require.Equal(t, "kept@example.com", userEmail(off.session(c)), "nothing changed")
 
 	d.v.requireCovered(t, accountOps)
-}
-
-// TestOpenAPIMatchesAccountResponses is account on its own, in both
-// session strategies and both cookie styles.
-func TestOpenAPIMatchesAccountResponses(t *testing.T) {
-	for _, tc := range []struct{ strategy, style string }{
-		{config.StrategyDatabase, config.StyleNextAuth},
-		{config.StrategyJWT, config.StyleAuthJS},
-	} {
-		t.Run(tc.strategy+"-"+tc.style, func(t *testing.T) {
-			e := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) { c.Cookies.Style = tc.style }})
-			v := newAPIChecker(t, loadOpenAPI(t, []byte(e.get(e.browser(), "/openapi.json").body)), e.srv.URL)
-			apiDriver{e: e, v: v}.account()
-		})
-	}
 }
 
 // hasUser reports whether a user has the address.

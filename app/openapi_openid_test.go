@@ -88,27 +88,14 @@ func openIDOps(doc *openapi3.T) []string {
 // openID drives the provider's routes on an instance of its own
 // (startOP) through every answer the document lists for them, the
 // failures of a closed database last. Its checker's findings join a.v's.
+// TestOpenAPIMatchesRealResponses runs it in each session strategy and
+// cookie style.
 func (a apiDriver) openID() {
 	style := func(c *config.Config) { c.Cookies.Style = a.e.cfg.Cookies.Style }
 	oe := startOP(a.e.t, backend{name: a.e.cfg.Session.Strategy, strategy: a.e.cfg.Session.Strategy}, style)
 	d := a.checkedOn(oe)
 	d.openIDAnswers()
 	d.v.requireCovered(a.e.t, openIDOps(d.v.doc))
-}
-
-// TestOpenAPIMatchesOpenIDResponses is openID on its own, in both session
-// strategies and both cookie styles.
-func TestOpenAPIMatchesOpenIDResponses(t *testing.T) {
-	for _, tc := range []struct{ strategy, style string }{
-		{config.StrategyDatabase, config.StyleNextAuth},
-		{config.StrategyJWT, config.StyleAuthJS},
-	} {
-		t.Run(tc.strategy+"-"+tc.style, func(t *testing.T) {
-			e := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) { c.Cookies.Style = tc.style }})
-			v := newAPIChecker(t, loadOpenAPI(t, []byte(e.get(e.browser(), "/openapi.json").body)), e.srv.URL)
-			apiDriver{e: e, v: v}.openID()
-		})
-	}
 }
 
 func (a apiDriver) openIDAnswers() {

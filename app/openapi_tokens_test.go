@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"net/http"
-	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +16,8 @@ var tokenOps = []string{"GET /token/{provider}"}
 // tokens drives GET /token/:provider on an instance of its own (an OIDC
 // provider with store_tokens on a refresh-rotating IdP, a settable clock)
 // through every answer the document lists, and GET /session's error.
+// TestOpenAPIMatchesRealResponses runs it in each session strategy and
+// cookie style.
 func (a apiDriver) tokens() {
 	t := a.e.t
 	idp := refreshidp.New(time.Hour)
@@ -59,19 +60,4 @@ func (a apiDriver) tokens() {
 	require.NotEmpty(t, r.Header.Get("Retry-After"))
 
 	d.v.requireCovered(t, tokenOps)
-}
-
-// TestOpenAPIMatchesTokenResponses is tokens on its own, in both session
-// strategies and both cookie styles.
-func TestOpenAPIMatchesTokenResponses(t *testing.T) {
-	for _, tc := range []struct{ strategy, style string }{
-		{config.StrategyDatabase, config.StyleNextAuth},
-		{config.StrategyJWT, config.StyleAuthJS},
-	} {
-		t.Run(tc.strategy+"-"+tc.style, func(t *testing.T) {
-			e := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) { c.Cookies.Style = tc.style }})
-			v := newAPIChecker(t, loadOpenAPI(t, []byte(e.get(e.browser(), "/openapi.json").body)), e.srv.URL)
-			apiDriver{e: e, v: v}.tokens()
-		})
-	}
 }

@@ -75,27 +75,14 @@ func twoFactorOps(doc *openapi3.T) []string {
 // (two_factor.mode optional, a credentials provider) through every answer
 // the document lists for them, the held first factor included, the
 // failures of a closed database last. Its checker's findings join a.v's.
+// TestOpenAPIMatchesRealResponses runs it in each session strategy and
+// cookie style.
 func (a apiDriver) twoFactor() {
 	style := func(c *config.Config) { c.Cookies.Style = a.e.cfg.Cookies.Style }
 	te := startTwoFactor(a.e.t, backend{name: a.e.cfg.Session.Strategy, strategy: a.e.cfg.Session.Strategy}, style)
 	d := a.checkedOn(te)
 	d.twoFactorAnswers()
 	d.v.requireCovered(a.e.t, twoFactorOps(d.v.doc))
-}
-
-// TestOpenAPIMatchesTwoFactorResponses is twoFactor on its own, in both
-// session strategies and both cookie styles.
-func TestOpenAPIMatchesTwoFactorResponses(t *testing.T) {
-	for _, tc := range []struct{ strategy, style string }{
-		{config.StrategyDatabase, config.StyleNextAuth},
-		{config.StrategyJWT, config.StyleAuthJS},
-	} {
-		t.Run(tc.strategy+"-"+tc.style, func(t *testing.T) {
-			e := startEnv(t, envOpts{ownURL: true, strategy: tc.strategy, config: func(c *config.Config) { c.Cookies.Style = tc.style }})
-			v := newAPIChecker(t, loadOpenAPI(t, []byte(e.get(e.browser(), "/openapi.json").body)), e.srv.URL)
-			apiDriver{e: e, v: v}.twoFactor()
-		})
-	}
 }
 
 func (a apiDriver) twoFactorAnswers() {
