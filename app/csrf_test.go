@@ -96,9 +96,12 @@ func TestCSRFInvalidCookieReplaced(t *testing.T) {
 		"bad percent":        other + "%7" + csrfHash(other, testSecret),
 		"trailing junk":      other + "%7C" + csrfHash(other, testSecret) + "x",
 	}
+	// One instance for every case: GET /csrf keeps nothing on the server,
+	// and each case sends its own cookie header.
+	shared := startEnv(t, envOpts{})
 	for name, value := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := startEnv(t, envOpts{})
+			e := shared.in(t)
 			cookie := ""
 			if value != "" {
 				cookie = "next-auth.csrf-token=" + value
@@ -116,7 +119,7 @@ func TestCSRFInvalidCookieReplaced(t *testing.T) {
 	}
 
 	t.Run("valid cookie from another computation is accepted", func(t *testing.T) {
-		e := startEnv(t, envOpts{})
+		e := shared.in(t)
 		res := e.rawDo(http.MethodGet, "/csrf", "next-auth.csrf-token="+other+"%7C"+csrfHash(other, testSecret), nil)
 		_, reissued := findCookie(res.Header, "next-auth.csrf-token")
 		require.False(t, reissued)
@@ -215,10 +218,14 @@ func TestCSRFEveryPost(t *testing.T) {
 			return tok + "|" + csrfHash(tok, testSecret), true
 		}},
 	}
+	// One instance for every case, each with a fresh browser: the counts
+	// before and after each case show that its refused POST wrote nothing.
+	shared := startEnv(t, envOpts{})
 	for _, tg := range targets {
 		for _, tc := range tokens {
 			t.Run(tg.path+"/"+tc.name, func(t *testing.T) {
-				e := startEnv(t, envOpts{})
+				e := shared.in(t)
+				e.client = e.browser()
 				formTok, withCookie := tc.token(e)
 				if !withCookie {
 					e.client.Jar = nil
