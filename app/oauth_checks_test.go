@@ -96,9 +96,13 @@ func TestOAuthCallbackChecksFailClosed(t *testing.T) {
 			return cb
 		}, "OAuthCallback"},
 	}
+	// One instance, each case in a fresh browser: every case must create
+	// nothing, so the database stays empty for the next.
+	shared := startOIDC(t, nil, nil)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := startOIDC(t, nil, nil)
+			e := shared.in(t)
+			e.client = e.following(e.browser())
 			s := steps{e, e.client}
 			cb := tc.tamper(s, s.toCallback(s.toIdP()))
 			e.requireError(s.get(cb.String()), tc.code)
@@ -151,6 +155,8 @@ func TestOAuthWrongVerifierAndNonce(t *testing.T) {
 // without its verifier, but latchkey must not depend on the IdP enforcing
 // PKCE.
 func TestOAuthMissingCheckCookieStopsBeforeIdP(t *testing.T) {
+	// One instance, each case in a fresh browser (none creates anything).
+	shared, tap := startTapped(t, envOpts{})
 	for _, tc := range []struct {
 		name  string
 		alter func(s steps, p checkPayload)
@@ -167,12 +173,14 @@ func TestOAuthMissingCheckCookieStopsBeforeIdP(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, tap := startTapped(t, envOpts{})
+			e := shared.in(t)
+			e.client = e.following(e.browser())
+			requests := tap.requests()
 			s := steps{e, e.client}
 			cb, p := s.sealedAttempt(testSecret, checkPayload{})
 			tc.alter(s, p)
 			e.requireError(s.get(cb.String()), "OAuthCallback")
-			require.Zero(t, tap.requests(), "no token request may reach the IdP")
+			require.Equal(t, requests, tap.requests(), "no token request may reach the IdP")
 			requireNothingCreated(t, e)
 		})
 	}

@@ -193,17 +193,23 @@ func TestOAuthForgedIDToken(t *testing.T) {
 		}},
 		{"azp another client", false, func(_ *env, c map[string]any) { c["azp"] = "other-client" }},
 	}
+	// The refusals share one instance, each case in a fresh browser: as
+	// every one of them must create nothing, the database stays empty for
+	// the next.
+	shared, tap := startTapped(t, envOpts{})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e, tap := startTapped(t, envOpts{})
+			e := shared.in(t)
+			e.client = e.following(e.browser())
 			var key *rsa.PrivateKey
 			if tc.foreign {
 				key = foreign
 			}
 			tap.set(e, key, func(c map[string]any) { tc.claims(e, c) })
+			issued := tap.issued()
 			s := steps{e, e.client}
 			e.requireError(s.get(s.toCallback(s.toIdP()).String()), "OAuthCallback")
-			require.Equal(t, 1, tap.issued(), "the IdP issued tokens; latchkey refused the id_token")
+			require.Equal(t, issued+1, tap.issued(), "the IdP issued tokens; latchkey refused the id_token")
 			requireNothingCreated(t, e)
 			require.Equal(t, map[string]any{}, e.session(e.client))
 		})
