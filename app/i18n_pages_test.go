@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,10 +16,15 @@ import (
 	"github.com/latchkey-auth/latchkey/views"
 )
 
+// shippedLangs reads the shipped catalogue once per test binary: a read
+// parses every language's file (half a second under -race), and nothing
+// changes a catalogue once read.
+var shippedLangs = sync.OnceValues(func() (*i18n.Catalog, error) { return i18n.Load(views.Locales(), "", nil) })
+
 // langs is the shipped catalogue, to compare pages with.
 func langs(t *testing.T) *i18n.Catalog {
 	t.Helper()
-	c, err := i18n.Load(views.Locales(), "", nil)
+	c, err := shippedLangs()
 	require.NoError(t, err)
 	return c
 }
