@@ -95,6 +95,9 @@ func TestOAuthCheckCookiesExpire(t *testing.T) {
 // with a wrong one, next-auth's redirect to the sign-in page and no check
 // cookie or trip to the IdP.
 func TestOAuthSignInRequiresCSRF(t *testing.T) {
+	// One instance, each case in fresh browsers: none may reach the IdP or
+	// create anything, so the counts stay at zero for the next.
+	shared, tap := startTapped(t, envOpts{})
 	for _, tc := range []struct {
 		name string
 		form func(tok string) url.Values
@@ -106,7 +109,7 @@ func TestOAuthSignInRequiresCSRF(t *testing.T) {
 		{"another browser's csrfToken", func(string) url.Values { return nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, tap := startTapped(t, envOpts{})
+			e := shared.in(t)
 			c := noRedirects(e.browser())
 			form := tc.form(e.csrf(c))
 			if form == nil {
