@@ -279,6 +279,25 @@ func TestAccountDelete(t *testing.T) {
 	})
 }
 
+// A JWT without a sign-in time of its own (next-auth's encode, sharing the
+// secret during a migration) carries an iat that next-auth renews on every
+// re-encode: it proves no recent sign-in, before latchkey re-issues it or
+// after (auth_time taken from that iat), until the user signs in here.
+func TestAccountStepUpNextAuthToken(t *testing.T) {
+	e := startPasswords(t, envOpts{strategy: config.StrategyJWT})
+	u := e.addPasswordUser("ada@example.com", goodPassword, true)
+	c := e.browser()
+	e.setJarCookie(c, "next-auth.session-token", jwtCookie(t, map[string]any{"sub": u.ID, "email": "ada@example.com"}, e.clock.Now()))
+	for _, when := range []string{"as next-auth minted it", "re-issued by latchkey"} {
+		require.NotEmpty(t, e.session(c), when)
+		e.apiError(e.apiPost(c, "/delete-user", "confirm", "ada@example.com"), http.StatusForbidden, "SessionRequired")
+		e.apiError(e.apiPost(c, "/change-email", "email", "ada.new@example.com"), http.StatusForbidden, "SessionRequired")
+	}
+	e.passwordSignIn(c, "ada@example.com", goodPassword)
+	res := e.apiPost(c, "/delete-user", "confirm", "ada@example.com")
+	require.Equal(t, http.StatusOK, res.StatusCode, "a sign-in here proves it: %s", res.body)
+}
+
 // The page shows the user, the methods and the sessions, and its forms
 // come back to it with a notice.
 func TestAccountPage(t *testing.T) {

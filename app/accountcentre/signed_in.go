@@ -40,7 +40,7 @@ func (h *Handler) withUser(api bool, next userAction) web.Action {
 		var u *models.User
 		var who accounts.SignedIn
 		if s != nil {
-			who = accounts.SignedIn{UserID: s.User.ID, Since: s.SignedIn, Methods: s.Methods()}
+			who = accounts.SignedIn{UserID: s.User.ID, Since: s.Proven(), Methods: s.Methods()}
 			u, err = h.rules.SignedInUser(ctx, who.UserID)
 			switch {
 			case errors.Is(err, accounts.ErrSignedOut): // deleted while the session lives on

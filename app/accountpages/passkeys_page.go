@@ -100,7 +100,7 @@ func (h *Handler) postRemovePasskey(c echo.Context, rq *web.Request) error {
 	case s == nil:
 		return h.kit.ToSignIn(c, rq, passkeysPage)
 	}
-	who := accounts.SignedIn{UserID: s.User.ID, Since: s.SignedIn, Methods: s.Methods()}
+	who := accounts.SignedIn{UserID: s.User.ID, Since: s.Proven(), Methods: s.Methods()}
 	if err := h.rules.RemovePasskey(h.kit.MailContext(c, rq), who, rq.Form.Get("id")); err != nil { // the notice in the page's language
 		return h.passkeysFailed(c, rq, "remove a passkey", err)
 	}

@@ -293,7 +293,7 @@ func (h *Handler) signedInRecently(c echo.Context) (uid string, may mayAdd, err 
 	if err != nil || s == nil {
 		return "", notRecent, err
 	}
-	if h.now().Sub(s.SignedIn) > passkey.ReauthWindow {
+	if h.now().Sub(s.Proven()) > passkey.ReauthWindow {
 		return s.User.ID, notRecent, nil
 	}
 	if h.secondFactor != nil {

@@ -44,6 +44,7 @@ func (j *JWT) AddressChanged(ctx context.Context, w http.ResponseWriter, r *http
 	}
 	claims := maps.Clone(own.Claims)
 	claims["email"], claims[VerifiedEmailClaim] = addr, addr
+	markAssumed(claims, own)
 	if err := j.write(w, r, claims, own.SignedIn, own.Expires); err != nil {
 		return n, err
 	}

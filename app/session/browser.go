@@ -26,13 +26,15 @@ func (b Browser) SignedInUser(ctx context.Context) (string, error) {
 	return s.User.ID, nil
 }
 
-// SignedInSince is SignedInUser with the time of its sign-in.
+// SignedInSince is SignedInUser with the time of its sign-in as the
+// recent-sign-in checks read it (Session.Proven: zero for a token without
+// a sign-in time of its own).
 func (b Browser) SignedInSince(ctx context.Context) (string, time.Time, error) {
 	s, _, err := b.Sessions.Read(ctx, b.R)
 	if err != nil || s == nil {
 		return "", time.Time{}, err
 	}
-	return s.User.ID, s.SignedIn, nil
+	return s.User.ID, s.Proven(), nil
 }
 
 // SignedInMethods is SignedInUser with how that session signed in.

@@ -122,7 +122,7 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 	if err != nil {
 		return nil, true, fmt.Errorf("decode session token: %w", err)
 	}
-	signedIn, ok := signInTime(claims, now)
+	signedIn, assumed, ok := signInTime(claims, now)
 	if !ok || j.life.over(signedIn, now) {
 		return nil, true, nil
 	}
@@ -132,6 +132,7 @@ func (j *JWT) Read(_ context.Context, r *http.Request) (*Session, bool, error) {
 	}
 	s := &Session{
 		SignedIn: signedIn,
+		assumed:  assumed,
 		Claims:   claims,
 		payload:  payload,
 		shared:   shared,
@@ -232,22 +233,31 @@ func (j *JWT) plan(c map[string]any, signedIn, now time.Time, rotated bool) (tim
 // the token with its own encode.
 const authTime = "auth_time"
 
+// AssumedSignInClaim marks a token whose auth_time latchkey took from the
+// iat of a token without one: the next re-encode by a next-auth app keeps
+// it, and the session stays unproven (Session.Proven) until a real sign-in.
+const AssumedSignInClaim = "auth_time_assumed"
+
 // signInTime reads auth_time; a token without one (minted by next-auth's
 // encode, or by latchkey before the absolute lifetime existed) counts from
 // its iat, the latest sign-in it can have had, and gets auth_time at its
-// next re-encode. A token with neither, or whose sign-in lies in the future
-// (beyond the 15 s clock tolerance the decoders allow), has no usable bound
-// and is refused.
-func signInTime(c map[string]any, now time.Time) (time.Time, bool) {
+// next re-encode, marked AssumedSignInClaim. assumed reports either: a
+// sign-in time that bounds the lifetime but proves no recent sign-in. A
+// token with neither, or whose sign-in lies in the future (beyond the 15 s
+// clock tolerance the decoders allow), has no usable bound and is refused.
+func signInTime(c map[string]any, now time.Time) (t time.Time, assumed, ok bool) {
 	k := authTime
-	if _, ok := c[k]; !ok {
-		k = "iat"
+	if _, has := c[k]; !has {
+		k, assumed = "iat", true
 	}
-	v, ok := c[k].(float64)
-	if !ok || math.IsNaN(v) || v < 0 || v > float64(now.Unix()+clockTolerance) {
-		return time.Time{}, false
+	v, isNum := c[k].(float64)
+	if !isNum || math.IsNaN(v) || v < 0 || v > float64(now.Unix()+clockTolerance) {
+		return time.Time{}, false, false
 	}
-	return time.Unix(int64(v), 0), true
+	if mark, _ := c[AssumedSignInClaim].(bool); mark {
+		assumed = true
+	}
+	return time.Unix(int64(v), 0), assumed, true
 }
 
 // clockTolerance is the decoders' allowance for clocks that disagree.
@@ -275,7 +285,16 @@ func (j *JWT) Refresh(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	if s.shared { // write stamps auth_time into them
 		claims = maps.Clone(claims)
 	}
+	markAssumed(claims, s)
 	return j.write(w, r, claims, s.SignedIn, s.Expires)
+}
+
+// markAssumed keeps, in the claims of s about to be re-encoded, that its
+// sign-in time is assumed (AssumedSignInClaim).
+func markAssumed(claims map[string]any, s *Session) {
+	if s.assumed && claims[AssumedSignInClaim] != true {
+		claims[AssumedSignInClaim] = true
+	}
 }
 
 // seen records, when the token is re-issued (at most once per

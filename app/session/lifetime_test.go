@@ -39,6 +39,7 @@ func TestJWTCarriesSignInTime(t *testing.T) {
 	require.EqualValues(t, start.Unix(), claims["auth_time"])
 	require.EqualValues(t, start.Unix(), claims["iat"])
 	require.EqualValues(t, start.Add(maxAge).Unix(), claims["exp"])
+	require.NotContains(t, claims, session.AssumedSignInClaim)
 
 	h.clock.Add(25*24*time.Hour + 1500*time.Millisecond)
 	s, _ := read(t, h, b)
@@ -67,10 +68,15 @@ func TestJWTWithoutAuthTime(t *testing.T) {
 	s, _ := read(t, h, b)
 	require.NotNil(t, s)
 	require.True(t, minted.Equal(s.SignedIn), "counts from iat: %v", s.SignedIn)
+	require.True(t, s.Proven().IsZero(), "iat proves no recent sign-in")
 	refresh(t, h, b, s)
 	claims, err := k.Decode(b[cookieName], h.clock.Now())
 	require.NoError(t, err)
 	require.EqualValues(t, minted.Unix(), claims["auth_time"])
+	require.Equal(t, true, claims[session.AssumedSignInClaim])
+	s, _ = read(t, h, b)
+	require.NotNil(t, s)
+	require.True(t, s.Proven().IsZero(), "nor the auth_time taken from it")
 
 	for name, authTime := range map[string]any{
 		"future":     h.clock.Now().Add(time.Hour).Unix(),

@@ -41,6 +41,11 @@ type Session struct {
 	// SignedIn is when the user signed in: the row's created_at (database)
 	// or the token's auth_time claim (jwt). Rolling never moves it.
 	SignedIn time.Time
+	// assumed: SignedIn is no sign-in time of the token's own but its iat
+	// (jwt: a token next-auth's encode minted, see signInTime), or one
+	// latchkey stamped from that iat (AssumedSignInClaim). Good enough to
+	// bound the absolute lifetime; no proof of a recent sign-in (Proven).
+	assumed bool
 	// Claims is the decoded token (jwt strategy only). A JWT hook may change
 	// it between Read and Refresh, which then re-encodes it.
 	Claims map[string]any
@@ -60,6 +65,19 @@ type Session struct {
 	// (both strategies): allocated with the Session instead of one by one, since GET
 	// /session reads a session on every page load.
 	userFields [3]string
+}
+
+// Proven is when the user last proved who they are, for the changes that
+// want a recent sign-in (step-up): SignedIn, or the zero time, which no
+// "signed in within minutes" check passes, for a token without a sign-in
+// time of its own. next-auth's encode sets iat to now on every re-encode,
+// so a stolen old token that a next-auth app refreshed (a shared secret
+// during a migration) would otherwise look signed in a moment ago.
+func (s *Session) Proven() time.Time {
+	if s.assumed {
+		return time.Time{}
+	}
+	return s.SignedIn
 }
 
 // Strategy stores sessions. Read never writes to the response; Refresh does

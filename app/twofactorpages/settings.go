@@ -237,7 +237,7 @@ func (h *Handler) signedIn(proven bool, next func(c echo.Context, rq *web.Reques
 		if err != nil {
 			return web.TryLater("read the signed-in user", err)
 		}
-		if s == nil || h.now().Sub(s.SignedIn) > h.reauth {
+		if s == nil || h.now().Sub(s.Proven()) > h.reauth {
 			return h.reauthFirst(c, rq)
 		}
 		u, err := h.accounts.SignedInUser(ctx, s.User.ID)
