@@ -198,7 +198,8 @@ func (s *Service) ClientName(ctx context.Context, id string) string {
 }
 
 // RevokeApp forgets the user's consent to the client and revokes its
-// tokens; false when there was none.
+// tokens; false, and nothing revoked, when there was none (a first-party
+// client's tokens: the user signs out of it, not revokes it).
 func (s *Service) RevokeApp(ctx context.Context, userID, clientID string) (bool, error) {
 	ok, err := s.store.DeleteConsent(ctx, userID, clientID, s.now())
 	if err != nil {

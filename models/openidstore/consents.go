@@ -90,8 +90,9 @@ func (s *Store) Consents(ctx context.Context, userID string) ([]Consent, error) 
 // user's tokens for the client and ends the user's requests to the client
 // whose code is not exchanged yet (endRequests: a code handed out, or
 // about to be, would otherwise still buy tokens), at now, in one
-// transaction; false when there was no consent. The tokens are revoked
-// either way: a first-party client's need none.
+// transaction; false when there was no consent, and then nothing changes:
+// the account page answers NotFound, which must not have revoked the tokens
+// of a first-party client (it needs no consent, and is not listed).
 func (s *Store) DeleteConsent(ctx context.Context, userID, clientID string, now time.Time) (bool, error) {
 	var ok bool
 	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -100,6 +101,9 @@ func (s *Store) DeleteConsent(ctx context.Context, userID, clientID string, now 
 			return r.Error
 		}
 		ok = r.RowsAffected == 1
+		if !ok {
+			return nil
+		}
 		_, err := revokeGrant(tx, now, userID, clientID)
 		return err
 	})
