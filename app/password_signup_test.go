@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,6 +12,7 @@ import (
 	"github.com/latchkey-auth/latchkey/app"
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email/smtptest"
+	"github.com/latchkey-auth/latchkey/app/signin"
 )
 
 // otherPassword is a second acceptable password (goodPassword is in
@@ -223,17 +225,37 @@ func TestPasswordSignUpPreHijacking(t *testing.T) {
 }
 
 // A sign-up the SignIn hook would refuse (here callbacks.allowed_email_domains)
-// is refused at once: no e-mail, nothing stored.
+// is refused at once: no e-mail, nothing stored. A hook tightened while a
+// link is pending refuses its confirmation too: no account, link unspent.
 func TestPasswordSignUpAsksTheSignInHook(t *testing.T) {
-	e := startPasswords(t, envOpts{config: func(c *config.Config) { c.Callbacks.AllowedEmailDomains = []string{"corp.example"} }})
+	var closed atomic.Bool
+	domains := config.Callbacks{AllowedEmailDomains: []string{"corp.example"}}
+	allowed := signin.DefaultHooks(domains).SignIn
+	hooks := &signin.Hooks{SignIn: func(ctx context.Context, in signin.SignInInput) (bool, string) {
+		if closed.Load() {
+			return false, ""
+		}
+		return allowed(ctx, in)
+	}}
+	e := startPasswords(t, envOpts{hooks: hooks, config: func(c *config.Config) { c.Callbacks = domains }})
 	res := e.form(e.browser(), "/signup", "email", "someone@elsewhere.example", "password", goodPassword)
 	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 	require.Contains(t, res.body, "cannot be used to sign up here")
 	require.Zero(t, e.tokens())
 	res = e.form(e.browser(), "/signup", "email", "someone@corp.example", "password", goodPassword)
 	require.Equal(t, http.StatusOK, res.StatusCode, res.body)
-	_, subject := e.flowLink(1, "/signup/verify")
+	link, subject := e.flowLink(1, "/signup/verify")
 	require.Contains(t, subject, "Confirm your account")
+
+	closed.Store(true)
+	token := linkQuery(t, link).Get("token")
+	res = e.form(e.browser(), "/signup/verify", "token", token, "password", goodPassword)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode, res.body)
+	require.Contains(t, res.body, "cannot be used to sign up here")
+	require.Zero(t, e.counts().Users)
+	closed.Store(false)
+	res = e.form(e.browser(), "/signup/verify", "token", token, "password", goodPassword)
+	require.Equal(t, http.StatusOK, res.StatusCode, "the link was not spent: %s", res.body)
 }
 
 // signup: false takes the sign-up pages away (not supported), keeps reset;

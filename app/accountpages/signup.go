@@ -104,6 +104,8 @@ func (h *Handler) postSignUpVerify(c echo.Context, rq *web.Request) error {
 		return h.signUpVerifyPage(http.StatusTooManyRequests, msgThrottled)(c, rq)
 	case errors.Is(err, accounts.ErrWrongPassword):
 		return h.signUpVerifyPage(http.StatusBadRequest, "SignUpWrongPassword")(c, rq)
+	case errors.Is(err, accounts.ErrHookRefused): // the rules changed since the link was sent
+		return h.signUpVerifyPage(http.StatusBadRequest, "SignUpRefused")(c, rq)
 	case errors.Is(err, accounts.ErrAccountExists):
 		return notice(http.StatusConflict, views.PasswordNotice{
 			Heading: "AlreadyAccountHeading",

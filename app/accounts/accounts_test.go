@@ -61,6 +61,21 @@ func TestSignUpRefusals(t *testing.T) {
 	require.Empty(t, w.mail.sent)
 	require.Empty(t, w.st.signUps)
 
+	// Rules tightened while a link is pending (its 24 h): the right
+	// password is refused, no user is made and the link stays unspent.
+	w = newWorld()
+	_, err = w.rules.StartSignUp(ctx, accounts.SignUpRequest{Email: "a@example.com", Password: goodPassword})
+	require.NoError(t, err)
+	token := w.mail.token(t)
+	w.rules.Hooks.SignIn = func(context.Context, signin.SignInInput) (bool, string) { return false, "" }
+	_, err = w.rules.CompleteSignUp(ctx, token, goodPassword, "192.0.2.1")
+	require.ErrorIs(t, err, accounts.ErrHookRefused)
+	require.Empty(t, w.st.users, "an account the rules refuse now")
+	require.Len(t, w.st.signUps, 1, "nothing spent")
+	w.rules.Hooks.SignIn = func(context.Context, signin.SignInInput) (bool, string) { return true, "" }
+	_, err = w.rules.CompleteSignUp(ctx, token, goodPassword, "192.0.2.1")
+	require.NoError(t, err)
+
 	// A failed delivery leaves no pending row.
 	w = newWorld()
 	w.mail.err = errBoom

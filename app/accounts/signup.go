@@ -42,14 +42,8 @@ func (s *Service) StartSignUp(ctx context.Context, in SignUpRequest) (string, er
 	if err := s.checkPolicy("sign-up", in.Password, addr); err != nil {
 		return addr, err
 	}
-	// The SignIn hook (callbacks.allowed_email_domains, or an operator's
-	// own) is asked first, about the address alone: an account it would
-	// never let in is not made. Its user is the stand-in of a new address
-	// whether or not one exists, so its answer tells nothing about that.
-	if allow, _ := s.Hooks.SignIn(ctx, signin.SignInInput{User: *signin.StandIn(addr), Provider: s.Provider,
-		Type: config.TypeCredentials, Email: addr, EmailVerified: true, VerificationRequest: true}); !allow {
-		s.Log.Info("sign-up refused by the SignIn hook")
-		return addr, ErrHookRefused
+	if err := s.signUpAllowed(ctx, "sign-up", addr); err != nil {
+		return addr, err
 	}
 	// An address with an account gets the e-mail that points its owner to
 	// a reset: for a verified one, the global budget does not apply.
@@ -67,6 +61,22 @@ func (s *Service) StartSignUp(ctx context.Context, in SignUpRequest) (string, er
 	// An unverified holder's address gets the sign-up link: the owner's
 	// proof wins (passwordstore.CompletePasswordSignUp).
 	return addr, s.sendSignUp(ctx, addr, hash, u != nil && u.EmailVerified != nil)
+}
+
+// signUpAllowed asks the SignIn hook (callbacks.allowed_email_domains, or
+// an operator's own) about a sign-up's address alone, ErrHookRefused when
+// it refuses: an account it would never let in is not made. Its user is
+// the stand-in of a new address whether or not one exists, so its answer
+// tells nothing about that. Asked when the sign-up starts and again when
+// it completes, as the rules may have been tightened during the link's
+// 24 h.
+func (s *Service) signUpAllowed(ctx context.Context, step, addr string) error {
+	if allow, _ := s.Hooks.SignIn(ctx, signin.SignInInput{User: *signin.StandIn(addr), Provider: s.Provider,
+		Type: config.TypeCredentials, Email: addr, EmailVerified: true, VerificationRequest: true}); !allow {
+		s.Log.Info(step + " refused by the SignIn hook")
+		return ErrHookRefused
+	}
+	return nil
 }
 
 // sendSignUp stores a pending sign-up and mails its link, or, when the
@@ -116,7 +126,8 @@ func (s *Service) PendingSignUp(ctx context.Context, token string) (*passwordsto
 // chosen at sign-up (ErrWrongPassword, ErrThrottled otherwise): the user,
 // verified, with that password, in one transaction that spends the link
 // and every other pending sign-up of the address. An address that got an
-// account meanwhile keeps it unchanged (ErrAccountExists).
+// account meanwhile keeps it unchanged (ErrAccountExists); one the SignIn
+// hook refuses now (signUpAllowed) spends nothing (ErrHookRefused).
 func (s *Service) CompleteSignUp(ctx context.Context, token, pw, clientIP string) (*models.User, error) {
 	p, err := s.PendingSignUp(ctx, token)
 	if err != nil {
@@ -125,6 +136,9 @@ func (s *Service) CompleteSignUp(ctx context.Context, token, pw, clientIP string
 	// No device cookie: the address has no account yet, so none of its
 	// entries is live (a deleted account's were revoked with it).
 	if _, err := s.checkPassword(ctx, "sign-up", p.Email, "", p.PasswordHash, pw, clientIP, ""); err != nil {
+		return nil, err
+	}
+	if err := s.signUpAllowed(ctx, "sign-up confirmation", p.Email); err != nil {
 		return nil, err
 	}
 	u, err := s.Flows.CompletePasswordSignUp(ctx, p.TokenHash, s.Now())
