@@ -136,13 +136,21 @@ type throttleKeys struct {
 // (email.ClientKey, email.NetworkKey). The failures count against the
 // address (what is guessed); the known mark is the user's, userID ("":
 // none), so that it ends with the user. Its tier is "user-known": the
-// marks of the "known" tier, which were the address's, count no more.
+// marks of the "known" tier, which were the address's, count no more. A
+// user without an address (the password page of one whose provider gave
+// none) is counted by user id in tiers of their own: the empty address
+// would be one bucket that every such user shares, where one user's wrong
+// passwords blocked all the others.
 func keysOf(addr, userID, clientIP string) throttleKeys {
 	c := email.ClientKey(clientIP)
+	pair, account, subject := "pair", "account", addr
+	if addr == "" && userID != "" {
+		pair, account, subject = "user-pair", "user-account", userID
+	}
 	k := throttleKeys{
-		pair:    throttleBucket("pair", addr, c),
+		pair:    throttleBucket(pair, subject, c),
 		client:  throttleBucket("client", c),
-		account: throttleBucket("account", addr),
+		account: throttleBucket(account, subject),
 	}
 	if userID != "" {
 		k.known = throttleBucket("user-known", userID, c)

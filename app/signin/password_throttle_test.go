@@ -45,6 +45,15 @@ func TestThrottleBucketsHideAddressesAndIPs(t *testing.T) {
 	require.Equal(t, k.network, keysOf("b@example.com", "u", "203.0.113.200").network)
 	require.NotEqual(t, k.network, keysOf("a@example.com", "u", "203.0.114.7").network)
 	require.Empty(t, keysOf("a@example.com", "u", "pipe").network, "no IP, no network")
+
+	// Users without an address (the password page of one signed up by a
+	// provider that gave none) are counted apart, by user id, not in one
+	// bucket of the empty address; never in an address's either.
+	x, y := keysOf("", "user-1", "203.0.113.7"), keysOf("", "user-2", "203.0.113.7")
+	require.NotEqual(t, x.account, y.account)
+	require.NotEqual(t, x.pair, y.pair)
+	require.NotEqual(t, x.account, keysOf("user-1", "", "203.0.113.7").account)
+	require.NotEqual(t, x.pair, keysOf("user-1", "", "203.0.113.7").pair)
 }
 
 // A client is known to a user while the mark of the user's sign-in from
