@@ -58,8 +58,10 @@ type PasswordLogin struct {
 // nothing), Argon2id and the verified-address rule (a failure of either
 // stays counted), then the SignIn hook, and the stored hash read again
 // (stillThePassword: a reset that committed meanwhile wins). On success
-// the session starts, and the hash is transparently replaced when its
-// parameters are not the current ones.
+// the session starts (or the second step is asked for), then, only then,
+// the throttle counts it a success (the client known to the user), and
+// the hash is transparently replaced when its parameters are not the
+// current ones.
 func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p CredentialsProvider, in PasswordLogin) (*SignedIn, error) {
 	now := s.Now()
 	addr, err := email.Normalize(in.Email)
@@ -133,6 +135,13 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 		return nil, err // else counted: the password it matched is no longer the account's
 	}
 	out := &SignedIn{User: user, Provider: p.ID, Methods: []string{twofactor.MethodPassword}}
+	if err := s.startSession(ctx, b, out); err != nil {
+		// The JWT hook refused (AccessDenied) or the session could not be
+		// stored: no sign-in, so the client is not made known nor the
+		// pair's count cleared; the password was right, so not a failure.
+		release()
+		return nil, err
+	}
 	if held != nil {
 		if err := held.Succeeded(ctx, now); err != nil {
 			s.Log.Warn("password throttle not reset after a sign-in", "provider", p.ID, "err", err)
@@ -143,9 +152,6 @@ func (s *Service) SignInWithPassword(ctx context.Context, b Browser, p Credentia
 		if out.PasswordDevice, out.PasswordDeviceExpires, err = held.DeviceCookie(user.ID, now); err != nil {
 			s.Log.Warn("no password device cookie after a sign-in", "provider", p.ID, "err", err)
 		}
-	}
-	if err := s.startSession(ctx, b, out); err != nil {
-		return nil, err
 	}
 	if rehash {
 		s.rehash(ctx, p, user.ID, hash, in.Password)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/latchkey-auth/latchkey/app/password"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
+	"github.com/latchkey-auth/latchkey/models/throttlestore"
 )
 
 // A password reset or change that commits while a sign-in checks the old
@@ -101,4 +103,64 @@ func (p *changingPasswords) ReplacePasswordHash(_ context.Context, _, old, hash 
 	}
 	p.hash = hash
 	return true, nil
+}
+
+// A right password that the JWT hook then refuses (AccessDenied) is no
+// sign-in: the throttle neither marks the client known to the user nor
+// clears the account-and-client count (it gets the attempt back only), and
+// the browser gets no device cookie.
+func TestPasswordRefusedByTheJWTHookIsNoSuccess(t *testing.T) {
+	h, err := password.New(password.Params{Memory: 64, Time: 1, Threads: 1, SaltLen: 16, KeyLen: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pw = "correct horse battery staple"
+	hash, err := h.Hash(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newStore()
+	u := st.addUser("a@example.com")
+	u.EmailVerified = &now
+	s := service(st)
+	s.JWTSessions = true
+	s.Hooks.JWT = func(map[string]any, signin.JWTInput) map[string]any { return nil }
+	th := &recordingThrottles{}
+	p := signin.CredentialsProvider{ID: "credentials", Hasher: h, Passwords: &changingPasswords{user: u, hash: hash, then: hash},
+		Throttle: signin.NewThrottle(th)}
+	b := &browser{}
+	out, err := s.SignInWithPassword(context.Background(), b, p, signin.PasswordLogin{Email: "a@example.com", Password: pw, ClientIP: "192.0.2.1"})
+	requireCode(t, err, signin.CodeAccessDenied)
+	if out != nil || len(b.started) != 0 {
+		t.Fatalf("a refused sign-in started a session or gave a device cookie")
+	}
+	if th.marked != 0 || th.cleared != 0 {
+		t.Fatalf("refused by the JWT hook, yet %d known marks and %d cleared counts", th.marked, th.cleared)
+	}
+}
+
+// recordingThrottles is an empty throttle store that counts the marks and
+// clears a success makes.
+type recordingThrottles struct{ marked, cleared int }
+
+func (*recordingThrottles) PasswordThrottles(context.Context, time.Time, ...string) (map[string]throttlestore.PasswordThrottle, error) {
+	return map[string]throttlestore.PasswordThrottle{}, nil
+}
+
+func (*recordingThrottles) RecordPasswordFailure(context.Context, time.Time, string, time.Duration) (int, error) {
+	return 1, nil
+}
+
+func (*recordingThrottles) ClaimPasswordBucket(context.Context, string, time.Time, time.Time) (bool, error) {
+	return true, nil
+}
+func (*recordingThrottles) ForgetPasswordFailure(context.Context, string) error { return nil }
+func (r *recordingThrottles) MarkPasswordBucket(context.Context, string, time.Time) error {
+	r.marked++
+	return nil
+}
+
+func (r *recordingThrottles) ClearPasswordThrottles(context.Context, ...string) error {
+	r.cleared++
+	return nil
 }
