@@ -290,7 +290,7 @@ func (s *Store) ChangePassword(ctx context.Context, userID, old, passwordHash st
 	var ended int64
 	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r := tx.Model(&models.Password{}).Where("user_id = ? AND hash = ?", userID, old).
-			Updates(map[string]any{"hash": passwordHash, "updated_at": models.DBTime(time.Now())})
+			Updates(map[string]any{"hash": passwordHash, "updated_at": models.DBTime(now)})
 		if r.Error != nil {
 			return r.Error
 		}

@@ -133,11 +133,15 @@ func TestPasswordResetAndChange(t *testing.T) {
 		_, err = s.ChangePassword(ctx, u.ID, "phc-stale", "phc-x", now)
 		require.ErrorIs(t, err, models.ErrConflict)
 		require.NoError(t, s.CreatePasswordReset(ctx, u.ID, "r-3", now.Add(time.Minute)))
-		_, err = s.ChangePassword(ctx, u.ID, "phc-new", "phc-newer", now)
+		changed := now.Add(48 * time.Hour) // the service's clock, not the host's
+		_, err = s.ChangePassword(ctx, u.ID, "phc-new", "phc-newer", changed)
 		require.NoError(t, err)
 		hash, err = m.PasswordHash(ctx, u.ID)
 		require.NoError(t, err)
 		require.Equal(t, "phc-newer", hash)
+		var row models.Password
+		require.NoError(t, m.DB().Where("user_id = ?", u.ID).Take(&row).Error)
+		require.WithinDuration(t, changed, row.UpdatedAt, time.Millisecond, "updated_at is the change's time")
 		_, err = s.PasswordResetByHash(ctx, "r-3", now)
 		require.ErrorIs(t, err, models.ErrNotFound, "a reset link mailed before the change dies with the old password")
 	})
