@@ -110,7 +110,7 @@ func (s *store) PasswordSignUpByHash(_ context.Context, tokenHash string, at tim
 // CompletePasswordSignUp: a verified holder keeps the address
 // (ErrConflict); an unverified one with a way to sign in loses it to a
 // new user (models.releaseUnproved).
-func (s *store) CompletePasswordSignUp(ctx context.Context, tokenHash string, at time.Time) (*models.User, error) {
+func (s *store) CompletePasswordSignUp(ctx context.Context, tokenHash string, at time.Time) (*passwordstore.SignedUp, error) {
 	p, err := s.PasswordSignUpByHash(ctx, tokenHash, at)
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (s *store) CompletePasswordSignUp(ctx context.Context, tokenHash string, at
 	}
 	u := s.addUser(p.Email, true)
 	s.passwords[u.ID] = p.PasswordHash
-	return u, nil
+	return &passwordstore.SignedUp{User: u}, nil
 }
 
 func (s *store) CreatePasswordReset(_ context.Context, userID, tokenHash string, _ time.Time) error {

@@ -55,8 +55,9 @@ type SignUps interface {
 	PasswordSignUpByHash(ctx context.Context, tokenHash string, now time.Time) (*passwordstore.PendingSignUp, error)
 	// CompletePasswordSignUp creates the verified user with the password
 	// and spends the address's pending sign-ups; an address with a
-	// verified user is models.ErrConflict.
-	CompletePasswordSignUp(ctx context.Context, tokenHash string, now time.Time) (*models.User, error)
+	// verified user is models.ErrConflict. An unverified user without a
+	// way to sign in is claimed instead, and its sessions end.
+	CompletePasswordSignUp(ctx context.Context, tokenHash string, now time.Time) (*passwordstore.SignedUp, error)
 }
 
 // Resets stores reset links (also the links that add a password).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/email"
+	"github.com/latchkey-auth/latchkey/app/finish"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/passwordstore"
@@ -141,7 +142,8 @@ func (s *Service) CompleteSignUp(ctx context.Context, token, pw, clientIP string
 	if err := s.signUpAllowed(ctx, "sign-up confirmation", p.Email); err != nil {
 		return nil, err
 	}
-	u, err := s.Flows.CompletePasswordSignUp(ctx, p.TokenHash, s.Now())
+	at := s.Now()
+	done, err := s.Flows.CompletePasswordSignUp(ctx, p.TokenHash, at)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		return nil, ErrDeadLink
@@ -151,6 +153,20 @@ func (s *Service) CompleteSignUp(ctx context.Context, token, pw, clientIP string
 	case err != nil:
 		return nil, fmt.Errorf("sign-up: %w", err)
 	}
-	s.Log.Info("signed up", "user", u.ID)
+	u := done.User
+	if !done.Claimed {
+		s.Log.Info("signed up", "user", u.ID)
+		return u, nil
+	}
+	// An unverified user without a way to sign in held the address: it is
+	// the owner's now, with the password, and what was signed into it
+	// before ends as after a reset (the store ended its sessions).
+	s.Log.Info("signed up: the address's unverified user is claimed", "user", u.ID, "database_sessions_ended", done.Ended)
+	ctx, cancel := finish.Detached(ctx)
+	defer cancel()
+	s.sessionsEnded(ctx, at) // returns once the revocation's second is over
+	if err := s.takeBack(ctx, u.ID); err != nil {
+		s.Log.Warn("signed up, but what the old sessions left stays", "user", u.ID, "err", err)
+	}
 	return u, nil
 }

@@ -114,10 +114,14 @@ func (s *Store) PasswordSignUpByHash(ctx context.Context, tokenHash string, now 
 // the owner gets a new user; one without any is claimed, verified, with
 // the password (see releaseUnproved). An address with a verified user is
 // models.ErrConflict and nothing changes: that user is not touched, the link
-// stays.
-func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, now time.Time) (*models.User, error) {
+// stays. A claimed user's sessions end as after a password reset
+// (endPasswordSessions): whoever signed into it before the owner proved
+// the address is no longer signed in once it has the owner's password.
+func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, now time.Time) (*SignedUp, error) {
 	now = models.DBTime(now)
 	var u *models.User
+	var claimed bool
+	var ended int64
 	err := s.db().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var pending PasswordSignUp
 		if err := tx.Where("token_hash = ?", tokenHash).Take(&pending).Error; err != nil {
@@ -139,20 +143,20 @@ func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, no
 		if _, err := models.ReleaseUnproved(tx, addr); err != nil {
 			return err
 		}
-		claimed, err := setUnverifiedVerified(tx, addr, now)
-		var ev events.Event
+		held, err := setUnverifiedVerified(tx, addr, now)
+		var evs []events.Event
 		switch {
 		case err != nil:
 			return err
-		case claimed != nil:
-			u = claimed
-			ev = events.Event{Type: events.UserUpdated, Data: events.UserChange{User: models.EventUser(u), Changes: []string{"email_verified"}}}
+		case held != nil:
+			u, claimed = held, true
+			evs = append(evs, events.Event{Type: events.UserUpdated, Data: events.UserChange{User: models.EventUser(u), Changes: []string{"email_verified"}}})
 		default:
 			u = &models.User{ID: models.NewID(), Email: &addr, EmailVerified: &now}
 			if err := tx.Create(u).Error; err != nil {
 				return models.Conflict(err)
 			}
-			ev = models.UserCreated(u, "credentials")
+			evs = append(evs, models.UserCreated(u, "credentials"))
 		}
 		if err := models.SetPasswordHashIn(tx, u.ID, pending.PasswordHash); err != nil {
 			return err
@@ -160,12 +164,27 @@ func (s *Store) CompletePasswordSignUp(ctx context.Context, tokenHash string, no
 		if err := tx.Where("identifier = ?", spent[0]).Delete(&models.VerificationToken{}).Error; err != nil {
 			return err
 		}
-		return s.store.Emit(tx, ev)
+		if claimed {
+			if ended, err = endPasswordSessions(tx, s.store.Dialect(), u.ID, now); err != nil {
+				return err
+			}
+			evs = append(evs, models.SessionsEnded(ctx, u.ID, events.ReasonPasswordReset))
+		}
+		return s.store.Emit(tx, evs...)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("complete sign-up: %w", err)
 	}
-	return u, nil
+	return &SignedUp{User: u, Claimed: claimed, Ended: ended}, nil
+}
+
+// SignedUp is a completed sign-up: its user, and whether that was an
+// unverified user already holding the address (Claimed), whose sessions
+// then ended (Ended database sessions deleted, its JWTs revoked).
+type SignedUp struct {
+	User    *models.User
+	Claimed bool
+	Ended   int64
 }
 
 // setUnverifiedVerified verifies the unverified user holding email (left

@@ -59,8 +59,10 @@ func TestPasswordSignUps(t *testing.T) {
 		_, err = s.CompletePasswordSignUp(ctx, "h-3", now)
 		require.ErrorIs(t, err, models.ErrNotFound, "expired")
 
-		u, err := s.CompletePasswordSignUp(ctx, "h-2", now)
+		done, err := s.CompletePasswordSignUp(ctx, "h-2", now)
 		require.NoError(t, err)
+		require.False(t, done.Claimed)
+		u := done.User
 		require.NotNil(t, u.EmailVerified)
 		hash, err := m.PasswordHash(ctx, u.ID)
 		require.NoError(t, err)
@@ -88,6 +90,19 @@ func TestPasswordSignUps(t *testing.T) {
 
 		require.NoError(t, s.DeletePasswordSignUp(ctx, "h-4"))
 		require.EqualValues(t, 0, storetest.Count(t, m, "password_signups"))
+
+		// An unverified user with no way to sign in is claimed: verified,
+		// with the password, and its sessions end as after a reset.
+		held := storetest.NewUser(t, m, "held@example.com")
+		require.NoError(t, m.CreateSession(ctx, models.NewSession{UserID: held.ID, TokenHash: "s-held", SignedIn: now.Add(-time.Minute), Expires: now.Add(time.Hour)}))
+		require.NoError(t, s.CreatePasswordSignUp(ctx, "held@example.com", "h-5", "phc-5", now.Add(time.Hour)))
+		done, err = s.CompletePasswordSignUp(ctx, "h-5", now)
+		require.NoError(t, err)
+		require.True(t, done.Claimed)
+		require.Equal(t, held.ID, done.User.ID)
+		require.EqualValues(t, 1, done.Ended)
+		require.Zero(t, storetest.Count(t, m, "sessions"), "the claimed user's database session ends")
+		require.GreaterOrEqual(t, notBefore(t, m, held.ID), now.Unix(), "and its JWT sessions are revoked")
 	})
 }
 
