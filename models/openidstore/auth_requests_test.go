@@ -171,6 +171,7 @@ func TestGrantEndEndsItsRequests(t *testing.T) {
 			_, err := s.AuthRequest(ctx, id, now)
 			return err == nil
 		}
+		u1 := newUser(t, s, "grant@example.com").ID // a consent needs a user row
 		for _, end := range []struct {
 			name string
 			f    func(user, client string) error
@@ -179,12 +180,15 @@ func TestGrantEndEndsItsRequests(t *testing.T) {
 			{"RevokeGrants", func(u, c string) error { _, err := s.RevokeGrants(ctx, u, c, now); return err }},
 		} {
 			p := end.name + "-"
-			request(p+"code", "u1", "a", true, false)
-			request(p+"done", "u1", "a", false, false)
-			request(p+"spent", "u1", "a", true, true)
-			request(p+"other-client", "u1", "b", true, false)
+			request(p+"code", u1, "a", true, false)
+			request(p+"done", u1, "a", false, false)
+			request(p+"spent", u1, "a", true, true)
+			request(p+"other-client", u1, "b", true, false)
 			request(p+"other-user", "u2", "a", true, false)
-			require.NoError(t, end.f("u1", "a"), end.name)
+			// The user had allowed the client (without a consent the
+			// account page's revoke answers NotFound and changes nothing).
+			require.NoError(t, s.SaveConsent(ctx, u1, "a", "openid", now))
+			require.NoError(t, end.f(u1, "a"), end.name)
 			require.False(t, alive(p+"code"), end.name)
 			require.False(t, alive(p+"done"), end.name)
 			require.True(t, alive(p+"spent"), "%s: an exchanged code is kept, to tell a reuse", end.name)
