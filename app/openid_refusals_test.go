@@ -102,6 +102,14 @@ func TestOpenIDCodeReuse(t *testing.T) {
 		require.NotEmpty(t, tok.RefreshToken)
 		require.Equal(t, http.StatusOK, r.userinfo(tok.AccessToken).StatusCode)
 
+		// The used code without tool's secret or verifier (another client,
+		// none) is refused and ends nothing.
+		_, _, err = e.relyingParty("app", rpSecret).exchange(code, a)
+		require.Error(t, err)
+		_, _, err = r.exchange(code, authorization{verifier: oauth2.GenerateVerifier()})
+		require.Error(t, err)
+		require.Equal(t, http.StatusOK, r.userinfo(tok.AccessToken).StatusCode, "a caller not the code's client revoked its tokens")
+
 		_, _, err = r.exchange(code, a)
 		requireGrantRefused(t, err)
 		res = r.userinfo(tok.AccessToken)
@@ -383,6 +391,15 @@ func TestOpenIDRefreshTokenReuse(t *testing.T) {
 		require.NoError(t, err, "a refresh answers a new ID token")
 		other, _ := r.signInFlow(c) // another family, untouched
 		require.Equal(t, http.StatusOK, r.userinfo(second.AccessToken).StatusCode)
+
+		// Someone holding the used token but not tool's secret — as
+		// another client, or none — is refused and ends nothing: only the
+		// token's own client (authenticated) proves a reuse.
+		for _, sender := range []*rp{e.relyingParty("app", rpSecret, offline...), e.relyingParty("tool", "wrong", offline...)} {
+			_, err = sender.refresh(first.RefreshToken)
+			require.Error(t, err)
+		}
+		require.Equal(t, http.StatusOK, r.userinfo(second.AccessToken).StatusCode, "a caller not the token's client revoked its family")
 
 		_, err = r.refresh(first.RefreshToken)
 		requireGrantRefused(t, err)

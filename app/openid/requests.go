@@ -11,7 +11,15 @@ import (
 
 // authRequest is a stored authorization request as the OP library reads
 // it (op.AuthRequest).
-type authRequest struct{ row *openidstore.AuthRequest }
+type authRequest struct {
+	row *openidstore.AuthRequest
+	// reused: the code was exchanged already. The library looks a code
+	// up before it authenticates the client and checks the verifier, so
+	// the reuse is acted on (revoked) only when the tokens are asked
+	// for, after those checks: someone holding a leaked code but not its
+	// client's secret or verifier cannot end the client's grant.
+	reused bool
+}
 
 func (a authRequest) GetID() string { return a.row.ID }
 
@@ -56,6 +64,12 @@ func (a authRequest) GetCodeChallenge() *oidc.CodeChallenge {
 type refreshRequest struct {
 	row    *openidstore.Token
 	scopes []string
+	// reused: the token was rotated already. The library compares the
+	// token's client with the authenticated one after the lookup, so the
+	// family is revoked only when the tokens are asked for, after that
+	// check: another client presenting a leaked token cannot end the
+	// grant (RFC 6749 §6: authenticate the client first).
+	reused bool
 }
 
 func (r *refreshRequest) GetAMR() []string            { return strings.Fields(r.row.AMR) }

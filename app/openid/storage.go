@@ -78,7 +78,7 @@ func (s *Service) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, 
 	if err := s.store.CreateAuthRequest(ctx, row); err != nil {
 		return nil, fmt.Errorf("store auth request: %w", err)
 	}
-	return authRequest{row}, nil
+	return authRequest{row: row}, nil
 }
 
 // The longest free-text values an authorization request may store: anyone
@@ -129,20 +129,21 @@ func (s *Service) AuthRequestByID(ctx context.Context, id string) (op.AuthReques
 	if err != nil {
 		return nil, notFound(err, "auth request")
 	}
-	return authRequest{row}, nil
+	return authRequest{row: row}, nil
 }
 
 // AuthRequestByCode finds the request a code was issued for. A code
 // already exchanged is a reuse (RFC 6749 §4.1.2: the code leaked, or is
-// replayed): every token its exchange led to is revoked.
+// replayed): every token its exchange led to is revoked — once the
+// library has authenticated the client, compared it with the code's and
+// checked the verifier (reusedCode).
 func (s *Service) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
 	row, err := s.store.AuthRequestByCode(ctx, hashToken(code), s.now())
 	if err != nil {
 		return nil, notFound(err, "code")
 	}
 	if row.ExchangedAt != nil {
-		s.codeReused(ctx, row.ID)
-		return nil, errors.New("code already used")
+		return authRequest{row: row, reused: true}, nil // revoked at issuance (reusedCode)
 	}
 	if row.UserID == nil || row.AuthTime == nil {
 		return nil, errors.New("code of an unfinished request") // SaveAuthCode follows completion: never
@@ -156,7 +157,7 @@ func (s *Service) AuthRequestByCode(ctx context.Context, code string) (op.AuthRe
 		// would otherwise still buy a valid ID token.
 		return nil, errors.New("the sign-in behind this code has ended")
 	}
-	return authRequest{row}, nil
+	return authRequest{row: row}, nil
 }
 
 func (s *Service) codeReused(ctx context.Context, id string) {

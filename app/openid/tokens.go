@@ -73,6 +73,9 @@ func (s *Service) exchangeCode(ctx context.Context, ar authRequest, access, refr
 
 // CreateAccessToken issues an access token (no refresh token asked).
 func (s *Service) CreateAccessToken(ctx context.Context, req op.TokenRequest) (string, time.Time, error) {
+	if err := s.reusedToken(ctx, req); err != nil {
+		return "", time.Time{}, err
+	}
 	g, err := grantOf(req)
 	if err != nil {
 		return "", time.Time{}, err
@@ -96,6 +99,9 @@ func (s *Service) CreateAccessToken(ctx context.Context, req op.TokenRequest) (s
 // being used — which must still be unused; if another request used it
 // first, this is a reuse and the family is revoked.
 func (s *Service) CreateAccessAndRefreshTokens(ctx context.Context, req op.TokenRequest, _ string) (string, string, time.Time, error) {
+	if err := s.reusedToken(ctx, req); err != nil {
+		return "", "", time.Time{}, err
+	}
 	g, err := grantOf(req)
 	if err != nil {
 		return "", "", time.Time{}, err
@@ -133,7 +139,8 @@ func (s *Service) CreateAccessAndRefreshTokens(ctx context.Context, req op.Token
 // TokenRequestByRefreshToken reads a refresh token for its use: unknown,
 // revoked, expired or of a user whose sessions were revoked since the
 // sign-in it continues — refused; already used — a reuse, which revokes
-// the family (the token was stolen, or the client raced itself).
+// the family (the token was stolen, or the client raced itself) once the
+// library has found the token the authenticated client's (reusedToken).
 func (s *Service) TokenRequestByRefreshToken(ctx context.Context, value string) (op.RefreshTokenRequest, error) {
 	row, err := s.store.RefreshToken(ctx, hashToken(value))
 	if err != nil {
@@ -146,8 +153,7 @@ func (s *Service) TokenRequestByRefreshToken(ctx context.Context, value string) 
 	case row.Kind != kindRefresh || row.RevokedAt != nil:
 		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token revoked")
 	case row.UsedAt != nil:
-		s.refreshReused(ctx, row)
-		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token already used")
+		return &refreshRequest{row: row, reused: true}, nil // revoked at issuance (reusedToken)
 	case !s.now().Before(row.Expires):
 		return nil, oidc.ErrInvalidGrant().WithDescription("refresh token expired")
 	}
@@ -155,6 +161,28 @@ func (s *Service) TokenRequestByRefreshToken(ctx context.Context, value string) 
 		return nil, err
 	}
 	return &refreshRequest{row: row, scopes: strings.Fields(row.Scopes)}, nil
+}
+
+// reusedToken acts on a reused code or refresh token, which the lookups
+// let through: the library asks for tokens only after it authenticated
+// the client, found the code or token to be that client's and checked
+// the code's verifier, so the reuse is the client's own secret's and
+// revokes the family; any other caller was refused first and ended
+// nothing.
+func (s *Service) reusedToken(ctx context.Context, req op.TokenRequest) error {
+	switch r := req.(type) {
+	case authRequest:
+		if r.reused {
+			s.codeReused(ctx, r.row.ID)
+			return oidc.ErrInvalidGrant().WithDescription("code already used")
+		}
+	case *refreshRequest:
+		if r.reused {
+			s.refreshReused(ctx, r.row)
+			return oidc.ErrInvalidGrant().WithDescription("refresh token already used")
+		}
+	}
+	return nil
 }
 
 // stillSignedIn refuses a token whose sign-in a session revocation ended
