@@ -34,7 +34,7 @@ func (w *wiring) buildOpenID(groups openid.Groups) (*openidprovider.Handler, *op
 		Algorithm: o.SigningAlgorithm, AccessTTL: o.AccessTokenLifetime.D(), IDTTL: o.IDTokenLifetime.D(),
 		RefreshTTL: o.RefreshTokenLifetime.D(), KeyLead: o.KeyPublishLead.D(),
 		LoginURL: openidprovider.LoginURL(w.base), LogoutURL: openidprovider.LogoutURL(w.base), Clients: o.Clients,
-		Limits: limits,
+		Limits: limits, Origin: w.base.Origin,
 	}, w.cfg.Secrets(), w.now, w.log)
 	if err != nil {
 		return nil, nil, err

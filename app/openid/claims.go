@@ -3,6 +3,7 @@ package openid
 import (
 	"context"
 	"errors"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -81,7 +82,7 @@ func (s *Service) fillUserinfo(ctx context.Context, info *oidc.UserInfo, userID 
 	}
 	info.Subject = u.ID
 	if slices.Contains(scopes, oidc.ScopeProfile) {
-		info.Name, info.Picture = deref(u.Name), deref(u.Image)
+		info.Name, info.Picture = deref(u.Name), s.pictureURL(deref(u.Image))
 	}
 	if slices.Contains(scopes, oidc.ScopeEmail) && u.Email != nil {
 		info.Email, info.EmailVerified = *u.Email, oidc.Bool(verifiedEmail(u) != nil)
@@ -90,6 +91,32 @@ func (s *Service) fillUserinfo(ctx context.Context, info *oidc.UserInfo, userID 
 		info.AppendClaims("groups", groups)
 	}
 	return nil
+}
+
+// pictureURL is the picture claim of an image: a URL (OpenID Connect
+// Core §5.1), which a relying party fetches from wherever it runs. An
+// absolute http(s) URL goes as it is; a path on the app's origin (an
+// imported user's "/uploads/x.png", which the app's own pages resolve) is
+// made absolute on it; anything else, or no origin to resolve on, is left
+// out ("").
+func (s *Service) pictureURL(image string) string {
+	u, err := url.Parse(image)
+	switch {
+	case image == "" || err != nil:
+		return ""
+	case u.Scheme == "http" || u.Scheme == "https":
+		if u.Host == "" {
+			return ""
+		}
+		return image
+	case u.Scheme != "" || u.Host != "" || !strings.HasPrefix(image, "/") || strings.HasPrefix(image, "//"):
+		return ""
+	}
+	base, err := url.Parse(s.set.Origin)
+	if err != nil || base.Host == "" {
+		return ""
+	}
+	return base.ResolveReference(u).String()
 }
 
 func deref(p *string) string {

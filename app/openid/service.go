@@ -41,6 +41,10 @@ type Settings struct {
 	LogoutURL func(sealed string) string
 	// Clients are the clients of config.yaml (admin-added ones are stored).
 	Clients []config.OpenIDClient
+	// Origin is SERVICE_URL's origin (scheme://host[:port]): an image
+	// stored as a path on it ("/uploads/x.png", an imported user's) goes
+	// into the picture claim made absolute on it.
+	Origin string
 	// Limits bound the authorization requests stored per client (nil:
 	// none); the handler puts the client's address in the request's
 	// context (WithClientIP).
