@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -201,10 +202,20 @@ func setDefaultLogger(log *slog.Logger) {
 
 // dropClientState leaves the state a relying party sent (a value it
 // checks, so not for the logs) out of the OpenID Provider library's
-// error lines (zitadel/oidc logs an oidc.Error as the group oidc_error).
+// error lines (zitadel/oidc logs an oidc.Error as the group oidc_error),
+// and the characters of a bad %-escape its parent error quotes: the
+// library logs url.QueryUnescape's error of a Basic header's client
+// secret as it is ("invalid URL escape \"%Q7\"", a piece of the secret).
 func dropClientState(groups []string, a slog.Attr) slog.Attr {
-	if len(groups) > 0 && groups[0] == "oidc_error" && (a.Key == "state" || a.Key == "session_state") {
+	if len(groups) == 0 || groups[0] != "oidc_error" {
+		return a
+	}
+	if a.Key == "state" || a.Key == "session_state" {
 		return slog.Attr{}
+	}
+	var escape url.EscapeError
+	if err, ok := a.Value.Any().(error); ok && errors.As(err, &escape) {
+		return slog.String(a.Key, "invalid URL escape")
 	}
 	return a
 }

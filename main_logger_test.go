@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -44,5 +45,24 @@ func TestDefaultLoggerLowersAbandonedRequests(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "rp-state-value") {
 		t.Errorf("the relying party's state reached the log:\n%s", buf.String())
+	}
+}
+
+// A client secret sent in a Basic header with a bad %-escape: the library
+// answers invalid_client and logs url.QueryUnescape's error as the
+// parent, which quotes the escape — "%" and the two characters of the
+// secret after it. The line keeps that the escape was bad, not which.
+func TestLibraryLinesKeepNoPartOfABadlyEscapedSecret(t *testing.T) {
+	prev := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	var buf bytes.Buffer
+	setDefaultLogger(newLogger(&buf, "json"))
+
+	_, err := url.QueryUnescape("s3cr%Q7tail")
+	refused := oidc.ErrInvalidClient().WithDescription("invalid basic auth header").WithParent(err)
+	op.RequestError(httptest.NewRecorder(), httptest.NewRequest("POST", "/oidc/token", nil), refused, nil)
+
+	if strings.Contains(buf.String(), "%Q7") || !strings.Contains(buf.String(), "invalid URL escape") {
+		t.Errorf("want the line without the escape's characters, got:\n%s", buf.String())
 	}
 }
