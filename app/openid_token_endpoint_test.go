@@ -104,7 +104,8 @@ func TestOpenIDRevokeFindsTheTokenWhateverTheHint(t *testing.T) {
 // §3.1.2.1) shows the page that names the signed-in account and offers
 // another — for a first-party client too, which otherwise gets its code
 // at once — and its "Allow" is the choice; it was ignored and the code
-// issued for whoever was signed in.
+// issued for whoever was signed in. prompt=consent shows the consent page
+// to a first-party client too.
 func TestOpenIDSelectAccount(t *testing.T) {
 	eachOP(t, nil, func(t *testing.T, e *env) {
 		c := e.signedIn(ada)
@@ -113,6 +114,14 @@ func TestOpenIDSelectAccount(t *testing.T) {
 		require.Equal(t, http.StatusOK, page.StatusCode, "no page: %s", page.location())
 		require.Contains(t, page.body, ada)
 		_, _, err := r.exchange(r.codeFrom(e.consent(c, page, "allow"), a), a)
+		require.NoError(t, err)
+
+		// prompt=consent (Core §3.1.2.1: the OP MUST prompt) shows the
+		// consent page to a first-party client too, as dex's
+		// skipApprovalScreen does; it was skipped and the code issued.
+		page, a = r.authorize(c, "prompt", "consent")
+		require.Equal(t, http.StatusOK, page.StatusCode, "prompt=consent showed no page: %s", page.location())
+		_, _, err = r.exchange(r.codeFrom(e.consent(c, page, "allow"), a), a)
 		require.NoError(t, err)
 	})
 }

@@ -143,7 +143,11 @@ func (s *Service) Next(ctx context.Context, p *Pending, who *Who) (Step, error) 
 		}
 		return StepConsent, nil
 	}
-	if !p.Client.FirstParty {
+	// prompt=consent (Core §3.1.2.1: the OP MUST prompt) asks a
+	// first-party client's user too, as dex's skipApprovalScreen does:
+	// first_party skips the consent the OP would otherwise ask for, not
+	// the one the client asks for.
+	if !p.Client.FirstParty || slices.Contains(p.Prompt, oidc.PromptConsent) {
 		granted, err := s.consented(ctx, who.UserID, p)
 		if err != nil {
 			return 0, err
