@@ -57,7 +57,10 @@ func TestOpenIDCodeGoesOnlyToTheBrowserThatSignedIn(t *testing.T) {
 			}
 			// Nor by another spelling of the callback's path, which the
 			// router sends past the check to the library's routes.
-			for _, path := range []string{"/oidc/authorize%2Fcallback", "/oidc/authoriz%65/callback", "/oidc/authorize/c%61llback"} {
+			for _, path := range []string{"/oidc/authorize%2Fcallback", "/oidc/authoriz%65/callback", "/oidc/authorize/c%61llback",
+				"/oidc/authorize/callback/", "/oidc//authorize/callback", "/oidc/./authorize/callback", "/oidc/authorize/callback/.",
+				"/oidc/x/../authorize/callback", "/oidc/Authorize/callback", "/oidc/authorize/callback%2F", "/oidc/authorize%2fcallback",
+				"//oidc/authorize/callback", "/oidc/authorize/callback;", "/oidc%2Fauthorize%2Fcallback"} {
 				got := e.get(attacker, strings.Replace(callback, "/oidc/authorize/callback", path, 1))
 				require.NotEqual(t, http.StatusFound, got.StatusCode, "%s %s: %s", client.id, path, got.location())
 				require.NotContains(t, got.location()+got.body, "code=", "%s %s", client.id, path)

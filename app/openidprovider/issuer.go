@@ -44,7 +44,11 @@ func (a *answering) Encoder() httphelper.Encoder { return a.encoder }
 // the decoded path would take another spelling of the callback's
 // (/oidc/authorize%2Fcallback), which the app's router sends to the
 // library's routes and not to getCallback, past the check that the code
-// goes only to the browser that completed the request.
+// goes only to the browser that completed the request. And the callback
+// is served only to a request getCallback checked (browserChecked): the
+// check and the code are in two routers, and a spelling they part on
+// (a trailing slash a middleware drops, a base path rewritten) is
+// refused here, not let past the check.
 func (a *answering) intercept(next http.Handler) http.Handler {
 	authorize := "/" + endpoints["authorization"]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -52,12 +56,21 @@ func (a *answering) intercept(next http.Handler) http.Handler {
 		case authorize:
 			op.Authorize(w, r, a)
 		case callbackPath:
+			if checked, _ := r.Context().Value(browserChecked{}).(bool); !checked {
+				http.NotFound(w, r)
+				return
+			}
 			op.AuthorizeCallback(w, r, a)
 		default:
 			next.ServeHTTP(w, r)
 		}
 	})
 }
+
+// browserChecked marks, in its context, a callback request whose browser
+// getCallback found to be the one that completed the authorization
+// request.
+type browserChecked struct{}
 
 // issEncoder encodes an authorization answer with the issuer added.
 type issEncoder struct {

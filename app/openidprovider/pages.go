@@ -1,6 +1,7 @@
 package openidprovider
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -91,7 +92,8 @@ func (h *Handler) getCallback(c echo.Context, _ *web.Request) error {
 	case err != nil:
 		return web.TryLater("read authorization request", err)
 	}
-	h.lib.ServeHTTP(c.Response(), c.Request())
+	r := c.Request()
+	h.lib.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), browserChecked{}, true)))
 	return nil
 }
 
