@@ -37,6 +37,9 @@ type Who struct {
 	UserID   string
 	SignedIn time.Time
 	Methods  []string // amr
+	// Unproven: SignedIn is no sign-in of the session's own (a next-auth
+	// JWT's iat, session.Session.Proven), so too old for any max_age.
+	Unproven bool
 }
 
 // Step is what a pending request needs next.
@@ -166,18 +169,22 @@ func (s *Service) Next(ctx context.Context, p *Pending, who *Who) (Step, error) 
 // (again) before anything else: no session, one of another user than the
 // id_token_hint names (OpenID Connect Core §3.1.2.1), or one older than
 // max_age (prompt=login is max_age 0) that is not the sign-in this request
-// sent the browser to.
+// sent the browser to. An unproven session is older than any max_age.
 func (s *Service) signInNeeded(p *Pending, who *Who) bool {
 	if who == nil || p.HintSubject != "" && who.UserID != p.HintSubject {
 		return true
 	}
-	return p.MaxAge != nil && s.now().Sub(who.SignedIn) > time.Duration(*p.MaxAge)*time.Second && !signedInFor(p, who)
+	if p.MaxAge == nil || signedInFor(p, who) {
+		return false
+	}
+	return who.Unproven || s.now().Sub(who.SignedIn) > time.Duration(*p.MaxAge)*time.Second
 }
 
 // signedInFor reports whether who signed in after the request sent the
-// browser to sign in (in whole seconds, a JWT's auth_time precision).
+// browser to sign in (in whole seconds, a JWT's auth_time precision); an
+// unproven session's time (renewed by next-auth's re-encode) never did.
 func signedInFor(p *Pending, who *Who) bool {
-	return p.LoginAsked != nil && who.SignedIn.Unix() >= p.LoginAsked.Unix()
+	return !who.Unproven && p.LoginAsked != nil && who.SignedIn.Unix() >= p.LoginAsked.Unix()
 }
 
 func (s *Service) consented(ctx context.Context, userID string, p *Pending) (bool, error) {

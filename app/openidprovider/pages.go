@@ -44,13 +44,14 @@ func (h *Handler) waiting(c echo.Context, id string) (*openid.Pending, *openid.W
 	return p, who, nil
 }
 
-// who is the browser's session as the rules need it; nil: none.
+// who is the browser's session as the rules need it; nil: none. A session
+// without a sign-in time of its own (session.Session.Proven) is unproven.
 func (h *Handler) who(c echo.Context) (*openid.Who, error) {
 	s, _, err := h.sessions.Read(c.Request().Context(), c.Request())
 	if err != nil || s == nil {
 		return nil, err
 	}
-	return &openid.Who{UserID: s.User.ID, SignedIn: s.SignedIn, Methods: s.Methods()}, nil
+	return &openid.Who{UserID: s.User.ID, SignedIn: s.SignedIn, Methods: s.Methods(), Unproven: s.Proven().IsZero()}, nil
 }
 
 // getContinue is where an authorization request hands the browser over
