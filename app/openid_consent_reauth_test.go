@@ -70,3 +70,35 @@ func (e *env) authRequestDone(id string) bool {
 	require.NoError(e.t, e.app.Store().DB().WithContext(context.Background()).Where("id = ?", id).Take(&ar).Error)
 	return ar.DoneAt != nil
 }
+
+// TestOpenIDConsentIsForTheUserItWasShownTo: on a shared browser, a
+// consent page shown to one user and posted after another signed in (in
+// another tab) does not answer for the new user, whom the page never
+// named: the request shows its consent page again, for the browser's
+// user now, and nothing is granted or ended. The post completed the
+// request for the other user, with a page naming the first.
+func TestOpenIDConsentIsForTheUserItWasShownTo(t *testing.T) {
+	e := startOP(t, backends()[0], nil)
+	r := e.relyingParty("app", rpSecret)
+	const bob = "bob@example.com"
+	c := e.signedIn(ada)
+	adaPage, a := r.authorize(c)
+	require.Contains(t, adaPage.body, ada)
+	id := regexpFind(t, adaPage.body, `name="id" value="([0-9a-f]+)"`)
+	e.signInByLink(c, bob) // another tab
+	var page resp
+	for _, decision := range []string{"deny", "allow"} {
+		page = e.consent(c, adaPage, decision)
+		require.Equal(t, http.StatusOK, page.StatusCode, "%s: went to %s", decision, page.location())
+		require.Contains(t, page.body, bob, decision)
+		require.NotContains(t, page.body, ada, decision)
+		require.False(t, e.authRequestDone(id), decision)
+	}
+	all, _ := e.oidcTokens()
+	require.Zero(t, all)
+	require.Equal(t, 2, strings.Count(e.logs.String(), "consent page shown to another user"))
+	// The page shown to bob answers for bob.
+	_, idTok, err := r.exchange(r.codeFrom(e.consent(c, page, "allow"), a), a)
+	require.NoError(t, err)
+	require.Equal(t, e.userID(bob), idTok.Subject)
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -252,13 +253,20 @@ func (e *env) signedIn(addr string) *http.Client {
 	return c
 }
 
-// consent answers the consent page the browser stopped at.
+// consent answers the consent page the browser stopped at, posting the
+// page's hidden fields.
 func (e *env) consent(c *http.Client, page resp, decision string) resp {
 	e.t.Helper()
 	require.Equal(e.t, http.StatusOK, page.StatusCode, page.body)
 	require.Contains(e.t, page.body, `name="decision"`)
-	id := regexpFind(e.t, page.body, `name="id" value="([0-9a-f]+)"`)
-	res := e.post(c, "/oidc/consent", url.Values{"csrfToken": {e.csrf(c)}, "id": {id}, "decision": {decision}})
+	regexpFind(e.t, page.body, `name="id" value="([0-9a-f]+)"`)
+	form := url.Values{}
+	for _, f := range mailHiddenRE.FindAllStringSubmatch(page.body, -1) {
+		form.Set(f[1], html.UnescapeString(f[2]))
+	}
+	form.Set("csrfToken", e.csrf(c))
+	form.Set("decision", decision)
+	res := e.post(c, "/oidc/consent", form)
 	for i := 0; i < 10 && res.StatusCode == http.StatusFound && strings.HasPrefix(res.location(), e.base); i++ {
 		res = e.get(c, res.location())
 	}

@@ -18,6 +18,9 @@ type OpenIDConsent struct {
 	// another account (SwitchURL: the sign-in page, back to this request).
 	Account   string
 	SwitchURL string
+	// ShownTo is the signed-in user's id (hidden field "user"): the answer
+	// counts for that user only, not for one who signed in since.
+	ShownTo string
 	// The form posts decision=allow or decision=deny.
 }
 

@@ -15,7 +15,7 @@ func sampleConsent(t *testing.T, tag string) views.OpenIDConsent {
 	return views.OpenIDConsent{
 		Page: page(t, tag, "TitleOpenIDConsent"), CSRFToken: "csrf-123", ActionURL: "/api/auth/oidc/consent",
 		RequestID: "req-42", ClientName: "Wiki", ClientHost: "wiki.example.com", Scopes: allScopes,
-		Account: "ann@example.com", SwitchURL: "/api/auth/signin?callbackUrl=%2Fapi%2Fauth%2Foidc%2Fauthorize%3Fid%3Dreq-42",
+		Account: "ann@example.com", ShownTo: "user-7", SwitchURL: "/api/auth/signin?callbackUrl=%2Fapi%2Fauth%2Foidc%2Fauthorize%3Fid%3Dreq-42",
 	}
 }
 
@@ -31,7 +31,7 @@ func TestOpenIDConsentPage(t *testing.T) {
 		`<ul class="scopes" aria-labelledby="scopes-lead">`, `id="scopes-lead"`, en.T("OpenIDConsentLead"),
 		"<strong>wiki.example.com</strong>",
 		`action="/api/auth/oidc/consent"`, `method="POST"`, `name="csrfToken" value="csrf-123"`,
-		`name="id" value="req-42"`, `name="lang" value="en"`,
+		`name="id" value="req-42"`, `name="user" value="user-7"`, `name="lang" value="en"`,
 		`name="decision" value="allow">` + en.T("OpenIDAllow") + "</button>",
 		`name="decision" value="deny">` + en.T("OpenIDDeny") + "</button>",
 	} {

@@ -208,16 +208,25 @@ func (s *Service) consented(ctx context.Context, userID string, p *Pending) (boo
 // browser to sign in (again) first; the caller sends it to sign in.
 var ErrSignInFirst = errors.New("openid: the request needs a sign-in before its consent")
 
+// ErrOtherUser: a consent page was posted by a browser now signed in as
+// another user than the page was shown to; the caller shows it again.
+var ErrOtherUser = errors.New("openid: consent page shown to another user")
+
 // Consent records the user's answer on the consent page: allowed, the
 // consent is kept (for these scopes) and the request completes; denied,
 // the caller answers the client access_denied. A request that needs a
 // sign-in first (signInNeeded) is ErrSignInFirst, whatever the answer:
 // posting the form is no way around the sign-in the request asked for
 // (prompt=login, max_age, id_token_hint), which the page is not shown
-// before.
-func (s *Service) Consent(ctx context.Context, p *Pending, who *Who, allow bool) error {
+// before. A page shown to another user than who (shownTo: a shared
+// browser, signed in again in another tab) is ErrOtherUser: its answer
+// was not who's.
+func (s *Service) Consent(ctx context.Context, p *Pending, who *Who, shownTo string, allow bool) error {
 	if s.signInNeeded(p, who) {
 		return ErrSignInFirst
+	}
+	if who.UserID != shownTo {
+		return ErrOtherUser
 	}
 	if !allow {
 		return oidc.ErrAccessDenied().WithDescription("the user denied the request")

@@ -148,11 +148,13 @@ func (h *Handler) renderConsent(c echo.Context, rq *web.Request, p *openid.Pendi
 	return web.Render(c, http.StatusOK, views.OpenIDConsentPage(views.OpenIDConsent{
 		Page: h.kit.Page(c, rq, "TitleOpenIDConsent"), CSRFToken: rq.CSRFToken, ActionURL: h.base.URL(consentPath),
 		RequestID: p.ID, ClientName: p.Client.DisplayName(), ClientHost: p.ClientHost, Scopes: lines,
-		Account: account, SwitchURL: h.signInURL(p),
+		Account: account, ShownTo: who.UserID, SwitchURL: h.signInURL(p),
 	}))
 }
 
-// postConsent records the decision of the consent page.
+// postConsent records the decision of the consent page. A page shown to
+// another user than the browser's now (its user field) is shown again,
+// for this one: nothing is granted or refused.
 func (h *Handler) postConsent(c echo.Context, rq *web.Request) error {
 	ctx := c.Request().Context()
 	p, who, err := h.waiting(c, rq.Form.Get("id"))
@@ -160,9 +162,12 @@ func (h *Handler) postConsent(c echo.Context, rq *web.Request) error {
 		return err
 	}
 	h.kit.HintLang(rq, p.UILocales)
-	switch err := h.rules.Consent(ctx, p, who, rq.Form.Get("decision") == "allow"); {
+	switch err := h.rules.Consent(ctx, p, who, rq.Form.Get("user"), rq.Form.Get("decision") == "allow"); {
 	case errors.Is(err, openid.ErrSignInFirst):
 		return h.toSignIn(c, rq, p)
+	case errors.Is(err, openid.ErrOtherUser):
+		h.log.WarnContext(ctx, "openid: consent page shown to another user; shown again", "request", p.ID)
+		return h.consentMismatch(c, rq)
 	case err != nil:
 		return h.failed(c, rq, p.ID, err)
 	}
