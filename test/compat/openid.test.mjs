@@ -209,7 +209,7 @@ async function openidClient(t, ctx, latchkey, rp) {
       const field = (name) => page.match(new RegExp(`name="${name}"[^>]*value="([^"]*)"`))?.[1];
       assert(res.status === 200 && page.includes('name="decision"') && field("id"), () => `stopped at ${at}: ${evidence(res, page)}`);
       assert(page.includes("Node RP"), "the consent page does not name the client");
-      const post = await f(`${base}/oidc/consent`, { method: "POST", headers: FORM, body: form({ csrfToken: field("csrfToken"), id: field("id"), decision: "allow" }) });
+      const post = await f(`${base}/oidc/consent`, { method: "POST", headers: FORM, body: form({ csrfToken: field("csrfToken"), id: field("id"), user: field("user"), decision: "allow" }) });
       await post.arrayBuffer();
       assert(post.status === 302 || post.status === 303, () => `POST /oidc/consent: ${evidence(post)}`);
       consented = field("id");
