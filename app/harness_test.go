@@ -191,6 +191,9 @@ func startEnv(t testing.TB, o envOpts) *env {
 	}
 	e.hasher = o.hasher
 	opts := app.Options{Logger: slog.New(slog.DiscardHandler), Hooks: o.hooks, HTTPClient: o.idpHTTP, PasswordHasher: o.hasher}
+	if cfg.I18n.Default == "" && len(cfg.I18n.Languages) == 0 {
+		opts.Langs = langs(t) // the shipped catalogue, read once per test binary
+	}
 	if o.clock != nil {
 		opts.Now = o.clock.Now
 	}

@@ -22,7 +22,7 @@ import (
 var shippedLangs = sync.OnceValues(func() (*i18n.Catalog, error) { return i18n.Load(views.Locales(), "", nil) })
 
 // langs is the shipped catalogue, to compare pages with.
-func langs(t *testing.T) *i18n.Catalog {
+func langs(t testing.TB) *i18n.Catalog {
 	t.Helper()
 	c, err := shippedLangs()
 	require.NoError(t, err)

@@ -6,10 +6,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-auth/latchkey/app/config"
 	"github.com/latchkey-auth/latchkey/app/i18n"
 	"github.com/latchkey-auth/latchkey/app/passkey"
 	"github.com/latchkey-auth/latchkey/views"
@@ -76,4 +78,21 @@ func TestMessagesStateTheLifetimes(t *testing.T) {
 	en := c.Default()
 	require.Equal(t, 10*time.Minute, passkey.ReauthWindow)
 	require.Contains(t, en.T("PasskeyReauth"), "10 minutes")
+}
+
+// A catalogue handed to New (Options.Langs) is used only when it was
+// loaded for the config's i18n settings: otherwise an instance would
+// offer languages its config does not, so New refuses to start.
+func TestGivenLangsMatchConfig(t *testing.T) {
+	de := fstest.MapFS{
+		"en.toml": {Data: []byte("LanguageName = \"English\"\nDirection = \"ltr\"\n")},
+		"de.toml": {Data: []byte("LanguageName = \"Deutsch\"\nDirection = \"ltr\"\n")},
+	}
+	c, err := i18n.Load(de, "de", nil)
+	require.NoError(t, err)
+	got, err := loadLangs(config.I18n{Default: "de", Languages: []string{}}, c)
+	require.NoError(t, err)
+	require.Same(t, c, got)
+	_, err = loadLangs(config.I18n{Languages: []string{"de"}}, c)
+	require.ErrorContains(t, err, "Options.Langs was loaded for other i18n settings")
 }

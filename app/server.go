@@ -131,6 +131,11 @@ type Options struct {
 	// when cancelled: main passes its signal context, so that a SIGTERM
 	// during the wait stops the process at once. nil: never cancelled.
 	StartContext context.Context
+	// Langs are the pages' languages, loaded from views.Locales() for the
+	// config's i18n settings (i18n.Load; New refuses one loaded for
+	// others); nil means New loads them. Loading parses every language's
+	// catalogue: tests that start many instances load it once.
+	Langs *i18n.Catalog
 }
 
 // New builds the service from a validated config: opens the database,
@@ -202,7 +207,7 @@ func New(cfg config.Config, opts Options) (*App, error) {
 		_ = a.store.Close()
 		return nil, err
 	}
-	if err := w.build(opts.HTTPClient); err != nil {
+	if err := w.build(opts.HTTPClient, opts.Langs); err != nil {
 		_ = a.store.Close()
 		return nil, err
 	}
@@ -215,14 +220,26 @@ func New(cfg config.Config, opts Options) (*App, error) {
 // on another instance reaches this one within it (docs/forward-auth.md).
 const GroupsCacheTTL = 5 * time.Second
 
+// loadLangs is the pages' languages for settings: loaded, the one given
+// when it was loaded for them.
+func loadLangs(settings config.I18n, given *i18n.Catalog) (*i18n.Catalog, error) {
+	if given == nil {
+		return i18n.Load(views.Locales(), settings.Default, settings.Languages)
+	}
+	if !given.LoadedFor(settings.Default, settings.Languages) {
+		return nil, errors.New("i18n: Options.Langs was loaded for other i18n settings than the config's")
+	}
+	return given, nil
+}
+
 // build derives everything requests need from the config, once.
-func (w *wiring) build(idpClient *http.Client) error {
+func (w *wiring) build(idpClient *http.Client, langs *i18n.Catalog) error {
 	var err error
 	// The NextAuth.js API counts failed sign-ins, which the kit answers;
 	// it is built after the kit, so the kit reaches it through api.
 	api := new(apiAfterKit)
 	w.theme = buildTheme(w.cfg.Theme, w.base)
-	if w.langs, err = i18n.Load(views.Locales(), w.cfg.I18n.Default, w.cfg.I18n.Languages); err != nil {
+	if w.langs, err = loadLangs(w.cfg.I18n, langs); err != nil {
 		return err
 	}
 	w.kit = w.buildKit(api)

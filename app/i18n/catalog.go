@@ -26,6 +26,9 @@ type Catalog struct {
 	langs   []*Lang
 	bases   []language.Base // langs' base languages, for match
 	matcher language.Matcher
+	// def and allowed are Load's arguments, for LoadedFor.
+	def     string
+	allowed []string
 }
 
 // Load reads every <tag>.toml in fsys and keeps the languages allowed
@@ -34,6 +37,7 @@ type Catalog struct {
 // parse, a tag without a catalogue, or a default outside the allowed list
 // is an error: the service does not start with a half-read language.
 func Load(fsys fs.FS, def string, allowed []string) (*Catalog, error) {
+	c := &Catalog{def: def, allowed: slices.Clone(allowed)}
 	bundle := goi18n.NewBundle(language.Make(Source))
 	bundle.RegisterUnmarshalFunc("toml", toml.Unmarshal)
 	shipped, files, err := loadFiles(bundle, fsys)
@@ -73,7 +77,6 @@ func Load(fsys fs.FS, def string, allowed []string) (*Catalog, error) {
 		return nil, err
 	}
 	ids := messageIDs(files)
-	c := &Catalog{}
 	matchable := make([]language.Tag, len(tags))
 	for i, t := range tags {
 		msgs, err := renderAll(bundle, t, ids, names)
@@ -143,6 +146,14 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// LoadedFor reports whether c was loaded for these i18n settings (Load's
+// def and allowed; nil and empty alike): a catalogue loaded once and
+// handed to several instances (app.Options.Langs) must be the one their
+// config asks for.
+func (c *Catalog) LoadedFor(def string, allowed []string) bool {
+	return c.def == def && slices.Equal(c.allowed, allowed)
 }
 
 // Languages are the offered tags, the default first.

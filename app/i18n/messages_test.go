@@ -49,3 +49,14 @@ func TestUnrenderableMessages(t *testing.T) {
 		require.ErrorContains(t, err, "de.toml: Greeting", name)
 	}
 }
+
+// LoadedFor tells a catalogue loaded for other i18n settings apart, which
+// app.New refuses as Options.Langs; nil and empty language lists alike.
+func TestLoadedFor(t *testing.T) {
+	c, err := i18n.Load(catalogue("", ""), "", []string{})
+	require.NoError(t, err)
+	require.True(t, c.LoadedFor("", nil))
+	require.True(t, c.LoadedFor("", []string{}))
+	require.False(t, c.LoadedFor("de", nil))
+	require.False(t, c.LoadedFor("", []string{"de"}))
+}
