@@ -37,7 +37,6 @@ import (
 	"github.com/latchkey-auth/latchkey/app/session"
 	"github.com/latchkey-auth/latchkey/app/signin"
 	"github.com/latchkey-auth/latchkey/models"
-	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
 // testSecret is the app's secret in every test; hashes are recomputed with
@@ -178,7 +177,7 @@ func startEnv(t testing.TB, o envOpts) *env {
 		cfg.Session.Strategy = o.strategy
 	}
 	if o.postgres {
-		cfg.DatabaseURL = pgtest.NewDatabase(t, postgres.URL(t))
+		cfg.DatabaseURL = migrated.NewDatabase(t, postgres.URL(t))
 	}
 	if o.config != nil {
 		o.config(&cfg)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/latchkey-auth/latchkey/models"
 	"github.com/latchkey-auth/latchkey/models/pgtest"
 )
 
@@ -12,8 +13,20 @@ import (
 // when one of them asks.
 var postgres pgtest.Shared
 
+// migrated gives the tests' PostgreSQL databases the schema already
+// applied: migrated once per server, copied per test (app.New then finds
+// nothing to apply).
+var migrated = pgtest.Template{Prepare: func(dbURL string) error {
+	s, err := models.Connect(models.Config{Dialect: models.DialectPostgres, DSN: dbURL})
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
+	migrated.Drop()
 	postgres.Stop()
 	os.Exit(code)
 }

@@ -18,7 +18,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,26 +155,118 @@ const productionCollation = "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '
 // at adminURL and returns its URL; it is dropped when t ends.
 func NewDatabase(t testing.TB, adminURL string) string {
 	t.Helper()
-	name := "t_" + strings.ReplaceAll(random.Hex(8), "-", "")
-	admin, err := sql.Open("pgx", adminURL)
-	if err != nil {
+	return newDatabase(t, adminURL, productionCollation)
+}
+
+// newDatabase creates a database with options, dropped when t ends.
+func newDatabase(t testing.TB, adminURL, options string) string {
+	t.Helper()
+	if _, err := url.Parse(adminURL); err != nil {
+		t.Fatalf("pgtest: admin url: %v", err)
+	}
+	name := "t_" + random.Hex(8)
+	if err := createDatabase(adminURL, name, options); err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
+	t.Cleanup(func() { _ = dropDatabase(adminURL, name) })
+	return databaseURL(adminURL, name)
+}
+
+// Template makes databases that start prepared (migrated): Prepare runs
+// once per server, on a database of its own (productionCollation), and
+// each NewDatabase copies that one (CREATE DATABASE ... TEMPLATE), which
+// is much cheaper than migrating every test's database again. Prepare
+// must close its connections before it returns: PostgreSQL copies no
+// database another session is connected to. Tests that need an empty or
+// an old schema use the package's NewDatabase. Call Drop from TestMain
+// after m.Run, before the server stops.
+type Template struct {
+	// Prepare brings the database at dbURL to the state every copy
+	// starts in.
+	Prepare func(dbURL string) error
+
+	mu   sync.Mutex
+	made map[string]*prepared // by admin URL
+}
+
+// prepared is a server's template database, made on first use.
+type prepared struct {
+	once sync.Once
+	name string
+	err  error
+}
+
+// NewDatabase creates a copy of the server's template database (making
+// the template first, once) and returns its URL; it is dropped when t
+// ends.
+func (tp *Template) NewDatabase(t testing.TB, adminURL string) string {
+	t.Helper()
+	tp.mu.Lock()
+	if tp.made == nil {
+		tp.made = map[string]*prepared{}
+	}
+	p := tp.made[adminURL]
+	if p == nil {
+		p = &prepared{}
+		tp.made[adminURL] = p
+	}
+	tp.mu.Unlock()
+	p.once.Do(func() {
+		p.name = "tpl_" + random.Hex(8)
+		if p.err = createDatabase(adminURL, p.name, productionCollation); p.err == nil {
+			p.err = tp.Prepare(databaseURL(adminURL, p.name))
+		}
+	})
+	if p.err != nil {
+		t.Fatalf("pgtest: template database: %v", p.err)
+	}
+	return newDatabase(t, adminURL, "TEMPLATE "+p.name)
+}
+
+// Drop removes the template databases NewDatabase made.
+func (tp *Template) Drop() {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	for adminURL, p := range tp.made {
+		if p.name != "" {
+			_ = dropDatabase(adminURL, p.name)
+		}
+	}
+	tp.made = nil
+}
+
+// createDatabase runs CREATE DATABASE name with options on the server.
+func createDatabase(adminURL, name, options string) error {
+	if err := adminExec(adminURL, "CREATE DATABASE "+name+" "+options); err != nil {
+		return fmt.Errorf("create database: %w", err)
+	}
+	return nil
+}
+
+// dropDatabase drops name on the server, disconnecting its sessions.
+func dropDatabase(adminURL, name string) error {
+	return adminExec(adminURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+}
+
+// adminExec runs stmt as the server's superuser, on a connection of its
+// own that it closes (a template must have none left).
+func adminExec(adminURL, stmt string) error {
+	admin, err := sql.Open("pgx", adminURL)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" "+productionCollation); err != nil {
-		_ = admin.Close()
-		t.Fatalf("pgtest: create database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		_ = admin.Close()
-	})
+	_, err = admin.ExecContext(ctx, stmt)
+	return err
+}
+
+// databaseURL is adminURL with its database replaced by name.
+func databaseURL(adminURL, name string) string {
 	u, err := url.Parse(adminURL)
 	if err != nil {
-		t.Fatalf("pgtest: admin url: %v", err)
+		return adminURL // unreachable for the URLs Start returns; a connect then fails
 	}
 	u.Path = "/" + name
 	return u.String()
