@@ -336,23 +336,28 @@ func (p *lateProvider) Refresh(ctx context.Context, provider, rt string) (*oauth
 // (invalid_grant), and the user be marked.
 func TestRefreshedTokensAreSaved(t *testing.T) {
 	storetest.EachStore(t, postgresURL, func(t *testing.T, s *models.Store) {
+		// The call's time: ample for the hiccup; for the late provider,
+		// what it waits out, yet room for the lookups before it on a
+		// loaded machine (20 ms failed both cases there: "find account:
+		// context deadline exceeded").
 		for _, c := range []struct {
 			name  string
 			store Store
 			p     Refresher
+			call  time.Duration
 		}{
-			{"a database hiccup", &flakyStore{Store: tokenstore.New(s)}, &provider{live: map[string]bool{"rt-0": true}}},
-			{"a late provider", tokenstore.New(s), &lateProvider{provider{live: map[string]bool{"rt-0": true}}}},
+			{"a database hiccup", &flakyStore{Store: tokenstore.New(s)}, &provider{live: map[string]bool{"rt-0": true}}, 10 * time.Second},
+			{"a late provider", tokenstore.New(s), &lateProvider{provider{live: map[string]bool{"rt-0": true}}}, 300 * time.Millisecond},
 		} {
-			t.Run(c.name, func(t *testing.T) { refreshSaved(t, s, c.store, c.p) })
+			t.Run(c.name, func(t *testing.T) { refreshSaved(t, s, c.store, c.p, c.call) })
 		}
 	})
 }
 
-func refreshSaved(t *testing.T, s *models.Store, store Store, p Refresher) {
+func refreshSaved(t *testing.T, s *models.Store, store Store, p Refresher, call time.Duration) {
 	ctx := context.Background()
 	svc, err := New(store, p, Config{Providers: []string{"idp"}, Secrets: []string{secretA}, Skew: time.Minute,
-		Wait: time.Millisecond, CallTimeout: 20 * time.Millisecond})
+		Wait: time.Millisecond, CallTimeout: call})
 	require.NoError(t, err)
 	user := signedIn(t, s, svc, time.Now().Add(-time.Minute))
 	tok, err := svc.Token(ctx, user, "idp")
