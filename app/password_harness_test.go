@@ -47,6 +47,17 @@ func (e *env) flowLink(n int, page string) (link, subject string) {
 // mailCount is how many e-mails the catcher holds.
 func (e *env) mailCount() int { return len(e.smtp.Mails()) }
 
+// changeEmail asks, from c's session, to move its address to addr and
+// opens the e-mailed link in c (JSON); it returns the link's answer.
+func (e *env) changeEmail(c *http.Client, addr string) resp {
+	e.t.Helper()
+	n := e.mailCount()
+	res := e.apiPost(c, "/change-email", "email", addr)
+	require.Equal(e.t, http.StatusOK, res.StatusCode, res.body)
+	link, _ := e.flowLink(n+1, "/account/email/confirm")
+	return e.post(c, "/account/email/confirm", url.Values{"csrfToken": {e.csrf(c)}, "token": {linkQuery(e.t, link).Get("token")}, "json": {"true"}})
+}
+
 // signUpFor signs addr up with pw and finishes through the e-mailed link.
 func (e *env) signUpFor(addr, pw string) *models.User {
 	e.t.Helper()
